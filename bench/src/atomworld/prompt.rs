@@ -1,0 +1,33 @@
+//! The model prompt of AtomWorld's LLM mode (spec §3), byte-exact.
+
+/// The fixed parts of the prompt, joined by single spaces before the CIF and the action.
+const PREAMBLE: [&str; 6] = [
+    "You are a CIF operation assistant.",
+    "You will be given an input CIF content and an action prompt.",
+    "Your task is to apply the action described in the action prompt to the initial CIF content.",
+    "The coordinates in the action are in Cartesian format, and the indices of atoms are started from 0.\n",
+    "Return the modified CIF content in cif format within \"<cif>\" and \"</cif>\" tags.\n",
+    "Please ensure the output is a valid CIF file, with correct formula, and atom positions.",
+];
+
+/// The single user message sent to a model for one task (no system prompt).
+pub fn model_prompt(input_cif: &str, action_prompt: &str) -> String {
+    let mut parts: Vec<String> = PREAMBLE.iter().map(|s| s.to_string()).collect();
+    parts.push(format!("Input CIF content:\n{input_cif}\n"));
+    parts.push(format!("Action prompt: {action_prompt} "));
+    parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_joins_parts_with_single_spaces() {
+        let p = model_prompt("data_x", "Remove the atom at index 0.");
+        assert!(p.starts_with("You are a CIF operation assistant. You will be given"));
+        assert!(p.contains("started from 0.\n Return the modified CIF content"));
+        assert!(p.contains("tags.\n Please ensure"));
+        assert!(p.ends_with("positions. Input CIF content:\ndata_x\n Action prompt: Remove the atom at index 0. "));
+    }
+}

@@ -1,0 +1,259 @@
+//! From data blocks to a [`Structure`], keeping the file's site order.
+
+use super::block::{parse_blocks, Block, Value};
+use super::lexer::tokenize;
+use super::symop::SymOp;
+use super::CifError;
+use crate::element::Element;
+use crate::lattice::Lattice;
+use crate::structure::{Site, Structure};
+
+/// Tags that may hold symmetry operations, in order of preference.
+const SYMOP_TAGS: [&str; 4] = [
+    "_symmetry_equiv_pos_as_xyz",
+    "_space_group_symop_operation_xyz",
+    "_space_group_symop.operation_xyz",
+    "_symmetry_equiv_pos_as_xyz_",
+];
+
+/// Two positions closer than this (fractional, per axis, periodic) are one site when
+/// symmetry operations generate copies (pymatgen's `site_tolerance`).
+const SITE_TOLERANCE: f64 = 1e-4;
+
+/// Read the first data block with atom sites into a structure.
+///
+/// Sites keep the order of the `_atom_site` loop; with symmetry operations other than the
+/// identity, each row expands to its distinct images (wrapped into [0, 1)) right after it.
+/// With only the identity, coordinates are kept exactly as written (no wrapping), which is
+/// what AtomWorld's actions operate on.
+pub fn read_cif(text: &str) -> Result<Structure, CifError> {
+    let tokens = tokenize(text).map_err(|e| CifError::at(e.pos, e.message))?;
+    let blocks = parse_blocks(&tokens)?;
+    let block = blocks
+        .iter()
+        .find(|b| b.loop_with("_atom_site_fract_x").is_some())
+        .ok_or_else(|| {
+            CifError::general("no data block with _atom_site_fract_x: the file has no structure")
+        })?;
+    structure_from_block(block)
+}
+
+fn number(v: &Value, what: &str) -> Result<f64, CifError> {
+    parse_number(&v.text).ok_or_else(|| {
+        CifError::at(
+            v.pos,
+            format!("{what}: '{}' is not a number", v.text),
+        )
+    })
+}
+
+/// Parse a CIF number: `1.234`, `1.234(5)`, `-1.2e-3`, `.5`.
+pub(crate) fn parse_number(text: &str) -> Option<f64> {
+    let core = match text.find('(') {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let x: f64 = core.trim().parse().ok()?;
+    x.is_finite().then_some(x)
+}
+
+fn cell_value(block: &Block, tag: &str) -> Result<f64, CifError> {
+    let v = block
+        .item(tag)
+        .ok_or_else(|| CifError::general(format!("missing {tag}")))?;
+    number(v, tag)
+}
+
+fn symmetry_operations(block: &Block) -> Result<Vec<SymOp>, CifError> {
+    for tag in SYMOP_TAGS {
+        if let Some(lp) = block.loop_with(tag) {
+            let col = lp.column(tag).unwrap_or(0);
+            return lp.rows.iter().map(|r| SymOp::parse(&r[col].text, r[col].pos)).collect();
+        }
+        if let Some(v) = block.item(tag) {
+            return Ok(vec![SymOp::parse(&v.text, v.pos)?]);
+        }
+    }
+    Ok(vec![SymOp::identity()])
+}
+
+/// The element named by a type symbol or label such as `Fe`, `Fe2+`, `O12`, `NA1`.
+pub(crate) fn element_of(symbol: &str) -> Option<Element> {
+    let title = |s: &str| -> String {
+        let mut out = String::new();
+        for (i, c) in s.chars().enumerate() {
+            if i == 0 {
+                out.extend(c.to_uppercase());
+            } else {
+                out.extend(c.to_lowercase());
+            }
+        }
+        out
+    };
+    let two: String = symbol.chars().take(2).collect();
+    if two.chars().count() == 2 {
+        if let Some(e) = Element::from_symbol(&title(&two)) {
+            return Some(e);
+        }
+    }
+    let one: String = symbol.chars().take(1).collect();
+    Element::from_symbol(&title(&one))
+}
+
+fn structure_from_block(block: &Block) -> Result<Structure, CifError> {
+    let lattice = Lattice::from_parameters(
+        cell_value(block, "_cell_length_a")?,
+        cell_value(block, "_cell_length_b")?,
+        cell_value(block, "_cell_length_c")?,
+        cell_value(block, "_cell_angle_alpha")?,
+        cell_value(block, "_cell_angle_beta")?,
+        cell_value(block, "_cell_angle_gamma")?,
+    )
+    .map_err(|e| {
+        let pos = block.item("_cell_length_a").map(|v| v.pos);
+        CifError {
+            message: e.to_string(),
+            pos,
+        }
+    })?;
+    let ops = symmetry_operations(block)?;
+    let only_identity = ops.iter().all(SymOp::is_identity);
+
+    let lp = block
+        .loop_with("_atom_site_fract_x")
+        .ok_or_else(|| CifError::general("no _atom_site_fract_x loop"))?;
+    let col = |t: &str| lp.column(t);
+    let (Some(cx), Some(cy), Some(cz)) = (
+        col("_atom_site_fract_x"),
+        col("_atom_site_fract_y"),
+        col("_atom_site_fract_z"),
+    ) else {
+        return Err(CifError::at(
+            lp.pos,
+            "atom-site loop needs _atom_site_fract_x, _y and _z",
+        ));
+    };
+    let c_type = col("_atom_site_type_symbol");
+    let c_label = col("_atom_site_label");
+    let c_occ = col("_atom_site_occupancy");
+    if c_type.is_none() && c_label.is_none() {
+        return Err(CifError::at(
+            lp.pos,
+            "atom-site loop has neither _atom_site_type_symbol nor _atom_site_label",
+        ));
+    }
+
+    let mut sites: Vec<Site> = Vec::new();
+    for row in &lp.rows {
+        let symbol_value = c_type.or(c_label).map(|c| &row[c]);
+        let Some(symbol_value) = symbol_value else {
+            continue;
+        };
+        let element = element_of(&symbol_value.text).ok_or_else(|| {
+            CifError::at(
+                symbol_value.pos,
+                format!("'{}' does not name a chemical element", symbol_value.text),
+            )
+        })?;
+        let label = c_label
+            .map(|c| row[c].text.clone())
+            .unwrap_or_else(|| element.symbol().to_string());
+        let frac = [
+            number(&row[cx], "_atom_site_fract_x")?,
+            number(&row[cy], "_atom_site_fract_y")?,
+            number(&row[cz], "_atom_site_fract_z")?,
+        ];
+        let occupancy = match c_occ.map(|c| &row[c]) {
+            Some(v) if !v.is_missing() => number(v, "_atom_site_occupancy")?,
+            _ => 1.0,
+        };
+        if only_identity {
+            sites.push(Site {
+                element,
+                frac,
+                label,
+                occupancy,
+            });
+            continue;
+        }
+        let first_new = sites.len();
+        for op in &ops {
+            let image = op.apply(frac).map(|x| x - x.floor());
+            let duplicate = sites[first_new..].iter().any(|s| {
+                (0..3).all(|k| {
+                    let d = s.frac[k] - image[k];
+                    (d - d.round()).abs() < SITE_TOLERANCE
+                })
+            });
+            if !duplicate {
+                sites.push(Site {
+                    element,
+                    frac: image,
+                    label: label.clone(),
+                    occupancy,
+                });
+            }
+        }
+    }
+    Ok(Structure::new(lattice, sites))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROCKSALT_FM3M: &str = "data_NaCl
+_cell_length_a 5.64
+_cell_length_b 5.64
+_cell_length_c 5.64
+_cell_angle_alpha 90
+_cell_angle_beta 90
+_cell_angle_gamma 90
+loop_
+_symmetry_equiv_pos_as_xyz
+'x, y, z'
+'x, y+1/2, z+1/2'
+'x+1/2, y, z+1/2'
+'x+1/2, y+1/2, z'
+loop_
+_atom_site_label
+_atom_site_fract_x
+_atom_site_fract_y
+_atom_site_fract_z
+Na1 0 0 0
+Cl1 0.5(1) 0.5 0.5
+";
+
+    #[test]
+    fn symmetry_expansion_gives_conventional_rocksalt() {
+        let s = read_cif(ROCKSALT_FM3M).unwrap();
+        assert_eq!(s.len(), 8);
+        let na = s.sites.iter().filter(|x| x.element.symbol() == "Na").count();
+        assert_eq!(na, 4);
+        assert!(s.sites.iter().all(|x| x.frac.iter().all(|&f| (0.0..1.0).contains(&f))));
+    }
+
+    #[test]
+    fn bad_number_reports_line_and_column() {
+        let bad = ROCKSALT_FM3M.replace("Cl1 0.5(1)", "Cl1 0.5x");
+        let e = read_cif(&bad).unwrap_err();
+        assert_eq!(e.pos.map(|p| (p.line, p.col)), Some((20, 5)));
+        assert!(e.message.contains("0.5x"), "{e}");
+    }
+
+    #[test]
+    fn element_fallbacks() {
+        assert_eq!(element_of("NA1").unwrap().symbol(), "Na");
+        assert_eq!(element_of("O12").unwrap().symbol(), "O");
+        assert_eq!(element_of("Fe2+").unwrap().symbol(), "Fe");
+        assert!(element_of("Qq").is_none());
+    }
+
+    #[test]
+    fn numbers_with_uncertainty_and_exponent() {
+        assert_eq!(parse_number("1.234(5)"), Some(1.234));
+        assert_eq!(parse_number("-1.5e-3"), Some(-0.0015));
+        assert_eq!(parse_number("?"), None);
+        assert_eq!(parse_number("nan"), None);
+    }
+}

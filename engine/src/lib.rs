@@ -1,0 +1,17 @@
+//! The crystal structure engine of AtomWorld Playground.
+//!
+//! Pure Rust with no I/O, no clocks and no async: values in, values out. It builds natively
+//! and for `wasm32-unknown-unknown`, and both builds give bit-identical results, so a verdict
+//! computed in the browser is the verdict the server computes.
+//!
+//! Modules follow the domain: [`element`] (the periodic table), [`lattice`] (cell geometry),
+//! [`structure`] (sites in a cell), [`cif`] (reading and writing CIF text).
+
+pub mod cif;
+pub mod element;
+pub mod lattice;
+pub mod structure;
+
+pub use element::Element;
+pub use lattice::Lattice;
+pub use structure::{Site, Structure};

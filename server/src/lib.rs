@@ -1,0 +1,8 @@
+//! The AtomWorld Playground backend: HTTP API, static app serving and storage.
+//!
+//! The `atomworld` binary (`main.rs`) is a thin CLI over this library so that integration
+//! tests drive the same router the binary serves.
+
+pub mod build_info;
+pub mod http;
+pub mod storage;
