@@ -1,1 +1,11 @@
+//! AtomWorld Playground in the browser: Leptos (client-side rendering) and a three-d viewer.
 
+mod api;
+mod samples;
+mod ui;
+mod viewer;
+
+fn main() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(ui::App);
+}

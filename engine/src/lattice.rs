@@ -7,6 +7,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::numeric::{acos_deg, cos_deg, cross, dot, norm, sin_deg};
+
+/// Angles this close to 90° count as exactly right (ASE: `2 * np.spacing(90.0)`).
+pub const RIGHT_ANGLE_EPS: f64 = 2.0 * 1.4210854715202004e-14;
+
 /// A 3×3 matrix whose rows are the lattice vectors a, b, c in Ångström.
 pub type Matrix3 = [[f64; 3]; 3];
 
@@ -32,8 +37,9 @@ impl Lattice {
 
     /// A lattice from a, b, c (Å) and α, β, γ (degrees) in the AtomWorld/ASE frame.
     ///
-    /// Follows ASE's `cellpar_to_cell` with its default orientation: angles within 1e-12 of
-    /// 90° get an exact cosine of 0, so orthogonal cells have exactly zero off-diagonals.
+    /// Follows ASE's `cellpar_to_cell` with its default orientation: angles within
+    /// [`RIGHT_ANGLE_EPS`] of 90° get an exact cosine of 0, so orthogonal cells have exactly
+    /// zero off-diagonals.
     pub fn from_parameters(
         a: f64,
         b: f64,
@@ -57,21 +63,21 @@ impl Lattice {
             }
         }
         let cos = |deg: f64| {
-            if (deg - 90.0).abs() < 1e-12 {
+            if (deg - 90.0).abs() < RIGHT_ANGLE_EPS {
                 0.0
             } else {
-                deg.to_radians().cos()
+                cos_deg(deg)
             }
         };
         let (cos_a, cos_b, cos_g) = (cos(alpha), cos(beta), cos(gamma));
-        let sin_g = if (gamma - 90.0).abs() < 1e-12 {
+        let sin_g = if (gamma - 90.0).abs() < RIGHT_ANGLE_EPS {
             1.0
         } else {
-            gamma.to_radians().sin()
+            sin_deg(gamma)
         };
         let cy = (cos_a - cos_b * cos_g) / sin_g;
         let cz_sq = 1.0 - cos_b * cos_b - cy * cy;
-        if !(cz_sq > 0.0) {
+        if cz_sq.is_nan() || cz_sq <= 0.0 {
             return Err(LatticeError::Degenerate(format!(
                 "angles alpha={alpha}, beta={beta}, gamma={gamma} do not form a cell"
             )));
@@ -93,7 +99,7 @@ impl Lattice {
 
     /// Lengths |a|, |b|, |c| (Å).
     pub fn lengths(&self) -> [f64; 3] {
-        self.matrix.map(|v| norm(v))
+        self.matrix.map(norm)
     }
 
     /// Angles α (b,c), β (a,c), γ (a,b) in degrees.
@@ -136,25 +142,8 @@ impl Lattice {
     }
 }
 
-pub(crate) fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-pub(crate) fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-
-pub(crate) fn norm(a: [f64; 3]) -> f64 {
-    dot(a, a).sqrt()
-}
-
 fn angle_deg(a: [f64; 3], b: [f64; 3]) -> f64 {
-    let c = (dot(a, b) / (norm(a) * norm(b))).clamp(-1.0, 1.0);
-    c.acos().to_degrees()
+    acos_deg(dot(a, b) / (norm(a) * norm(b)))
 }
 
 #[cfg(test)]
@@ -164,7 +153,10 @@ mod tests {
     #[test]
     fn cubic_cell_is_diagonal_and_has_cube_volume() {
         let l = Lattice::from_parameters(4.0, 4.0, 4.0, 90.0, 90.0, 90.0).unwrap();
-        assert_eq!(l.matrix(), &[[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 4.0]]);
+        assert_eq!(
+            l.matrix(),
+            &[[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 4.0]]
+        );
         assert!((l.volume() - 64.0).abs() < 1e-12);
     }
 

@@ -10,6 +10,7 @@
 pub mod cif;
 pub mod element;
 pub mod lattice;
+pub mod numeric;
 pub mod structure;
 
 pub use element::Element;

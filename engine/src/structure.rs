@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::element::Element;
-use crate::lattice::{norm, Lattice};
+use crate::lattice::Lattice;
+use crate::numeric::norm;
 
 /// One atom site: its element, fractional position and CIF label.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -9,7 +9,11 @@ use clap::{Parser, Subcommand};
 use server::{http, storage::Storage};
 
 #[derive(Parser)]
-#[command(name = "atomworld", version, about = "AtomWorld Playground server and CLI")]
+#[command(
+    name = "atomworld",
+    version,
+    about = "AtomWorld Playground server and CLI"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -74,8 +78,7 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let term = async {
-        if let Ok(mut s) =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         {
             s.recv().await;
         }

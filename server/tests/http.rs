@@ -15,9 +15,18 @@ async fn start(dist: &Path, data: &Path) -> String {
 }
 
 fn write_dist(dir: &Path) {
-    std::fs::write(dir.join("index.html"), "<!doctype html><title>AtomWorld</title>").unwrap();
+    std::fs::write(
+        dir.join("index.html"),
+        "<!doctype html><title>AtomWorld</title>",
+    )
+    .unwrap();
     // Large and repetitive enough that the compression layer compresses it.
-    let wasm: Vec<u8> = b"\0asm\x01\0\0\0".iter().copied().cycle().take(64 * 1024).collect();
+    let wasm: Vec<u8> = b"\0asm\x01\0\0\0"
+        .iter()
+        .copied()
+        .cycle()
+        .take(64 * 1024)
+        .collect();
     std::fs::write(dir.join("app-0123456789abcdef_bg.wasm"), wasm).unwrap();
 }
 
@@ -58,7 +67,11 @@ async fn wasm_is_served_compressed_with_mime_and_immutable_cache() {
             "public, max-age=31536000, immutable"
         );
         let bytes = res.bytes().await.unwrap();
-        assert!(bytes.len() < 64 * 1024 / 4, "compressed size {}", bytes.len());
+        assert!(
+            bytes.len() < 64 * 1024 / 4,
+            "compressed size {}",
+            bytes.len()
+        );
     }
 }
 
@@ -69,5 +82,9 @@ async fn client_routes_fall_back_to_the_app() {
     let base = start(dist.path(), data.path()).await;
     let res = reqwest::get(format!("{base}/c/abc123")).await.unwrap();
     assert_eq!(res.headers()["cache-control"], "no-cache");
-    assert!(res.text().await.unwrap().contains("<title>AtomWorld</title>"));
+    assert!(res
+        .text()
+        .await
+        .unwrap()
+        .contains("<title>AtomWorld</title>"));
 }

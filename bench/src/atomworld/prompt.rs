@@ -28,6 +28,8 @@ mod tests {
         assert!(p.starts_with("You are a CIF operation assistant. You will be given"));
         assert!(p.contains("started from 0.\n Return the modified CIF content"));
         assert!(p.contains("tags.\n Please ensure"));
-        assert!(p.ends_with("positions. Input CIF content:\ndata_x\n Action prompt: Remove the atom at index 0. "));
+        assert!(p.ends_with(
+            "positions. Input CIF content:\ndata_x\n Action prompt: Remove the atom at index 0. "
+        ));
     }
 }

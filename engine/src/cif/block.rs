@@ -55,7 +55,10 @@ pub struct Block {
 impl Block {
     /// The value of a single item (lower-case tag), if present.
     pub fn item(&self, tag: &str) -> Option<&Value> {
-        self.items.iter().find(|(t, _, _)| t == tag).map(|(_, _, v)| v)
+        self.items
+            .iter()
+            .find(|(t, _, _)| t == tag)
+            .map(|(_, _, v)| v)
     }
 
     /// The loop holding a column named `tag` (lower-case), if any.

@@ -189,7 +189,11 @@ mod tests {
     use super::*;
 
     fn kinds(text: &str) -> Vec<TokenKind> {
-        tokenize(text).unwrap().into_iter().map(|t| t.kind).collect()
+        tokenize(text)
+            .unwrap()
+            .into_iter()
+            .map(|t| t.kind)
+            .collect()
     }
 
     fn value(s: &str, quoted: bool) -> TokenKind {
@@ -201,7 +205,8 @@ mod tests {
 
     #[test]
     fn tokens_of_a_small_block() {
-        let k = kinds("data_x\r\n_cell_length_a 4.2(1) # comment\r\nloop_\r\n _a\r\n 'x, y, z'\r\n");
+        let k =
+            kinds("data_x\r\n_cell_length_a 4.2(1) # comment\r\nloop_\r\n _a\r\n 'x, y, z'\r\n");
         assert_eq!(
             k,
             vec![

@@ -39,12 +39,8 @@ pub fn read_cif(text: &str) -> Result<Structure, CifError> {
 }
 
 fn number(v: &Value, what: &str) -> Result<f64, CifError> {
-    parse_number(&v.text).ok_or_else(|| {
-        CifError::at(
-            v.pos,
-            format!("{what}: '{}' is not a number", v.text),
-        )
-    })
+    parse_number(&v.text)
+        .ok_or_else(|| CifError::at(v.pos, format!("{what}: '{}' is not a number", v.text)))
 }
 
 /// Parse a CIF number: `1.234`, `1.234(5)`, `-1.2e-3`, `.5`.
@@ -68,7 +64,11 @@ fn symmetry_operations(block: &Block) -> Result<Vec<SymOp>, CifError> {
     for tag in SYMOP_TAGS {
         if let Some(lp) = block.loop_with(tag) {
             let col = lp.column(tag).unwrap_or(0);
-            return lp.rows.iter().map(|r| SymOp::parse(&r[col].text, r[col].pos)).collect();
+            return lp
+                .rows
+                .iter()
+                .map(|r| SymOp::parse(&r[col].text, r[col].pos))
+                .collect();
         }
         if let Some(v) = block.item(tag) {
             return Ok(vec![SymOp::parse(&v.text, v.pos)?]);
@@ -228,9 +228,16 @@ Cl1 0.5(1) 0.5 0.5
     fn symmetry_expansion_gives_conventional_rocksalt() {
         let s = read_cif(ROCKSALT_FM3M).unwrap();
         assert_eq!(s.len(), 8);
-        let na = s.sites.iter().filter(|x| x.element.symbol() == "Na").count();
+        let na = s
+            .sites
+            .iter()
+            .filter(|x| x.element.symbol() == "Na")
+            .count();
         assert_eq!(na, 4);
-        assert!(s.sites.iter().all(|x| x.frac.iter().all(|&f| (0.0..1.0).contains(&f))));
+        assert!(s
+            .sites
+            .iter()
+            .all(|x| x.frac.iter().all(|&f| (0.0..1.0).contains(&f))));
     }
 
     #[test]

@@ -49,9 +49,8 @@ impl SymOp {
             translation: [0.0; 3],
         };
         for (row, part) in parts.iter().enumerate() {
-            parse_component(part, &mut op.rotation[row], &mut op.translation[row]).map_err(
-                |why| CifError::at(pos, format!("symmetry operation '{text}': {why}")),
-            )?;
+            parse_component(part, &mut op.rotation[row], &mut op.translation[row])
+                .map_err(|why| CifError::at(pos, format!("symmetry operation '{text}': {why}")))?;
         }
         Ok(op)
     }
@@ -74,8 +73,7 @@ fn parse_component(s: &str, coeffs: &mut [f64; 3], constant: &mut f64) -> Result
             i += 1;
         }
         let start = i;
-        while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.' || chars[i] == '/')
-        {
+        while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.' || chars[i] == '/') {
             i += 1;
         }
         let number: String = chars[start..i].iter().collect();
@@ -89,7 +87,11 @@ fn parse_component(s: &str, coeffs: &mut [f64; 3], constant: &mut f64) -> Result
             }
             Some(n / d)
         } else {
-            Some(number.parse::<f64>().map_err(|_| format!("bad number '{number}'"))?)
+            Some(
+                number
+                    .parse::<f64>()
+                    .map_err(|_| format!("bad number '{number}'"))?,
+            )
         };
         if i < chars.len() && chars[i] == '*' {
             i += 1;
@@ -119,7 +121,10 @@ mod tests {
     #[test]
     fn parses_common_forms() {
         let op = SymOp::parse("-x+y, 1/2+x, -z+0.25", P).unwrap();
-        assert_eq!(op.rotation, [[-1.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]]);
+        assert_eq!(
+            op.rotation,
+            [[-1.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]]
+        );
         assert_eq!(op.translation, [0.0, 0.5, 0.25]);
         assert!(SymOp::parse("x,y,z", P).unwrap().is_identity());
         assert!(SymOp::parse("X, Y, Z", P).unwrap().is_identity());

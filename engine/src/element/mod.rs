@@ -42,7 +42,7 @@ impl Element {
 
     /// The element with atomic number `z`, if 1 ≤ z ≤ 118.
     pub fn from_z(z: u32) -> Option<Self> {
-        (1..=118).contains(&z).then(|| Element(z as u8))
+        (1..=118).contains(&z).then_some(Element(z as u8))
     }
 
     /// The element with this exact symbol (case-sensitive: `Co` is cobalt, `CO` is nothing).
@@ -139,8 +139,14 @@ mod tests {
         let fe = Element::from_symbol("Fe").unwrap();
         assert_eq!(fe.mass(), 55.845);
         assert_eq!(fe.electronegativity(), Some(1.83));
-        assert_eq!(Element::from_symbol("He").unwrap().electronegativity(), None);
-        assert_eq!(Element::from_symbol("Na").unwrap().jmol_color(), [171, 92, 242]);
+        assert_eq!(
+            Element::from_symbol("He").unwrap().electronegativity(),
+            None
+        );
+        assert_eq!(
+            Element::from_symbol("Na").unwrap().jmol_color(),
+            [171, 92, 242]
+        );
     }
 
     #[test]

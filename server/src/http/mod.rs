@@ -63,9 +63,8 @@ async fn health(State(state): State<AppState>) -> Response {
 /// which may be cached forever.
 fn is_hashed_asset(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
-    name.split(['-', '_', '.']).any(|part| {
-        part.len() == 16 && part.chars().all(|c| c.is_ascii_hexdigit())
-    })
+    name.split(['-', '_', '.'])
+        .any(|part| part.len() == 16 && part.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 async fn cache_headers(req: Request<axum::body::Body>, next: Next) -> Response {
@@ -86,8 +85,7 @@ async fn cache_headers(req: Request<axum::body::Body>, next: Next) -> Response {
 /// The full router: API routes, then the app from `dist` with an SPA fallback to
 /// `index.html` so that client routes such as `/c/<id>` load the app.
 pub fn router(state: AppState, dist: &Path) -> Router {
-    let static_files =
-        ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
+    let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
     Router::new()
         .route("/api/health", get(health))
         .with_state(state)

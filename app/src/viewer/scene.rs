@@ -1,0 +1,190 @@
+//! Building and drawing the three-d scene of one structure.
+
+use std::sync::Arc;
+
+use engine::Structure;
+use three_d::*;
+use wasm_bindgen::JsCast;
+use web_sys::{HtmlCanvasElement, WebGl2RenderingContext};
+
+/// Background colour of the canvas (the e2e test treats it as "empty").
+pub const BACKGROUND: [u8; 3] = [250, 250, 252];
+/// Colour of unit-cell edges: a neutral grey, so it never looks like an element colour.
+const CELL_COLOR: Srgba = Srgba::new(60, 60, 60, 255);
+/// Atom sphere radius as a fraction of the covalent radius.
+const ATOM_SCALE: f32 = 0.5;
+/// Unit-cell edge radius in Å.
+const EDGE_RADIUS: f32 = 0.03;
+
+/// A structure on a canvas, with its camera.
+pub struct Viewer {
+    context: Context,
+    canvas: HtmlCanvasElement,
+    camera: Camera,
+    target: Vec3,
+    extent: f32,
+    atoms: Gm<InstancedMesh, PhysicalMaterial>,
+    cell: Gm<InstancedMesh, PhysicalMaterial>,
+    ambient: AmbientLight,
+    key_light: DirectionalLight,
+}
+
+fn v3(p: [f64; 3]) -> Vec3 {
+    vec3(p[0] as f32, p[1] as f32, p[2] as f32)
+}
+
+fn webgl2(canvas: &HtmlCanvasElement) -> Result<WebGl2RenderingContext, String> {
+    let options = js_sys::Object::new();
+    for (k, v) in [("preserveDrawingBuffer", true), ("antialias", true)] {
+        js_sys::Reflect::set(&options, &k.into(), &v.into())
+            .map_err(|_| "cannot build WebGL options".to_string())?;
+    }
+    canvas
+        .get_context_with_context_options("webgl2", &options)
+        .map_err(|_| "WebGL2 context request failed".to_string())?
+        .ok_or_else(|| "this browser has no WebGL2".to_string())?
+        .dyn_into::<WebGl2RenderingContext>()
+        .map_err(|_| "not a WebGL2 context".to_string())
+}
+
+impl Viewer {
+    /// Create a viewer for `structure` drawing into `canvas`.
+    pub fn new(canvas: HtmlCanvasElement, structure: &Structure) -> Result<Self, String> {
+        let gl = webgl2(&canvas)?;
+        // three-d's API takes an Arc; in the single-threaded browser it is never shared
+        // across threads.
+        #[allow(clippy::arc_with_non_send_sync)]
+        let context =
+            Context::from_gl_context(Arc::new(three_d::context::Context::from_webgl2_context(gl)))
+                .map_err(|e| format!("three-d: {e}"))?;
+
+        let corners: Vec<Vec3> = (0..8)
+            .map(|i| {
+                let f = [(i & 1) as f64, ((i >> 1) & 1) as f64, ((i >> 2) & 1) as f64];
+                v3(structure.lattice.to_cartesian(f))
+            })
+            .collect();
+        let centre = v3(structure.lattice.to_cartesian([0.5, 0.5, 0.5]));
+        let extent = corners
+            .iter()
+            .map(|c| (c - centre).magnitude())
+            .fold(1.0f32, f32::max);
+
+        let white = CpuMaterial {
+            albedo: Srgba::WHITE,
+            roughness: 0.5,
+            metallic: 0.0,
+            ..Default::default()
+        };
+        let atoms = Gm::new(
+            InstancedMesh::new(&context, &atom_instances(structure), &CpuMesh::sphere(24)),
+            PhysicalMaterial::new_opaque(&context, &white),
+        );
+        let cell = Gm::new(
+            InstancedMesh::new(&context, &cell_instances(&corners), &CpuMesh::cylinder(8)),
+            PhysicalMaterial::new_opaque(&context, &white),
+        );
+        let camera = Camera::new_perspective(
+            Viewport::new_at_origo(1, 1),
+            centre + vec3(0.9, -2.2, 1.1).normalize() * extent * 3.2,
+            centre,
+            vec3(0.0, 0.0, 1.0),
+            degrees(35.0),
+            0.1,
+            1000.0,
+        );
+        let ambient = AmbientLight::new(&context, 0.45, Srgba::WHITE);
+        let key_light = DirectionalLight::new(&context, 2.2, Srgba::WHITE, vec3(-0.5, 0.8, -1.0));
+        Ok(Self {
+            context,
+            canvas,
+            camera,
+            target: centre,
+            extent,
+            atoms,
+            cell,
+            ambient,
+            key_light,
+        })
+    }
+
+    /// Rotate the camera around the structure's centre by a pointer drag of (dx, dy) pixels.
+    pub fn orbit(&mut self, dx: f32, dy: f32) {
+        let speed = 0.01 * self.extent;
+        self.camera
+            .rotate_around_with_fixed_up(self.target, speed * dx, speed * dy);
+        self.render();
+    }
+
+    /// Zoom towards the centre by a wheel delta (positive = away).
+    pub fn zoom(&mut self, delta: f32) {
+        let step = -delta * 0.002 * self.extent;
+        self.camera
+            .zoom_towards(self.target, step, 0.5 * self.extent, 20.0 * self.extent);
+        self.render();
+    }
+
+    /// Draw the scene at the canvas's current CSS size and device pixel ratio.
+    pub fn render(&mut self) {
+        let dpr = web_sys::window()
+            .map(|w| w.device_pixel_ratio())
+            .unwrap_or(1.0);
+        let w = ((self.canvas.client_width() as f64) * dpr).round().max(1.0) as u32;
+        let h = ((self.canvas.client_height() as f64) * dpr)
+            .round()
+            .max(1.0) as u32;
+        if self.canvas.width() != w || self.canvas.height() != h {
+            self.canvas.set_width(w);
+            self.canvas.set_height(h);
+        }
+        self.camera.set_viewport(Viewport::new_at_origo(w, h));
+        let [r, g, b] = BACKGROUND.map(|c| c as f32 / 255.0);
+        RenderTarget::screen(&self.context, w, h)
+            .clear(ClearState::color_and_depth(r, g, b, 1.0, 1.0))
+            .render(
+                &self.camera,
+                self.atoms.into_iter().chain(&self.cell),
+                &[&self.ambient as &dyn Light, &self.key_light],
+            );
+    }
+}
+
+fn atom_instances(s: &Structure) -> Instances {
+    let mut transformations = Vec::with_capacity(s.len());
+    let mut colors = Vec::with_capacity(s.len());
+    for (site, p) in s.sites.iter().zip(s.cartesian_positions()) {
+        let r = site.element.covalent_radius() as f32 * ATOM_SCALE;
+        transformations.push(Mat4::from_translation(v3(p)) * Mat4::from_scale(r));
+        let [cr, cg, cb] = site.element.jmol_color();
+        colors.push(Srgba::new(cr, cg, cb, 255));
+    }
+    Instances {
+        transformations,
+        colors: Some(colors),
+        ..Default::default()
+    }
+}
+
+fn cell_instances(corners: &[Vec3]) -> Instances {
+    let mut transformations = Vec::new();
+    for i in 0..8usize {
+        for bit in [1usize, 2, 4] {
+            if i & bit == 0 {
+                let (p, q) = (corners[i], corners[i | bit]);
+                let d = q - p;
+                let rot = Quat::from_arc(vec3(1.0, 0.0, 0.0), d.normalize(), None);
+                transformations.push(
+                    Mat4::from_translation(p)
+                        * Mat4::from(rot)
+                        * Mat4::from_nonuniform_scale(d.magnitude(), EDGE_RADIUS, EDGE_RADIUS),
+                );
+            }
+        }
+    }
+    let colors = Some(vec![CELL_COLOR; transformations.len()]);
+    Instances {
+        transformations,
+        colors,
+        ..Default::default()
+    }
+}

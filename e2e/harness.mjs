@@ -1,0 +1,141 @@
+// Test harness: starts the real `atomworld` server on a free loopback port against a fresh
+// data dir, launches Debian's chromium (software WebGL2 via SwiftShader) through
+// playwright-core, and saves a screenshot of every failing test under e2e/artifacts/.
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const repoRoot = path.resolve(here, "..");
+export const artifactsDir = path.join(here, "artifacts");
+
+/** Start the server; resolves with { url, stop } once it prints its address. */
+export async function startServer() {
+  const bin = process.env.ATOMWORLD_BIN;
+  const dist = process.env.ATOMWORLD_DIST ?? path.join(repoRoot, "dist");
+  if (!bin) throw new Error("ATOMWORLD_BIN is not set: run the e2e suite through scripts/test.sh");
+  const dataDir = mkdtempSync(path.join(tmpdir(), "atomworld-e2e-"));
+  const child = spawn(bin, ["serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--dist", dist], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  child.stderr.on("data", (d) => (log += d));
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s:\n${log}`)), 30_000);
+    child.stdout.on("data", (d) => {
+      log += d;
+      const m = /listening on (http:\/\/\S+)/.exec(log);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1].replace(/\/$/, ""));
+      }
+    });
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited early with ${code}:\n${log}`));
+    });
+  });
+  const stop = async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child.on("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { url, dataDir, stop, log: () => log };
+}
+
+/** Launch chromium with a fresh profile; returns { context, page, consoleErrors, close }. */
+export async function launchBrowser() {
+  const profile = mkdtempSync(path.join(tmpdir(), "atomworld-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    viewport: { width: 1100, height: 800 },
+    args: [
+      "--no-sandbox",
+      "--use-angle=swiftshader",
+      "--enable-unsafe-swiftshader",
+      "--ignore-gpu-blocklist",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const consoleErrors = [];
+  page.on("console", (msg) => {
+    if (msg.type() === "error") consoleErrors.push(msg.text());
+  });
+  page.on("pageerror", (err) => consoleErrors.push(String(err)));
+  const close = async () => {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  };
+  return { context, page, consoleErrors, close };
+}
+
+/** Save a screenshot named after the test (used when a test fails). */
+export async function saveFailure(page, name) {
+  mkdirSync(artifactsDir, { recursive: true });
+  const file = path.join(artifactsDir, `${name.replace(/[^a-z0-9]+/gi, "_")}.png`);
+  await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+  return file;
+}
+
+/** RGBA pixels of the viewer canvas (needs preserveDrawingBuffer, which the viewer sets). */
+export async function canvasPixels(page, selector = "#viewer") {
+  return page.evaluate((sel) => {
+    const src = document.querySelector(sel);
+    const c = document.createElement("canvas");
+    c.width = src.width;
+    c.height = src.height;
+    const ctx = c.getContext("2d");
+    ctx.drawImage(src, 0, 0);
+    return { width: c.width, height: c.height, data: Array.from(ctx.getImageData(0, 0, c.width, c.height).data) };
+  }, selector);
+}
+
+/** Hue (degrees), saturation and value of an RGB triple. */
+export function hsv(r, g, b) {
+  const max = Math.max(r, g, b);
+  const min = Math.min(r, g, b);
+  const d = max - min;
+  let h = 0;
+  if (d > 0) {
+    if (max === r) h = ((g - b) / d) % 6;
+    else if (max === g) h = (b - r) / d + 2;
+    else h = (r - g) / d + 4;
+    h *= 60;
+    if (h < 0) h += 360;
+  }
+  return { h, s: max === 0 ? 0 : d / max, v: max / 255 };
+}
+
+/**
+ * Distinct colours among saturated pixels: hues binned in 10° steps, bins holding at least
+ * `minShare` of the saturated pixels, adjacent bins (circularly) merged into one cluster.
+ */
+export function hueClusters(pixels, minShare = 0.01) {
+  const bins = new Array(36).fill(0);
+  let saturated = 0;
+  const d = pixels.data;
+  for (let i = 0; i < d.length; i += 4) {
+    const { h, s, v } = hsv(d[i], d[i + 1], d[i + 2]);
+    if (s > 0.35 && v > 0.2) {
+      bins[Math.floor(h / 10) % 36] += 1;
+      saturated += 1;
+    }
+  }
+  const on = bins.map((n) => saturated > 0 && n / saturated >= minShare);
+  if (on.every(Boolean)) return 1;
+  let clusters = 0;
+  for (let i = 0; i < 36; i++) if (on[i] && !on[(i + 35) % 36]) clusters += 1;
+  return clusters;
+}

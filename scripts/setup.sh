@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs the build tools the project needs, each only when missing, from the package
+# registries (crates.io, Debian, npm, PyPI). Nothing is downloaded from anywhere else.
+#   scripts/setup.sh build   Rust wasm target, trunk and wasm-bindgen-cli (pinned)
+#   scripts/setup.sh test    the above plus Debian chromium/chromedriver and e2e npm packages
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TRUNK_VERSION=0.21.14
+WASM_BINDGEN_VERSION=0.2.130   # must equal the wasm-bindgen crate pinned in Cargo.toml
+
+say() { printf '\033[1;34m[setup]\033[0m %s\n' "$*"; }
+
+ensure_build_tools() {
+  if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+    say "adding the wasm32-unknown-unknown target"
+    rustup target add wasm32-unknown-unknown
+  fi
+  if ! trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
+    say "installing trunk $TRUNK_VERSION (cargo install, several minutes the first time)"
+    cargo install trunk --version "$TRUNK_VERSION" --locked
+  fi
+  if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
+    say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+    # Not --locked: its lockfile names a crate version this registry lacks.
+    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+  fi
+}
+
+ensure_test_tools() {
+  local missing=()
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
+  [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
+  if [ ${#missing[@]} -gt 0 ]; then
+    say "installing Debian packages: ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+  fi
+  if [ ! -d e2e/node_modules/playwright-core ]; then
+    say "installing e2e npm packages"
+    (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+case "${1:-build}" in
+  build) ensure_build_tools ;;
+  test) ensure_build_tools; ensure_test_tools ;;
+  *) echo "usage: $0 build|test" >&2; exit 2 ;;
+esac
