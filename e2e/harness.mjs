@@ -89,17 +89,26 @@ export async function saveFailure(page, name) {
   return file;
 }
 
-/** RGBA pixels of the viewer canvas (needs preserveDrawingBuffer, which the viewer sets). */
+/**
+ * Pixels of the viewer canvas (needs preserveDrawingBuffer, which the viewer sets), read in
+ * the page and returned downsampled to at most ~40k pixels so that the transfer stays cheap.
+ */
 export async function canvasPixels(page, selector = "#viewer") {
-  return page.evaluate((sel) => {
+  const { width, height, data } = await page.evaluate((sel) => {
     const src = document.querySelector(sel);
     const c = document.createElement("canvas");
-    c.width = src.width;
-    c.height = src.height;
+    const step = Math.max(1, Math.ceil(Math.sqrt((src.width * src.height) / 40000)));
+    c.width = Math.floor(src.width / step);
+    c.height = Math.floor(src.height / step);
     const ctx = c.getContext("2d");
-    ctx.drawImage(src, 0, 0);
-    return { width: c.width, height: c.height, data: Array.from(ctx.getImageData(0, 0, c.width, c.height).data) };
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(src, 0, 0, c.width, c.height);
+    const px = ctx.getImageData(0, 0, c.width, c.height).data;
+    let s = "";
+    for (let i = 0; i < px.length; i += 8192) s += String.fromCharCode.apply(null, px.subarray(i, i + 8192));
+    return { width: c.width, height: c.height, data: btoa(s) };
   }, selector);
+  return { width, height, data: new Uint8Array(Buffer.from(data, "base64")) };
 }
 
 /** Hue (degrees), saturation and value of an RGB triple. */
