@@ -84,25 +84,123 @@ impl Structure {
     }
 
     /// Minimum-image distance (Å) between sites `i` and `j`.
+    pub fn distance(&self, i: usize, j: usize) -> f64 {
+        norm(self.mic_vector(i, j))
+    }
+
+    /// The shortest Cartesian vector (Å) from site `i` to any periodic image of site `j`.
     ///
     /// Searches the 27 neighbouring images of the fractional difference wrapped to
-    /// [-0.5, 0.5); exact for cells that are not extremely skewed (Niggli-reduced cells
-    /// always qualify).
-    pub fn distance(&self, i: usize, j: usize) -> f64 {
+    /// [-0.5, 0.5]; exact unless the cell is extremely skewed (Niggli-reduced cells always
+    /// qualify).
+    pub fn mic_vector(&self, i: usize, j: usize) -> [f64; 3] {
         let (a, b) = (self.sites[i].frac, self.sites[j].frac);
         let d: [f64; 3] = std::array::from_fn(|k| {
             let x = b[k] - a[k];
             x - x.round()
         });
-        let mut best = f64::INFINITY;
+        let mut best = [f64::INFINITY; 3];
+        let mut best_len = f64::INFINITY;
         for n0 in -1..=1 {
             for n1 in -1..=1 {
                 for n2 in -1..=1 {
                     let f = [d[0] + n0 as f64, d[1] + n1 as f64, d[2] + n2 as f64];
-                    best = best.min(norm(self.lattice.to_cartesian(f)));
+                    let v = self.lattice.to_cartesian(f);
+                    let len = norm(v);
+                    if len < best_len {
+                        best_len = len;
+                        best = v;
+                    }
                 }
             }
         }
         best
+    }
+
+    /// A copy with every fractional coordinate wrapped into [0, 1) (as ASE does when writing:
+    /// `x % 1.0` applied twice, so that tiny negatives do not become 1.0).
+    pub fn wrapped(&self) -> Structure {
+        let mut out = self.clone();
+        for site in &mut out.sites {
+            site.frac = site.frac.map(|x| x.rem_euclid(1.0).rem_euclid(1.0));
+        }
+        out
+    }
+
+    /// The n1×n2×n3 supercell in ASE's repeat order: all original sites for image (0,0,0),
+    /// then (0,0,1), (0,0,2), … with the c index fastest. Cell vectors are multiplied;
+    /// positions are the original (unwrapped) positions plus the image translation.
+    pub fn supercell(&self, n: [u32; 3]) -> Structure {
+        let m = self.lattice.matrix();
+        let lattice = Lattice::from_matrix(std::array::from_fn(|i| m[i].map(|x| x * n[i] as f64)));
+        let mut sites = Vec::with_capacity(self.len() * (n[0] * n[1] * n[2]) as usize);
+        for i0 in 0..n[0] {
+            for i1 in 0..n[1] {
+                for i2 in 0..n[2] {
+                    let shift = [i0 as f64, i1 as f64, i2 as f64];
+                    for s in &self.sites {
+                        let frac = std::array::from_fn(|k| (s.frac[k] + shift[k]) / n[k] as f64);
+                        sites.push(Site { frac, ..s.clone() });
+                    }
+                }
+            }
+        }
+        Structure::new(lattice, sites)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::element::Element;
+
+    fn nacl_pair() -> Structure {
+        let l = Lattice::from_parameters(4.0, 5.0, 6.0, 90.0, 90.0, 90.0).unwrap();
+        let site = |sym: &str, frac| Site {
+            element: Element::from_symbol(sym).unwrap(),
+            frac,
+            label: sym.into(),
+            occupancy: 1.0,
+        };
+        Structure::new(
+            l,
+            vec![site("Na", [0.05, 0.0, 0.0]), site("Cl", [0.95, 0.5, 0.0])],
+        )
+    }
+
+    #[test]
+    fn minimum_image_crosses_the_boundary() {
+        let s = nacl_pair();
+        let v = s.mic_vector(0, 1);
+        assert!((v[0] - -0.4).abs() < 1e-12, "{v:?}");
+        assert!((v[1].abs() - 2.5).abs() < 1e-12);
+        assert!((s.distance(0, 1) - (0.16f64 + 6.25).sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn supercell_order_is_image_major_with_c_fastest() {
+        let s = nacl_pair().supercell([2, 1, 3]);
+        assert_eq!(s.len(), 12);
+        assert_eq!(s.lattice.lengths(), [8.0, 5.0, 18.0]);
+        // Image (0,0,1) comes right after image (0,0,0).
+        let p = s.cartesian(2);
+        assert!(
+            (p[0] - 0.2).abs() < 1e-12 && (p[2] - 6.0).abs() < 1e-12,
+            "{p:?}"
+        );
+        // Image (1,0,0) starts at index 2 * 3 = 6.
+        let q = s.cartesian(6);
+        assert!((q[0] - 4.2).abs() < 1e-12 && q[2].abs() < 1e-12, "{q:?}");
+    }
+
+    #[test]
+    fn wrapping_never_gives_one() {
+        let mut s = nacl_pair();
+        s.sites[0].frac = [-1e-18, 1.0, -0.25];
+        let w = s.wrapped();
+        for x in w.sites[0].frac {
+            assert!((0.0..1.0).contains(&x), "{x}");
+        }
+        assert_eq!(w.sites[0].frac[2], 0.75);
     }
 }

@@ -1,3 +1,13 @@
 //! The AtomWorld suite: an input CIF, an action in words, and the CIF the model must return.
 
+pub mod action;
+pub mod apply;
+pub mod numbers;
+pub mod parse;
 pub mod prompt;
+pub mod wording;
+
+pub use action::{Action, ActionKind};
+pub use apply::{apply, readings_differ, ActionError, Applied, Semantics, Touched};
+pub use parse::{parse_prompt, PromptParseError};
+pub use wording::{render_prompt, PromptStyle, Separator, Wording};
