@@ -2,6 +2,7 @@
 
 pub mod action;
 pub mod apply;
+pub mod generator;
 pub mod numbers;
 pub mod parse;
 pub mod prompt;

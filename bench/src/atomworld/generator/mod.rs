@@ -1,0 +1,222 @@
+//! The seeded task generator: one u64 seed and a pool give the same tasks on every target.
+//!
+//! Each task draws from its own ChaCha stream (seed, action, task number), picks a pool
+//! structure and parameters (spec §2), renders the prompt, and parses it back, so the target
+//! is always computed from the printed (rounded) values. Tasks whose target a model could
+//! pass by returning the input unchanged are rejected and redrawn by default.
+
+pub mod pool;
+pub mod rng;
+pub mod sample;
+
+use std::collections::BTreeMap;
+
+use engine::Structure;
+use serde::{Deserialize, Serialize};
+
+use self::pool::{pool, PoolEntry, POOL_ID};
+use self::rng::TaskRng;
+use super::action::{Action, ActionKind};
+use super::apply::{apply, readings_differ, Semantics};
+use super::parse::parse_prompt;
+use super::wording::{render_prompt, PromptStyle, Separator, Wording};
+
+/// Attempts per task (structures × parameters) before the task is reported as impossible.
+pub const MAX_ATTEMPTS: usize = 200;
+
+/// What to do with tasks whose input would already pass as the answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoOpPolicy {
+    /// Redraw them (and count them): the default.
+    #[default]
+    Reject,
+    /// Keep them, as the reference generator did.
+    Keep,
+}
+
+/// Everything that determines a task set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskSetSpec {
+    /// The seed.
+    pub seed: u64,
+    /// The structure pool's identifier ([`POOL_ID`]).
+    pub pool: String,
+    /// Tasks per action.
+    pub counts: BTreeMap<ActionKind, usize>,
+    /// Prompt wording.
+    pub wording: Wording,
+    /// No-op handling.
+    pub no_ops: NoOpPolicy,
+}
+
+impl TaskSetSpec {
+    /// The default set, "AtomMotor-style": 250 tasks for each of the ten actions, seed 2026.
+    pub fn atommotor_default() -> Self {
+        Self::per_action(2026, 250)
+    }
+
+    /// `n` tasks of each of the ten benchmark actions.
+    pub fn per_action(seed: u64, n: usize) -> Self {
+        Self {
+            seed,
+            pool: POOL_ID.into(),
+            counts: ActionKind::BENCHMARK.iter().map(|k| (*k, n)).collect(),
+            wording: Wording::Data2026,
+            no_ops: NoOpPolicy::Reject,
+        }
+    }
+}
+
+/// One generated task.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GeneratedTask {
+    /// Stable identifier: `<action>-<number>`.
+    pub id: String,
+    /// Name of the pool structure.
+    pub structure_name: String,
+    /// The input structure.
+    pub input: Structure,
+    /// The action, as parsed back from the prompt.
+    pub action: Action,
+    /// The action prompt.
+    pub prompt: String,
+    /// True when the physical reading gives a different structure than the reference.
+    pub readings_differ: bool,
+}
+
+/// Counts of what the generator drew and threw away.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GenerationReport {
+    /// Tasks rejected because copying the input would pass them.
+    pub no_ops_rejected: BTreeMap<ActionKind, usize>,
+    /// No-op tasks kept (with [`NoOpPolicy::Keep`]).
+    pub no_ops_kept: BTreeMap<ActionKind, usize>,
+    /// Draws skipped because the structure allowed no such action (swap, delete_below).
+    pub skipped: BTreeMap<ActionKind, usize>,
+    /// Tasks that could not be generated within [`MAX_ATTEMPTS`].
+    pub failed: BTreeMap<ActionKind, usize>,
+}
+
+/// Generate the task set `spec` over the shipped pool. `copy_passes(input, target)` tells
+/// whether returning the input unchanged would be judged a success (the evaluator's matcher).
+pub fn generate(
+    spec: &TaskSetSpec,
+    copy_passes: &dyn Fn(&Structure, &Structure) -> bool,
+) -> (Vec<GeneratedTask>, GenerationReport) {
+    let entries = pool();
+    generate_from(spec, &entries, copy_passes)
+}
+
+/// [`generate`] over a given pool.
+pub fn generate_from(
+    spec: &TaskSetSpec,
+    entries: &[PoolEntry],
+    copy_passes: &dyn Fn(&Structure, &Structure) -> bool,
+) -> (Vec<GeneratedTask>, GenerationReport) {
+    let mut tasks = Vec::new();
+    let mut report = GenerationReport::default();
+    if entries.is_empty() {
+        return (tasks, report);
+    }
+    for (&kind, &count) in &spec.counts {
+        for number in 0..count {
+            let mut rng = TaskRng::new(spec.seed, kind as u32, number as u32);
+            let mut made = None;
+            for _ in 0..MAX_ATTEMPTS {
+                let entry = &entries[rng.below(entries.len())];
+                let s = &entry.structure;
+                let Some(drawn) = sample::sample(kind, s, &mut rng) else {
+                    *report.skipped.entry(kind).or_default() += 1;
+                    continue;
+                };
+                let style = PromptStyle {
+                    wording: spec.wording,
+                    separator: Separator::ALL[rng.below(Separator::ALL.len())],
+                };
+                let Ok(prompt) = render_prompt(&drawn, style, s) else {
+                    continue;
+                };
+                let Ok(action) = parse_prompt(&prompt, s) else {
+                    continue;
+                };
+                let Ok(target) = apply(s, &action, Semantics::Reference) else {
+                    continue;
+                };
+                if copy_passes(s, &target.structure) {
+                    if spec.no_ops == NoOpPolicy::Reject {
+                        *report.no_ops_rejected.entry(kind).or_default() += 1;
+                        continue;
+                    }
+                    *report.no_ops_kept.entry(kind).or_default() += 1;
+                }
+                made = Some(GeneratedTask {
+                    id: format!("{}-{number:04}", kind.name()),
+                    structure_name: entry.name.clone(),
+                    input: s.clone(),
+                    readings_differ: readings_differ(s, &action).unwrap_or(false),
+                    action,
+                    prompt,
+                });
+                break;
+            }
+            match made {
+                Some(t) => tasks.push(t),
+                None => *report.failed.entry(kind).or_default() += 1,
+            }
+        }
+    }
+    (tasks, report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn never(_: &Structure, _: &Structure) -> bool {
+        false
+    }
+
+    #[test]
+    fn same_seed_same_tasks_and_targets_follow_the_prompts() {
+        let spec = TaskSetSpec::per_action(11, 3);
+        let (a, ra) = generate(&spec, &never);
+        let (b, _) = generate(&spec, &never);
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 30);
+        assert!(ra.failed.is_empty());
+        for t in &a {
+            assert_eq!(parse_prompt(&t.prompt, &t.input).unwrap(), t.action);
+        }
+        let (c, _) = generate(&TaskSetSpec::per_action(12, 3), &never);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn adding_tasks_keeps_earlier_ones() {
+        let (small, _) = generate(&TaskSetSpec::per_action(5, 2), &never);
+        let (large, _) = generate(&TaskSetSpec::per_action(5, 4), &never);
+        for t in &small {
+            assert!(large.contains(t), "{} changed", t.id);
+        }
+    }
+
+    #[test]
+    fn no_ops_are_rejected_and_counted() {
+        // Treat a change to the same element as the only no-op.
+        let same = |a: &Structure, b: &Structure| a == b;
+        let mut spec = TaskSetSpec::per_action(3, 0);
+        spec.counts.insert(ActionKind::Change, 300);
+        let (tasks, report) = generate(&spec, &same);
+        assert_eq!(tasks.len(), 300);
+        for t in &tasks {
+            let target = apply(&t.input, &t.action, Semantics::Reference).unwrap();
+            assert_ne!(target.structure, t.input);
+        }
+        let rejected = report.no_ops_rejected.get(&ActionKind::Change).copied();
+        assert!(
+            rejected.unwrap_or(0) > 0,
+            "300 draws over 118 elements hit the same element"
+        );
+    }
+}

@@ -1,0 +1,131 @@
+//! The structure pool tasks are drawn from: the project's mineral prototypes (see
+//! `data/structures/NOTICE`), with the small ones repeated into the 10–100 atom range that
+//! AtomWorld samples from.
+
+use engine::cif::read_cif;
+use engine::Structure;
+use serde::Deserialize;
+
+/// The shipped mineral pool (JSON lines; 180 prototypes).
+pub const MINERALS_JSONL: &str = include_str!("../../../../data/structures/minerals.jsonl");
+
+/// Identifier of the pool below, recorded in every task set.
+pub const POOL_ID: &str = "minerals-v1";
+
+/// Smallest and largest number of sites of a pool structure.
+pub const SITE_RANGE: (usize, usize) = (10, 100);
+
+/// One structure of the pool.
+#[derive(Clone, Debug)]
+pub struct PoolEntry {
+    /// Display name: mineral name, with the repetition when repeated ("Halite 2×2×1").
+    pub name: String,
+    /// AFLOW prototype label of the mineral.
+    pub prototype: String,
+    /// Reduced formula.
+    pub formula: String,
+    /// How the mineral cell was repeated (1×1×1 when used as is).
+    pub repeat: [u32; 3],
+    /// The structure (supercell when repeated).
+    pub structure: Structure,
+    /// The mineral's own CIF text (pymatgen P1 style), before any repetition.
+    pub mineral_cif: String,
+}
+
+#[derive(Deserialize)]
+struct Line {
+    prototype: String,
+    mineral: String,
+    formula: String,
+    cif: String,
+}
+
+/// The repetition that brings `n` sites into [`SITE_RANGE`]: fewest copies, then the most
+/// nearly isotropic cell, then the lexicographically smallest size. `None` if none does.
+pub fn repeat_for(structure: &Structure) -> Option<[u32; 3]> {
+    let n = structure.len();
+    let lengths = structure.lattice.lengths();
+    let mut best: Option<(u32, f64, [u32; 3])> = None;
+    for a in 1..=4u32 {
+        for b in 1..=4u32 {
+            for c in 1..=4u32 {
+                let copies = a * b * c;
+                let total = n * copies as usize;
+                if total < SITE_RANGE.0 || total > SITE_RANGE.1 {
+                    continue;
+                }
+                let l = [
+                    lengths[0] * a as f64,
+                    lengths[1] * b as f64,
+                    lengths[2] * c as f64,
+                ];
+                let aniso = l.iter().cloned().fold(f64::MIN, f64::max)
+                    / l.iter().cloned().fold(f64::MAX, f64::min);
+                let key = (copies, aniso, [a, b, c]);
+                let better = match &best {
+                    None => true,
+                    Some(b) => (key.0, key.1) < (b.0, b.1),
+                };
+                if better {
+                    best = Some(key);
+                }
+            }
+        }
+    }
+    best.map(|b| b.2)
+}
+
+/// The pool, in file order; minerals that cannot be brought into range are left out.
+pub fn pool() -> Vec<PoolEntry> {
+    let mut out = Vec::new();
+    for line in MINERALS_JSONL.lines() {
+        // The pool is shipped with the program: a bad line is a build-time data error, and
+        // tests check that every line loads. Skip it here rather than fail the user.
+        let Ok(l) = serde_json::from_str::<Line>(line) else {
+            continue;
+        };
+        let Ok(s) = read_cif(&l.cif) else { continue };
+        let Some(repeat) = repeat_for(&s) else {
+            continue;
+        };
+        let (name, structure) = if repeat == [1, 1, 1] {
+            (l.mineral.clone(), s)
+        } else {
+            (
+                format!("{} {}×{}×{}", l.mineral, repeat[0], repeat[1], repeat[2]),
+                s.supercell(repeat),
+            )
+        };
+        out.push(PoolEntry {
+            name,
+            prototype: l.prototype,
+            formula: l.formula,
+            repeat,
+            structure,
+            mineral_cif: l.cif,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mineral_loads_and_the_pool_is_in_range() {
+        let lines = MINERALS_JSONL.lines().count();
+        assert_eq!(lines, 180);
+        for line in MINERALS_JSONL.lines() {
+            let l: Line = serde_json::from_str(line).unwrap();
+            read_cif(&l.cif).unwrap();
+        }
+        let p = pool();
+        // Only the one mineral above 100 sites is left out.
+        assert_eq!(p.len(), 179);
+        for e in &p {
+            let n = e.structure.len();
+            assert!((10..=100).contains(&n), "{}: {n}", e.name);
+        }
+    }
+}
