@@ -10,7 +10,9 @@
 pub mod cif;
 pub mod element;
 pub mod lattice;
+pub mod matcher;
 pub mod numeric;
+pub mod reduction;
 pub mod structure;
 
 pub use element::Element;

@@ -1,16 +1,34 @@
-//! Reading CIF text into structures.
+//! Reading and writing CIF text.
 //!
-//! The pipeline is tokenizer ([`lexer`]) → data blocks ([`block`]) → structure
-//! ([`reader`]). Every error carries the line and column it refers to, and no input,
-//! however malformed, makes the reader panic.
+//! Two readers, for two purposes:
+//! - [`read_cif`] (tokenizer [`lexer`] → data blocks [`block`] → [`reader`]) keeps the file's
+//!   site order and coordinates, for the viewer and the AtomWorld actions;
+//! - [`parse_cif_like_pymatgen`] ([`pymatgen`]) reproduces pymatgen's `CifParser` decisions
+//!   (accepted files, merged sites, site order), for evaluation.
+//!
+//! [`write_cif`] ([`writer`]) writes pymatgen's `CifWriter` text. Every reader error carries
+//! the line and column it refers to where there is one, and no input, however malformed,
+//! makes a reader panic.
 
 pub mod block;
+pub mod formula;
 pub mod lexer;
+pub mod pyfloat;
+pub mod pymatgen;
+pub mod pymatgen_blocks;
+mod pymatgen_comp;
+mod pymatgen_sanitize;
+pub mod pymatgen_symop;
 mod reader;
 pub mod symop;
+pub mod writer;
 
 pub use lexer::Pos;
+pub use pymatgen::{
+    parse_cif_like_pymatgen, parse_cif_like_pymatgen_detailed, PymatgenCif, SpeciesAmount,
+};
 pub use reader::read_cif;
+pub use writer::write_cif;
 
 /// A CIF error: what went wrong and where (1-based line and column), when known.
 #[derive(Clone, Debug, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]

@@ -1,0 +1,911 @@
+//! Reading CIF text exactly as AtomWorld's evaluator does: pymatgen's
+//! `CifParser.from_str(text).parse_structures(primitive=False, check_occu=False)[0]`.
+//!
+//! The evaluator's verdicts depend on pymatgen's decisions, not on the CIF standard: which
+//! files it accepts, which block it takes, how it reads numbers, snaps 1/3 and 2/3, applies
+//! symmetry operations, merges sites closer than 1e-4 (fractional, periodic) and orders the
+//! sites (grouped by composition, anion-like sites first). [`read_cif`](super::read_cif)
+//! keeps the file's order for the viewer and the actions; this reader is for evaluation.
+//!
+//! # Merged sites
+//!
+//! pymatgen merges rows whose positions coincide (after symmetry) into one site whose
+//! species is the sum of their compositions. A [`Site`] holds one element, so the
+//! [`Structure`] returned here keeps the site's **first** species (in pymatgen's insertion
+//! order) with that species' amount as occupancy: two stacked Na atoms give one Na site with
+//! occupancy 2. [`PymatgenCif::species`] records every site's full species list, so a merged
+//! Na + Cl site is visible there as two entries.
+//!
+//! # Not reproduced
+//!
+//! Files pymatgen reads through machinery this engine does not carry are rejected with an
+//! error that says so: magnetic CIFs, space groups given only by a symbol or number other
+//! than P1 (pymatgen expands them from its tables), dummy species (labels like `M1` that
+//! name no element), non-finite occupancies, and cells with non-finite or degenerate
+//! parameters (pymatgen accepts some of these with NaN geometry).
+
+use super::lexer::Pos;
+use super::pyfloat::{cut_uncertainty, is_py_space, py_float, str2float};
+use super::pymatgen_blocks::{pymatgen_blocks, Item, PmgBlock, Text};
+use super::pymatgen_comp::{stable_sort_by_lt, Comp, Sp};
+use super::pymatgen_sanitize::sanitize;
+use super::pymatgen_symop::{from_xyz_str, operate, XyzError};
+use super::symop::SymOp;
+use super::CifError;
+use crate::element::Element;
+use crate::lattice::Lattice;
+use crate::structure::{Site, Structure};
+
+/// Positions closer than this (fractional, per axis, periodic) are one site (`site_tolerance`).
+pub const SITE_TOLERANCE: f64 = 1e-4;
+
+/// Cells thinner than this (Å, smallest d-spacing of (100), (010), (001)) are rejected.
+pub const MIN_THICKNESS: f64 = 0.01;
+
+/// One species of a parsed site and its amount.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpeciesAmount {
+    /// The element.
+    pub element: Element,
+    /// Oxidation state, when the CIF declares `_atom_type_oxidation_number`.
+    pub oxidation: Option<f64>,
+    /// Amount (occupancy; merged identical species add up).
+    pub amount: f64,
+}
+
+/// A structure as pymatgen parses it, with what a [`Structure`] cannot hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PymatgenCif {
+    /// Sites in pymatgen's order; each site keeps its first species (see the module docs).
+    pub structure: Structure,
+    /// Every site's full species list, parallel to `structure.sites`.
+    pub species: Vec<Vec<SpeciesAmount>>,
+    /// Header of the data block the structure came from.
+    pub block: String,
+}
+
+/// Read CIF text as the AtomWorld evaluator (pymatgen) does; see the module docs.
+pub fn parse_cif_like_pymatgen(text: &str) -> Result<Structure, CifError> {
+    parse_cif_like_pymatgen_detailed(text).map(|p| p.structure)
+}
+
+/// Like [`parse_cif_like_pymatgen`], keeping every site's full species list.
+pub fn parse_cif_like_pymatgen_detailed(text: &str) -> Result<PymatgenCif, CifError> {
+    let mut blocks = pymatgen_blocks(text)?;
+    reject_magnetic(&blocks)?;
+    for block in blocks.iter_mut() {
+        sanitize(block)?;
+    }
+    let mut first: Option<PymatgenCif> = None;
+    let mut first_failure: Option<CifError> = None;
+    // pymatgen parses every block: a later block can still fail the whole file.
+    for block in &blocks {
+        match structure_of_block(block) {
+            Ok(Some(parsed)) => {
+                first.get_or_insert(parsed);
+            }
+            Ok(None) => {}
+            Err(Fail::Block(e)) => {
+                first_failure.get_or_insert(e);
+            }
+            Err(Fail::File(e)) => return Err(e),
+        }
+    }
+    first.ok_or_else(|| match first_failure {
+        Some(e) => CifError {
+            message: format!("no structure in the CIF: {}", e.message),
+            pos: e.pos,
+        },
+        None if blocks.is_empty() => {
+            CifError::general("no structure in the CIF: no line starts with data_")
+        }
+        None => CifError::general("no structure in the CIF: no atom site names an element"),
+    })
+}
+
+/// How a block failed: pymatgen skips the block (`KeyError`, `ValueError`) or the whole
+/// file fails (any other exception, or something this reader does not reproduce).
+enum Fail {
+    Block(CifError),
+    File(CifError),
+}
+
+fn block_err(pos: Option<Pos>, message: impl Into<String>) -> Fail {
+    Fail::Block(CifError {
+        message: message.into(),
+        pos,
+    })
+}
+
+fn file_err(pos: Option<Pos>, message: impl Into<String>) -> Fail {
+    Fail::File(CifError {
+        message: message.into(),
+        pos,
+    })
+}
+
+fn unsupported(pos: Option<Pos>, what: &str) -> Fail {
+    file_err(
+        pos,
+        format!("not supported (pymatgen would need more than this reader has): {what}"),
+    )
+}
+
+fn reject_magnetic(blocks: &[PmgBlock]) -> Result<(), CifError> {
+    const PREFIXES: [&str; 3] = [
+        "_space_group_magn",
+        "_atom_site_moment",
+        "_space_group_symop_magn",
+    ];
+    for b in blocks {
+        if let Some((key, _)) = b
+            .data
+            .iter()
+            .find(|(k, _)| PREFIXES.iter().any(|p| k.contains(p)))
+        {
+            return Err(CifError {
+                message: format!("not supported: magnetic CIF ({key})"),
+                pos: b.get(key).and_then(Item::pos).or(b.pos),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// pymatgen's `str2float` on a data item (a one-value loop column reads as its value).
+fn item_float(item: &Item) -> Option<f64> {
+    match item {
+        Item::Scalar(t) => str2float(&t.s),
+        // pymatgen retries a one-element list without the "." special case.
+        Item::List(v) if v.len() == 1 => py_float(cut_uncertainty(&v[0].s)),
+        Item::List(_) => None,
+    }
+}
+
+/// A cell value: missing is `Ok(None)` (KeyError), unreadable is a block failure.
+fn cell_value(block: &PmgBlock, tag: &str) -> Result<Option<f64>, Fail> {
+    let Some(item) = block.get(tag) else {
+        return Ok(None);
+    };
+    item_float(item).map(Some).ok_or_else(|| {
+        block_err(
+            item.pos(),
+            format!("{tag}: '{}' is not a number", item_text(item)),
+        )
+    })
+}
+
+fn item_text(item: &Item) -> String {
+    match item {
+        Item::Scalar(t) => t.s.clone(),
+        Item::List(v) => v.iter().map(|t| t.s.as_str()).collect::<Vec<_>>().join(" "),
+    }
+}
+
+/// Parameter indices a crystal-system constructor takes, and the six parameters from them.
+type CellShortcut = (&'static [usize], fn(&[f64]) -> [f64; 6]);
+
+const LENGTHS: [&str; 3] = ["_cell_length_a", "_cell_length_b", "_cell_length_c"];
+const ANGLES: [&str; 3] = ["_cell_angle_alpha", "_cell_angle_beta", "_cell_angle_gamma"];
+
+/// `CifParser.get_lattice`: the six parameters, or the crystal-system shortcut
+/// (`_symmetry_cell_setting`) when some are missing; `None` when there is no lattice.
+fn lattice_parameters(block: &PmgBlock) -> Result<Option<[f64; 6]>, Fail> {
+    let mut values = [0.0; 6];
+    let mut missing = false;
+    for (k, tag) in LENGTHS.iter().chain(ANGLES.iter()).enumerate() {
+        match cell_value(block, tag)? {
+            Some(v) => values[k] = v,
+            None => {
+                missing = true;
+                break;
+            }
+        }
+    }
+    if !missing {
+        return Ok(Some(values));
+    }
+    for setting_tag in ["_symmetry_cell_setting", "_space_group_crystal_system"] {
+        let setting = match block.get(setting_tag) {
+            Some(item) if item.truthy() => item,
+            _ => return Ok(None),
+        };
+        let Item::Scalar(t) = setting else {
+            continue;
+        };
+        // Which of a, b, c, alpha, beta, gamma the Lattice constructor takes, and how the
+        // six parameters follow from them.
+        let (needs, build): CellShortcut = match t.s.to_lowercase().as_str() {
+            "cubic" => (&[0], |v| [v[0], v[0], v[0], 90.0, 90.0, 90.0]),
+            "tetragonal" => (&[0, 2], |v| [v[0], v[0], v[1], 90.0, 90.0, 90.0]),
+            "orthorhombic" => (&[0, 1, 2], |v| [v[0], v[1], v[2], 90.0, 90.0, 90.0]),
+            "monoclinic" => (&[0, 1, 2, 4], |v| [v[0], v[1], v[2], 90.0, v[3], 90.0]),
+            "hexagonal" => (&[0, 2], |v| [v[0], v[0], v[1], 90.0, 90.0, 120.0]),
+            "rhombohedral" => (&[0, 3], |v| [v[0], v[0], v[0], v[1], v[1], v[1]]),
+            _ => continue,
+        };
+        let mut got = Vec::new();
+        for &k in needs {
+            let tag = if k < 3 { LENGTHS[k] } else { ANGLES[k - 3] };
+            match cell_value(block, tag)? {
+                Some(v) => got.push(v),
+                None => {
+                    return Err(file_err(
+                        t.pos,
+                        format!("{} cell without {tag} (pymatgen: TypeError)", t.s),
+                    ))
+                }
+            }
+        }
+        return Ok(Some(build(&got)));
+    }
+    Ok(None)
+}
+
+/// The lattice in the AtomWorld frame. Negative lengths flip their vector, as they do in
+/// pymatgen's construction; `None` for cells that do not exist.
+fn lattice_from(p: [f64; 6]) -> Option<Lattice> {
+    let l = Lattice::from_parameters(p[0].abs(), p[1].abs(), p[2].abs(), p[3], p[4], p[5]).ok()?;
+    let mut m = *l.matrix();
+    for (k, row) in m.iter_mut().enumerate() {
+        if p[k] < 0.0 {
+            *row = row.map(|x| -x);
+        }
+    }
+    Some(Lattice::from_matrix(m))
+}
+
+/// True when pymatgen's `Lattice.from_parameters` produces NaN vectors, which it then
+/// accepts (non-finite parameters, or 0/0 in its cos γ* formula, e.g. an angle of 0).
+fn pymatgen_cell_is_nan(p: [f64; 6]) -> bool {
+    if p.iter().any(|x| !x.is_finite()) {
+        return true;
+    }
+    // numpy's deg2rad multiplies by π/180 once.
+    let rad = |d: f64| d * (std::f64::consts::PI / 180.0);
+    let (ca, cb, cg) = (
+        libm::cos(rad(p[3])),
+        libm::cos(rad(p[4])),
+        libm::cos(rad(p[5])),
+    );
+    let (sa, sb) = (libm::sin(rad(p[3])), libm::sin(rad(p[4])));
+    ((ca * cb - cg) / (sa * sb)).is_nan()
+}
+
+/// `Lattice.d_hkl` for (100), (010), (001).
+fn thicknesses(l: &Lattice) -> [f64; 3] {
+    let r = l.reciprocal_crystallographic();
+    r.matrix().map(|row| 1.0 / crate::numeric::norm(row))
+}
+
+const XYZ_TAGS: [&str; 4] = [
+    "_symmetry_equiv_pos_as_xyz",
+    "_symmetry_equiv_pos_as_xyz_",
+    "_space_group_symop_operation_xyz",
+    "_space_group_symop_operation_xyz_",
+];
+
+const HM_TAGS: [&str; 12] = [
+    "_symmetry_space_group_name_H-M",
+    "_symmetry_space_group_name_H_M",
+    "_symmetry_space_group_name_H-M_",
+    "_symmetry_space_group_name_H_M_",
+    "_space_group_name_Hall",
+    "_space_group_name_Hall_",
+    "_space_group_name_H-M_alt",
+    "_space_group_name_H-M_alt_",
+    "_symmetry_space_group_name_hall",
+    "_symmetry_space_group_name_hall_",
+    "_symmetry_space_group_name_h-m",
+    "_symmetry_space_group_name_h-m_",
+];
+
+const NUMBER_TAGS: [&str; 4] = [
+    "_space_group_IT_number",
+    "_space_group_IT_number_",
+    "_symmetry_Int_Tables_number",
+    "_symmetry_Int_Tables_number_",
+];
+
+/// `CifParser.get_symops`.
+fn symmetry_operations(block: &PmgBlock) -> Result<Vec<SymOp>, Fail> {
+    'tags: for tag in XYZ_TAGS {
+        let Some(item) = block.get(tag).filter(|i| i.truthy()) else {
+            continue;
+        };
+        let values: Vec<Text> = match item {
+            Item::Scalar(t) => vec![t.clone()],
+            Item::List(v) => v.clone(),
+        };
+        let mut ops = Vec::with_capacity(values.len());
+        for v in &values {
+            match from_xyz_str(&v.s) {
+                Ok(op) => ops.push(op),
+                Err(XyzError::BadNumber(_)) => continue 'tags,
+                Err(XyzError::ZeroDivision(s)) => {
+                    return Err(file_err(
+                        v.pos,
+                        format!("symmetry operation '{s}' divides by zero"),
+                    ))
+                }
+                Err(XyzError::TooManyParts(s)) => {
+                    return Err(file_err(
+                        v.pos,
+                        format!("symmetry operation '{s}' has more than three parts"),
+                    ))
+                }
+            }
+        }
+        return Ok(ops);
+    }
+    for tag in HM_TAGS {
+        let Some(item) = block.get(tag).filter(|i| i.truthy()) else {
+            continue;
+        };
+        let Item::Scalar(t) = item else {
+            return Err(file_err(
+                item.pos(),
+                format!("{tag} is a loop column (pymatgen: TypeError)"),
+            ));
+        };
+        let symbol: String =
+            t.s.chars()
+                .filter(|&c| !is_py_space(c) && c != '_')
+                .collect();
+        if symbol == "P1" {
+            return Ok(vec![SymOp::identity()]);
+        }
+        if symbol.starts_with(['P', 'A', 'B', 'C', 'F', 'I', 'R']) {
+            return Err(unsupported(
+                t.pos,
+                &format!("space group '{}' without explicit symmetry operations", t.s),
+            ));
+        }
+    }
+    for tag in NUMBER_TAGS {
+        let Some(item) = block.get(tag).filter(|i| i.truthy()) else {
+            continue;
+        };
+        let Some(x) = item_float(item) else { continue };
+        if x.is_infinite() {
+            return Err(file_err(
+                item.pos(),
+                format!("{tag} is infinite (pymatgen: OverflowError)"),
+            ));
+        }
+        if x.is_nan() {
+            continue;
+        }
+        match x.trunc() {
+            1.0 => return Ok(vec![SymOp::identity()]),
+            n if (2.0..=230.0).contains(&n) => {
+                return Err(unsupported(
+                    item.pos(),
+                    &format!("space group number {n} without explicit symmetry operations"),
+                ))
+            }
+            _ => continue,
+        }
+    }
+    Ok(vec![SymOp::identity()])
+}
+
+/// `CifParser._parse_oxi_states`: type symbol (and the symbol with its charge suffix
+/// removed) → oxidation number; `None` when the CIF has none or they do not parse.
+fn oxidation_states(block: &PmgBlock) -> Result<Option<Vec<(String, f64)>>, Fail> {
+    let (Some(symbols), Some(numbers)) = (
+        block.get("_atom_type_symbol"),
+        block.get("_atom_type_oxidation_number"),
+    ) else {
+        return Ok(None);
+    };
+    let mut out: Vec<(String, f64)> = Vec::new();
+    let mut put = |k: String, v: f64| match out.iter_mut().find(|(s, _)| *s == k) {
+        Some(slot) => slot.1 = v,
+        None => out.push((k, v)),
+    };
+    let symbols = symbols.iter_values();
+    let mut values = Vec::with_capacity(symbols.len());
+    for (i, s) in symbols.iter().enumerate() {
+        let n = numbers.index(i).map_err(|_| {
+            file_err(
+                s.pos,
+                "fewer oxidation numbers than atom types (pymatgen: IndexError)",
+            )
+        })?;
+        let Some(v) = str2float(&n.s) else {
+            return Ok(None);
+        };
+        values.push(v);
+        put(s.s.clone(), v);
+    }
+    for (s, v) in symbols.iter().zip(values) {
+        put(strip_charge(&s.s), v);
+    }
+    Ok(Some(out))
+}
+
+/// `re.sub(r"\d?[\+,\-]?$", "", symbol)`.
+fn strip_charge(s: &str) -> String {
+    let mut t = s.to_string();
+    if t.ends_with(['+', ',', '-']) {
+        t.pop();
+    }
+    if t.ends_with(|c: char| c.is_ascii_digit()) {
+        t.pop();
+    }
+    t
+}
+
+/// Python `str.title()` on ASCII text.
+fn title(s: &str) -> String {
+    let mut prev_cased = false;
+    s.chars()
+        .map(|c| {
+            let out = if c.is_ascii_alphabetic() {
+                if prev_cased {
+                    c.to_ascii_lowercase()
+                } else {
+                    c.to_ascii_uppercase()
+                }
+            } else {
+                c
+            };
+            prev_cased = c.is_ascii_alphabetic();
+            out
+        })
+        .collect()
+}
+
+/// An element symbol pymatgen knows (its 118 elements plus D and T, which are hydrogen).
+fn element_named(symbol: &str) -> Option<Element> {
+    match symbol {
+        "D" | "T" => Element::from_symbol("H"),
+        s => Element::from_symbol(s),
+    }
+}
+
+/// `CifParser._parse_symbol`: `Ok(None)` or `Ok(Some(""))` skip the row; an empty symbol
+/// fails the file (pymatgen indexes its first character).
+fn parse_symbol(sym: &Text) -> Result<Option<String>, Fail> {
+    const SPECIAL: [(&str, &str); 7] = [
+        ("Hw", "H"),
+        ("Ow", "O"),
+        ("Wat", "O"),
+        ("wat", "O"),
+        ("OH", ""),
+        ("OH2", ""),
+        ("NO3", "N"),
+    ];
+    let s = sym.s.as_str();
+    if let Some((_, v)) = SPECIAL.iter().find(|(k, _)| s.starts_with(k)) {
+        return Ok(Some(v.to_string()));
+    }
+    let two = title(&s.chars().take(2).collect::<String>());
+    if element_named(&two).is_some() {
+        return Ok(Some(two));
+    }
+    let Some(first) = s.chars().next() else {
+        return Err(file_err(
+            sym.pos,
+            "empty atom type symbol or label (pymatgen: IndexError)",
+        ));
+    };
+    let one = first.to_uppercase().to_string();
+    if element_named(&one).is_some() {
+        return Ok(Some(one));
+    }
+    // `w?[A-Z][a-z]*` at the start.
+    let b = s.as_bytes();
+    let start = usize::from(b.first() == Some(&b'w'));
+    if b.get(start).is_some_and(u8::is_ascii_uppercase) {
+        let end = start
+            + 1
+            + b[start + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_lowercase())
+                .count();
+        return Ok(Some(s[..end].to_string()));
+    }
+    Ok(None)
+}
+
+/// Implicit hydrogens pymatgen adds for water-like symbols.
+fn implicit_hydrogens(symbol: &str) -> f64 {
+    let head: String = symbol.chars().take(3).collect();
+    match head.as_str() {
+        "Wat" | "wat" => 2.0,
+        "O-H" => 1.0,
+        _ => 0.0,
+    }
+}
+
+/// Periodic closeness with numpy's round-half-even.
+fn pbc_close(a: [f64; 3], b: [f64; 3]) -> bool {
+    (0..3).all(|k| {
+        let d = a[k] - b[k];
+        (d - d.round_ties_even()).abs() < SITE_TOLERANCE
+    })
+}
+
+/// One row read from the atom-site loop (before grouping).
+struct Row {
+    coord: [f64; 3],
+    comp: Comp,
+    label: String,
+}
+
+fn fract(block: &PmgBlock, tag: &str, idx: usize) -> Result<f64, Fail> {
+    let item = block
+        .get(tag)
+        .ok_or_else(|| block_err(block.pos, format!("missing {tag}")))?;
+    let v = item.index(idx).map_err(|_| {
+        file_err(
+            item.pos(),
+            format!("{tag} has no row {} (pymatgen: IndexError)", idx + 1),
+        )
+    })?;
+    str2float(&v.s).ok_or_else(|| block_err(v.pos, format!("{tag}: '{}' is not a number", v.s)))
+}
+
+/// `CifParser._get_structure` for one block.
+fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
+    let params = lattice_parameters(block)?;
+    let cell_pos = block
+        .get("_cell_length_a")
+        .and_then(Item::pos)
+        .or(block.pos);
+    let lattice = match params {
+        Some(p) if pymatgen_cell_is_nan(p) => {
+            return Err(unsupported(
+                cell_pos,
+                &format!(
+                    "cell a={} b={} c={} alpha={} beta={} gamma={} (pymatgen builds lattice vectors of NaN)",
+                    p[0], p[1], p[2], p[3], p[4], p[5]
+                ),
+            ))
+        }
+        Some(p) => {
+            let l = lattice_from(p).ok_or_else(|| {
+                block_err(
+                    cell_pos,
+                    format!(
+                        "cell a={} b={} c={} alpha={} beta={} gamma={} has no volume",
+                        p[0], p[1], p[2], p[3], p[4], p[5]
+                    ),
+                )
+            })?;
+            let t = thicknesses(&l);
+            if t.iter().any(|&d| d < MIN_THICKNESS) {
+                return Err(block_err(
+                    cell_pos,
+                    format!(
+                        "cell thickness {:?} Å below {MIN_THICKNESS} Å (pymatgen's minimum)",
+                        t
+                    ),
+                ));
+            }
+            Some(l)
+        }
+        None => None,
+    };
+    let ops = symmetry_operations(block)?;
+    let oxi = oxidation_states(block)?;
+
+    let labels = block
+        .get("_atom_site_label")
+        .ok_or_else(|| block_err(block.pos, "missing _atom_site_label"))?;
+    let types = block.get("_atom_site_type_symbol");
+    let occupancies = block.get("_atom_site_occupancy");
+
+    let mut rows: Vec<Row> = Vec::new();
+    for (idx, label) in labels.iter_values().into_iter().enumerate() {
+        let raw = match types {
+            Some(t) => t.index(idx).map_err(|_| {
+                file_err(
+                    label.pos,
+                    format!(
+                        "_atom_site_type_symbol has no row {} (pymatgen: IndexError)",
+                        idx + 1
+                    ),
+                )
+            })?,
+            None => label.clone(),
+        };
+        let Some(symbol) = parse_symbol(&raw)?.filter(|s| !s.is_empty()) else {
+            continue;
+        };
+        let num_h = implicit_hydrogens(&raw.s);
+        let Some(element) = element_named(&symbol) else {
+            if symbol.starts_with('w') {
+                return Err(block_err(raw.pos, format!("'{symbol}' is not a species")));
+            }
+            return Err(unsupported(
+                raw.pos,
+                &format!(
+                    "'{}' names no element (pymatgen makes a dummy species)",
+                    raw.s
+                ),
+            ));
+        };
+        let oxidation = oxi.as_ref().map(|table| {
+            let get = |k: &str| table.iter().find(|(s, _)| s == k).map(|(_, v)| *v);
+            let o = get(&symbol).unwrap_or(0.0);
+            if types.is_some() {
+                get(&raw.s).unwrap_or(o)
+            } else {
+                o
+            }
+        });
+        let occu = match occupancies {
+            None => 1.0,
+            Some(item) => {
+                let v = item.index(idx).map_err(|_| {
+                    file_err(
+                        item.pos(),
+                        format!(
+                            "_atom_site_occupancy has no row {} (pymatgen: IndexError)",
+                            idx + 1
+                        ),
+                    )
+                })?;
+                match str2float(&v.s) {
+                    Some(x) if !x.is_finite() => {
+                        return Err(unsupported(v.pos, &format!("occupancy '{}'", v.s)))
+                    }
+                    Some(x) => x,
+                    None => 1.0,
+                }
+            }
+        };
+        let coord = [
+            fract(block, "_atom_site_fract_x", idx)?,
+            fract(block, "_atom_site_fract_y", idx)?,
+            fract(block, "_atom_site_fract_z", idx)?,
+        ];
+        let mut parts = vec![(
+            Sp { element, oxidation },
+            if 1e-8 > occu { 1e-8 } else { occu },
+        )];
+        if num_h > 0.0 {
+            if oxidation.is_some() {
+                return Err(unsupported(
+                    raw.pos,
+                    "implicit hydrogens together with oxidation states",
+                ));
+            }
+            let hydrogen = element_named("H")
+                .ok_or_else(|| unsupported(raw.pos, "hydrogen missing from the element table"))?;
+            parts.push((
+                Sp {
+                    element: hydrogen,
+                    oxidation: None,
+                },
+                num_h,
+            ));
+        }
+        let comp = Comp::new(parts);
+        // Merge with an earlier row that a symmetry operation maps onto this one.
+        let matched = ops.iter().find_map(|op| {
+            let image = operate(op, coord);
+            rows.iter().position(|r| pbc_close(r.coord, image))
+        });
+        match matched {
+            Some(k) => {
+                rows[k].comp = rows[k].comp.add(&comp);
+                rows[k].label = label.s.clone();
+            }
+            None => match rows.iter_mut().find(|r| r.coord == coord) {
+                // Same key in pymatgen's dict: the entry is replaced in place.
+                Some(r) => {
+                    r.comp = comp;
+                    r.label = label.s.clone();
+                }
+                None => rows.push(Row {
+                    coord,
+                    comp,
+                    label: label.s.clone(),
+                }),
+            },
+        }
+    }
+    if rows.is_empty() {
+        return Ok(None);
+    }
+
+    // Sort by composition (stable) and expand each group of equal compositions.
+    let sorted = stable_sort_by_lt((0..rows.len()).collect(), &|&a: &usize, &b: &usize| {
+        rows[a].comp.lt(&rows[b].comp)
+    });
+    let mut sites: Vec<([f64; 3], Comp, String)> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let group_comp = rows[sorted[i]].comp.clone();
+        let mut j = i + 1;
+        // `itertools.groupby` asks the group's key whether it equals the next key.
+        while j < sorted.len() && group_comp.equals(&rows[sorted[j]].comp) {
+            j += 1;
+        }
+        let species = oxygen_without_implicit_h(&group_comp);
+        let group_start = sites.len();
+        for &r in &sorted[i..j] {
+            for op in &ops {
+                let image = operate(op, rows[r].coord);
+                let mut wrapped = [0.0; 3];
+                for k in 0..3 {
+                    let x = image[k];
+                    if x.is_nan() {
+                        return Err(block_err(
+                            block.pos,
+                            format!(
+                                "atom site {} has a coordinate that is not a number",
+                                rows[r].label
+                            ),
+                        ));
+                    }
+                    if x.is_infinite() {
+                        return Err(file_err(
+                            block.pos,
+                            format!("atom site {} has an infinite coordinate", rows[r].label),
+                        ));
+                    }
+                    wrapped[k] = x - x.floor();
+                }
+                if !sites[group_start..].iter().any(|s| pbc_close(s.0, wrapped)) {
+                    sites.push((wrapped, species.clone(), rows[r].label.clone()));
+                }
+            }
+        }
+        i = j;
+    }
+    if sites.iter().all(|s| s.2.is_empty()) {
+        return Err(file_err(
+            block.pos,
+            "every atom-site label is empty (pymatgen: TypeError)",
+        ));
+    }
+    let Some(lattice) = lattice else {
+        return Err(block_err(
+            block.pos,
+            "missing cell parameters (_cell_length_a … _cell_angle_gamma)",
+        ));
+    };
+
+    let mut out_sites = Vec::with_capacity(sites.len());
+    let mut out_species = Vec::with_capacity(sites.len());
+    for (frac, comp, label) in sites {
+        let list: Vec<SpeciesAmount> = comp
+            .0
+            .iter()
+            .map(|(sp, amount)| SpeciesAmount {
+                element: sp.element,
+                oxidation: sp.oxidation,
+                amount: *amount,
+            })
+            .collect();
+        let Some(first) = list.first() else {
+            return Err(unsupported(block.pos, "a site without species"));
+        };
+        out_sites.push(Site {
+            element: first.element,
+            frac,
+            label,
+            occupancy: first.amount,
+        });
+        out_species.push(list);
+    }
+    Ok(Some(PymatgenCif {
+        structure: Structure::new(lattice, out_sites),
+        species: out_species,
+        block: block.header.clone(),
+    }))
+}
+
+/// Sites of exactly oxygen and hydrogen keep only the oxygen (pymatgen's implicit-hydrogen
+/// rule, which also applies to an O and an H row stacked on one position).
+fn oxygen_without_implicit_h(comp: &Comp) -> Comp {
+    let mut els: Vec<&str> = comp.elements().iter().map(|e| e.symbol()).collect();
+    els.sort_unstable();
+    let plain = comp.0.iter().all(|(s, _)| s.oxidation.is_none());
+    if plain && els == ["H", "O"] {
+        if let Some(o) = Element::from_symbol("O") {
+            let sp = Sp {
+                element: o,
+                oxidation: None,
+            };
+            return Comp::new([(sp, comp.amount(&sp))]);
+        }
+    }
+    comp.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NACL: &str = "# generated using pymatgen
+data_NaCl
+_symmetry_space_group_name_H-M   'P 1'
+_cell_length_a   5.64
+_cell_length_b   5.64
+_cell_length_c   5.64
+_cell_angle_alpha   90.00000000
+_cell_angle_beta   90.00000000
+_cell_angle_gamma   90.00000000
+_symmetry_Int_Tables_number   1
+loop_
+ _symmetry_equiv_pos_site_id
+ _symmetry_equiv_pos_as_xyz
+  1  'x, y, z'
+loop_
+ _atom_site_type_symbol
+ _atom_site_label
+ _atom_site_symmetry_multiplicity
+ _atom_site_fract_x
+ _atom_site_fract_y
+ _atom_site_fract_z
+ _atom_site_occupancy
+  Na  Na0  1  0.00000000  0.00000000  0.00000000  1
+  Cl  Cl1  1  0.50000000  0.50000000  0.50000000  1
+  Na  Na2  1  0.50000000  0.50000000  0.00000000  1
+";
+
+    #[test]
+    fn anions_first_and_labels_kept() {
+        let s = parse_cif_like_pymatgen(NACL).unwrap();
+        let labels: Vec<&str> = s.sites.iter().map(|x| x.label.as_str()).collect();
+        assert_eq!(labels, ["Cl1", "Na0", "Na2"]);
+    }
+
+    #[test]
+    fn stacked_atoms_merge() {
+        let text = NACL.replace(
+            "  Na  Na2  1  0.50000000  0.50000000  0.00000000  1",
+            "  Na  Na2  1  0.00005000  0.99999000  0.00000000  1",
+        );
+        let p = parse_cif_like_pymatgen_detailed(&text).unwrap();
+        assert_eq!(p.structure.len(), 2);
+        assert_eq!(p.structure.sites[1].occupancy, 2.0);
+        assert_eq!(p.structure.sites[1].label, "Na2");
+    }
+
+    #[test]
+    fn missing_label_column_rejects_with_position() {
+        let text = NACL
+            .replace(" _atom_site_label\n", "")
+            .replace("Na0  ", "")
+            .replace("Cl1  ", "")
+            .replace("Na2  ", "");
+        let e = parse_cif_like_pymatgen(&text).unwrap_err();
+        assert!(e.message.contains("_atom_site_label"), "{e}");
+        assert_eq!(e.pos.map(|p| p.line), Some(2));
+    }
+
+    #[test]
+    fn unknown_value_rejects_at_the_value() {
+        let text = NACL.replace(
+            "0.50000000  0.50000000  0.50000000",
+            "?  0.50000000  0.50000000",
+        );
+        let e = parse_cif_like_pymatgen(&text).unwrap_err();
+        assert_eq!(e.pos, Some(Pos { line: 24, col: 15 }));
+    }
+
+    #[test]
+    fn thin_cells_are_rejected() {
+        let text = NACL.replace("_cell_length_c   5.64", "_cell_length_c   0.005");
+        assert!(parse_cif_like_pymatgen(&text).is_err());
+    }
+
+    #[test]
+    fn symmetry_expansion() {
+        let text = "data_x\n_cell_length_a 4\n_cell_length_b 4\n_cell_length_c 4\n\
+            _cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90\n\
+            loop_\n_symmetry_equiv_pos_as_xyz\nx,y,z\n-x,-y,-z\nx+1/2,y+1/2,z\n\
+            loop_\n_atom_site_label\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\n\
+            Si1 0.1 0.2 0.3\nSi2 0 0 0\n";
+        let s = parse_cif_like_pymatgen(text).unwrap();
+        // Si1: three images; Si2 at the origin: two (the inversion image coincides).
+        assert_eq!(s.len(), 5);
+    }
+}

@@ -1,0 +1,509 @@
+//! CIF text to data blocks the way pymatgen's `CifFile.from_str` / `CifBlock.from_str` cut it.
+//!
+//! pymatgen does not follow the CIF grammar: it splits the file at lines starting with
+//! `data_`, deletes comments (`#` at a line start or after whitespace, even inside quotes),
+//! deletes blank lines and non-ASCII characters, then splits each line with one regular
+//! expression. Tags are case-sensitive, a tag takes whatever token follows it, and loops are
+//! checked in an unusual way. All of that decides which files it accepts, so it is reproduced
+//! here on characters that remember where they came from, to point errors at the text.
+
+use super::lexer::Pos;
+use super::pyfloat::{is_py_space, py_strip};
+use super::CifError;
+
+/// A value as pymatgen stores it, with where its token starts in the original text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Text {
+    /// The value (quotes removed; loop values stripped).
+    pub s: String,
+    /// Start of the token in the original text.
+    pub pos: Option<Pos>,
+}
+
+/// A data item: a single value, or a loop column.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    /// `_tag value`.
+    Scalar(Text),
+    /// A loop column's values in row order.
+    List(Vec<Text>),
+}
+
+/// Python indexing failed (`IndexError`): pymatgen does not catch it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OutOfRange;
+
+impl Item {
+    /// Python `len()`: rows of a column, characters of a single value.
+    pub fn len(&self) -> usize {
+        match self {
+            Item::Scalar(t) => t.s.chars().count(),
+            Item::List(v) => v.len(),
+        }
+    }
+
+    /// True when `len()` is 0.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Python truthiness (non-empty string or list).
+    pub fn truthy(&self) -> bool {
+        !self.is_empty()
+    }
+
+    /// Python `item[i]`: a column's i-th value, or a single value's i-th character.
+    pub fn index(&self, i: usize) -> Result<Text, OutOfRange> {
+        match self {
+            Item::List(v) => v.get(i).cloned().ok_or(OutOfRange),
+            Item::Scalar(t) => {
+                t.s.chars()
+                    .nth(i)
+                    .map(|c| Text {
+                        s: c.to_string(),
+                        pos: t.pos,
+                    })
+                    .ok_or(OutOfRange)
+            }
+        }
+    }
+
+    /// Python iteration: a column's values, or a single value's characters.
+    pub fn iter_values(&self) -> Vec<Text> {
+        (0..self.len()).filter_map(|i| self.index(i).ok()).collect()
+    }
+
+    /// Where the item's first value was written.
+    pub fn pos(&self) -> Option<Pos> {
+        match self {
+            Item::Scalar(t) => t.pos,
+            Item::List(v) => v.first().and_then(|t| t.pos),
+        }
+    }
+}
+
+/// One data block: its header and items in first-insertion order (keys are unique and
+/// case-sensitive, like the Python dict).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct PmgBlock {
+    /// The text after `data_` (at most 74 characters).
+    pub header: String,
+    /// Where `data_` was written.
+    pub pos: Option<Pos>,
+    /// Items in dict order.
+    pub data: Vec<(String, Item)>,
+}
+
+impl PmgBlock {
+    /// `data.get(key)`.
+    pub fn get(&self, key: &str) -> Option<&Item> {
+        self.data.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Mutable `data[key]`.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Item> {
+        self.data.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// `data[key] = item` (an existing key keeps its place).
+    pub fn set(&mut self, key: &str, item: Item) {
+        match self.get_mut(key) {
+            Some(slot) => *slot = item,
+            None => self.data.push((key.to_string(), item)),
+        }
+    }
+
+    /// `key in data`.
+    pub fn contains(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+}
+
+/// A character of the text and its index in the original.
+type Ch = (char, usize);
+
+/// One token: pymatgen's first regex group (unquoted words; empty for quoted values and text
+/// fields), the joined value, and where it starts.
+#[derive(Clone, Debug)]
+struct Token {
+    bare: String,
+    text: String,
+    at: usize,
+}
+
+/// Maps character indices of the original text to line and column (the lexer's convention:
+/// `\r\n`, `\n` and a lone `\r` each end a line).
+struct Positions(Vec<Pos>);
+
+impl Positions {
+    fn new(chars: &[char]) -> Self {
+        let mut out = Vec::with_capacity(chars.len() + 1);
+        let (mut line, mut col) = (1, 1);
+        for (i, &c) in chars.iter().enumerate() {
+            out.push(Pos { line, col });
+            let ends_line = c == '\n' || (c == '\r' && chars.get(i + 1) != Some(&'\n'));
+            if ends_line {
+                line += 1;
+                col = 1;
+            } else {
+                col += 1;
+            }
+        }
+        out.push(Pos { line, col });
+        Positions(out)
+    }
+
+    fn at(&self, i: usize) -> Option<Pos> {
+        self.0.get(i).copied()
+    }
+}
+
+/// Split CIF text into pymatgen's data blocks (in its dict order: a repeated header replaces
+/// the earlier block in place). Errors are the ones `CifBlock.from_str` raises.
+pub fn pymatgen_blocks(text: &str) -> Result<Vec<PmgBlock>, CifError> {
+    let chars: Vec<char> = text.chars().collect();
+    let positions = Positions::new(&chars);
+    let mut blocks: Vec<PmgBlock> = Vec::new();
+    let starts = block_starts(&chars);
+    for (n, &(_, data_at)) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).map_or(chars.len(), |&(s, _)| s);
+        // The header line (up to the first '\n' after "data_") names powder-pattern blocks.
+        let body = &chars[data_at + 5..end];
+        let first_line: String = body.iter().take_while(|&&c| c != '\n').collect();
+        if first_line.contains("powder_pattern") {
+            continue;
+        }
+        let block_chars: Vec<Ch> = (data_at..end).map(|i| (chars[i], i)).collect();
+        let block = parse_block(&block_chars, &positions)?;
+        match blocks.iter_mut().find(|b| b.header == block.header) {
+            Some(slot) => *slot = block,
+            None => blocks.push(block),
+        }
+    }
+    Ok(blocks)
+}
+
+/// Matches of `^\s*data_` (multi-line): (line start, index of `data_`).
+fn block_starts(chars: &[char]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let line_start = i == 0 || chars[i - 1] == '\n';
+        if line_start {
+            let mut j = i;
+            while j < chars.len() && is_py_space(chars[j]) {
+                j += 1;
+            }
+            if chars.len() >= j + 5 && chars[j..j + 5].iter().copied().eq("data_".chars()) {
+                out.push((i, j));
+                i = j + 5;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Delete comments: from a `#` at a line start, or from the whitespace character before a
+/// `#`, to the end of the line (the line break itself stays unless it was that whitespace).
+fn strip_comments(s: &[Ch]) -> Vec<Ch> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        let hash_next = s.get(i + 1).is_some_and(|c| c.0 == '#');
+        let at_line_start = i == 0 || s[i - 1].0 == '\n';
+        let starts = (is_py_space(s[i].0) && hash_next) || (at_line_start && s[i].0 == '#');
+        if starts {
+            let mut j = if s[i].0 == '#' { i + 1 } else { i + 2 };
+            while j < s.len() && s[j].0 != '\n' {
+                j += 1;
+            }
+            i = j;
+            continue;
+        }
+        out.push(s[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Delete runs of blank lines (`^\s*\n`, multi-line).
+fn strip_blank_lines(s: &[Ch]) -> Vec<Ch> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        let at_line_start = i == 0 || s[i - 1].0 == '\n';
+        if at_line_start {
+            let mut j = i;
+            let mut last_newline = None;
+            while j < s.len() && is_py_space(s[j].0) {
+                if s[j].0 == '\n' {
+                    last_newline = Some(j);
+                }
+                j += 1;
+            }
+            if let Some(k) = last_newline {
+                i = k + 1;
+                continue;
+            }
+        }
+        out.push(s[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Python `str.splitlines()` on ASCII text.
+fn split_lines(s: &[Ch]) -> Vec<Vec<Ch>> {
+    let mut lines = Vec::new();
+    let mut cur = Vec::new();
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i].0;
+        if matches!(
+            c,
+            '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{1c}' | '\u{1d}' | '\u{1e}'
+        ) {
+            if c == '\r' && s.get(i + 1).is_some_and(|n| n.0 == '\n') {
+                i += 1;
+            }
+            lines.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(s[i]);
+        }
+        i += 1;
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+fn string_of(s: &[Ch]) -> String {
+    s.iter().map(|c| c.0).collect()
+}
+
+/// Python `str.strip()` on positioned characters.
+fn strip_chars(s: &[Ch]) -> &[Ch] {
+    let start = s.iter().position(|c| !is_py_space(c.0)).unwrap_or(s.len());
+    let end = s
+        .iter()
+        .rposition(|c| !is_py_space(c.0))
+        .map_or(start, |e| e + 1);
+    &s[start..end.max(start)]
+}
+
+/// The token regex `([^'"\s][\S]*)|'(.*?)'(?!\S)|"(.*?)"(?!\S)` applied with `findall`.
+fn tokenize_line(line: &[Ch], out: &mut Vec<Token>) {
+    let mut p = 0;
+    while p < line.len() {
+        let c = line[p].0;
+        if is_py_space(c) {
+            p += 1;
+            continue;
+        }
+        if c != '\'' && c != '"' {
+            let mut q = p;
+            while q < line.len() && !is_py_space(line[q].0) {
+                q += 1;
+            }
+            let word = string_of(&line[p..q]);
+            out.push(Token {
+                bare: word.clone(),
+                text: word,
+                at: line[p].1,
+            });
+            p = q;
+            continue;
+        }
+        let close = (p + 1..line.len())
+            .find(|&q| line[q].0 == c && line.get(q + 1).is_none_or(|n| is_py_space(n.0)));
+        match close {
+            Some(q) => {
+                out.push(Token {
+                    bare: String::new(),
+                    text: string_of(&line[p + 1..q]),
+                    at: line[p].1,
+                });
+                p = q + 1;
+            }
+            None => p += 1,
+        }
+    }
+}
+
+/// `CifBlock._process_string`: the token stream of one block.
+fn tokens_of(block: &[Ch]) -> Vec<Token> {
+    let cleaned: Vec<Ch> = strip_blank_lines(&strip_comments(block))
+        .into_iter()
+        .filter(|c| c.0.is_ascii())
+        .collect();
+    let mut tokens = Vec::new();
+    let mut multiline = false;
+    let mut field: Vec<String> = Vec::new();
+    let mut field_at = 0;
+    for line in split_lines(&cleaned) {
+        let mut line: &[Ch] = &line;
+        if multiline {
+            if line.first().is_some_and(|c| c.0 == ';') {
+                multiline = false;
+                tokens.push(Token {
+                    bare: String::new(),
+                    text: field.join(" "),
+                    at: field_at,
+                });
+                field.clear();
+                line = strip_chars(&line[1..]);
+            } else {
+                field.push(string_of(line));
+                continue;
+            }
+        }
+        if line.first().is_some_and(|c| c.0 == ';') {
+            multiline = true;
+            field_at = line[0].1;
+            field.push(string_of(strip_chars(&line[1..])));
+        } else {
+            tokenize_line(line, &mut tokens);
+        }
+    }
+    tokens
+}
+
+/// `CifBlock.from_str` on one block's characters (starting with `data_`).
+fn parse_block(block: &[Ch], positions: &Positions) -> Result<PmgBlock, CifError> {
+    let tokens = tokens_of(block);
+    let mut it = tokens.into_iter().peekable();
+    let Some(first) = it.next() else {
+        return Err(CifError::general("empty data block"));
+    };
+    let header: String = first.bare.chars().skip(5).take(74).collect();
+    let mut out = PmgBlock {
+        header,
+        pos: positions.at(first.at),
+        data: Vec::new(),
+    };
+    let text_of = |t: &Token, strip: bool| Text {
+        s: if strip {
+            py_strip(&t.text).to_string()
+        } else {
+            t.text.clone()
+        },
+        pos: positions.at(t.at),
+    };
+    while let Some(tok) = it.next() {
+        if tok.bare == "_eof" {
+            break;
+        }
+        if tok.bare.starts_with('_') {
+            let value = match it.next() {
+                Some(v) => text_of(&v, false),
+                None => Text {
+                    s: String::new(),
+                    pos: positions.at(tok.at),
+                },
+            };
+            out.set(&tok.bare, Item::Scalar(value));
+        } else if tok.bare.starts_with("loop_") {
+            let loop_pos = positions.at(tok.at);
+            let mut columns: Vec<String> = Vec::new();
+            while let Some(next) = it.peek() {
+                if next.bare.starts_with("loop_") || !next.bare.starts_with('_') {
+                    break;
+                }
+                let col = next.text.clone();
+                it.next();
+                out.set(&col, Item::List(Vec::new()));
+                columns.push(col);
+            }
+            let mut items: Vec<Text> = Vec::new();
+            while let Some(next) = it.peek() {
+                if next.bare.starts_with("loop_") || next.bare.starts_with('_') {
+                    break;
+                }
+                items.push(text_of(next, true));
+                it.next();
+            }
+            // pymatgen divides by len(columns) and then by the row count: both must be
+            // non-zero, and the values must fill whole rows.
+            if columns.is_empty() {
+                return Err(CifError {
+                    message: "loop_ without any tags (pymatgen: division by zero)".into(),
+                    pos: loop_pos,
+                });
+            }
+            if items.len() < columns.len() {
+                return Err(CifError {
+                    message: format!(
+                        "loop with {} tags has {} values, less than one row (pymatgen: division by zero)",
+                        columns.len(),
+                        items.len()
+                    ),
+                    pos: loop_pos,
+                });
+            }
+            if !items.len().is_multiple_of(columns.len()) {
+                return Err(CifError {
+                    message: format!(
+                        "loop has {} tags but {} values, not a whole number of rows",
+                        columns.len(),
+                        items.len()
+                    ),
+                    pos: items.last().and_then(|t| t.pos).or(loop_pos),
+                });
+            }
+            for (k, v) in columns.iter().cycle().zip(items) {
+                if let Some(Item::List(list)) = out.get_mut(k) {
+                    list.push(v);
+                }
+            }
+        }
+        // Anything else is a stray token: pymatgen only warns.
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scalar(b: &PmgBlock, k: &str) -> String {
+        match b.get(k) {
+            Some(Item::Scalar(t)) => t.s.clone(),
+            other => panic!("{k}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn blocks_tags_and_loops() {
+        let text =
+            "# head\ndata_a\n_cell_length_a 4.0(1) # c\nloop_\n _x\n _y\n 1 'a b'\n 2 \"c\"\n\
+                    data_b\n_t\n;\nline one\nline two\n;\n";
+        let blocks = pymatgen_blocks(text).unwrap();
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(blocks[0].header, "a");
+        assert_eq!(scalar(&blocks[0], "_cell_length_a"), "4.0(1)");
+        let Some(Item::List(y)) = blocks[0].get("_y") else {
+            panic!()
+        };
+        assert_eq!(y[0].s, "a b");
+        assert_eq!(y[1].pos, Some(Pos { line: 8, col: 4 }));
+        assert_eq!(scalar(&blocks[1], "_t"), " line one line two");
+    }
+
+    #[test]
+    fn comments_cut_through_quotes_and_crlf_works() {
+        let b = &pymatgen_blocks("data_x\r\n_a 'P 1 # c'\r\n_b 2\r\n").unwrap()[0];
+        // The closing quote is cut off, so the opening quote is skipped and `P` is the value.
+        assert_eq!(scalar(b, "_a"), "P");
+        assert_eq!(scalar(b, "_b"), "2");
+    }
+
+    #[test]
+    fn loop_errors() {
+        assert!(pymatgen_blocks("data_x\nloop_\n_a\n_b\n1 2 3\n").is_err());
+        assert!(pymatgen_blocks("data_x\nloop_\n_a\n").is_err());
+        assert!(pymatgen_blocks("data_x\nloop_\n1 2\n").is_err());
+    }
+}

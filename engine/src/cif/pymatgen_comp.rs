@@ -1,0 +1,191 @@
+//! Site compositions as pymatgen's `Composition` compares, adds and orders them.
+//!
+//! pymatgen sorts the parsed sites by composition and groups equal ones, so the order of the
+//! parsed structure depends on its composition order: amounts compared with a tolerance of
+//! 1e-8, element by element in order of electronegativity, the site with less of the first
+//! differing element first.
+
+use crate::element::Element;
+
+/// Amounts this small vanish from a composition (`Composition.amount_tolerance`).
+pub const AMOUNT_TOLERANCE: f64 = 1e-8;
+
+/// A species key: an element, optionally with an oxidation state (pymatgen's `Species`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sp {
+    /// The element.
+    pub element: Element,
+    /// Oxidation state when the CIF declares `_atom_type_oxidation_number`.
+    pub oxidation: Option<f64>,
+}
+
+/// Pauling electronegativity with "none" sorting last, as pymatgen sorts.
+pub fn sort_electronegativity(e: Element) -> f64 {
+    e.electronegativity().unwrap_or(f64::INFINITY)
+}
+
+/// pymatgen's species order: electronegativity, then symbol, then oxidation state.
+pub fn species_lt(a: &Sp, b: &Sp) -> bool {
+    let (xa, xb) = (
+        sort_electronegativity(a.element),
+        sort_electronegativity(b.element),
+    );
+    if xa != xb {
+        return xa < xb;
+    }
+    if a.element != b.element {
+        return a.element.symbol() < b.element.symbol();
+    }
+    match (a.oxidation, b.oxidation) {
+        (Some(oa), ob) if oa != 0.0 => oa < ob.unwrap_or(0.0),
+        _ => false,
+    }
+}
+
+/// A composition: species and amounts in insertion order, no amount below the tolerance.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Comp(pub Vec<(Sp, f64)>);
+
+impl Comp {
+    /// `Composition({sp: amount, ...})`: amounts below the tolerance are dropped.
+    pub fn new(items: impl IntoIterator<Item = (Sp, f64)>) -> Self {
+        let mut out: Vec<(Sp, f64)> = Vec::new();
+        for (sp, amt) in items {
+            match out.iter_mut().find(|(s, _)| *s == sp) {
+                Some((_, a)) => *a = amt,
+                None => out.push((sp, amt)),
+            }
+        }
+        Comp(
+            out.into_iter()
+                .filter(|(_, a)| a.abs() >= AMOUNT_TOLERANCE)
+                .collect(),
+        )
+    }
+
+    /// `comp[sp]`: exact species, or all species of the element when `sp` has no oxidation
+    /// state.
+    pub fn amount(&self, sp: &Sp) -> f64 {
+        self.0
+            .iter()
+            .filter(|(s, _)| match sp.oxidation {
+                Some(_) => s == sp,
+                None => s.element == sp.element,
+            })
+            .map(|(_, a)| a)
+            .sum()
+    }
+
+    /// `self + other`.
+    pub fn add(&self, other: &Comp) -> Comp {
+        let mut map = self.0.clone();
+        for (sp, amt) in &other.0 {
+            match map.iter_mut().find(|(s, _)| s == sp) {
+                Some((_, a)) => *a += amt,
+                None => map.push((*sp, *amt)),
+            }
+        }
+        Comp::new(map)
+    }
+
+    /// The distinct elements.
+    pub fn elements(&self) -> Vec<Element> {
+        let mut out: Vec<Element> = Vec::new();
+        for (s, _) in &self.0 {
+            if !out.contains(&s.element) {
+                out.push(s.element);
+            }
+        }
+        out
+    }
+
+    /// Composition equality (same length, amounts within the tolerance).
+    pub fn equals(&self, other: &Comp) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .all(|(sp, a)| (a - other.amount(sp)).abs() <= AMOUNT_TOLERANCE)
+    }
+
+    /// `self >= other` in pymatgen's sort order.
+    fn ge(&self, other: &Comp) -> bool {
+        let mut keys: Vec<Sp> = Vec::new();
+        for (sp, _) in self.0.iter().chain(other.0.iter()) {
+            if !keys.contains(sp) {
+                keys.push(*sp);
+            }
+        }
+        let keys = stable_sort_by_lt(keys, &species_lt);
+        for sp in &keys {
+            let (a, b) = (self.amount(sp), other.amount(sp));
+            if b - a >= AMOUNT_TOLERANCE {
+                return false;
+            }
+            if a - b >= AMOUNT_TOLERANCE {
+                return true;
+            }
+        }
+        true
+    }
+
+    /// `self < other` (`not self >= other`, as `functools.total_ordering` derives it).
+    pub fn lt(&self, other: &Comp) -> bool {
+        !self.ge(other)
+    }
+}
+
+/// Stable merge sort with a `less than` predicate (Python's `sorted` result for any
+/// consistent order; never panics, whatever the predicate does).
+pub fn stable_sort_by_lt<T: Clone>(items: Vec<T>, lt: &impl Fn(&T, &T) -> bool) -> Vec<T> {
+    if items.len() <= 1 {
+        return items;
+    }
+    let mut left = items;
+    let right = left.split_off(left.len() / 2);
+    let (left, right) = (stable_sort_by_lt(left, lt), stable_sort_by_lt(right, lt));
+    let mut out = Vec::with_capacity(left.len() + right.len());
+    let (mut i, mut j) = (0, 0);
+    while i < left.len() && j < right.len() {
+        if lt(&right[j], &left[i]) {
+            out.push(right[j].clone());
+            j += 1;
+        } else {
+            out.push(left[i].clone());
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&left[i..]);
+    out.extend_from_slice(&right[j..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn el(s: &str) -> Sp {
+        Sp {
+            element: Element::from_symbol(s).unwrap(),
+            oxidation: None,
+        }
+    }
+
+    #[test]
+    fn anion_sites_sort_before_cation_sites() {
+        let na = Comp::new([(el("Na"), 1.0)]);
+        let cl = Comp::new([(el("Cl"), 1.0)]);
+        assert!(cl.lt(&na));
+        assert!(!na.lt(&cl));
+        let sorted = stable_sort_by_lt(vec![na.clone(), cl.clone(), na.clone()], &|a, b| a.lt(b));
+        assert_eq!(sorted, vec![cl, na.clone(), na]);
+    }
+
+    #[test]
+    fn addition_and_tolerance() {
+        let a = Comp::new([(el("Fe"), 0.5)]);
+        let b = a.add(&Comp::new([(el("Fe"), 0.5), (el("O"), 1e-9)]));
+        assert_eq!(b.0, vec![(el("Fe"), 1.0)]);
+        assert!(b.equals(&Comp::new([(el("Fe"), 1.0 + 1e-9)])));
+    }
+}

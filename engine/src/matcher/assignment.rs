@@ -1,0 +1,249 @@
+//! Minimum-cost linear assignment (the rectangular linear-sum-assignment problem).
+//!
+//! Shortest-augmenting-path algorithm (Jonker–Volgenant style, as described by D. F. Crouse,
+//! "On implementing 2D rectangular assignment algorithms", IEEE TAES 52(4), 2016), with the
+//! same tie-breaking as SciPy's `linear_sum_assignment`, so equal-cost optima resolve to the
+//! same assignment the reference picks.
+
+/// Why an assignment could not be computed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AssignmentError {
+    /// More rows than columns, or a cost slice of the wrong length.
+    #[error("bad cost matrix shape: {rows}×{cols} with {len} entries")]
+    Shape {
+        /// Rows.
+        rows: usize,
+        /// Columns.
+        cols: usize,
+        /// Entries supplied.
+        len: usize,
+    },
+    /// A cost is NaN or −∞.
+    #[error("cost matrix contains invalid numeric entries")]
+    Invalid,
+    /// No complete assignment has finite cost.
+    #[error("cost matrix is infeasible")]
+    Infeasible,
+}
+
+/// Work buffers for [`Assignment::solve`], reusable across calls of the same size.
+#[derive(Debug, Default, Clone)]
+pub struct Assignment {
+    cost: Vec<f64>,
+    u: Vec<f64>,
+    v: Vec<f64>,
+    shortest: Vec<f64>,
+    path: Vec<usize>,
+    col4row: Vec<usize>,
+    row4col: Vec<usize>,
+    in_sr: Vec<bool>,
+    in_sc: Vec<bool>,
+    remaining: Vec<usize>,
+}
+
+const NONE: usize = usize::MAX;
+
+impl Assignment {
+    /// New, empty work buffers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Solves the assignment for a `rows × cols` cost matrix in row-major order
+    /// (`rows ≤ cols`) and returns, for each row, the column assigned to it.
+    pub fn solve(
+        &mut self,
+        cost: &[f64],
+        rows: usize,
+        cols: usize,
+    ) -> Result<Vec<usize>, AssignmentError> {
+        if rows > cols || cost.len() != rows * cols {
+            return Err(AssignmentError::Shape {
+                rows,
+                cols,
+                len: cost.len(),
+            });
+        }
+        if cost.iter().any(|x| x.is_nan() || *x == f64::NEG_INFINITY) {
+            return Err(AssignmentError::Invalid);
+        }
+        if rows == 0 {
+            return Ok(Vec::new());
+        }
+        let minval = cost.iter().copied().fold(f64::INFINITY, f64::min);
+        self.cost.clear();
+        self.cost.extend(cost.iter().map(|x| x - minval));
+        reset(&mut self.u, rows, 0.0);
+        reset(&mut self.v, cols, 0.0);
+        reset(&mut self.shortest, cols, f64::INFINITY);
+        reset(&mut self.path, cols, NONE);
+        reset(&mut self.col4row, rows, NONE);
+        reset(&mut self.row4col, cols, NONE);
+        reset(&mut self.in_sr, rows, false);
+        reset(&mut self.in_sc, cols, false);
+
+        for cur_row in 0..rows {
+            let (sink, min_val) = self.augmenting_path(cols, cur_row)?;
+            // Update the dual variables.
+            self.u[cur_row] += min_val;
+            for i in 0..rows {
+                if self.in_sr[i] && i != cur_row {
+                    let c = self.col4row[i];
+                    if c != NONE {
+                        self.u[i] += min_val - self.shortest[c];
+                    }
+                }
+            }
+            for j in 0..cols {
+                if self.in_sc[j] {
+                    self.v[j] -= min_val - self.shortest[j];
+                }
+            }
+            // Augment along the path back to the current row.
+            let mut j = sink;
+            let mut guard = 0;
+            loop {
+                let i = self.path[j];
+                if i == NONE || guard > rows {
+                    return Err(AssignmentError::Infeasible);
+                }
+                guard += 1;
+                self.row4col[j] = i;
+                std::mem::swap(&mut self.col4row[i], &mut j);
+                if i == cur_row {
+                    break;
+                }
+            }
+        }
+        Ok(self.col4row.clone())
+    }
+
+    fn augmenting_path(
+        &mut self,
+        nc: usize,
+        start: usize,
+    ) -> Result<(usize, f64), AssignmentError> {
+        let mut min_val = 0.0;
+        let mut i = start;
+        // Filled in reverse so that a constant cost matrix yields the identity.
+        self.remaining.clear();
+        self.remaining.extend((0..nc).rev());
+        self.in_sr.iter_mut().for_each(|x| *x = false);
+        self.in_sc.iter_mut().for_each(|x| *x = false);
+        self.shortest.iter_mut().for_each(|x| *x = f64::INFINITY);
+
+        loop {
+            let mut index = NONE;
+            let mut lowest = f64::INFINITY;
+            self.in_sr[i] = true;
+            for (it, &j) in self.remaining.iter().enumerate() {
+                let r = min_val + self.cost[i * nc + j] - self.u[i] - self.v[j];
+                if r < self.shortest[j] {
+                    self.path[j] = i;
+                    self.shortest[j] = r;
+                }
+                // Among equal minima prefer a free column: it ends the search.
+                if self.shortest[j] < lowest
+                    || (self.shortest[j] == lowest && self.row4col[j] == NONE)
+                {
+                    lowest = self.shortest[j];
+                    index = it;
+                }
+            }
+            min_val = lowest;
+            if index == NONE || min_val == f64::INFINITY {
+                return Err(AssignmentError::Infeasible);
+            }
+            let j = self.remaining[index];
+            self.in_sc[j] = true;
+            let last = self.remaining.len() - 1;
+            self.remaining[index] = self.remaining[last];
+            self.remaining.truncate(last);
+            if self.row4col[j] == NONE {
+                return Ok((j, min_val));
+            }
+            i = self.row4col[j];
+        }
+    }
+}
+
+fn reset<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
+    v.clear();
+    v.resize(n, x);
+}
+
+/// Convenience wrapper: the column assigned to each row of a `rows × cols` cost matrix.
+pub fn linear_sum_assignment(
+    cost: &[f64],
+    rows: usize,
+    cols: usize,
+) -> Result<Vec<usize>, AssignmentError> {
+    Assignment::new().solve(cost, rows, cols)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn total(cost: &[f64], cols: usize, sol: &[usize]) -> f64 {
+        sol.iter()
+            .enumerate()
+            .map(|(i, &j)| cost[i * cols + j])
+            .sum()
+    }
+
+    #[test]
+    fn small_square_problem() {
+        let c = [4.0, 1.0, 3.0, 2.0, 0.0, 5.0, 3.0, 2.0, 2.0];
+        let sol = linear_sum_assignment(&c, 3, 3).unwrap();
+        assert_eq!(sol, vec![1, 0, 2]);
+        assert_eq!(total(&c, 3, &sol), 5.0);
+    }
+
+    #[test]
+    fn constant_matrix_gives_identity() {
+        let c = [1.0; 16];
+        assert_eq!(linear_sum_assignment(&c, 4, 4).unwrap(), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn matches_brute_force_on_pseudo_random_matrices() {
+        let mut seed: u64 = 12345;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) % 1000) as f64 / 10.0
+        };
+        for _ in 0..50 {
+            let n = 5;
+            let c: Vec<f64> = (0..n * n).map(|_| rnd()).collect();
+            let sol = linear_sum_assignment(&c, n, n).unwrap();
+            let mut best = f64::INFINITY;
+            let mut perm = [0, 1, 2, 3, 4];
+            permute(&mut perm, 0, &mut |p| {
+                best = best.min(total(&c, n, p));
+            });
+            assert!((total(&c, n, &sol) - best).abs() < 1e-9);
+        }
+    }
+
+    fn permute(p: &mut [usize; 5], k: usize, f: &mut impl FnMut(&[usize])) {
+        if k == p.len() {
+            f(p);
+            return;
+        }
+        for i in k..p.len() {
+            p.swap(k, i);
+            permute(p, k + 1, f);
+            p.swap(k, i);
+        }
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        assert!(linear_sum_assignment(&[f64::NAN], 1, 1).is_err());
+        assert!(linear_sum_assignment(&[1.0, 2.0], 2, 1).is_err());
+        assert!(linear_sum_assignment(&[1.0], 1, 2).is_err());
+    }
+}

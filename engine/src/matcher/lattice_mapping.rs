@@ -1,0 +1,314 @@
+//! Lattice mappings: every basis of one lattice whose lengths and angles are within
+//! tolerance of another lattice's (pymatgen's `Lattice.find_all_mappings`).
+//!
+//! Candidate vectors are the lattice points inside a sphere around the origin, listed in the
+//! order pymatgen's cell-list neighbour search produces them, so the mappings come out in the
+//! same order as the reference's.
+
+use super::linalg::{
+    angles, det_i64, inverse, lengths, matmul, norm, rad2deg, vec_mat, Mat3, Vec3,
+};
+use crate::numeric::dot;
+
+/// The most lattice images the sphere search may visit before giving up.
+const MAX_IMAGES: i64 = 4_000_000;
+
+/// Why no mapping list could be built.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MappingError {
+    /// The lattice is singular, not finite, or so skewed the search would not end.
+    #[error("degenerate lattice: {0}")]
+    Degenerate(String),
+}
+
+/// One way to express `other` as a basis of `this` lattice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatticeMapping {
+    /// The basis of `this` lattice (rows, Cartesian in `this` lattice's frame) that matches
+    /// `other`'s lengths and angles.
+    pub aligned: Mat3,
+    /// Rotation `R` with `aligned · R = other` (pymatgen's `rotation_matrix`).
+    pub rotation: Mat3,
+    /// Integer matrix `S` with `aligned = S · this`.
+    pub scale: [[i64; 3]; 3],
+}
+
+/// A lattice point near the origin: its integer coordinates and its distance.
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    frac: [i64; 3],
+    cart: Vec3,
+    dist: f64,
+}
+
+/// Lattice points of `m` within `r` of the origin, in pymatgen's `get_points_in_sphere`
+/// order for a single point at the origin.
+fn points_in_sphere(m: &Mat3, r: f64) -> Result<Vec<Point>, MappingError> {
+    const MIN_R: f64 = 1.0;
+    const TOL: f64 = 1e-8;
+    if r < MIN_R {
+        let mut pts = points_in_sphere_direct(m, MIN_R + TOL)?;
+        pts.retain(|p| p.dist <= r);
+        return Ok(pts);
+    }
+    points_in_sphere_direct(m, r)
+}
+
+fn points_in_sphere_direct(m: &Mat3, r: f64) -> Result<Vec<Point>, MappingError> {
+    const TOL: f64 = 1e-8;
+    if !(r.is_finite() && r > 0.0) {
+        return Err(MappingError::Degenerate(format!("search radius {r}")));
+    }
+    let valid_min = 0.0 - r - TOL;
+    let valid_max = 0.0 + r + TOL;
+    let ledge = if r < 0.1 { 0.1 } else { r };
+
+    // Repetitions needed along each axis: reciprocal lengths of the lattice.
+    let mut bounds = [(0i64, 1i64); 3];
+    for (i, bound) in bounds.iter_mut().enumerate() {
+        let x = crate::numeric::cross(m[(i + 1) % 3], m[(i + 2) % 3]);
+        let prod = dot(m[i], x);
+        let recip: Vec3 = x.map(|v| 2.0 * std::f64::consts::PI * v / prod);
+        let recp_len = norm(recip);
+        let max_r = ((r + 0.15) * recp_len / (2.0 * std::f64::consts::PI)).ceil();
+        if !max_r.is_finite() || max_r > 1e6 {
+            return Err(MappingError::Degenerate("lattice too skewed".into()));
+        }
+        *bound = (
+            (0.0 - max_r - 1e-8).floor() as i64,
+            (0.0 + max_r + 1e-8).ceil() as i64,
+        );
+    }
+    let total: i64 = bounds.iter().map(|(lo, hi)| hi - lo).product();
+    if total > MAX_IMAGES {
+        return Err(MappingError::Degenerate("lattice too skewed".into()));
+    }
+
+    // Candidate images inside the bounding box, in loop order.
+    let mut cand: Vec<Point> = Vec::new();
+    for i in bounds[0].0..bounds[0].1 {
+        for j in bounds[1].0..bounds[1].1 {
+            for k in bounds[2].0..bounds[2].1 {
+                let c: Vec3 = std::array::from_fn(|d| {
+                    i as f64 * m[0][d] + j as f64 * m[1][d] + k as f64 * m[2][d] + 0.0
+                });
+                if c.iter().all(|&x| x > valid_min && x < valid_max) {
+                    cand.push(Point {
+                        frac: [i, j, k],
+                        cart: c,
+                        dist: 0.0,
+                    });
+                }
+            }
+        }
+    }
+
+    // Cell list: cubes of edge `ledge`; each cube lists its points newest first.
+    let ncube = ((valid_max - valid_min) / ledge).ceil() as i64;
+    if !(1..=64).contains(&ncube) {
+        return Err(MappingError::Degenerate("bad cell-list size".into()));
+    }
+    let cube_of = |x: f64| ((x - valid_min + 1e-8) / ledge).floor() as i64;
+    let n = ncube as usize;
+    let mut cubes: Vec<Vec<usize>> = vec![Vec::new(); n * n * n];
+    for (idx, p) in cand.iter().enumerate() {
+        let c = p.cart.map(cube_of);
+        if c.iter().all(|&x| (0..ncube).contains(&x)) {
+            cubes[(c[0] * ncube * ncube + c[1] * ncube + c[2]) as usize].push(idx);
+        }
+    }
+    let center = [0.0f64; 3].map(cube_of);
+    let r2 = r * r;
+    let mut out = Vec::new();
+    for di in -1..=1 {
+        for dj in -1..=1 {
+            for dk in -1..=1 {
+                let c = [center[0] + di, center[1] + dj, center[2] + dk];
+                if !c.iter().all(|&x| (0..ncube).contains(&x)) {
+                    continue;
+                }
+                let cube = &cubes[(c[0] * ncube * ncube + c[1] * ncube + c[2]) as usize];
+                for &idx in cube.iter().rev() {
+                    let p = cand[idx];
+                    let d2 = p.cart[0] * p.cart[0] + p.cart[1] * p.cart[1] + p.cart[2] * p.cart[2];
+                    if d2 < r2 + TOL {
+                        out.push(Point {
+                            dist: d2.sqrt(),
+                            ..p
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Angles (degrees) between every vector of `v1` and every vector of `v2`.
+fn angle_table(v1: &[Vec3], l1: &[f64], v2: &[Vec3], l2: &[f64]) -> Vec<Vec<f64>> {
+    v1.iter()
+        .zip(l1)
+        .map(|(a, la)| {
+            v2.iter()
+                .zip(l2)
+                .map(|(b, lb)| {
+                    let x = (dot(*a, *b) / la / lb).clamp(-1.0, 1.0);
+                    rad2deg(libm::acos(x))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// All bases of `this` lattice whose lengths are within the fractional tolerance `ltol` and
+/// whose angles are within `atol` degrees of `other`'s, in pymatgen's enumeration order.
+///
+/// Bases with a zero determinant are skipped; supercell bases (|det S| > 1) are included, as
+/// in pymatgen; callers filter on `scale`.
+pub fn find_all_mappings(
+    this: &Mat3,
+    other: &Mat3,
+    ltol: f64,
+    atol: f64,
+) -> Result<Vec<LatticeMapping>, MappingError> {
+    let target_len = lengths(other);
+    let [alpha, beta, gamma] = angles(other);
+    let max_len = target_len.iter().copied().fold(f64::NAN, f64::max);
+    let pts = points_in_sphere(this, max_len * (1.0 + ltol))?;
+
+    // Cartesian coordinates recomputed from the integer coordinates, as pymatgen does.
+    let carts: Vec<Vec3> = pts
+        .iter()
+        .map(|p| vec_mat(p.frac.map(|x| x as f64), this))
+        .collect();
+    let pick = |ln: f64| -> Vec<usize> {
+        (0..pts.len())
+            .filter(|&i| {
+                let q = pts[i].dist / ln;
+                q < 1.0 + ltol && q > 1.0 / (1.0 + ltol)
+            })
+            .collect()
+    };
+    let sel: [Vec<usize>; 3] = target_len.map(pick);
+    let vecs: [Vec<Vec3>; 3] = std::array::from_fn(|a| sel[a].iter().map(|&i| carts[i]).collect());
+    let lens: [Vec<f64>; 3] = std::array::from_fn(|a| vecs[a].iter().map(|v| norm(*v)).collect());
+
+    let close = |x: f64, target: f64| (x - target).abs() <= atol;
+    let alpha_ok: Vec<Vec<bool>> = angle_table(&vecs[1], &lens[1], &vecs[2], &lens[2])
+        .into_iter()
+        .map(|row| row.into_iter().map(|x| close(x, alpha)).collect())
+        .collect();
+    let beta_ok: Vec<Vec<bool>> = angle_table(&vecs[0], &lens[0], &vecs[2], &lens[2])
+        .into_iter()
+        .map(|row| row.into_iter().map(|x| close(x, beta)).collect())
+        .collect();
+    let gamma_ok: Vec<Vec<bool>> = angle_table(&vecs[0], &lens[0], &vecs[1], &lens[1])
+        .into_iter()
+        .map(|row| row.into_iter().map(|x| close(x, gamma)).collect())
+        .collect();
+
+    let mut out = Vec::new();
+    for (ia, &pa) in sel[0].iter().enumerate() {
+        for (jb, &pb) in sel[1].iter().enumerate() {
+            if !gamma_ok[ia][jb] {
+                continue;
+            }
+            for (kc, &pc) in sel[2].iter().enumerate() {
+                if !(alpha_ok[jb][kc] && beta_ok[ia][kc]) {
+                    continue;
+                }
+                let scale = [pts[pa].frac, pts[pb].frac, pts[pc].frac];
+                if det_i64(&scale) == 0 {
+                    continue;
+                }
+                let aligned = [carts[pa], carts[pb], carts[pc]];
+                let rotation = match inverse(&aligned) {
+                    Some(inv) => matmul(&inv, other),
+                    None => continue,
+                };
+                out.push(LatticeMapping {
+                    aligned,
+                    rotation,
+                    scale,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The first mapping with a proper (positive-determinant) scale matrix, else the first
+/// mapping at all (pymatgen's `find_mapping` with `skip_rotation_matrix=True`).
+pub fn find_mapping(
+    this: &Mat3,
+    other: &Mat3,
+    ltol: f64,
+    atol: f64,
+) -> Result<Option<LatticeMapping>, MappingError> {
+    let all = find_all_mappings(this, other, ltol, atol)?;
+    let proper = all.iter().position(|m| det_i64(&m.scale) > 0);
+    Ok(match proper {
+        Some(i) => all.into_iter().nth(i),
+        None => all.into_iter().next(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cubic_lattice_has_48_unimodular_self_mappings() {
+        let m = [[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 4.0]];
+        let maps = find_all_mappings(&m, &m, 0.2, 5.0).unwrap();
+        let unimodular = maps.iter().filter(|x| det_i64(&x.scale).abs() == 1).count();
+        assert_eq!(unimodular, 48);
+        // Every aligned basis reproduces the target's metric.
+        for x in &maps {
+            let l = lengths(&x.aligned);
+            assert!(l.iter().all(|v| (v - 4.0).abs() < 1e-12));
+        }
+    }
+
+    #[test]
+    fn sphere_search_finds_all_short_vectors() {
+        let m = [[3.0, 0.0, 0.0], [1.0, 3.0, 0.0], [0.5, 0.5, 5.0]];
+        let pts = points_in_sphere(&m, 6.0).unwrap();
+        let mut brute = 0;
+        for i in -5..=5 {
+            for j in -5..=5 {
+                for k in -5..=5 {
+                    let v = vec_mat([i as f64, j as f64, k as f64], &m);
+                    if dot(v, v) < 36.0 + 1e-8 {
+                        brute += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(pts.len(), brute);
+    }
+
+    #[test]
+    fn sphere_points_come_in_pymatgen_order() {
+        // Order recorded from pymatgen 2026.10.24 `Lattice.get_points_in_sphere`.
+        let m = [[3.0, 0.0, 0.0], [1.0, 3.0, 0.0], [0.5, 0.5, 5.0]];
+        let pts = points_in_sphere(&m, 4.2).unwrap();
+        let order: Vec<[i64; 3]> = pts.iter().map(|p| p.frac).collect();
+        let expected = [
+            [0, -1, 0],
+            [-1, 1, 0],
+            [-1, 0, 0],
+            [1, -1, 0],
+            [1, 0, 0],
+            [0, 1, 0],
+            [0, 0, 0],
+        ];
+        assert_eq!(order, expected);
+    }
+
+    #[test]
+    fn degenerate_lattice_is_an_error_not_a_panic() {
+        let m = [[1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 0.0, 1.0]];
+        assert!(find_all_mappings(&m, &m, 0.2, 5.0).is_err());
+    }
+}

@@ -1,0 +1,188 @@
+//! Small 3×3 linear algebra in pymatgen's conventions (row vectors, `frac · matrix = cart`).
+//!
+//! The matcher compares floating-point quantities against tolerances, so it follows the
+//! order of operations of the reference implementation where that is cheap to do; the
+//! transcendental functions come from `libm` so native and wasm builds agree bit for bit.
+
+use crate::numeric::{cross, dot};
+
+/// A 3-vector.
+pub type Vec3 = [f64; 3];
+/// A 3×3 matrix stored by rows.
+pub type Mat3 = [[f64; 3]; 3];
+
+/// Determinant (expanded along the first row).
+pub fn det(m: &Mat3) -> f64 {
+    dot(m[0], cross(m[1], m[2]))
+}
+
+/// Determinant of an integer matrix, exactly (computed in 128-bit, saturated to `i64`).
+pub fn det_i64(m: &[[i64; 3]; 3]) -> i64 {
+    let w = m.map(|r| r.map(i128::from));
+    let d = w[0][0] * (w[1][1] * w[2][2] - w[1][2] * w[2][1])
+        - w[0][1] * (w[1][0] * w[2][2] - w[1][2] * w[2][0])
+        + w[0][2] * (w[1][0] * w[2][1] - w[1][1] * w[2][0]);
+    d.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// Cell volume as pymatgen reports it: `|(a × b) · c|`.
+pub fn volume(m: &Mat3) -> f64 {
+    dot(cross(m[0], m[1]), m[2]).abs()
+}
+
+/// Inverse of a matrix, or `None` when it is singular or not finite.
+pub fn inverse(m: &Mat3) -> Option<Mat3> {
+    let d = det(m);
+    if !d.is_finite() || d == 0.0 {
+        return None;
+    }
+    let [a, b, c] = *m;
+    let (bc, ca, ab) = (cross(b, c), cross(c, a), cross(a, b));
+    let inv: Mat3 = std::array::from_fn(|i| [bc[i] / d, ca[i] / d, ab[i] / d]);
+    inv.iter()
+        .all(|r| r.iter().all(|x| x.is_finite()))
+        .then_some(inv)
+}
+
+/// Product `a · b` of two matrices.
+pub fn matmul(a: &Mat3, b: &Mat3) -> Mat3 {
+    std::array::from_fn(|i| vec_mat(a[i], b))
+}
+
+/// Transpose.
+pub fn transpose(m: &Mat3) -> Mat3 {
+    std::array::from_fn(|i| std::array::from_fn(|j| m[j][i]))
+}
+
+/// Row vector times matrix: `v · m`.
+pub fn vec_mat(v: Vec3, m: &Mat3) -> Vec3 {
+    std::array::from_fn(|j| v[0] * m[0][j] + v[1] * m[1][j] + v[2] * m[2][j])
+}
+
+/// Euclidean norm computed as pymatgen's `np.sqrt(np.sum(v**2))`.
+pub fn norm(v: Vec3) -> f64 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+/// True when every entry of the matrix is finite.
+pub fn is_finite(m: &Mat3) -> bool {
+    m.iter().all(|r| r.iter().all(|x| x.is_finite()))
+}
+
+/// Lengths of the three row vectors.
+pub fn lengths(m: &Mat3) -> Vec3 {
+    m.map(norm)
+}
+
+/// Radians to degrees as numpy does (`x * (180/π)`).
+pub fn rad2deg(x: f64) -> f64 {
+    x * (180.0 / std::f64::consts::PI)
+}
+
+/// Degrees to radians as numpy does (`x * (π/180)`).
+pub fn deg2rad(x: f64) -> f64 {
+    x * (std::f64::consts::PI / 180.0)
+}
+
+/// Angles α (b,c), β (a,c), γ (a,b) in degrees, as pymatgen's `Lattice.angles`.
+pub fn angles(m: &Mat3) -> Vec3 {
+    let l = lengths(m);
+    std::array::from_fn(|dim| {
+        let (j, k) = ((dim + 1) % 3, (dim + 2) % 3);
+        let c = (dot(m[j], m[k]) / (l[j] * l[k])).clamp(-1.0, 1.0);
+        rad2deg(libm::acos(c))
+    })
+}
+
+/// Lattice parameters `[a, b, c, α, β, γ]`.
+pub fn parameters(m: &Mat3) -> [f64; 6] {
+    let l = lengths(m);
+    let a = angles(m);
+    [l[0], l[1], l[2], a[0], a[1], a[2]]
+}
+
+/// A lattice matrix from parameters in pymatgen's frame (`Lattice.from_parameters` with
+/// `vesta=False`: **c** along z, **a** in the xz-plane).
+pub fn from_parameters_pymatgen(p: [f64; 6]) -> Mat3 {
+    let [a, b, c, alpha, beta, gamma] = p;
+    let (ar, br, gr) = (deg2rad(alpha), deg2rad(beta), deg2rad(gamma));
+    let (cos_a, cos_b, cos_g) = (libm::cos(ar), libm::cos(br), libm::cos(gr));
+    let (sin_a, sin_b) = (libm::sin(ar), libm::sin(br));
+    let val = ((cos_a * cos_b - cos_g) / (sin_a * sin_b)).clamp(-1.0, 1.0);
+    let gamma_star = libm::acos(val);
+    [
+        [a * sin_b, 0.0, a * cos_b],
+        [
+            -b * sin_a * libm::cos(gamma_star),
+            b * sin_a * libm::sin(gamma_star),
+            b * cos_a,
+        ],
+        [0.0, 0.0, c],
+    ]
+}
+
+/// Lengths of the reciprocal lattice vectors with the 2π factor (pymatgen's
+/// `reciprocal_lattice.abc`), or `None` for a singular matrix.
+pub fn reciprocal_lengths(m: &Mat3) -> Option<Vec3> {
+    let inv = inverse(m)?;
+    // Rows of the reciprocal lattice are the columns of the inverse.
+    Some(std::array::from_fn(|r| {
+        norm(std::array::from_fn(|c| {
+            inv[c][r] * 2.0 * std::f64::consts::PI
+        }))
+    }))
+}
+
+/// `x % 1.0` with Python semantics (result in `[0, 1]`, sign of the divisor).
+pub fn py_mod1(x: f64) -> f64 {
+    let r = x % 1.0;
+    if r != 0.0 {
+        if r < 0.0 {
+            r + 1.0
+        } else {
+            r
+        }
+    } else {
+        0.0
+    }
+}
+
+/// numpy's `allclose(a, b)` with its default tolerances (rtol 1e-5, atol 1e-8).
+pub fn allclose(a: &Mat3, b: &Mat3) -> bool {
+    (0..3).all(|i| (0..3).all(|j| (a[i][j] - b[i][j]).abs() <= 1e-8 + 1e-5 * b[i][j].abs()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_modulo_wraps_negatives_up() {
+        assert_eq!(py_mod1(-0.25), 0.75);
+        assert_eq!(py_mod1(1.5), 0.5);
+        assert_eq!(py_mod1(-1e-20), 1.0);
+        assert_eq!(py_mod1(-2.0), 0.0);
+    }
+
+    #[test]
+    fn pymatgen_frame_puts_c_along_z() {
+        let m = from_parameters_pymatgen([3.0, 4.0, 5.0, 80.0, 95.0, 110.0]);
+        assert_eq!(m[2], [0.0, 0.0, 5.0]);
+        let p = parameters(&m);
+        for (x, y) in p.iter().zip([3.0, 4.0, 5.0, 80.0, 95.0, 110.0]) {
+            assert!((x - y).abs() < 1e-9, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn inverse_of_singular_is_none() {
+        assert!(inverse(&[[1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 0.0, 1.0]]).is_none());
+        let m = [[2.0, 0.0, 0.0], [0.5, 3.0, 0.0], [0.1, 0.2, 4.0]];
+        let p = matmul(&m, &inverse(&m).unwrap());
+        for (i, row) in p.iter().enumerate() {
+            for (j, x) in row.iter().enumerate() {
+                assert!((x - if i == j { 1.0 } else { 0.0 }).abs() < 1e-14);
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! Periodic geometry for the matcher: the fractional-tolerance subset test and the table of
+//! shortest periodic vectors between two site lists (pymatgen's `is_coord_subset_pbc` and
+//! `pbc_shortest_vectors`).
+
+use super::linalg::{py_mod1, vec_mat, Mat3, Vec3};
+use crate::reduction::LllReduction;
+
+/// Cost written for pairs that may not be matched (masked, or beyond the fractional
+/// tolerance), as in the reference.
+pub const FORBIDDEN: f64 = 1e20;
+
+/// True when every point of `subset` lies within `atol` (per fractional axis, periodic) of a
+/// point of `superset` it may be matched to. `forbidden(i, j)` says whether subset point `i`
+/// may not be matched to superset point `j`.
+pub fn is_coord_subset_pbc(
+    subset: &[Vec3],
+    superset: &[Vec3],
+    atol: Vec3,
+    forbidden: impl Fn(usize, usize) -> bool,
+) -> bool {
+    subset.iter().enumerate().all(|(i, p)| {
+        superset.iter().enumerate().any(|(j, q)| {
+            !forbidden(i, j)
+                && (0..3).all(|k| {
+                    let d = p[k] - q[k];
+                    (d - d.round()).abs() <= atol[k]
+                })
+        })
+    })
+}
+
+/// The 27 image offsets `(-1..=1)³` with the last index fastest.
+fn images() -> [Vec3; 27] {
+    std::array::from_fn(|n| {
+        [
+            (n / 9) as f64 - 1.0,
+            ((n / 3) % 3) as f64 - 1.0,
+            (n % 3) as f64 - 1.0,
+        ]
+    })
+}
+
+/// Shortest periodic vectors from each point of `fc1` to each point of `fc2` on a lattice
+/// given by its LLL reduction, searching the 27 neighbouring images of the LLL cell.
+///
+/// Output is row-major `fc1.len() × fc2.len()`: `vectors[i * n2 + j]` and its squared length
+/// `d2[i * n2 + j]`. Forbidden pairs, and pairs whose LLL-fractional separation exceeds
+/// `lll_frac_tol` on some axis, get [`FORBIDDEN`].
+pub struct ShortestVectors {
+    /// Displacement vectors (Å).
+    pub vectors: Vec<Vec3>,
+    /// Squared lengths (Å²).
+    pub d2: Vec<f64>,
+}
+
+/// Computes [`ShortestVectors`]; see there.
+pub fn pbc_shortest_vectors(
+    lll: &LllReduction,
+    fc1: &[Vec3],
+    fc2: &[Vec3],
+    forbidden: impl Fn(usize, usize) -> bool,
+    lll_frac_tol: Option<Vec3>,
+) -> ShortestVectors {
+    let inv = lll.mapping_inverse();
+    let lat: &Mat3 = &lll.matrix;
+    let to_lll = |f: &Vec3| vec_mat(*f, &inv);
+    let l1: Vec<Vec3> = fc1.iter().map(to_lll).collect();
+    let l2: Vec<Vec3> = fc2.iter().map(to_lll).collect();
+    let cart_mod = |f: &Vec3| -> Vec3 {
+        let w = f.map(py_mod1);
+        let mut o = [0.0; 3];
+        for (k, wk) in w.iter().enumerate() {
+            for (j, oj) in o.iter_mut().enumerate() {
+                *oj += wk * lat[k][j];
+            }
+        }
+        o
+    };
+    let c1: Vec<Vec3> = l1.iter().map(cart_mod).collect();
+    let c2: Vec<Vec3> = l2.iter().map(cart_mod).collect();
+    let cart_im: Vec<Vec3> = images()
+        .iter()
+        .map(|im| {
+            let mut o = [0.0; 3];
+            for (k, ik) in im.iter().enumerate() {
+                for (j, oj) in o.iter_mut().enumerate() {
+                    *oj += ik * lat[k][j];
+                }
+            }
+            o
+        })
+        .collect();
+
+    let (n1, n2) = (fc1.len(), fc2.len());
+    let mut vectors = vec![[FORBIDDEN; 3]; n1 * n2];
+    let mut d2 = vec![FORBIDDEN; n1 * n2];
+    for i in 0..n1 {
+        for j in 0..n2 {
+            if forbidden(i, j) {
+                continue;
+            }
+            if let Some(tol) = lll_frac_tol {
+                let beyond = (0..3).any(|l| {
+                    let f = l2[j][l] - l1[i][l];
+                    (f - f.round()).abs() > tol[l]
+                });
+                if beyond {
+                    continue;
+                }
+            }
+            let pre: Vec3 = std::array::from_fn(|l| c2[j][l] - c1[i][l]);
+            let mut best = 1e100;
+            let mut best_k = 0;
+            for (k, im) in cart_im.iter().enumerate() {
+                let da = pre[0] + im[0];
+                let db = pre[1] + im[1];
+                let dc = pre[2] + im[2];
+                let d = da * da + db * db + dc * dc;
+                if d < best {
+                    best = d;
+                    best_k = k;
+                }
+            }
+            d2[i * n2 + j] = best;
+            vectors[i * n2 + j] = std::array::from_fn(|l| pre[l] + cart_im[best_k][l]);
+        }
+    }
+    ShortestVectors { vectors, d2 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reduction::{lll_reduce_matrix, LLL_DELTA};
+
+    #[test]
+    fn shortest_vector_crosses_the_boundary() {
+        let m = [[4.0, 0.0, 0.0], [0.0, 5.0, 0.0], [0.0, 0.0, 6.0]];
+        let lll = lll_reduce_matrix(&m, LLL_DELTA).unwrap();
+        let sv = pbc_shortest_vectors(
+            &lll,
+            &[[0.05, 0.0, 0.0]],
+            &[[0.95, 0.5, 0.0], [0.1, 0.0, 0.0]],
+            |_, j| j == 1,
+            None,
+        );
+        let v = sv.vectors[0];
+        assert!(
+            (v[0] + 0.4).abs() < 1e-12 && (v[1].abs() - 2.5).abs() < 1e-12,
+            "{v:?}"
+        );
+        assert_eq!(sv.d2[1], FORBIDDEN);
+    }
+
+    #[test]
+    fn subset_test_is_periodic() {
+        let a = [[0.99, 0.5, 0.5]];
+        let b = [[0.01, 0.5, 0.5]];
+        assert!(is_coord_subset_pbc(&a, &b, [0.03; 3], |_, _| false));
+        assert!(!is_coord_subset_pbc(&a, &b, [0.01; 3], |_, _| false));
+        assert!(!is_coord_subset_pbc(&a, &b, [0.03; 3], |_, _| true));
+    }
+}

@@ -1,0 +1,54 @@
+//! A structure re-expressed in its Niggli-reduced cell, as the matcher works on it.
+
+use super::linalg::{allclose, inverse, is_finite, py_mod1, vec_mat, Mat3, Vec3};
+use super::MatcherError;
+use crate::element::Element;
+use crate::reduction::{niggli_reduce_matrix, NIGGLI_TOL};
+use crate::structure::Structure;
+
+/// Lattice rows, fractional coordinates and elements, in the original site order.
+#[derive(Debug, Clone)]
+pub(crate) struct ReducedStructure {
+    pub lattice: Mat3,
+    pub frac: Vec<Vec3>,
+    pub elements: Vec<Element>,
+}
+
+impl ReducedStructure {
+    /// The structure in its Niggli cell (pymatgen's `get_reduced_structure("niggli")`): when
+    /// the reduced cell differs from the input cell, sites are carried over through their
+    /// Cartesian positions and wrapped into [0, 1); otherwise they are kept unchanged.
+    pub fn niggli(s: &Structure) -> Result<Self, MatcherError> {
+        let m = *s.lattice.matrix();
+        if !is_finite(&m) {
+            return Err(MatcherError::Degenerate("non-finite lattice".into()));
+        }
+        if s.sites
+            .iter()
+            .any(|x| !x.frac.iter().all(|v| v.is_finite()))
+        {
+            return Err(MatcherError::Degenerate("non-finite coordinate".into()));
+        }
+        let elements = s.sites.iter().map(|x| x.element).collect();
+        let reduced = niggli_reduce_matrix(&m, NIGGLI_TOL)?;
+        if allclose(&reduced, &m) {
+            return Ok(Self {
+                lattice: m,
+                frac: s.sites.iter().map(|x| x.frac).collect(),
+                elements,
+            });
+        }
+        let inv = inverse(&reduced)
+            .ok_or_else(|| MatcherError::Degenerate("singular reduced lattice".into()))?;
+        let frac = s
+            .sites
+            .iter()
+            .map(|x| vec_mat(vec_mat(x.frac, &m), &inv).map(py_mod1))
+            .collect();
+        Ok(Self {
+            lattice: reduced,
+            frac,
+            elements,
+        })
+    }
+}

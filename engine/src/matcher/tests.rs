@@ -1,0 +1,214 @@
+use super::*;
+use crate::lattice::Lattice;
+use crate::structure::Site;
+
+fn site(sym: &str, frac: [f64; 3]) -> Site {
+    Site {
+        element: Element::from_symbol(sym).unwrap(),
+        frac,
+        label: sym.into(),
+        occupancy: 1.0,
+    }
+}
+
+/// Conventional rock-salt NaCl (8 sites).
+fn nacl(a: f64) -> Structure {
+    let l = Lattice::from_parameters(a, a, a, 90.0, 90.0, 90.0).unwrap();
+    let mut sites = Vec::new();
+    for f in [
+        [0.0, 0.0, 0.0],
+        [0.5, 0.5, 0.0],
+        [0.5, 0.0, 0.5],
+        [0.0, 0.5, 0.5],
+    ] {
+        sites.push(site("Na", f));
+    }
+    for f in [
+        [0.5, 0.0, 0.0],
+        [0.0, 0.5, 0.0],
+        [0.0, 0.0, 0.5],
+        [0.5, 0.5, 0.5],
+    ] {
+        sites.push(site("Cl", f));
+    }
+    Structure::new(l, sites)
+}
+
+/// A low-symmetry triclinic structure.
+fn triclinic() -> Structure {
+    let l = Lattice::from_parameters(5.1, 6.3, 7.7, 71.0, 83.0, 101.0).unwrap();
+    Structure::new(
+        l,
+        vec![
+            site("Si", [0.11, 0.23, 0.37]),
+            site("O", [0.52, 0.18, 0.91]),
+            site("O", [0.77, 0.64, 0.05]),
+            site("Mg", [0.31, 0.83, 0.62]),
+            site("O", [0.05, 0.47, 0.71]),
+        ],
+    )
+}
+
+fn opts() -> MatcherOptions {
+    MatcherOptions::atomworld()
+}
+
+#[test]
+fn identical_structures_fit_with_zero_rms() {
+    for s in [nacl(5.64), triclinic()] {
+        assert!(fit(&s, &s, &opts()).unwrap());
+        let r = get_rms_dist(&s, &s, &opts()).unwrap().unwrap();
+        assert!(r.rms < 1e-10 && r.max_dist < 1e-10, "{r:?}");
+        assert_eq!(r.mapping.len(), s.len());
+    }
+}
+
+#[test]
+fn translated_copy_fits_with_zero_rms() {
+    let s = triclinic();
+    let mut t = s.clone();
+    for x in &mut t.sites {
+        x.frac = [x.frac[0] + 0.137, x.frac[1] - 0.41, x.frac[2] + 2.25];
+    }
+    assert!(fit(&s, &t, &opts()).unwrap());
+    let r = get_rms_dist(&s, &t, &opts()).unwrap().unwrap();
+    assert!(r.rms < 1e-9, "{r:?}");
+    assert_eq!(r.mapping, vec![0, 1, 2, 3, 4]);
+}
+
+#[test]
+fn displaced_atom_gives_the_expected_rms() {
+    let a = 5.64;
+    let s = nacl(a);
+    let mut t = s.clone();
+    let d = 0.2; // Å along x
+    t.sites[3].frac[0] += d / a;
+    let n = s.len() as f64;
+    let free_length = libm::cbrt(a * a * a / n);
+    let rms = d * (n - 1.0).sqrt() / n / free_length;
+    let max = d * (1.0 - 1.0 / n) / free_length;
+    let r = get_rms_dist(&s, &t, &opts()).unwrap().unwrap();
+    assert!((r.rms - rms).abs() < 1e-9, "{} vs {rms}", r.rms);
+    assert!((r.max_dist - max).abs() < 1e-9, "{} vs {max}", r.max_dist);
+    assert!((r.max_dist_angstrom - d * (1.0 - 1.0 / n)).abs() < 1e-9);
+    assert!(fit(&s, &t, &opts()).unwrap());
+}
+
+#[test]
+fn different_compositions_do_not_fit() {
+    let s = nacl(5.64);
+    let mut t = s.clone();
+    t.sites[0].element = Element::from_symbol("K").unwrap();
+    assert!(!fit(&s, &t, &opts()).unwrap());
+    assert!(get_rms_dist(&s, &t, &opts()).unwrap().is_none());
+    let mut fewer = s.clone();
+    fewer.sites.pop();
+    assert!(!fit(&s, &fewer, &opts()).unwrap());
+    assert!(get_rms_dist(&s, &fewer, &opts()).unwrap().is_none());
+}
+
+#[test]
+fn permuted_sites_fit_and_the_mapping_follows_the_permutation() {
+    let s = triclinic();
+    let order = [3, 0, 4, 1, 2];
+    let t = Structure::new(
+        s.lattice.clone(),
+        order.iter().map(|&i| s.sites[i].clone()).collect(),
+    );
+    assert!(fit(&s, &t, &opts()).unwrap());
+    let r = get_rms_dist(&s, &t, &opts()).unwrap().unwrap();
+    assert!(r.rms < 1e-9);
+    for (i1, &i2) in r.mapping.iter().enumerate() {
+        assert_eq!(order[i2], i1);
+    }
+}
+
+#[test]
+fn rescaled_lattice_fits_when_scaling() {
+    let s = triclinic();
+    let m = s.lattice.matrix();
+    let t = Structure::new(
+        Lattice::from_matrix(m.map(|r| r.map(|x| x * 1.15))),
+        s.sites.clone(),
+    );
+    assert!(fit(&s, &t, &opts()).unwrap());
+    let r = get_rms_dist(&s, &t, &opts()).unwrap().unwrap();
+    assert!(r.rms < 1e-9, "{r:?}");
+}
+
+#[test]
+fn far_displacement_does_not_fit() {
+    let s = triclinic();
+    let mut t = s.clone();
+    t.sites[0].frac = [0.6, 0.7, 0.9];
+    assert!(!fit(&s, &t, &opts()).unwrap());
+}
+
+#[test]
+fn unsupported_options_are_errors() {
+    let s = nacl(5.0);
+    for o in [
+        MatcherOptions::default(),
+        MatcherOptions {
+            attempt_supercell: true,
+            ..opts()
+        },
+        MatcherOptions {
+            allow_subset: true,
+            ..opts()
+        },
+    ] {
+        assert!(matches!(fit(&s, &s, &o), Err(MatcherError::Unsupported(_))));
+    }
+}
+
+#[test]
+fn degenerate_input_is_an_error_not_a_panic() {
+    let s = nacl(5.0);
+    let flat = Structure::new(
+        Lattice::from_matrix([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [2.0, 2.0, 0.0]]),
+        s.sites.clone(),
+    );
+    assert!(fit(&s, &flat, &opts()).is_err());
+    assert!(get_rms_dist(&flat, &s, &opts()).is_err());
+    let mut nan = s.clone();
+    nan.sites[0].frac[1] = f64::NAN;
+    assert!(fit(&s, &nan, &opts()).is_err());
+    let empty = Structure::new(s.lattice.clone(), vec![]);
+    assert!(get_rms_dist(&empty, &empty, &opts()).is_err());
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod no_panic {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn arb_structure() -> impl Strategy<Value = Structure> {
+        (
+            proptest::array::uniform3(proptest::array::uniform3(-6.0f64..6.0)),
+            proptest::collection::vec(
+                (proptest::bool::ANY, proptest::array::uniform3(-1.0f64..2.0)),
+                0..5,
+            ),
+        )
+            .prop_map(|(m, sites)| {
+                Structure::new(
+                    Lattice::from_matrix(m),
+                    sites
+                        .into_iter()
+                        .map(|(b, f)| site(if b { "O" } else { "Si" }, f))
+                        .collect(),
+                )
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn arbitrary_input_never_panics(s1 in arb_structure(), s2 in arb_structure()) {
+            let _ = fit(&s1, &s2, &opts());
+            let _ = get_rms_dist(&s1, &s2, &opts());
+            let _ = get_rms_dist(&s1, &s1, &opts());
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! Differential test of the pymatgen-compatible CIF reader and writer against pymatgen.
+//!
+//! The cases come from `engine/tests/pymatgen/cif_oracle.py` (run it with the pymatgen
+//! venv); this test reads the JSON file named by `ATOMWORLD_CIF_CASES` and is skipped, with a
+//! notice, when the variable is unset:
+//!
+//! ```text
+//! ~/.cache/atomworld/venv-pmg/bin/python engine/tests/pymatgen/cif_oracle.py
+//! ATOMWORLD_CIF_CASES=~/.cache/atomworld/cif-oracle.json cargo test -p engine \
+//!     --test cif_vs_pymatgen -- --nocapture
+//! ```
+//!
+//! For every case: the reader must accept exactly the files pymatgen accepts and, for those,
+//! give the same sites in the same order (species and amounts, labels, fractional
+//! coordinates within 1e-8, periodic) and lattice parameters within 1e-8; the writer must
+//! reproduce `str(CifWriter(structure))` byte for byte on every pool structure. Rejections
+//! our reader declares as "not supported" (pymatgen machinery this engine does not carry)
+//! are listed but do not fail the test.
+
+use std::collections::BTreeMap;
+
+use engine::cif::{parse_cif_like_pymatgen_detailed, write_cif, PymatgenCif};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// One species of a site: symbol, oxidation state (or null) and amount.
+type OracleSpecies = (String, Option<Value>, Value);
+
+#[derive(Deserialize)]
+struct Oracle {
+    seed: u64,
+    cases: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+struct Case {
+    id: String,
+    kind: String,
+    cif: String,
+    ok: bool,
+    error: Option<String>,
+    lattice: Option<Vec<Value>>,
+    species: Option<Vec<Vec<OracleSpecies>>>,
+    frac: Option<Vec<Vec<Value>>>,
+    labels: Option<Vec<String>>,
+    writer: Option<String>,
+}
+
+const TOL: f64 = 1e-8;
+
+fn number(v: &Value) -> f64 {
+    match v {
+        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+        Value::String(s) => s.parse().unwrap_or(f64::NAN),
+        _ => f64::NAN,
+    }
+}
+
+/// Why our parse differs from pymatgen's, or `None` when it agrees.
+fn compare(case: &Case, ours: &PymatgenCif) -> Option<String> {
+    let s = &ours.structure;
+    let frac = case.frac.as_deref().unwrap_or_default();
+    let species = case.species.as_deref().unwrap_or_default();
+    let labels = case.labels.as_deref().unwrap_or_default();
+    if s.len() != frac.len() {
+        return Some(format!(
+            "site count: pymatgen {}, ours {}",
+            frac.len(),
+            s.len()
+        ));
+    }
+    let ours_lat = {
+        let [a, b, c] = s.lattice.lengths();
+        let [al, be, ga] = s.lattice.angles();
+        [a, b, c, al, be, ga]
+    };
+    for (k, v) in case
+        .lattice
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        let theirs = number(v);
+        // NaN (a non-finite pymatgen value) counts as a difference.
+        if (theirs - ours_lat[k]).abs() > TOL || theirs.is_nan() {
+            return Some(format!(
+                "lattice parameter {k}: pymatgen {theirs}, ours {}",
+                ours_lat[k]
+            ));
+        }
+    }
+    for (i, site) in s.sites.iter().enumerate() {
+        let theirs: Vec<(String, f64)> = species[i]
+            .iter()
+            .map(|(sym, _, amt)| (sym.clone(), number(amt)))
+            .collect();
+        let mine: Vec<(String, f64)> = ours.species[i]
+            .iter()
+            .map(|sp| (sp.element.symbol().to_string(), sp.amount))
+            .collect();
+        let same = theirs.len() == mine.len()
+            && theirs
+                .iter()
+                .zip(&mine)
+                .all(|(t, m)| t.0 == m.0 && (t.1 - m.1).abs() <= TOL);
+        if !same {
+            return Some(format!(
+                "species of site {i}: pymatgen {theirs:?}, ours {mine:?}"
+            ));
+        }
+        for k in 0..3 {
+            let d = number(&frac[i][k]) - site.frac[k];
+            if (d - d.round()).abs() > TOL || d.is_nan() {
+                return Some(format!(
+                    "coordinates of site {i}: pymatgen {:?}, ours {:?}",
+                    frac[i], site.frac
+                ));
+            }
+        }
+        if labels.get(i) != Some(&site.label) {
+            return Some(format!(
+                "label of site {i}: pymatgen {:?}, ours {:?}",
+                labels.get(i),
+                site.label
+            ));
+        }
+    }
+    None
+}
+
+fn first_difference(a: &str, b: &str) -> String {
+    let line = a
+        .lines()
+        .zip(b.lines())
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.lines().count().min(b.lines().count()));
+    format!(
+        "line {}: pymatgen {:?}, ours {:?}",
+        line + 1,
+        a.lines().nth(line),
+        b.lines().nth(line)
+    )
+}
+
+#[derive(Default)]
+struct Tally {
+    total: usize,
+    agree: usize,
+}
+
+#[test]
+fn reader_and_writer_agree_with_pymatgen() {
+    let Ok(path) = std::env::var("ATOMWORLD_CIF_CASES") else {
+        println!(
+            "skipped: set ATOMWORLD_CIF_CASES to the JSON written by engine/tests/pymatgen/cif_oracle.py"
+        );
+        return;
+    };
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let oracle: Oracle = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+
+    let mut per_kind: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut failures: Vec<String> = Vec::new();
+    let mut unsupported: Vec<String> = Vec::new();
+    let (mut writer_total, mut writer_same) = (0, 0);
+    let (mut accepted_both, mut sites_compared) = (0, 0);
+
+    for case in &oracle.cases {
+        let kind = case.kind.split('/').next().unwrap_or("").to_string();
+        let tally = per_kind.entry(kind).or_default();
+        tally.total += 1;
+        let ours = parse_cif_like_pymatgen_detailed(&case.cif);
+        let problem = match (&ours, case.ok) {
+            (Ok(p), true) => {
+                accepted_both += 1;
+                sites_compared += p.structure.len();
+                compare(case, p)
+            }
+            (Err(e), false) => {
+                let _ = e;
+                None
+            }
+            (Ok(_), false) => Some(format!(
+                "pymatgen rejects ({}), we accept",
+                case.error.as_deref().unwrap_or("?")
+            )),
+            (Err(e), true) => {
+                let line = format!("pymatgen accepts, we reject: {e}");
+                if e.message.contains("not supported") {
+                    unsupported.push(format!("{}: {line}", case.id));
+                    tally.total -= 1;
+                    continue;
+                }
+                Some(line)
+            }
+        };
+        match problem {
+            None => tally.agree += 1,
+            Some(why) => failures.push(format!("{}: {why}", case.id)),
+        }
+        if let (Some(expected), Ok(p)) = (&case.writer, &ours) {
+            writer_total += 1;
+            let written = write_cif(&p.structure);
+            if &written == expected {
+                writer_same += 1;
+            } else {
+                failures.push(format!(
+                    "{}: writer differs at {}",
+                    case.id,
+                    first_difference(expected, &written)
+                ));
+            }
+        }
+    }
+
+    println!(
+        "CIF oracle {path} (seed {}): {} cases",
+        oracle.seed,
+        oracle.cases.len()
+    );
+    let (mut total, mut agree) = (0, 0);
+    for (kind, t) in &per_kind {
+        println!("  {kind:<24} {:>5}/{:<5} agree", t.agree, t.total);
+        total += t.total;
+        agree += t.agree;
+    }
+    println!(
+        "reader: {agree}/{total} cases agree ({accepted_both} accepted by both, {sites_compared} sites compared)"
+    );
+    println!("writer: {writer_same}/{writer_total} pool structures byte-identical");
+    println!(
+        "not supported (pymatgen accepts, we reject on purpose): {}",
+        unsupported.len()
+    );
+    for u in &unsupported {
+        println!("  {u}");
+    }
+    if !failures.is_empty() {
+        println!("disagreements: {}", failures.len());
+        for f in &failures {
+            println!("  {f}");
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreements with pymatgen",
+        failures.len()
+    );
+}
