@@ -1,7 +1,6 @@
 //! AtomWorld Playground in the browser: Leptos (client-side rendering) and a three-d viewer.
 
 mod api;
-mod samples;
 mod ui;
 mod viewer;
 

@@ -12,6 +12,7 @@ pub mod element;
 pub mod lattice;
 pub mod matcher;
 pub mod numeric;
+pub mod ordered;
 pub mod reduction;
 pub mod structure;
 

@@ -4,5 +4,6 @@
 //! tests drive the same router the binary serves.
 
 pub mod build_info;
+pub mod cli;
 pub mod http;
 pub mod storage;

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
+use bench::atomworld::Semantics;
+use server::cli::{self, CliError};
 use server::{http, storage::Storage};
 
 #[derive(Parser)]
@@ -33,43 +35,151 @@ enum Command {
         #[arg(long, default_value = "dist")]
         dist: PathBuf,
     },
+    /// Apply an AtomWorld action prompt to a CIF and print the result as a CIF.
+    Apply {
+        /// The input CIF file.
+        #[arg(long)]
+        cif: PathBuf,
+        /// The action prompt (any wording of the reference data sets).
+        #[arg(long)]
+        prompt: String,
+        /// Which reading of the action to apply.
+        #[arg(long, value_enum, default_value = "reference")]
+        variant: Variant,
+    },
+    /// Score recorded model responses offline (JSON lines in, JSON lines out).
+    Eval {
+        /// The benchmark suite.
+        #[arg(long, default_value = "atomworld")]
+        suite: String,
+        /// Input JSONL: {"input_cif", "action_prompt", "target_cif" or null, "response"}.
+        input: PathBuf,
+        /// Output JSONL: each input object plus "verdict".
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Write a seeded AtomWorld task set as JSON lines.
+    Gen {
+        /// The seed.
+        #[arg(long, default_value_t = 2026)]
+        seed: u64,
+        /// Tasks per action.
+        #[arg(long, default_value_t = 250)]
+        per_action: usize,
+        /// Output JSONL file.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+}
+
+/// The `--variant` values of `apply`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Variant {
+    /// The reference implementation's semantics (the benchmark's ground truth).
+    Reference,
+    /// The physically sensible reading.
+    Physical,
+}
+
+/// Run a CLI subcommand: print its error on one line and exit with its status.
+fn finish(result: Result<(), CliError>) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", e.message.replace('\n', " "));
+            std::process::ExitCode::from(e.status)
+        }
+    }
+}
+
+fn create(path: &std::path::Path) -> Result<std::io::BufWriter<std::fs::File>, CliError> {
+    std::fs::File::create(path)
+        .map(std::io::BufWriter::new)
+        .map_err(|e| CliError::input(format!("cannot create {}: {e}", path.display())))
+}
+
+fn main() -> anyhow::Result<std::process::ExitCode> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Apply {
+            cif,
+            prompt,
+            variant,
+        } => {
+            let semantics = match variant {
+                Variant::Reference => Semantics::Reference,
+                Variant::Physical => Semantics::Physical,
+            };
+            Ok(finish(
+                cli::apply::run(&cif, &prompt, semantics).map(|out| print!("{out}")),
+            ))
+        }
+        Command::Eval {
+            suite,
+            input,
+            output,
+        } => Ok(finish((|| {
+            if suite != "atomworld" {
+                return Err(CliError::input(format!(
+                    "suite '{suite}' is not available yet (only atomworld)"
+                )));
+            }
+            let file = std::fs::File::open(&input)
+                .map_err(|e| CliError::input(format!("cannot read {}: {e}", input.display())))?;
+            let summary = cli::eval::run(std::io::BufReader::new(file), create(&output)?)?;
+            eprint!("{summary}");
+            Ok(())
+        })())),
+        Command::Gen {
+            seed,
+            per_action,
+            output,
+        } => Ok(finish((|| {
+            let report = cli::gen::run(seed, per_action, create(&output)?)?;
+            eprintln!("{report}");
+            Ok(())
+        })())),
+        Command::Serve {
+            addr,
+            data_dir,
+            dist,
+        } => serve(addr, data_dir, dist),
+    }
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn serve(
+    addr: SocketAddr,
+    data_dir: PathBuf,
+    dist: PathBuf,
+) -> anyhow::Result<std::process::ExitCode> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| "info,tower_http=warn".into()),
         )
         .init();
-    match Cli::parse().command {
-        Command::Serve {
-            addr,
-            data_dir,
-            dist,
-        } => {
-            let storage = Storage::open(&data_dir)
-                .with_context(|| format!("opening the database in {}", data_dir.display()))?;
-            if !dist.join("index.html").is_file() {
-                tracing::warn!(
-                    "{} has no index.html: build the app first (see README); serving the API only",
-                    dist.display()
-                );
-            }
-            let app = http::router(http::AppState::new(storage), &dist);
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("binding {addr}"))?;
-            let local = listener.local_addr()?;
-            // The e2e harness and the README's run script read this line to find the URL.
-            println!("AtomWorld Playground listening on http://{local}/");
-            axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown_signal())
-                .await?;
+    {
+        let storage = Storage::open(&data_dir)
+            .with_context(|| format!("opening the database in {}", data_dir.display()))?;
+        if !dist.join("index.html").is_file() {
+            tracing::warn!(
+                "{} has no index.html: build the app first (see README); serving the API only",
+                dist.display()
+            );
         }
+        let app = http::router(http::AppState::new(storage), &dist);
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("binding {addr}"))?;
+        let local = listener.local_addr()?;
+        // The e2e harness and the README's run script read this line to find the URL.
+        println!("AtomWorld Playground listening on http://{local}/");
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown_signal())
+            .await?;
     }
-    Ok(())
+    Ok(std::process::ExitCode::SUCCESS)
 }
 
 async fn shutdown_signal() {

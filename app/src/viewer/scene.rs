@@ -16,19 +16,6 @@ const ATOM_SCALE: f32 = 0.5;
 /// Unit-cell edge radius in Å.
 const EDGE_RADIUS: f32 = 0.03;
 
-/// A structure on a canvas, with its camera.
-pub struct Viewer {
-    context: Context,
-    canvas: HtmlCanvasElement,
-    camera: Camera,
-    target: Vec3,
-    extent: f32,
-    atoms: Gm<InstancedMesh, PhysicalMaterial>,
-    cell: Gm<InstancedMesh, PhysicalMaterial>,
-    ambient: AmbientLight,
-    key_light: DirectionalLight,
-}
-
 fn v3(p: [f64; 3]) -> Vec3 {
     vec3(p[0] as f32, p[1] as f32, p[2] as f32)
 }
@@ -47,9 +34,28 @@ fn webgl2(canvas: &HtmlCanvasElement) -> Result<WebGl2RenderingContext, String> 
         .map_err(|_| "not a WebGL2 context".to_string())
 }
 
+/// A structure on a canvas, with its camera.
+pub struct Viewer {
+    context: Context,
+    canvas: HtmlCanvasElement,
+    camera: Camera,
+    target: Vec3,
+    extent: f32,
+    atoms: Gm<InstancedMesh, PhysicalMaterial>,
+    halos: Gm<InstancedMesh, PhysicalMaterial>,
+    cell: Gm<InstancedMesh, PhysicalMaterial>,
+    ambient: AmbientLight,
+    key_light: DirectionalLight,
+}
+
+/// Colour of the halo drawn around highlighted (touched) sites.
+const HALO_COLOR: Srgba = Srgba::new(255, 196, 0, 110);
+/// Halo radius relative to the atom sphere.
+const HALO_SCALE: f32 = 1.45;
+
 impl Viewer {
-    /// Create a viewer for `structure` drawing into `canvas`.
-    pub fn new(canvas: HtmlCanvasElement, structure: &Structure) -> Result<Self, String> {
+    /// Create a viewer drawing into `canvas`, showing nothing until [`Viewer::set_structure`].
+    pub fn new(canvas: HtmlCanvasElement) -> Result<Self, String> {
         let gl = webgl2(&canvas)?;
         // three-d's API takes an Arc; in the single-threaded browser it is never shared
         // across threads.
@@ -57,37 +63,37 @@ impl Viewer {
         let context =
             Context::from_gl_context(Arc::new(three_d::context::Context::from_webgl2_context(gl)))
                 .map_err(|e| format!("three-d: {e}"))?;
-
-        let corners: Vec<Vec3> = (0..8)
-            .map(|i| {
-                let f = [(i & 1) as f64, ((i >> 1) & 1) as f64, ((i >> 2) & 1) as f64];
-                v3(structure.lattice.to_cartesian(f))
-            })
-            .collect();
-        let centre = v3(structure.lattice.to_cartesian([0.5, 0.5, 0.5]));
-        let extent = corners
-            .iter()
-            .map(|c| (c - centre).magnitude())
-            .fold(1.0f32, f32::max);
-
         let white = CpuMaterial {
             albedo: Srgba::WHITE,
             roughness: 0.5,
             metallic: 0.0,
             ..Default::default()
         };
+        let empty = Instances::default();
         let atoms = Gm::new(
-            InstancedMesh::new(&context, &atom_instances(structure), &CpuMesh::sphere(24)),
+            InstancedMesh::new(&context, &empty, &CpuMesh::sphere(24)),
             PhysicalMaterial::new_opaque(&context, &white),
         );
+        let halos = Gm::new(
+            InstancedMesh::new(&context, &empty, &CpuMesh::sphere(16)),
+            PhysicalMaterial::new_transparent(
+                &context,
+                &CpuMaterial {
+                    albedo: HALO_COLOR,
+                    roughness: 1.0,
+                    metallic: 0.0,
+                    ..Default::default()
+                },
+            ),
+        );
         let cell = Gm::new(
-            InstancedMesh::new(&context, &cell_instances(&corners), &CpuMesh::cylinder(8)),
+            InstancedMesh::new(&context, &empty, &CpuMesh::cylinder(8)),
             PhysicalMaterial::new_opaque(&context, &white),
         );
         let camera = Camera::new_perspective(
             Viewport::new_at_origo(1, 1),
-            centre + vec3(0.9, -2.2, 1.1).normalize() * extent * 3.2,
-            centre,
+            vec3(0.0, -10.0, 0.0),
+            vec3(0.0, 0.0, 0.0),
             vec3(0.0, 0.0, 1.0),
             degrees(35.0),
             0.1,
@@ -99,13 +105,59 @@ impl Viewer {
             context,
             canvas,
             camera,
-            target: centre,
-            extent,
+            target: vec3(0.0, 0.0, 0.0),
+            extent: 1.0,
             atoms,
+            halos,
             cell,
             ambient,
             key_light,
         })
+    }
+
+    /// Show `structure`, with a halo around the sites in `highlight`, and frame it.
+    pub fn set_structure(&mut self, structure: &Structure, highlight: &[usize]) {
+        let corners: Vec<Vec3> = (0..8)
+            .map(|i| {
+                let f = [(i & 1) as f64, ((i >> 1) & 1) as f64, ((i >> 2) & 1) as f64];
+                v3(structure.lattice.to_cartesian(f))
+            })
+            .collect();
+        let centre = v3(structure.lattice.to_cartesian([0.5, 0.5, 0.5]));
+        let extent = corners
+            .iter()
+            .map(|c| (c - centre).magnitude())
+            .fold(1.0f32, f32::max);
+        self.atoms
+            .geometry
+            .set_instances(&atom_instances(structure, None));
+        self.halos
+            .geometry
+            .set_instances(&atom_instances(structure, Some(highlight)));
+        self.cell.geometry.set_instances(&cell_instances(&corners));
+        let reframe =
+            (self.target - centre).magnitude() > 1e-3 || (self.extent - extent).abs() > 1e-3;
+        self.target = centre;
+        self.extent = extent;
+        if reframe {
+            self.reset_view();
+        }
+        self.render();
+    }
+
+    /// Look at the whole structure from the default direction, far enough away that it fits
+    /// the canvas whatever its aspect ratio.
+    pub fn reset_view(&mut self) {
+        let w = self.canvas.client_width().max(1) as f32;
+        let h = self.canvas.client_height().max(1) as f32;
+        let aspect = (w / h).min(1.0);
+        // Half the vertical field of view is 17.5°: tan(17.5°) ≈ 0.315.
+        let distance = 0.95 * self.extent / (0.315 * aspect);
+        self.camera.set_view(
+            self.target + vec3(0.9, -2.2, 1.1).normalize() * distance,
+            self.target,
+            vec3(0.0, 0.0, 1.0),
+        );
     }
 
     /// Rotate the camera around the structure's centre by a pointer drag of (dx, dy) pixels.
@@ -143,20 +195,31 @@ impl Viewer {
             .clear(ClearState::color_and_depth(r, g, b, 1.0, 1.0))
             .render(
                 &self.camera,
-                self.atoms.into_iter().chain(&self.cell),
+                self.atoms.into_iter().chain(&self.cell).chain(&self.halos),
                 &[&self.ambient as &dyn Light, &self.key_light],
             );
     }
 }
 
-fn atom_instances(s: &Structure) -> Instances {
+/// Instances of atom spheres, or with `halo = Some(indices)`, of halos around those sites.
+fn atom_instances(s: &Structure, halo: Option<&[usize]>) -> Instances {
     let mut transformations = Vec::with_capacity(s.len());
     let mut colors = Vec::with_capacity(s.len());
-    for (site, p) in s.sites.iter().zip(s.cartesian_positions()) {
+    for (i, (site, p)) in s.sites.iter().zip(s.cartesian_positions()).enumerate() {
         let r = site.element.covalent_radius() as f32 * ATOM_SCALE;
-        transformations.push(Mat4::from_translation(v3(p)) * Mat4::from_scale(r));
-        let [cr, cg, cb] = site.element.jmol_color();
-        colors.push(Srgba::new(cr, cg, cb, 255));
+        match halo {
+            None => {
+                transformations.push(Mat4::from_translation(v3(p)) * Mat4::from_scale(r));
+                let [cr, cg, cb] = site.element.jmol_color();
+                colors.push(Srgba::new(cr, cg, cb, 255));
+            }
+            Some(h) if h.contains(&i) => {
+                transformations
+                    .push(Mat4::from_translation(v3(p)) * Mat4::from_scale(r * HALO_SCALE));
+                colors.push(Srgba::WHITE);
+            }
+            Some(_) => {}
+        }
     }
     Instances {
         transformations,

@@ -2,7 +2,9 @@
 
 pub mod action;
 pub mod apply;
+pub mod evaluate;
 pub mod generator;
+pub mod noop;
 pub mod numbers;
 pub mod parse;
 pub mod prompt;

@@ -11,6 +11,7 @@ pub mod sample;
 
 use std::collections::BTreeMap;
 
+use engine::cif::{read_cif, write_cif};
 use engine::Structure;
 use serde::{Deserialize, Serialize};
 
@@ -75,8 +76,12 @@ pub struct GeneratedTask {
     pub id: String,
     /// Name of the pool structure.
     pub structure_name: String,
-    /// The input structure.
+    /// The input structure, as read back from `input_cif`.
     pub input: Structure,
+    /// The input as the model sees it (pymatgen CifWriter style).
+    pub input_cif: String,
+    /// The ground truth (pymatgen CifWriter style, positions wrapped into the cell).
+    pub target_cif: String,
     /// The action, as parsed back from the prompt.
     pub action: Action,
     /// The action prompt.
@@ -125,7 +130,13 @@ pub fn generate_from(
             let mut made = None;
             for _ in 0..MAX_ATTEMPTS {
                 let entry = &entries[rng.below(entries.len())];
-                let s = &entry.structure;
+                // The model sees the CIF text: act on what it says (8 decimals), not on the
+                // unrounded structure behind it.
+                let input_cif = write_cif(&entry.structure);
+                let Ok(input) = read_cif(&input_cif) else {
+                    continue;
+                };
+                let s = &input;
                 let Some(drawn) = sample::sample(kind, s, &mut rng) else {
                     *report.skipped.entry(kind).or_default() += 1;
                     continue;
@@ -153,6 +164,8 @@ pub fn generate_from(
                 made = Some(GeneratedTask {
                     id: format!("{}-{number:04}", kind.name()),
                     structure_name: entry.name.clone(),
+                    target_cif: write_cif(&target.structure.wrapped()),
+                    input_cif,
                     input: s.clone(),
                     readings_differ: readings_differ(s, &action).unwrap_or(false),
                     action,

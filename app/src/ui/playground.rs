@@ -1,0 +1,327 @@
+//! The AtomWorld playground: pick a structure and an action, see the exact prompt a model
+//! receives and the ground truth next to the input, with the touched sites highlighted.
+
+use bench::atomworld::evaluate::{evaluate, parse_target, Comparison};
+use bench::atomworld::generator::pool::{pool, PoolEntry};
+use bench::atomworld::generator::rng::TaskRng;
+use bench::atomworld::generator::sample::sample;
+use bench::atomworld::prompt::model_prompt;
+use bench::atomworld::{
+    apply, parse_prompt, readings_differ, render_prompt, ActionKind, Applied, PromptStyle,
+    Semantics,
+};
+use engine::cif::{read_cif, write_cif};
+use engine::Structure;
+use leptos::prelude::*;
+
+use super::canvas::StructureCanvas;
+
+/// The structure shown first: rock salt, the crystal everyone knows.
+const DEFAULT_STRUCTURE: &str = "Halite";
+
+/// Where the input structure comes from.
+#[derive(Clone, Debug, PartialEq)]
+enum Source {
+    /// A pool entry, by index.
+    Pool(usize),
+    /// A CIF the user pasted.
+    Pasted(Structure),
+}
+
+fn summary(e: &PoolEntry) -> String {
+    format!("{} — {} ({} sites)", e.name, e.formula, e.structure.len())
+}
+
+/// The playground page.
+#[component]
+pub fn Playground() -> impl IntoView {
+    let entries = StoredValue::new(pool());
+    let default = entries.with_value(|p| {
+        p.iter()
+            .position(|e| e.name.starts_with(DEFAULT_STRUCTURE))
+            .unwrap_or(0)
+    });
+    let source = RwSignal::new(Source::Pool(default));
+    let search = RwSignal::new(String::new());
+    let pasted = RwSignal::new(String::new());
+    let paste_error = RwSignal::new(None::<String>);
+    let kind = RwSignal::new(ActionKind::Move);
+    let seed = RwSignal::new(1u64);
+    let prompt = RwSignal::new(String::new());
+    let semantics = RwSignal::new(Semantics::Reference);
+
+    // The model sees CIF text; act on what that text says (8 decimals).
+    let input_cif = Memo::new(move |_| match source.get() {
+        Source::Pool(i) => entries.with_value(|p| p.get(i).map(|e| write_cif(&e.structure))),
+        Source::Pasted(s) => Some(write_cif(&s)),
+    });
+    let input = Memo::new(move |_| input_cif.get().and_then(|c| read_cif(&c).ok()));
+    let input_name = Memo::new(move |_| match source.get() {
+        Source::Pool(i) => entries.with_value(|p| p.get(i).map(summary).unwrap_or_default()),
+        Source::Pasted(s) => format!("pasted CIF ({} sites)", s.len()),
+    });
+
+    // Draw a random action of the chosen kind with the shown seed.
+    let randomise = move || {
+        let Some(s) = input.get_untracked() else {
+            return;
+        };
+        let k = kind.get_untracked();
+        let mut rng = TaskRng::new(seed.get_untracked(), k as u32, 0);
+        let text = sample(k, &s, &mut rng)
+            .and_then(|a| render_prompt(&a, PromptStyle::default(), &s).ok())
+            .unwrap_or_else(|| format!("(no {} task is possible for this structure)", k.name()));
+        prompt.set(text);
+    };
+    // A first task on load, and a fresh one whenever the structure or the action changes.
+    Effect::new(move |_| {
+        input.track();
+        kind.track();
+        randomise();
+    });
+
+    let parsed = Memo::new(move |_| {
+        let s = input.get()?;
+        Some(parse_prompt(&prompt.get(), &s).map_err(|e| e.to_string()))
+    });
+    let applied = Memo::new(move |_| {
+        let s = input.get()?;
+        let action = parsed.get()?.ok()?;
+        Some(apply(&s, &action, semantics.get()).map_err(|e| e.to_string()))
+    });
+    let differ = Memo::new(move |_| {
+        let s = input.get()?;
+        let action = parsed.get()?.ok()?;
+        readings_differ(&s, &action).ok()
+    });
+    let target = Signal::derive(move || applied.get().and_then(|r| r.ok()).map(|a| a.structure));
+    let touched = move |f: fn(&Applied) -> Vec<usize>| {
+        Signal::derive(move || {
+            applied
+                .get()
+                .and_then(|r| r.ok())
+                .map(|a| f(&a))
+                .unwrap_or_default()
+        })
+    };
+    let touched_in = touched(|a| a.touched.input.clone());
+    let touched_out = touched(|a| a.touched.output.clone());
+    let full_prompt =
+        Memo::new(move |_| input_cif.get().map(|cif| model_prompt(&cif, &prompt.get())));
+    let target_cif = Memo::new(move |_| target.get().map(|t| write_cif(&t.wrapped())));
+    let answer = RwSignal::new(String::new());
+    let verdict = Memo::new(move |_| {
+        let text = answer.get();
+        if text.trim().is_empty() {
+            return None;
+        }
+        let t = parse_target(&target_cif.get()?).ok()?;
+        let comparison = match parsed.get().and_then(|r| r.ok()).map(|a| a.kind()) {
+            Some(ActionKind::MoveAll) => Comparison::Ordered,
+            _ => Comparison::Matcher,
+        };
+        Some(evaluate(&t, &text, comparison))
+    });
+
+    let filtered = move || {
+        let q = search.get().to_lowercase();
+        entries.with_value(|p| {
+            p.iter()
+                .enumerate()
+                .filter(|(_, e)| {
+                    q.is_empty()
+                        || e.name.to_lowercase().contains(&q)
+                        || e.formula.to_lowercase().contains(&q)
+                })
+                .map(|(i, e)| (i, summary(e)))
+                .collect::<Vec<_>>()
+        })
+    };
+
+    let use_pasted = move |_| match read_cif(&pasted.get_untracked()) {
+        Ok(s) if !s.is_empty() => {
+            paste_error.set(None);
+            source.set(Source::Pasted(s));
+        }
+        Ok(_) => paste_error.set(Some("the CIF has no atom sites".into())),
+        Err(e) => paste_error.set(Some(e.to_string())),
+    };
+
+    let copy_prompt = move |_| {
+        if let (Some(w), Some(text)) = (web_sys::window(), full_prompt.get_untracked()) {
+            let _ = w.navigator().clipboard().write_text(&text);
+        }
+    };
+
+    view! {
+        <section class="playground">
+            <div class="panel controls">
+                <label class="field">
+                    <span>"Structure"</span>
+                    <input
+                        id="structure-search"
+                        type="search"
+                        placeholder="search the mineral pool by name or formula"
+                        prop:value=move || search.get()
+                        on:input=move |ev| search.set(event_target_value(&ev))
+                    />
+                </label>
+                <select
+                    id="structure-select"
+                    size="6"
+                    on:change=move |ev| {
+                        if let Ok(i) = event_target_value(&ev).parse::<usize>() {
+                            source.set(Source::Pool(i));
+                        }
+                    }
+                >
+                    {move || {
+                        let current = source.get();
+                        filtered()
+                            .into_iter()
+                            .map(|(i, label)| {
+                                let selected = current == Source::Pool(i);
+                                view! { <option value=i.to_string() selected=selected>{label}</option> }
+                            })
+                            .collect_view()
+                    }}
+                </select>
+                <details class="paste">
+                    <summary>"…or paste a CIF"</summary>
+                    <textarea
+                        id="cif-paste"
+                        rows="8"
+                        placeholder="data_… (CIF text)"
+                        prop:value=move || pasted.get()
+                        on:input=move |ev| pasted.set(event_target_value(&ev))
+                    ></textarea>
+                    <button id="use-pasted" on:click=use_pasted>"Use this structure"</button>
+                    {move || paste_error.get().map(|e| view! { <p class="error" id="paste-error">{e}</p> })}
+                </details>
+
+                <div class="row">
+                    <label class="field">
+                        <span>"Action"</span>
+                        <select
+                            id="action-kind"
+                            on:change=move |ev| {
+                                let v = event_target_value(&ev);
+                                if let Some(k) = ActionKind::BENCHMARK.iter().chain(&[ActionKind::MoveAll]).find(|k| k.name() == v) {
+                                    kind.set(*k);
+                                }
+                            }
+                        >
+                            {ActionKind::BENCHMARK
+                                .iter()
+                                .chain(&[ActionKind::MoveAll])
+                                .map(|k| {
+                                    let k = *k;
+                                    view! { <option value=k.name() selected=move || kind.get() == k>{k.name()}</option> }
+                                })
+                                .collect_view()}
+                        </select>
+                    </label>
+                    <label class="field narrow">
+                        <span>"Seed"</span>
+                        <input
+                            id="seed"
+                            type="number"
+                            min="0"
+                            prop:value=move || seed.get().to_string()
+                            on:change=move |ev| {
+                                if let Ok(v) = event_target_value(&ev).parse::<u64>() {
+                                    seed.set(v);
+                                    randomise();
+                                }
+                            }
+                        />
+                    </label>
+                    <button id="random" on:click=move |_| {
+                        seed.update(|s| *s = s.wrapping_add(1));
+                        randomise();
+                    }>"Random"</button>
+                </div>
+
+                <label class="field">
+                    <span>"Action prompt (editable)"</span>
+                    <textarea
+                        id="action-prompt"
+                        rows="3"
+                        prop:value=move || prompt.get()
+                        on:input=move |ev| prompt.set(event_target_value(&ev))
+                    ></textarea>
+                </label>
+                <p class="parsed" id="parsed-action">
+                    {move || match parsed.get() {
+                        Some(Ok(a)) => match applied.get() {
+                            Some(Err(e)) => view! { <span class="error">{e}</span> }.into_any(),
+                            _ => view! { <span class="ok">{format!("{} · {}", a.kind().name(), serde_json::to_string(&a).unwrap_or_default())}</span> }.into_any(),
+                        },
+                        Some(Err(e)) => view! { <span class="error">{e}</span> }.into_any(),
+                        None => view! { <span></span> }.into_any(),
+                    }}
+                </p>
+                {move || (differ.get() == Some(true)).then(|| view! {
+                    <p class="notice" id="semantics-notice">
+                        "The reference implementation and the physical reading give different results for this task "
+                        "(the benchmark's ground truth follows the reference). "
+                        <label>
+                            <input
+                                type="checkbox"
+                                id="physical-toggle"
+                                prop:checked=move || semantics.get() == Semantics::Physical
+                                on:change=move |ev| semantics.set(if event_target_checked(&ev) { Semantics::Physical } else { Semantics::Reference })
+                            />
+                            " show the physical reading"
+                        </label>
+                    </p>
+                })}
+                <details class="model-prompt">
+                    <summary>"Full prompt sent to a model"</summary>
+                    <button id="copy-prompt" on:click=copy_prompt>"Copy"</button>
+                    <pre id="full-prompt">{move || full_prompt.get().unwrap_or_default()}</pre>
+                </details>
+            </div>
+
+            <div class="views">
+                <div class="view">
+                    <h2>"Input " <span class="muted" id="input-name">{move || input_name.get()}</span></h2>
+                    <StructureCanvas structure=input highlight=touched_in id="viewer" />
+                </div>
+                <div class="view">
+                    <h2>"Target " <span class="muted">
+                        {move || match (semantics.get(), target.get()) {
+                            (_, None) => "(no valid action)".to_string(),
+                            (Semantics::Reference, Some(t)) => format!("ground truth, {} sites", t.len()),
+                            (Semantics::Physical, Some(t)) => format!("physical reading, {} sites", t.len()),
+                        }}
+                    </span></h2>
+                    <StructureCanvas structure=target highlight=touched_out id="viewer-target" />
+                </div>
+            </div>
+            <div class="panel answer">
+                <h2>"Answer"</h2>
+                <div class="row buttons">
+                    <button id="paste-truth" on:click=move |_| {
+                        answer.set(format!("<cif>\n{}\n</cif>", target_cif.get_untracked().unwrap_or_default()));
+                    }>"Paste the ground truth"</button>
+                    <button id="paste-input" on:click=move |_| {
+                        answer.set(format!("<cif>\n{}\n</cif>", input_cif.get_untracked().unwrap_or_default()));
+                    }>"Paste the input unchanged"</button>
+                    <button class="secondary" on:click=move |_| answer.set(String::new())>"Clear"</button>
+                </div>
+                <textarea
+                    id="answer"
+                    rows="8"
+                    placeholder="Paste a model's full answer here; the CIF between the last <cif> and </cif> is scored."
+                    prop:value=move || answer.get()
+                    on:input=move |ev| answer.set(event_target_value(&ev))
+                ></textarea>
+                {move || verdict.get().map(|v| view! { <super::verdict::VerdictView verdict=v /> })}
+            </div>
+            <p class="muted frame-note">
+                "Cartesian frame of every prompt: a along x, b in the xy-plane. Site indices start at 0. Highlighted: sites the action touched."
+            </p>
+        </section>
+    }
+}

@@ -1,0 +1,53 @@
+//! How a verdict is shown: the label, the check that decided, and the numbers with units.
+
+use bench::atomworld::evaluate::{Label, Verdict};
+use leptos::prelude::*;
+
+fn num(x: Option<f64>, digits: usize) -> String {
+    x.map_or("—".into(), |v| format!("{v:.digits$}"))
+}
+
+/// One verdict, explained.
+#[component]
+pub fn VerdictView(verdict: Verdict) -> impl IntoView {
+    let class = if verdict.label == Label::Success {
+        "verdict success"
+    } else {
+        "verdict failure"
+    };
+    let parse_line = verdict.parse_error.as_ref().and_then(|e| {
+        let pos = e.pos?;
+        let line = verdict
+            .extracted_cif
+            .as_ref()?
+            .lines()
+            .nth(pos.line.checked_sub(1)?)?;
+        Some(format!("line {}, column {}: {}", pos.line, pos.col, line))
+    });
+    view! {
+        <div class=class id="verdict" data-label=verdict.label.name()>
+            <p class="label">{verdict.label.name()}</p>
+            <p class="detail">{verdict.detail.clone()}</p>
+            {parse_line.map(|l| view! { <pre class="parse-line" id="parse-line">{l}</pre> })}
+            {(!verdict.count_diff.is_empty()).then(|| view! {
+                <table class="counts">
+                    <tr><th>"element"</th><th>"target"</th><th>"answer"</th></tr>
+                    {verdict.count_diff.iter().map(|d| view! {
+                        <tr><td>{d.element.clone()}</td><td>{d.target}</td><td>{d.predicted}</td></tr>
+                    }).collect_view()}
+                </table>
+            })}
+            {verdict.max_dist.map(|_| view! {
+                <dl class="numbers">
+                    <dt>"rms"</dt><dd id="rms">{num(verdict.rms, 4)}</dd>
+                    <dt>"max_dist"</dt><dd id="max-dist">{num(verdict.max_dist, 4)}</dd>
+                    <dt>"max_dist (Å)"</dt><dd id="max-dist-angstrom">{num(verdict.max_dist_angstrom, 3)}</dd>
+                </dl>
+                <p class="muted small">
+                    "rms and max_dist are normalised by (V/n)^(1/3), as pymatgen reports them, not Ångström; "
+                    "the matcher accepts max_dist ≤ 0.5."
+                </p>
+            })}
+        </div>
+    }
+}

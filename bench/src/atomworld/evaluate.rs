@@ -1,0 +1,356 @@
+//! Scoring a model's answer (AtomWorld spec §4): extract, parse, compare compositions,
+//! match. The first failing check decides the label.
+
+use std::collections::BTreeMap;
+
+use engine::cif::{parse_cif_like_pymatgen_detailed, CifError, PymatgenCif};
+use engine::matcher::{get_rms_dist, MatcherOptions};
+use engine::ordered::ordered_distances;
+use serde::{Deserialize, Serialize};
+
+/// The verdict labels, in the order the checks run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Label {
+    /// The answer matches the target.
+    Success,
+    /// No `<cif>…</cif>` in the answer.
+    OutputFormatError,
+    /// The extracted text is not a CIF pymatgen would read.
+    CifParsingError,
+    /// The element counts differ from the target's.
+    AtomCountMismatch,
+    /// Same composition, but the structures do not match.
+    StructureMismatch,
+}
+
+impl Label {
+    /// All labels in the order of the checks (and of the reference's tables).
+    pub const ALL: [Label; 5] = [
+        Label::Success,
+        Label::OutputFormatError,
+        Label::CifParsingError,
+        Label::AtomCountMismatch,
+        Label::StructureMismatch,
+    ];
+
+    /// The label's name as written in data files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Label::Success => "Success",
+            Label::OutputFormatError => "OutputFormatError",
+            Label::CifParsingError => "CifParsingError",
+            Label::AtomCountMismatch => "AtomCountMismatch",
+            Label::StructureMismatch => "StructureMismatch",
+        }
+    }
+}
+
+/// How the prediction is compared with the target once compositions agree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Comparison {
+    /// StructureMatcher(primitive_cell=False, stol=0.5): every AtomWorld action.
+    #[default]
+    Matcher,
+    /// Site by site in parsed order (the move_all probe).
+    Ordered,
+}
+
+/// One element's count in the target and in the prediction (sites holding it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CountDiff {
+    /// Element symbol.
+    pub element: String,
+    /// Sites in the target.
+    pub target: usize,
+    /// Sites in the prediction.
+    pub predicted: usize,
+}
+
+/// Everything the UI needs to explain a verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The label.
+    pub label: Label,
+    /// RMS displacement normalised by (V/n)^(1/3) (successes and ordered comparisons).
+    pub rms: Option<f64>,
+    /// Largest displacement normalised by (V/n)^(1/3). Not Ångström.
+    pub max_dist: Option<f64>,
+    /// Largest displacement in Å (after the matcher's volume scaling).
+    pub max_dist_angstrom: Option<f64>,
+    /// One sentence saying which check decided and why.
+    pub detail: String,
+    /// The text between the tags, if found.
+    pub extracted_cif: Option<String>,
+    /// The parse error (line and column within the extracted CIF).
+    pub parse_error: Option<CifError>,
+    /// Element counts that differ.
+    pub count_diff: Vec<CountDiff>,
+    /// For each target site (in pymatgen's parsed order), the prediction site it matched.
+    pub mapping: Option<Vec<usize>>,
+}
+
+impl Verdict {
+    fn fail(label: Label, detail: impl Into<String>) -> Self {
+        Verdict {
+            label,
+            rms: None,
+            max_dist: None,
+            max_dist_angstrom: None,
+            detail: detail.into(),
+            extracted_cif: None,
+            parse_error: None,
+            count_diff: Vec::new(),
+            mapping: None,
+        }
+    }
+}
+
+/// Why a task itself (not the answer) cannot be scored.
+#[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize)]
+pub enum TaskError {
+    /// The target CIF does not parse: the task is broken.
+    #[error("the target CIF does not parse: {0}")]
+    Target(CifError),
+}
+
+/// The text between the last `<cif>` and the last `</cif>` after it, trimmed (case-sensitive;
+/// nothing else removed).
+pub fn extract_cif(response: &str) -> Option<&str> {
+    let start = response.rfind("<cif>")? + "<cif>".len();
+    let rest = &response[start..];
+    let end = rest.rfind("</cif>")?;
+    Some(rest[..end].trim())
+}
+
+/// Sites per element: each site counts once for each element it holds.
+fn site_counts(p: &PymatgenCif) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for species in &p.species {
+        for s in species {
+            *counts.entry(s.element.symbol().to_string()).or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
+/// Parse a target CIF once, to score many answers against it.
+pub fn parse_target(target_cif: &str) -> Result<PymatgenCif, TaskError> {
+    parse_cif_like_pymatgen_detailed(target_cif).map_err(TaskError::Target)
+}
+
+/// Score `response` against a parsed target.
+pub fn evaluate(target: &PymatgenCif, response: &str, comparison: Comparison) -> Verdict {
+    let Some(text) = extract_cif(response) else {
+        return Verdict::fail(
+            Label::OutputFormatError,
+            "no <cif>…</cif> block in the answer",
+        );
+    };
+    let mut v = match parse_cif_like_pymatgen_detailed(text) {
+        Err(e) => {
+            let mut v = Verdict::fail(
+                Label::CifParsingError,
+                format!("the CIF does not parse: {e}"),
+            );
+            v.parse_error = Some(e);
+            v
+        }
+        Ok(predicted) => compare(target, &predicted, comparison),
+    };
+    v.extracted_cif = Some(text.to_string());
+    v
+}
+
+fn compare(target: &PymatgenCif, predicted: &PymatgenCif, comparison: Comparison) -> Verdict {
+    let (ct, cp) = (site_counts(target), site_counts(predicted));
+    if ct != cp {
+        let elements: std::collections::BTreeSet<&String> = ct.keys().chain(cp.keys()).collect();
+        let count_diff: Vec<CountDiff> = elements
+            .into_iter()
+            .filter_map(|e| {
+                let (t, p) = (
+                    ct.get(e).copied().unwrap_or(0),
+                    cp.get(e).copied().unwrap_or(0),
+                );
+                (t != p).then(|| CountDiff {
+                    element: e.clone(),
+                    target: t,
+                    predicted: p,
+                })
+            })
+            .collect();
+        let text = count_diff
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}: {} in the target, {} predicted",
+                    d.element, d.target, d.predicted
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let mut v = Verdict::fail(
+            Label::AtomCountMismatch,
+            format!("element counts differ ({text})"),
+        );
+        v.count_diff = count_diff;
+        return v;
+    }
+    match comparison {
+        Comparison::Matcher => {
+            match get_rms_dist(&target.structure, &predicted.structure, &MatcherOptions::atomworld()) {
+                Ok(Some(m)) => Verdict {
+                    label: Label::Success,
+                    rms: Some(m.rms),
+                    max_dist: Some(m.max_dist),
+                    max_dist_angstrom: Some(m.max_dist_angstrom),
+                    detail: format!(
+                        "matches the target: rms {:.4}, max_dist {:.4} (normalised by (V/n)^(1/3)), {:.3} Å",
+                        m.rms, m.max_dist, m.max_dist_angstrom
+                    ),
+                    extracted_cif: None,
+                    parse_error: None,
+                    count_diff: Vec::new(),
+                    mapping: Some(m.mapping),
+                },
+                Ok(None) => Verdict::fail(
+                    Label::StructureMismatch,
+                    "same composition, but StructureMatcher(stol=0.5) finds no match",
+                ),
+                Err(e) => Verdict::fail(
+                    Label::StructureMismatch,
+                    format!("the structures cannot be matched: {e}"),
+                ),
+            }
+        }
+        Comparison::Ordered => match ordered_distances(&target.structure, &predicted.structure) {
+            Ok(d) => {
+                let label = if d.pass {
+                    Label::Success
+                } else {
+                    Label::StructureMismatch
+                };
+                Verdict {
+                    label,
+                    rms: Some(d.rms),
+                    max_dist: Some(d.max_dist),
+                    max_dist_angstrom: Some(d.max_dist_angstrom),
+                    detail: format!(
+                        "site by site: rms {:.4}, max_dist {:.4} (normalised; pass ≤ 0.5), {:.3} Å",
+                        d.rms, d.max_dist, d.max_dist_angstrom
+                    ),
+                    extracted_cif: None,
+                    parse_error: None,
+                    count_diff: Vec::new(),
+                    mapping: Some((0..target.structure.len()).collect()),
+                }
+            }
+            Err(e) => Verdict::fail(Label::StructureMismatch, e.to_string()),
+        },
+    }
+}
+
+/// Statistics of a list of values.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Mean.
+    pub mean: Option<f64>,
+    /// Median.
+    pub median: Option<f64>,
+    /// Minimum.
+    pub min: Option<f64>,
+    /// Maximum.
+    pub max: Option<f64>,
+}
+
+impl Stats {
+    /// Statistics of `values` (all `None` when empty).
+    pub fn of(values: &[f64]) -> Self {
+        if values.is_empty() {
+            return Stats::default();
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Stats {
+            mean: Some(v.iter().sum::<f64>() / n as f64),
+            median: Some(median),
+            min: v.first().copied(),
+            max: v.last().copied(),
+        }
+    }
+}
+
+/// Aggregates of one action (or any group of verdicts).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Aggregate {
+    /// Number of tasks.
+    pub n: usize,
+    /// Successes / all tasks (every error counts against it).
+    pub success_rate: f64,
+    /// rms over successes.
+    pub rms: Stats,
+    /// max_dist over successes.
+    pub max_dist: Stats,
+    /// Count per label (all five, zeros included).
+    pub labels: BTreeMap<Label, usize>,
+}
+
+/// Aggregate verdicts.
+pub fn aggregate<'a>(verdicts: impl IntoIterator<Item = &'a Verdict>) -> Aggregate {
+    let mut labels: BTreeMap<Label, usize> = Label::ALL.iter().map(|l| (*l, 0)).collect();
+    let (mut rms, mut max) = (Vec::new(), Vec::new());
+    let mut n = 0;
+    for v in verdicts {
+        n += 1;
+        *labels.entry(v.label).or_insert(0) += 1;
+        if v.label == Label::Success {
+            rms.extend(v.rms);
+            max.extend(v.max_dist);
+        }
+    }
+    let successes = labels.get(&Label::Success).copied().unwrap_or(0);
+    Aggregate {
+        n,
+        success_rate: if n == 0 {
+            0.0
+        } else {
+            successes as f64 / n as f64
+        },
+        rms: Stats::of(&rms),
+        max_dist: Stats::of(&max),
+        labels,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extraction_takes_the_last_block() {
+        assert_eq!(
+            extract_cif("a <cif> x </cif> b <cif>\n y \n</cif>"),
+            Some("y")
+        );
+        assert_eq!(extract_cif("<cif> x </cif> <cif> unterminated"), None);
+        assert_eq!(extract_cif("<CIF>x</CIF>"), None);
+        assert_eq!(extract_cif("<cif>a</cif>b</cif>"), Some("a</cif>b"));
+        assert_eq!(extract_cif("no tags"), None);
+    }
+
+    #[test]
+    fn statistics() {
+        let s = Stats::of(&[3.0, 1.0, 2.0, 10.0]);
+        assert_eq!(s.median, Some(2.5));
+        assert_eq!(s.mean, Some(4.0));
+        assert_eq!((s.min, s.max), (Some(1.0), Some(10.0)));
+        assert_eq!(Stats::of(&[]), Stats::default());
+    }
+}

@@ -1,0 +1,69 @@
+//! The evaluator on generated tasks: the target itself, the unchanged input, and typical
+//! broken answers get the labels the benchmark defines.
+
+use bench::atomworld::evaluate::{evaluate, parse_target, Comparison, Label};
+use bench::atomworld::generator::{generate, TaskSetSpec};
+use bench::atomworld::noop::copy_would_pass;
+use bench::atomworld::ActionKind;
+
+fn wrap(cif: &str) -> String {
+    format!("Here is the result:\n<cif>\n{cif}\n</cif>\nDone.")
+}
+
+#[test]
+fn labels_of_typical_answers() {
+    let (tasks, report) = generate(&TaskSetSpec::per_action(77, 6), &copy_would_pass);
+    assert_eq!(tasks.len(), 60, "{report:?}");
+    for t in &tasks {
+        let target = parse_target(&t.target_cif).unwrap();
+        // (a) The target itself: success with (numerically) zero distance. Not exactly zero:
+        // the reader snaps coordinates near 1/3 and 2/3 and the matcher works on
+        // Niggli-reduced, volume-scaled copies; pymatgen 2026.10.24 gives the same residue
+        // (1.2455e-5 for remove-0002 here).
+        let v = evaluate(&target, &wrap(&t.target_cif), Comparison::Matcher);
+        assert_eq!(v.label, Label::Success, "{}: {}", t.id, v.detail);
+        assert!(v.max_dist.unwrap() < 1e-4, "{}: {:?}", t.id, v.max_dist);
+        // (b) The input unchanged: never a success (no-ops were rejected), and an atom-count
+        // error exactly when the action changes the composition.
+        let v = evaluate(&target, &wrap(&t.input_cif), Comparison::Matcher);
+        let changes_counts = matches!(
+            t.action.kind(),
+            ActionKind::Remove
+                | ActionKind::Add
+                | ActionKind::InsertBetween
+                | ActionKind::SuperCell
+                | ActionKind::DeleteBelow
+                | ActionKind::Change
+        );
+        let expected = if changes_counts {
+            Label::AtomCountMismatch
+        } else {
+            Label::StructureMismatch
+        };
+        assert_eq!(v.label, expected, "{} ({}): {}", t.id, t.prompt, v.detail);
+        // (c) Broken answers.
+        assert_eq!(
+            evaluate(&target, &t.target_cif, Comparison::Matcher).label,
+            Label::OutputFormatError
+        );
+        let broken = t.target_cif.replace("_cell_length_a", "_cell_length_q");
+        let v = evaluate(&target, &wrap(&broken), Comparison::Matcher);
+        assert_eq!(v.label, Label::CifParsingError, "{}", t.id);
+        assert!(v.detail.contains("does not parse"));
+    }
+}
+
+#[test]
+fn parse_errors_point_at_the_line() {
+    let (tasks, _) = generate(&TaskSetSpec::per_action(5, 1), &|_, _| false);
+    let t = &tasks[0];
+    let target = parse_target(&t.target_cif).unwrap();
+    let bad = t
+        .target_cif
+        .replacen("_cell_length_b   ", "_cell_length_b   abc", 1);
+    let v = evaluate(&target, &wrap(&bad), Comparison::Matcher);
+    assert_eq!(v.label, Label::CifParsingError, "{}", v.detail);
+    let line = bad.lines().position(|l| l.contains("abc")).unwrap() + 1;
+    let pos = v.parse_error.and_then(|e| e.pos).expect("a position");
+    assert_eq!(pos.line, line, "{}", v.detail);
+}

@@ -1,0 +1,90 @@
+// The AtomWorld playground: structure → action → prompt → answer → verdict, in the page.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launchBrowser, saveFailure } from "../harness.mjs";
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+  await browser.page.goto(server.url + "/");
+  await browser.page.waitForSelector("ul.legend[data-for=viewer] li");
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+async function check(name, fn) {
+  try {
+    await fn();
+  } catch (e) {
+    const file = await saveFailure(browser.page, name);
+    e.message += `\n(screenshot: ${file})`;
+    throw e;
+  }
+}
+
+async function verdictLabel() {
+  const v = browser.page.locator("#verdict");
+  await v.waitFor({ timeout: 10_000 });
+  return v.getAttribute("data-label");
+}
+
+test("pick a mineral, draw a random action, see the prompt and the target", () =>
+  check("pick and random", async () => {
+    const page = browser.page;
+    await page.fill("#structure-search", "perovskite");
+    const options = page.locator("#structure-select option");
+    assert.ok((await options.count()) >= 1, "search finds a perovskite");
+    const value = await options.first().getAttribute("value");
+    await page.selectOption("#structure-select", value);
+    await page.waitForFunction(() => document.querySelector("#input-name").textContent.toLowerCase().includes("perovskite"));
+    await page.selectOption("#action-kind", "remove");
+    const seedBefore = Number(await page.inputValue("#seed"));
+    await page.click("#random");
+    assert.equal(Number(await page.inputValue("#seed")), seedBefore + 1);
+    const prompt = await page.inputValue("#action-prompt");
+    assert.match(prompt, /^Remove the atom at index \d+ from the cif file\. The indices of atoms are started from 0\.$/);
+    await page.locator("#parsed-action .ok").waitFor();
+    const full = await page.locator("#full-prompt").textContent();
+    assert.ok(full.startsWith("You are a CIF operation assistant."));
+    assert.ok(full.includes(`Action prompt: ${prompt} `));
+  }));
+
+test("the ground truth scores Success; the unchanged input an atom-count error", () =>
+  check("verdicts", async () => {
+    const page = browser.page;
+    await page.click("#paste-truth");
+    assert.equal(await verdictLabel(), "Success");
+    assert.match(await page.locator("#max-dist").textContent(), /^0\.000\d$/);
+    await page.click("#paste-input");
+    assert.equal(await verdictLabel(), "AtomCountMismatch");
+  }));
+
+test("garbage is an OutputFormatError; a CIF typo a CifParsingError with its line", () =>
+  check("bad answers", async () => {
+    const page = browser.page;
+    await page.fill("#answer", "I think the answer is 42.");
+    assert.equal(await verdictLabel(), "OutputFormatError");
+    await page.click("#paste-truth");
+    const good = await page.inputValue("#answer");
+    await page.fill("#answer", good.replace(/_cell_length_b\s+\S+/, "_cell_length_b   4.0x"));
+    assert.equal(await verdictLabel(), "CifParsingError");
+    const line = await page.locator("#parse-line").textContent();
+    assert.match(line, /^line \d+, column \d+: _cell_length_b\s+4\.0x/);
+  }));
+
+test("an edited prompt is parsed as you type, and bad indices are explained", () =>
+  check("edit prompt", async () => {
+    const page = browser.page;
+    await page.fill("#action-prompt", "Remove the atom at index 999 from the cif file.");
+    await page.locator("#parsed-action .error").waitFor();
+    assert.match(await page.locator("#parsed-action").textContent(), /index 999 is out of range/);
+    await page.fill("#action-prompt", "Create a supercell with the size 2 by 1 by 1.");
+    await page.locator("#parsed-action .ok").waitFor();
+    assert.match(await page.locator("#parsed-action").textContent(), /super_cell/);
+  }));

@@ -1,0 +1,24 @@
+//! Command-line subcommands other than `serve`, thin over `bench`.
+
+pub mod apply;
+pub mod eval;
+pub mod gen;
+
+/// A command-line failure: a one-line message for stderr and the exit status.
+#[derive(Debug)]
+pub struct CliError {
+    /// The message (one line).
+    pub message: String,
+    /// Exit status: 2 for bad input, 1 for anything else.
+    pub status: u8,
+}
+
+impl CliError {
+    /// Bad input from the user (exit status 2).
+    pub fn input(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            status: 2,
+        }
+    }
+}

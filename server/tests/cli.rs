@@ -1,0 +1,153 @@
+//! The `atomworld apply`, `eval` and `gen` commands, run as a user runs them.
+
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_atomworld"))
+}
+
+const NACL: &str = "data_NaCl
+_cell_length_a 5.64
+_cell_length_b 5.64
+_cell_length_c 5.64
+_cell_angle_alpha 90
+_cell_angle_beta 90
+_cell_angle_gamma 90
+loop_
+_atom_site_type_symbol
+_atom_site_label
+_atom_site_fract_x
+_atom_site_fract_y
+_atom_site_fract_z
+Na Na0 0 0 0
+Cl Cl1 0.5 0.5 0.5
+";
+
+#[test]
+fn apply_prints_a_pymatgen_style_cif_and_fails_with_status_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let cif = dir.path().join("in.cif");
+    std::fs::write(&cif, NACL).unwrap();
+    let out = bin()
+        .args(["apply", "--cif"])
+        .arg(&cif)
+        .args(["--prompt", "Create a supercell with the size 2x1x1."])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("# generated using pymatgen\ndata_NaCl\n"),
+        "{text}"
+    );
+    assert!(text.contains("_cell_length_a   11.28000000\n"), "{text}");
+    assert_eq!(text.matches("  Na  ").count(), 2);
+
+    let bad = bin()
+        .args(["apply", "--cif"])
+        .arg(&cif)
+        .args(["--prompt", "Remove the atom at index 7 from the cif file."])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8(bad.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("index 7 is out of range"), "{err}");
+
+    let missing = bin()
+        .args(["apply", "--cif", "/nonexistent.cif", "--prompt", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn eval_scores_each_line_and_computes_null_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompt = "Remove the atom at index 1 from the cif file.";
+    // The target, computed by `apply`.
+    let cif = dir.path().join("in.cif");
+    std::fs::write(&cif, NACL).unwrap();
+    let target = bin()
+        .args(["apply", "--cif"])
+        .arg(&cif)
+        .args(["--prompt", prompt])
+        .output()
+        .unwrap();
+    let target = String::from_utf8(target.stdout).unwrap();
+    let line = |target: Option<&str>, response: String| {
+        serde_json::json!({"input_cif": NACL, "action_prompt": prompt, "target_cif": target, "response": response}).to_string()
+    };
+    let input = [
+        line(None, format!("<cif>\n{target}\n</cif>")),
+        line(Some(&target), format!("<cif>{NACL}</cif>")),
+        line(None, "no tags here".into()),
+        line(None, "<cif>data_x\n_cell_length_a 1\n</cif>".into()),
+    ]
+    .join("\n");
+    let (inp, out) = (dir.path().join("in.jsonl"), dir.path().join("out.jsonl"));
+    std::fs::write(&inp, input).unwrap();
+    let run = bin()
+        .args(["eval", "--suite", "atomworld"])
+        .arg(&inp)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let labels: Vec<String> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["action_prompt"], prompt);
+            v["verdict"]["label"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "Success",
+            "AtomCountMismatch",
+            "OutputFormatError",
+            "CifParsingError"
+        ]
+    );
+    let summary = String::from_utf8(run.stderr).unwrap();
+    assert!(summary.contains("remove"), "{summary}");
+    assert!(
+        summary
+            .lines()
+            .any(|l| l.starts_with("overall") && l.contains("0.250")),
+        "{summary}"
+    );
+}
+
+#[test]
+fn gen_writes_a_reproducible_task_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    for f in [&a, &b] {
+        let run = bin()
+            .args(["gen", "--seed", "9", "--per-action", "2", "-o"])
+            .arg(f)
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+    let text = std::fs::read_to_string(&a).unwrap();
+    assert_eq!(text, std::fs::read_to_string(&b).unwrap());
+    assert_eq!(text.lines().count(), 20);
+}
