@@ -5,7 +5,9 @@
 //! computed in the browser is the verdict the server computes.
 //!
 //! Modules follow the domain: [`element`] (the periodic table), [`lattice`] (cell geometry),
-//! [`structure`] (sites in a cell), [`cif`] (reading and writing CIF text).
+//! [`structure`] (sites in a cell), [`cif`] (reading and writing CIF text), [`matcher`]
+//! (pymatgen's StructureMatcher), [`primitive`] (primitive cell reduction) and [`reduction`]
+//! (Niggli and LLL lattice reduction).
 
 pub mod cif;
 pub mod element;
@@ -13,6 +15,7 @@ pub mod lattice;
 pub mod matcher;
 pub mod numeric;
 pub mod ordered;
+pub mod primitive;
 pub mod reduction;
 pub mod structure;
 

@@ -41,3 +41,34 @@ fn mineral_pool_parses_bit_identically() {
 }
 
 const EXPECTED_POOL_DIGEST: u64 = 10310796485800281496;
+
+/// Primitive reduction and the CIF-Gen matcher (primitive cells and supercells): the reduced
+/// cells of pool supercells and the RMS of each mineral against a perturbed supercell.
+#[test]
+fn primitive_cells_and_supercell_matching_are_bit_identical() {
+    use engine::matcher::{get_rms_dist, MatcherOptions};
+    use engine::primitive::matcher_reduction;
+
+    let mut numbers = Vec::new();
+    let opts = MatcherOptions::cif_gen();
+    for line in POOL.lines().take(60) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let s = read_cif(v["cif"].as_str().unwrap()).unwrap();
+        if s.len() > 8 {
+            continue;
+        }
+        let mut sup = s.supercell([2, 1, 1]);
+        let p = matcher_reduction(&sup).unwrap();
+        numbers.extend(p.lattice.matrix().iter().flatten().copied());
+        numbers.extend(p.sites.iter().flat_map(|x| x.frac));
+        sup.sites[0].frac[1] += 0.03;
+        match get_rms_dist(&s, &sup, &opts).unwrap() {
+            Some(r) => numbers.extend([r.rms, r.max_dist]),
+            None => numbers.push(-1.0),
+        }
+    }
+    assert!(numbers.len() > 100);
+    assert_eq!(digest(numbers.into_iter()), EXPECTED_PRIMITIVE_DIGEST);
+}
+
+const EXPECTED_PRIMITIVE_DIGEST: u64 = 12749586384821391388;

@@ -4,14 +4,20 @@
 //! venv); point `ATOMWORLD_MATCHER_CASES` at its JSON output. Without the variable the test
 //! prints a notice and passes.
 //!
-//! Requirements: `fit` agrees on at least 99.9 % of the pairs, and wherever both sides report
-//! a match, `rms` and `max_dist` agree within 1e-6.
+//! Every case names its option set (`"options"`, described in the document's
+//! `"option_sets"`: the AtomWorld evaluator's `primitive_cell=False, stol=0.5`, pymatgen's
+//! defaults with `primitive_cell=True`, the CIF-Gen probe's `primitive_cell=True,
+//! attempt_supercell=True, stol=0.5`, and `allow_subset`); cases without one use the
+//! AtomWorld evaluator's options. Requirements, per option set: `fit` agrees on at least
+//! 99.9 % of the pairs, and wherever both sides report a match, `rms` and `max_dist` agree
+//! within 1e-6. Cases on which pymatgen itself raised are skipped and counted.
 
 #![cfg(not(target_arch = "wasm32"))]
 
 use engine::matcher::{fit, get_rms_dist, MatcherOptions};
 use engine::{Element, Lattice, Site, Structure};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 fn float(bits: &Value) -> f64 {
     f64::from_bits(bits.as_u64().expect("bit pattern"))
@@ -43,6 +49,102 @@ fn structure(v: &Value) -> Structure {
     Structure::new(lattice, sites)
 }
 
+/// The matcher options of a named option set in the case document.
+fn options(doc: &Value, name: &str) -> MatcherOptions {
+    let Some(o) = doc["option_sets"].get(name) else {
+        return MatcherOptions::atomworld();
+    };
+    let num = |k: &str| o[k].as_f64().unwrap_or_else(|| panic!("{name}.{k}"));
+    let flag = |k: &str| o[k].as_bool().unwrap_or_else(|| panic!("{name}.{k}"));
+    MatcherOptions {
+        ltol: num("ltol"),
+        stol: num("stol"),
+        angle_tol: num("angle_tol"),
+        primitive_cell: flag("primitive_cell"),
+        scale: flag("scale"),
+        attempt_supercell: flag("attempt_supercell"),
+        allow_subset: flag("allow_subset"),
+    }
+}
+
+/// Agreement figures of one option set.
+#[derive(Default)]
+struct Tally {
+    cases: usize,
+    reference_errors: usize,
+    fit_agree: usize,
+    rms_presence_agree: usize,
+    compared: usize,
+    max_d_rms: f64,
+    max_d_max: f64,
+    failures: Vec<String>,
+    seconds: f64,
+}
+
+impl Tally {
+    fn check(
+        &mut self,
+        label: &str,
+        case: &Value,
+        s1: &Structure,
+        s2: &Structure,
+        opts: &MatcherOptions,
+    ) {
+        if let Some(e) = case.get("error").and_then(Value::as_str) {
+            self.reference_errors += 1;
+            eprintln!("  {label}: pymatgen raised {e}; skipped");
+            return;
+        }
+        self.cases += 1;
+        let want_fit = case["fit"].as_bool().expect("fit");
+        let got_fit = match fit(s1, s2, opts) {
+            Ok(f) => f,
+            Err(e) => {
+                self.failures.push(format!("{label}: fit error {e}"));
+                return;
+            }
+        };
+        if got_fit == want_fit {
+            self.fit_agree += 1;
+        } else {
+            self.failures
+                .push(format!("{label}: fit {got_fit} vs pymatgen {want_fit}"));
+        }
+        let got = match get_rms_dist(s1, s2, opts) {
+            Ok(r) => r,
+            Err(e) => {
+                self.failures.push(format!("{label}: rms error {e}"));
+                return;
+            }
+        };
+        let want = case["rms"].as_f64().zip(case["max_dist"].as_f64());
+        match (&got, want) {
+            (Some(g), Some((rms, max))) => {
+                self.rms_presence_agree += 1;
+                self.compared += 1;
+                let (dr, dm) = ((g.rms - rms).abs(), (g.max_dist - max).abs());
+                self.max_d_rms = self.max_d_rms.max(dr);
+                self.max_d_max = self.max_d_max.max(dm);
+                if dr > 1e-6 || dm > 1e-6 {
+                    self.failures.push(format!(
+                        "{label}: rms {} vs {rms}, max_dist {} vs {max}",
+                        g.rms, g.max_dist
+                    ));
+                }
+            }
+            (None, None) => self.rms_presence_agree += 1,
+            (g, w) => self.failures.push(format!(
+                "{label}: get_rms_dist {:?} vs pymatgen {w:?}",
+                g.as_ref().map(|x| (x.rms, x.max_dist))
+            )),
+        }
+    }
+
+    fn fit_pct(&self) -> f64 {
+        100.0 * self.fit_agree as f64 / self.cases.max(1) as f64
+    }
+}
+
 #[test]
 fn matcher_agrees_with_pymatgen() {
     let Ok(path) = std::env::var("ATOMWORLD_MATCHER_CASES") else {
@@ -55,78 +157,57 @@ fn matcher_agrees_with_pymatgen() {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let doc: Value = serde_json::from_str(&text).expect("valid JSON");
     let cases = doc["cases"].as_array().expect("cases");
-    let opts = MatcherOptions::atomworld();
 
-    let (mut fit_agree, mut rms_presence_agree) = (0usize, 0usize);
-    let (mut max_d_rms, mut max_d_max) = (0.0f64, 0.0f64);
-    let mut compared = 0usize;
-    let mut failures = Vec::new();
-    let started = std::time::Instant::now();
+    let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
     for (k, case) in cases.iter().enumerate() {
+        let set = case["options"].as_str().unwrap_or("atomworld").to_string();
+        let opts = options(&doc, &set);
         let s1 = structure(&case["s1"]);
         let s2 = structure(&case["s2"]);
         let label = format!(
-            "case {k} ({}, {})",
+            "case {k} [{set}] ({}, {})",
             case["kind"].as_str().unwrap_or("?"),
             case["mineral"].as_str().unwrap_or("?")
         );
-        let want_fit = case["fit"].as_bool().expect("fit");
-        let got_fit = match fit(&s1, &s2, &opts) {
-            Ok(f) => f,
-            Err(e) => {
-                failures.push(format!("{label}: fit error {e}"));
-                continue;
-            }
-        };
-        if got_fit == want_fit {
-            fit_agree += 1;
-        } else {
-            failures.push(format!("{label}: fit {got_fit} vs pymatgen {want_fit}"));
-        }
-        let got = match get_rms_dist(&s1, &s2, &opts) {
-            Ok(r) => r,
-            Err(e) => {
-                failures.push(format!("{label}: rms error {e}"));
-                continue;
-            }
-        };
-        let want = case["rms"].as_f64().zip(case["max_dist"].as_f64());
-        match (&got, want) {
-            (Some(g), Some((rms, max))) => {
-                rms_presence_agree += 1;
-                compared += 1;
-                let (dr, dm) = ((g.rms - rms).abs(), (g.max_dist - max).abs());
-                max_d_rms = max_d_rms.max(dr);
-                max_d_max = max_d_max.max(dm);
-                if dr > 1e-6 || dm > 1e-6 {
-                    failures.push(format!(
-                        "{label}: rms {} vs {rms}, max_dist {} vs {max}",
-                        g.rms, g.max_dist
-                    ));
-                }
-            }
-            (None, None) => rms_presence_agree += 1,
-            (g, w) => failures.push(format!(
-                "{label}: get_rms_dist {:?} vs pymatgen {w:?}",
-                g.as_ref().map(|x| (x.rms, x.max_dist))
-            )),
+        let tally = tallies.entry(set).or_default();
+        let started = std::time::Instant::now();
+        tally.check(&label, case, &s1, &s2, &opts);
+        tally.seconds += started.elapsed().as_secs_f64();
+    }
+    assert!(!tallies.is_empty(), "no cases in {path}");
+    for (set, t) in &tallies {
+        eprintln!(
+            "matcher vs pymatgen [{set}]: {} cases in {:.2}s ({} skipped: pymatgen raised); \
+             fit agreement {}/{} = {:.2}%; get_rms_dist presence agreement {}/{}; compared {} \
+             matches: max |Δrms| = {:.3e}, max |Δmax_dist| = {:.3e}",
+            t.cases,
+            t.seconds,
+            t.reference_errors,
+            t.fit_agree,
+            t.cases,
+            t.fit_pct(),
+            t.rms_presence_agree,
+            t.cases,
+            t.compared,
+            t.max_d_rms,
+            t.max_d_max
+        );
+        for f in &t.failures {
+            eprintln!("  {f}");
         }
     }
-    let n = cases.len();
-    let pct = 100.0 * fit_agree as f64 / n.max(1) as f64;
-    eprintln!(
-        "matcher vs pymatgen: {n} cases in {:.2?}; fit agreement {fit_agree}/{n} = {pct:.2}%; \
-         get_rms_dist presence agreement {rms_presence_agree}/{n}; compared {compared} \
-         matches: max |Δrms| = {max_d_rms:.3e}, max |Δmax_dist| = {max_d_max:.3e}",
-        started.elapsed()
-    );
-    for f in &failures {
-        eprintln!("  {f}");
+    for (set, t) in &tallies {
+        assert!(t.cases > 0, "[{set}]: no comparable cases");
+        assert!(
+            t.fit_pct() >= 99.9,
+            "[{set}]: fit agreement {:.2}% < 99.9%",
+            t.fit_pct()
+        );
+        assert!(
+            t.max_d_rms <= 1e-6 && t.max_d_max <= 1e-6,
+            "[{set}]: rms/max_dist differ: {:e} / {:e}",
+            t.max_d_rms,
+            t.max_d_max
+        );
     }
-    assert!(n > 0, "no cases in {path}");
-    assert!(pct >= 99.9, "fit agreement {pct:.2}% < 99.9%");
-    assert!(
-        max_d_rms <= 1e-6 && max_d_max <= 1e-6,
-        "rms/max_dist differ: {max_d_rms:e} / {max_d_max:e}"
-    );
 }

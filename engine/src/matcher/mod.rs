@@ -17,9 +17,14 @@
 //!    tolerance of a same-element struct1 site, pair sites by a minimum-cost assignment of
 //!    squared periodic distances ([`assignment`]), subtract the mean displacement and measure.
 //!
-//! Only `primitive_cell = false`, `attempt_supercell = false` and `allow_subset = false` are
-//! implemented; the other settings return [`MatcherError::Unsupported`]. Sites are compared
-//! by element (occupancy is ignored).
+//! With `primitive_cell`, step 1 is Niggli reduction followed by the primitive cell search of
+//! [`crate::primitive`] (then step 1's result is what gets matched). With
+//! `attempt_supercell`, the structure with fewer sites is expanded: the lattice mappings of
+//! step 3 must then have |det| equal to the site-count ratio (rounded half to even) and the
+//! smaller structure's sites are repeated over the lattice points of the supercell
+//! ([`supercell`]). With `allow_subset`, the structure with fewer sites may match a subset
+//! of the other's sites and compositions need not agree. Sites are compared by element
+//! (occupancy is ignored).
 
 pub mod assignment;
 pub mod lattice_mapping;
@@ -27,8 +32,10 @@ pub mod linalg;
 pub mod pbc;
 
 mod reduced;
+mod supercell;
 
 use crate::element::Element;
+use crate::primitive::PrimitiveError;
 use crate::structure::Structure;
 use assignment::{Assignment, AssignmentError};
 use lattice_mapping::MappingError;
@@ -37,6 +44,7 @@ use linalg::{
     Mat3, Vec3,
 };
 use reduced::ReducedStructure;
+use supercell::{supercell_frac, supercell_size, Mask};
 
 use crate::reduction::{lll_reduce_matrix, ReductionError, LLL_DELTA};
 
@@ -49,13 +57,15 @@ pub struct MatcherOptions {
     pub stol: f64,
     /// Angle tolerance (degrees).
     pub angle_tol: f64,
-    /// Reduce both structures to primitive cells first (not implemented yet).
+    /// Reduce both structures to primitive cells first (pymatgen's
+    /// `get_primitive_structure`, tolerance 0.25 Å).
     pub primitive_cell: bool,
     /// Scale both lattices to equal volume before matching.
     pub scale: bool,
-    /// Try supercells when site counts differ (not implemented yet).
+    /// When the site counts differ, expand the smaller structure into supercells of the
+    /// rounded size ratio.
     pub attempt_supercell: bool,
-    /// Allow struct2 to match a subset of struct1 (not implemented yet).
+    /// Allow the structure with fewer sites to match a subset of the other's sites.
     pub allow_subset: bool,
 }
 
@@ -83,14 +93,21 @@ impl MatcherOptions {
             ..Self::default()
         }
     }
+
+    /// The CIF-Gen probe's matcher:
+    /// `StructureMatcher(primitive_cell=True, attempt_supercell=True, stol=0.5)`.
+    pub fn cif_gen() -> Self {
+        Self {
+            attempt_supercell: true,
+            stol: 0.5,
+            ..Self::default()
+        }
+    }
 }
 
 /// Errors from the matcher.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MatcherError {
-    /// An option combination this port does not implement.
-    #[error("unsupported matcher option: {0}")]
-    Unsupported(&'static str),
     /// A structure has no sites.
     #[error("structure has no sites")]
     Empty,
@@ -100,6 +117,9 @@ pub enum MatcherError {
     /// Lattice reduction failed.
     #[error(transparent)]
     Reduction(#[from] ReductionError),
+    /// The primitive cell search failed.
+    #[error(transparent)]
+    Primitive(#[from] PrimitiveError),
     /// The assignment step failed (non-finite distances).
     #[error(transparent)]
     Assignment(#[from] AssignmentError),
@@ -124,18 +144,20 @@ pub struct RmsDist {
     /// structures were scaled to equal volume (equals the plain Å distance when the volumes
     /// already agree).
     pub max_dist_angstrom: f64,
-    /// For each site of struct1, the index of the struct2 site it is paired with.
+    /// For each site of struct1, the index of the struct2 site it is paired with. Empty
+    /// when the match was made between transformed site lists (`primitive_cell`,
+    /// `attempt_supercell` or `allow_subset` set), whose sites are not the input sites.
     pub mapping: Vec<usize>,
 }
 
 /// Whether two structures match (pymatgen's `StructureMatcher.fit` with `symmetric=False`).
 pub fn fit(s1: &Structure, s2: &Structure, opts: &MatcherOptions) -> Result<bool, MatcherError> {
     check_options(opts)?;
-    if !same_fractional_composition(s1, s2) {
+    if !opts.allow_subset && !same_fractional_composition(s1, s2) {
         return Ok(false);
     }
-    let (r1, r2) = preprocess(s1, s2, opts)?;
-    let found = strict_match(&r1, &r2, opts, false, true)?;
+    let pre = preprocess(s1, s2, opts)?;
+    let found = match_structures(&pre, opts, false, true)?;
     Ok(found.is_some_and(|m| m.val <= opts.stol))
 }
 
@@ -150,16 +172,20 @@ pub fn get_rms_dist(
     opts: &MatcherOptions,
 ) -> Result<Option<RmsDist>, MatcherError> {
     check_options(opts)?;
-    let (r1, r2) = preprocess(s1, s2, opts)?;
-    let Some(m) = strict_match(&r1, &r2, opts, true, false)? else {
+    let pre = preprocess(s1, s2, opts)?;
+    let Some(m) = match_structures(&pre, opts, true, false)? else {
         return Ok(None);
     };
     let max_dist = m.dist.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    // `sol[i]` is the struct1 site matched to struct2 site i; invert it.
-    let mut mapping = vec![0; m.sol.len()];
-    for (i2, &i1) in m.sol.iter().enumerate() {
-        if let Some(slot) = mapping.get_mut(i1) {
-            *slot = i2;
+    let plain = !(opts.primitive_cell || opts.attempt_supercell || opts.allow_subset);
+    let mut mapping = Vec::new();
+    if plain {
+        // `sol[i]` is the struct1 site matched to struct2 site i; invert it.
+        mapping = vec![0; m.sol.len()];
+        for (i2, &i1) in m.sol.iter().enumerate() {
+            if let Some(slot) = mapping.get_mut(i1) {
+                *slot = i2;
+            }
         }
     }
     Ok(Some(RmsDist {
@@ -171,15 +197,6 @@ pub fn get_rms_dist(
 }
 
 fn check_options(opts: &MatcherOptions) -> Result<(), MatcherError> {
-    if opts.primitive_cell {
-        return Err(MatcherError::Unsupported("primitive_cell = true"));
-    }
-    if opts.attempt_supercell {
-        return Err(MatcherError::Unsupported("attempt_supercell = true"));
-    }
-    if opts.allow_subset {
-        return Err(MatcherError::Unsupported("allow_subset = true"));
-    }
     for (name, v) in [
         ("ltol", opts.ltol),
         ("stol", opts.stol),
@@ -218,26 +235,97 @@ fn same_fractional_composition(s1: &Structure, s2: &Structure) -> bool {
         .all(|(e, _)| (frac(&c1, n1, *e) - frac(&c2, n2, *e)).abs() <= 1e-8)
 }
 
-/// Niggli-reduces both structures and scales them to equal volume.
+/// Both structures reduced and scaled, with the supercell plan.
+struct Preprocessed {
+    r1: ReducedStructure,
+    r2: ReducedStructure,
+    /// Supercell size (1 without `attempt_supercell`).
+    fu: usize,
+    /// Whether struct1 (rather than struct2) is the structure to expand.
+    s1_supercell: bool,
+}
+
+/// Reduces both structures (Niggli, and primitive cell when asked), decides the supercell
+/// size and scales them to equal volume per primitive cell.
 fn preprocess(
     s1: &Structure,
     s2: &Structure,
     opts: &MatcherOptions,
-) -> Result<(ReducedStructure, ReducedStructure), MatcherError> {
+) -> Result<Preprocessed, MatcherError> {
     if s1.is_empty() || s2.is_empty() {
         return Err(MatcherError::Empty);
     }
-    let mut r1 = ReducedStructure::niggli(s1)?;
-    let mut r2 = ReducedStructure::niggli(s2)?;
+    let (mut r1, mut r2) = if opts.primitive_cell {
+        (
+            ReducedStructure::primitive(s1)?,
+            ReducedStructure::primitive(s2)?,
+        )
+    } else {
+        (ReducedStructure::niggli(s1)?, ReducedStructure::niggli(s2)?)
+    };
+    let (fu, s1_supercell) = if opts.attempt_supercell {
+        supercell_size(r1.elements.len(), r2.elements.len())
+    } else {
+        (1, true)
+    };
+    let mult = if s1_supercell {
+        fu as f64
+    } else {
+        1.0 / fu as f64
+    };
     if opts.scale {
-        let ratio = libm::pow(volume(&r2.lattice) / volume(&r1.lattice), 1.0 / 6.0);
+        let ratio = libm::pow(
+            volume(&r2.lattice) / (volume(&r1.lattice) * mult),
+            1.0 / 6.0,
+        );
         if !(ratio.is_finite() && ratio > 0.0) {
             return Err(MatcherError::Degenerate("volume ratio".into()));
         }
         r1.lattice = r1.lattice.map(|r| r.map(|x| x * ratio));
         r2.lattice = r2.lattice.map(|r| r.map(|x| x / ratio));
     }
-    Ok((r1, r2))
+    Ok(Preprocessed {
+        r1,
+        r2,
+        fu,
+        s1_supercell,
+    })
+}
+
+/// Matches the structure with fewer (expanded) sites onto the other (pymatgen's `_match`).
+fn match_structures(
+    pre: &Preprocessed,
+    opts: &MatcherOptions,
+    use_rms: bool,
+    break_on_match: bool,
+) -> Result<Option<Match>, MatcherError> {
+    let (n1, n2) = (pre.r1.elements.len(), pre.r2.elements.len());
+    let ratio = if pre.s1_supercell {
+        pre.fu as f64
+    } else {
+        1.0 / pre.fu as f64
+    };
+    if n1 as f64 * ratio >= n2 as f64 {
+        strict_match(
+            &pre.r1,
+            &pre.r2,
+            pre.fu,
+            pre.s1_supercell,
+            opts,
+            use_rms,
+            break_on_match,
+        )
+    } else {
+        strict_match(
+            &pre.r2,
+            &pre.r1,
+            pre.fu,
+            !pre.s1_supercell,
+            opts,
+            use_rms,
+            break_on_match,
+        )
+    }
 }
 
 /// A candidate match.
@@ -252,59 +340,69 @@ struct Match {
     normalization: f64,
 }
 
-/// Matches struct2 onto struct1 (pymatgen's `_strict_match` for equal-size structures).
+/// Matches struct2 onto struct1 (pymatgen's `_strict_match`): struct1, after expansion into
+/// `fu` cells when `s1_supercell`, must have at least as many sites as struct2 (after its
+/// expansion otherwise).
 fn strict_match(
     s1: &ReducedStructure,
     s2: &ReducedStructure,
+    fu: usize,
+    s1_supercell: bool,
     opts: &MatcherOptions,
     use_rms: bool,
     break_on_match: bool,
 ) -> Result<Option<Match>, MatcherError> {
-    let (n1, n2) = (s1.elements.len(), s2.elements.len());
-    // Without subsets or supercells the site multisets must agree exactly.
-    if n1 != n2 {
+    let mask = Mask::new(&s1.elements, &s2.elements, fu, s1_supercell);
+    let (n1, n2) = (mask.cols.len(), mask.rows.len());
+    // Without subsets the expanded site counts must agree; in any case every struct2 site
+    // needs its own partner of the same element.
+    if n2 > n1 || (!opts.allow_subset && n1 != n2) || !mask.feasible() {
         return Ok(None);
     }
-    let mut c1 = counts_of(&s1.elements);
-    let mut c2 = counts_of(&s2.elements);
-    c1.sort();
-    c2.sort();
-    if c1 != c2 {
-        return Ok(None);
-    }
-    // forbidden(i, j): struct2 site i may not pair with struct1 site j.
-    let forbidden = |i: usize, j: usize| s2.elements[i] != s1.elements[j];
+    let forbidden = |i: usize, j: usize| mask.forbidden(i, j);
     // The struct2 site of the rarest element (first one), and its struct1 partners.
-    let mut s2_t_ind = 0;
-    let mut most_masked = 0;
-    for i in 0..n2 {
-        let masked = (0..n1).filter(|&j| forbidden(i, j)).count();
-        if masked > most_masked {
-            most_masked = masked;
-            s2_t_ind = i;
-        }
-    }
-    let s1_t_inds: Vec<usize> = (0..n1).filter(|&j| !forbidden(s2_t_ind, j)).collect();
+    let (s2_t_ind, s1_t_inds) = mask.translation_indices(fu, s1_supercell);
 
-    let cart1: Vec<Vec3> = s1.frac.iter().map(|f| vec_mat(*f, &s1.lattice)).collect();
-    let s2fc = &s2.frac;
+    // The structure whose lattice is mapped onto the other's (and expanded when fu > 1).
+    let (moving, fixed) = if s1_supercell { (s1, s2) } else { (s2, s1) };
+    let cart_moving: Vec<Vec3> = moving
+        .frac
+        .iter()
+        .map(|f| vec_mat(*f, &moving.lattice))
+        .collect();
     let mut solver = Assignment::new();
     let mut best: Option<Match> = None;
 
-    let mappings =
-        lattice_mapping::find_all_mappings(&s1.lattice, &s2.lattice, opts.ltol, opts.angle_tol)?;
+    let mappings = lattice_mapping::find_all_mappings(
+        &moving.lattice,
+        &fixed.lattice,
+        opts.ltol,
+        opts.angle_tol,
+    )?;
     for mapping in mappings {
-        if det_i64(&mapping.scale).abs() != 1 {
+        if det_i64(&mapping.scale).unsigned_abs() != fu as u64 {
             continue;
         }
-        let Some(inv) = inverse(&mapping.aligned) else {
-            continue;
+        let moved: Vec<Vec3> = if fu == 1 {
+            let Some(inv) = inverse(&mapping.aligned) else {
+                continue;
+            };
+            cart_moving
+                .iter()
+                .map(|c| vec_mat(*c, &inv).map(|x| x - x.floor()))
+                .collect()
+        } else {
+            match supercell_frac(&moving.frac, &mapping.scale) {
+                Some(v) => v,
+                None => continue,
+            }
         };
-        let s1fc: Vec<Vec3> = cart1
-            .iter()
-            .map(|c| vec_mat(*c, &inv).map(|x| x - x.floor()))
-            .collect();
-        let avg = average_lattice(&mapping.aligned, &s2.lattice);
+        let (s1fc, s2fc) = if s1_supercell {
+            (&moved, &fixed.frac)
+        } else {
+            (&fixed.frac, &moved)
+        };
+        let avg = average_lattice(&mapping.aligned, &fixed.lattice);
         let avg_volume = volume(&avg);
         let normalization = libm::pow(n1 as f64 / avg_volume, 1.0 / 3.0);
         let Some(inv_abc) = reciprocal_lengths(&avg) else {
@@ -322,7 +420,7 @@ fn strict_match(
                 .iter()
                 .map(|f| std::array::from_fn(|k| f[k] + t[k]))
                 .collect();
-            if !pbc::is_coord_subset_pbc(&t_s2fc, &s1fc, frac_tol, forbidden) {
+            if !pbc::is_coord_subset_pbc(&t_s2fc, s1fc, frac_tol, forbidden) {
                 continue;
             }
             if lll_cache.is_none() {
@@ -336,7 +434,7 @@ fn strict_match(
             let Some((lll, lll_frac_tol)) = lll_cache.as_ref() else {
                 continue;
             };
-            let sv = pbc::pbc_shortest_vectors(lll, &t_s2fc, &s1fc, forbidden, Some(*lll_frac_tol));
+            let sv = pbc::pbc_shortest_vectors(lll, &t_s2fc, s1fc, forbidden, Some(*lll_frac_tol));
             let sol = solver.solve(&sv.d2, n2, n1)?;
             let short: Vec<Vec3> = sol
                 .iter()
@@ -376,17 +474,6 @@ fn strict_match(
         }
     }
     Ok(best.filter(|b| b.val < opts.stol))
-}
-
-fn counts_of(elements: &[Element]) -> Vec<(Element, usize)> {
-    let mut out: Vec<(Element, usize)> = Vec::new();
-    for e in elements {
-        match out.iter_mut().find(|(x, _)| x == e) {
-            Some((_, n)) => *n += 1,
-            None => out.push((*e, 1)),
-        }
-    }
-    out
 }
 
 /// The lattice with the mean lengths and angles of two lattices, in pymatgen's frame.

@@ -3,6 +3,7 @@
 use super::linalg::{allclose, inverse, is_finite, py_mod1, vec_mat, Mat3, Vec3};
 use super::MatcherError;
 use crate::element::Element;
+use crate::primitive::matcher_reduction;
 use crate::reduction::{niggli_reduce_matrix, NIGGLI_TOL};
 use crate::structure::Structure;
 
@@ -49,6 +50,17 @@ impl ReducedStructure {
             lattice: reduced,
             frac,
             elements,
+        })
+    }
+
+    /// The structure as StructureMatcher sees it with `primitive_cell=True`: Niggli-reduced,
+    /// then reduced to its primitive cell ([`matcher_reduction`]).
+    pub fn primitive(s: &Structure) -> Result<Self, MatcherError> {
+        let p = matcher_reduction(s)?;
+        Ok(Self {
+            lattice: *p.lattice.matrix(),
+            frac: p.sites.iter().map(|x| x.frac).collect(),
+            elements: p.sites.iter().map(|x| x.element).collect(),
         })
     }
 }

@@ -145,21 +145,50 @@ fn far_displacement_does_not_fit() {
 }
 
 #[test]
-fn unsupported_options_are_errors() {
-    let s = nacl(5.0);
-    for o in [
-        MatcherOptions::default(),
-        MatcherOptions {
-            attempt_supercell: true,
-            ..opts()
-        },
-        MatcherOptions {
-            allow_subset: true,
-            ..opts()
-        },
-    ] {
-        assert!(matches!(fit(&s, &s, &o), Err(MatcherError::Unsupported(_))));
-    }
+fn conventional_and_primitive_cells_match_with_primitive_cell() {
+    let conv = nacl(5.64);
+    let prim = crate::primitive::matcher_reduction(&conv).unwrap();
+    assert_eq!(prim.len(), 2);
+    // Without primitive reduction the site counts differ.
+    assert!(!fit(&conv, &prim, &opts()).unwrap());
+    let defaults = MatcherOptions::default();
+    assert!(fit(&conv, &prim, &defaults).unwrap());
+    let r = get_rms_dist(&conv, &prim, &defaults).unwrap().unwrap();
+    assert!(r.rms < 1e-9, "{r:?}");
+    assert!(r.mapping.is_empty());
+}
+
+#[test]
+fn supercell_matches_its_cell_with_attempt_supercell() {
+    // A 2×1×1 repeat with one displaced atom: primitive reduction cannot undo it, so only
+    // the supercell search can match it to the unit cell.
+    let cell = triclinic();
+    let mut sup = cell.supercell([2, 1, 1]);
+    sup.sites[0].frac[0] += 0.05;
+    let plain = MatcherOptions {
+        stol: 0.5,
+        ..MatcherOptions::default()
+    };
+    assert!(!fit(&cell, &sup, &plain).unwrap());
+    let o = MatcherOptions::cif_gen();
+    assert!(fit(&cell, &sup, &o).unwrap());
+    assert!(fit(&sup, &cell, &o).unwrap());
+    let r = get_rms_dist(&cell, &sup, &o).unwrap().unwrap();
+    assert!(r.rms > 0.0 && r.rms < 0.1, "{r:?}");
+}
+
+#[test]
+fn subset_matches_with_allow_subset() {
+    let s = triclinic();
+    let mut t = s.clone();
+    t.sites.pop();
+    let o = MatcherOptions {
+        allow_subset: true,
+        ..opts()
+    };
+    assert!(!fit(&s, &t, &opts()).unwrap());
+    assert!(fit(&s, &t, &o).unwrap());
+    assert!(fit(&t, &s, &o).unwrap());
 }
 
 #[test]

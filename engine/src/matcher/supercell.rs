@@ -1,0 +1,174 @@
+//! Supercells for the matcher (`attempt_supercell`): how many primitive cells one structure
+//! needs to be comparable with the other, the element mask of the expanded site lists, and
+//! the sites of a structure expressed in a supercell basis.
+
+use super::linalg::{det_i64, inverse, vec_mat, Mat3, Vec3};
+use crate::element::Element;
+
+/// The supercell size and whether struct1 (rather than struct2) is the one to expand
+/// (pymatgen's `_get_supercell_size` with `supercell_size="num_sites"`). The size is the
+/// site-count ratio rounded half to even; a size of 1 always expands struct1.
+pub(super) fn supercell_size(n1: usize, n2: usize) -> (usize, bool) {
+    let fu = n2 as f64 / n1 as f64;
+    if fu < 2.0 / 3.0 {
+        ((1.0 / fu).round_ties_even() as usize, false)
+    } else {
+        (fu.round_ties_even() as usize, true)
+    }
+}
+
+/// Which struct2 sites (rows) may pair with which struct1 sites (columns) once one of them
+/// is expanded into a supercell of `fu` cells. Expanded sites keep their parent's element
+/// and come parent by parent (`aabbcc`), matching the order of [`supercell_frac`].
+pub(super) struct Mask {
+    /// Element of each row (a struct2 site, or an image of one).
+    pub rows: Vec<Element>,
+    /// Element of each column (a struct1 site, or an image of one).
+    pub cols: Vec<Element>,
+}
+
+impl Mask {
+    /// The mask for matching `e2` onto `e1`, expanding struct1 when `s1_supercell`.
+    pub fn new(e1: &[Element], e2: &[Element], fu: usize, s1_supercell: bool) -> Self {
+        let repeat = |e: &[Element]| e.iter().flat_map(|x| std::iter::repeat_n(*x, fu)).collect();
+        if s1_supercell {
+            Self {
+                rows: e2.to_vec(),
+                cols: repeat(e1),
+            }
+        } else {
+            Self {
+                rows: repeat(e2),
+                cols: e1.to_vec(),
+            }
+        }
+    }
+
+    /// True when row `i` may not be paired with column `j`.
+    pub fn forbidden(&self, i: usize, j: usize) -> bool {
+        self.rows[i] != self.cols[j]
+    }
+
+    /// True when every row can be paired with a distinct allowed column.
+    pub fn feasible(&self) -> bool {
+        self.rows.iter().all(|e| {
+            let want = self.rows.iter().filter(|x| *x == e).count();
+            let have = self.cols.iter().filter(|x| *x == e).count();
+            want <= have
+        })
+    }
+
+    /// The row with the most forbidden columns (the first such), and the columns it may
+    /// pair with; with struct1 expanded, only the first image of each struct1 site.
+    pub fn translation_indices(&self, fu: usize, s1_supercell: bool) -> (usize, Vec<usize>) {
+        let mut row = 0;
+        let mut most = 0;
+        for i in 0..self.rows.len() {
+            let masked = (0..self.cols.len())
+                .filter(|&j| self.forbidden(i, j))
+                .count();
+            if masked > most {
+                most = masked;
+                row = i;
+            }
+        }
+        let allowed = (0..self.cols.len()).filter(|&j| !self.forbidden(row, j));
+        let cols = if s1_supercell {
+            allowed.step_by(fu.max(1)).collect()
+        } else {
+            allowed.collect()
+        };
+        (row, cols)
+    }
+}
+
+/// The most lattice points [`lattice_points_in_supercell`] scans before giving up.
+const MAX_SCAN: i64 = 10_000_000;
+
+/// The points of the original lattice inside the supercell `scale · lattice`, in the
+/// supercell's fractional coordinates (pymatgen's `lattice_points_in_supercell`), or `None`
+/// when the matrix is singular or the count does not equal |det|.
+pub(super) fn lattice_points_in_supercell(scale: &[[i64; 3]; 3]) -> Option<Vec<Vec3>> {
+    let mut lo = [i64::MAX; 3];
+    let mut hi = [i64::MIN; 3];
+    for corner in 0..8usize {
+        let pick = [(corner >> 2) & 1, (corner >> 1) & 1, corner & 1].map(|x| x as i64);
+        for k in 0..3 {
+            let v = (0..3).map(|r| pick[r] * scale[r][k]).sum::<i64>();
+            lo[k] = lo[k].min(v);
+            hi[k] = hi[k].max(v + 1);
+        }
+    }
+    let span: i64 = (0..3).map(|k| hi[k] - lo[k]).product();
+    if span > MAX_SCAN {
+        return None;
+    }
+    let inv = inverse(&scale.map(|r| r.map(|x| x as f64)))?;
+    let mut out = Vec::new();
+    for a in lo[0]..hi[0] {
+        for b in lo[1]..hi[1] {
+            for c in lo[2]..hi[2] {
+                let f = vec_mat([a as f64, b as f64, c as f64], &inv);
+                if f.iter().all(|x| (-1e-10..1.0 - 1e-10).contains(x)) {
+                    out.push(f);
+                }
+            }
+        }
+    }
+    (out.len() as i64 == det_i64(scale).abs()).then_some(out)
+}
+
+/// Sites with fractional coordinates `frac` re-expressed in the supercell `scale · lattice`:
+/// every site followed by its images, wrapped into [0, 1).
+pub(super) fn supercell_frac(frac: &[Vec3], scale: &[[i64; 3]; 3]) -> Option<Vec<Vec3>> {
+    let inv: Mat3 = inverse(&scale.map(|r| r.map(|x| x as f64)))?;
+    let points = lattice_points_in_supercell(scale)?;
+    let mut out = Vec::with_capacity(frac.len() * points.len());
+    for f in frac {
+        let base = vec_mat(*f, &inv);
+        for p in &points {
+            out.push(std::array::from_fn(|k| {
+                let x = base[k] + p[k];
+                x - x.floor()
+            }));
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_rounds_half_to_even_and_picks_the_smaller_structure() {
+        assert_eq!(supercell_size(2, 8), (4, true));
+        assert_eq!(supercell_size(8, 2), (4, false));
+        assert_eq!(supercell_size(2, 5), (2, true));
+        assert_eq!(supercell_size(4, 5), (1, true));
+        assert_eq!(supercell_size(3, 2), (1, true));
+    }
+
+    #[test]
+    fn lattice_points_of_a_doubled_cell() {
+        let p = lattice_points_in_supercell(&[[2, 0, 0], [0, 1, 0], [0, 0, 1]]).unwrap();
+        assert_eq!(p, vec![[0.0, 0.0, 0.0], [0.5, 0.0, 0.0]]);
+        let q = lattice_points_in_supercell(&[[1, 1, 0], [-1, 1, 0], [0, 0, 2]]).unwrap();
+        assert_eq!(q.len(), 4);
+        assert!(lattice_points_in_supercell(&[[1, 0, 0], [2, 0, 0], [0, 0, 1]]).is_none());
+    }
+
+    #[test]
+    fn mask_expands_parent_by_parent() {
+        let (na, cl) = (
+            Element::from_symbol("Na").unwrap(),
+            Element::from_symbol("Cl").unwrap(),
+        );
+        let m = Mask::new(&[na, cl], &[cl, na, na, cl], 2, true);
+        assert_eq!(m.cols, vec![na, na, cl, cl]);
+        assert!(m.feasible());
+        let (row, cols) = m.translation_indices(2, true);
+        assert_eq!(row, 0);
+        assert_eq!(cols, vec![2]);
+    }
+}
