@@ -5,5 +5,8 @@
 
 pub mod build_info;
 pub mod cli;
+pub mod config;
 pub mod http;
+pub mod llm;
+pub mod runs;
 pub mod storage;

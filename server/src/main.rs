@@ -58,6 +58,42 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Run a benchmark headless (resumes an unfinished run with the same settings).
+    Run {
+        /// The suite.
+        #[arg(long, default_value = "atomworld")]
+        suite: String,
+        /// Model name from the configuration, or a baseline: copy-input, reference.
+        #[arg(long)]
+        model: String,
+        /// Tasks per action.
+        #[arg(long, default_value_t = 250)]
+        per_action: usize,
+        /// Seed of the task set.
+        #[arg(long, default_value_t = 2026)]
+        seed: u64,
+        /// Tasks in flight at once.
+        #[arg(long, default_value_t = 4)]
+        concurrency: usize,
+        /// Samples per task.
+        #[arg(long, default_value_t = 1)]
+        samples: u32,
+        /// Directory of the SQLite database.
+        #[arg(long, default_value = "data/local")]
+        data_dir: PathBuf,
+        /// Configuration file (models, prices, limits).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Do not use the response cache.
+        #[arg(long)]
+        no_cache: bool,
+        /// Answer only from the response cache (no network, no keys).
+        #[arg(long)]
+        replay_only: bool,
+        /// Write the summary as JSON to this file.
+        #[arg(long)]
+        summary_json: Option<PathBuf>,
+    },
     /// Write a seeded AtomWorld task set as JSON lines.
     Gen {
         /// The seed.
@@ -144,6 +180,39 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             data_dir,
             dist,
         } => serve(addr, data_dir, dist),
+        Command::Run {
+            suite,
+            model,
+            per_action,
+            seed,
+            concurrency,
+            samples,
+            data_dir,
+            config,
+            no_cache,
+            replay_only,
+            summary_json,
+        } => {
+            let args = cli::run::RunArgs {
+                suite,
+                model,
+                per_action,
+                seed,
+                concurrency,
+                samples,
+                data_dir,
+                config,
+                cache: !no_cache,
+                replay_only,
+                summary_json,
+            };
+            let runtime = tokio::runtime::Runtime::new()?;
+            Ok(finish(
+                runtime
+                    .block_on(cli::run::run(args))
+                    .map(|table| print!("{table}")),
+            ))
+        }
     }
 }
 

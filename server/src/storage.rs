@@ -31,10 +31,47 @@ pub enum StorageError {
 
 /// Schema migrations, applied in order; never edit a released one, append a new one.
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(
-        "CREATE TABLE server_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-         INSERT INTO server_meta (key, value) VALUES ('created_at', strftime('%Y-%m-%dT%H:%M:%SZ', 'now'));",
-    )])
+    Migrations::new(vec![
+        M::up(
+            "CREATE TABLE server_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+             INSERT INTO server_meta (key, value) VALUES ('created_at', strftime('%Y-%m-%dT%H:%M:%SZ', 'now'));",
+        ),
+        M::up(
+            "CREATE TABLE llm_cache (
+                 key TEXT PRIMARY KEY,
+                 model TEXT NOT NULL,
+                 response TEXT NOT NULL,
+                 input_tokens INTEGER NOT NULL,
+                 output_tokens INTEGER NOT NULL,
+                 created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));
+             CREATE TABLE llm_spend (day INTEGER PRIMARY KEY, cost_usd REAL NOT NULL);
+             CREATE TABLE runs (
+                 id TEXT PRIMARY KEY,
+                 spec TEXT NOT NULL,
+                 status TEXT NOT NULL,
+                 created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));
+             CREATE TABLE results (
+                 run_id TEXT NOT NULL REFERENCES runs(id),
+                 task_id TEXT NOT NULL,
+                 sample INTEGER NOT NULL,
+                 action TEXT NOT NULL,
+                 prompt TEXT NOT NULL,
+                 response TEXT,
+                 verdict TEXT,
+                 label TEXT,
+                 error TEXT,
+                 input_tokens INTEGER NOT NULL DEFAULT 0,
+                 output_tokens INTEGER NOT NULL DEFAULT 0,
+                 cost_usd REAL NOT NULL DEFAULT 0,
+                 latency_ms INTEGER NOT NULL DEFAULT 0,
+                 cached INTEGER NOT NULL DEFAULT 0,
+                 PRIMARY KEY (run_id, task_id, sample));
+             CREATE TABLE cases (
+                 id TEXT PRIMARY KEY,
+                 body TEXT NOT NULL,
+                 created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));",
+        ),
+    ])
 }
 
 /// A handle to the database, cheap to clone and safe to share between tasks.
@@ -80,6 +117,96 @@ impl Storage {
         Ok(conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?)
     }
 
+    /// A cached response: (text, input tokens, output tokens).
+    pub fn cache_get(&self, key: &str) -> Result<Option<(String, u64, u64)>, StorageError> {
+        let conn = self.lock();
+        let mut st = conn.prepare_cached(
+            "SELECT response, input_tokens, output_tokens FROM llm_cache WHERE key = ?1",
+        )?;
+        let mut rows = st.query([key])?;
+        Ok(match rows.next()? {
+            Some(r) => Some((
+                r.get(0)?,
+                r.get::<_, i64>(1)? as u64,
+                r.get::<_, i64>(2)? as u64,
+            )),
+            None => None,
+        })
+    }
+
+    /// Store a response in the cache (first answer wins: repeated runs stay identical).
+    pub fn cache_put(
+        &self,
+        key: &str,
+        model: &str,
+        response: &str,
+        input_tokens: u64,
+        output_tokens: u64,
+    ) -> Result<(), StorageError> {
+        self.lock().execute(
+            "INSERT OR IGNORE INTO llm_cache (key, model, response, input_tokens, output_tokens)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            rusqlite::params![
+                key,
+                model,
+                response,
+                input_tokens as i64,
+                output_tokens as i64
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Add to the spend of day `day` (days since the Unix epoch, UTC).
+    pub fn add_spend(&self, day: i64, cost_usd: f64) -> Result<(), StorageError> {
+        self.lock().execute(
+            "INSERT INTO llm_spend (day, cost_usd) VALUES (?1, ?2)
+             ON CONFLICT(day) DO UPDATE SET cost_usd = cost_usd + excluded.cost_usd",
+            rusqlite::params![day, cost_usd],
+        )?;
+        Ok(())
+    }
+
+    /// The spend of day `day` in USD.
+    pub fn spend_on(&self, day: i64) -> Result<f64, StorageError> {
+        let conn = self.lock();
+        let v: Option<f64> = conn
+            .query_row(
+                "SELECT cost_usd FROM llm_spend WHERE day = ?1",
+                [day],
+                |r| r.get(0),
+            )
+            .ok();
+        Ok(v.unwrap_or(0.0))
+    }
+
+    /// Export the response cache as JSON lines (for replaying a workshop offline).
+    pub fn cache_export(&self) -> Result<Vec<String>, StorageError> {
+        let conn = self.lock();
+        let mut st = conn.prepare(
+            "SELECT key, model, response, input_tokens, output_tokens FROM llm_cache ORDER BY key",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok(serde_json::json!({
+                "key": r.get::<_, String>(0)?,
+                "model": r.get::<_, String>(1)?,
+                "response": r.get::<_, String>(2)?,
+                "input_tokens": r.get::<_, i64>(3)?,
+                "output_tokens": r.get::<_, i64>(4)?,
+            })
+            .to_string())
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// Run a closure with the connection (for the modules that own their tables).
+    pub fn with_conn<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StorageError> {
+        Ok(f(&self.lock())?)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave SQLite inconsistent (each statement is
         // atomic), so a poisoned lock is safe to reuse.
@@ -102,9 +229,9 @@ mod tests {
         let s = Storage::open(&dir.path().join("nested")).unwrap();
         assert!(s.path().is_file());
         assert_eq!(s.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 1);
+        assert_eq!(s.schema_version().unwrap(), 2);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 1);
+        assert_eq!(again.schema_version().unwrap(), 2);
     }
 }

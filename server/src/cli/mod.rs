@@ -3,6 +3,7 @@
 pub mod apply;
 pub mod eval;
 pub mod gen;
+pub mod run;
 
 /// A command-line failure: a one-line message for stderr and the exit status.
 #[derive(Debug)]

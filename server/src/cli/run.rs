@@ -1,0 +1,120 @@
+//! `atomworld run`: a headless benchmark run on the same runner the server uses, with a
+//! progress bar and the summary table at the end. Re-running the same command resumes an
+//! unfinished run of the same spec instead of starting over.
+
+use std::path::PathBuf;
+
+use bench::atomworld::generator::TaskSetSpec;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::CliError;
+use crate::config::Config;
+use crate::llm::{Gateway, GatewayOptions};
+use crate::runs::{self, RunSpec};
+use crate::storage::Storage;
+
+/// Arguments of `atomworld run`.
+#[derive(Clone, Debug)]
+pub struct RunArgs {
+    /// Suite name.
+    pub suite: String,
+    /// Model or baseline name.
+    pub model: String,
+    /// Tasks per action.
+    pub per_action: usize,
+    /// Seed of the task set.
+    pub seed: u64,
+    /// Tasks in flight.
+    pub concurrency: usize,
+    /// Samples per task.
+    pub samples: u32,
+    /// Data directory (SQLite database).
+    pub data_dir: PathBuf,
+    /// Configuration file.
+    pub config: Option<PathBuf>,
+    /// Use the response cache.
+    pub cache: bool,
+    /// Serve answers only from the cache.
+    pub replay_only: bool,
+    /// Where to write the summary JSON.
+    pub summary_json: Option<PathBuf>,
+}
+
+fn other(message: impl Into<String>) -> CliError {
+    CliError {
+        message: message.into(),
+        status: 1,
+    }
+}
+
+/// Run (or resume) the benchmark; returns the summary table.
+pub async fn run(args: RunArgs) -> Result<String, CliError> {
+    let config =
+        Config::load(args.config.as_deref()).map_err(|e| CliError::input(e.to_string()))?;
+    let storage = Storage::open(&args.data_dir).map_err(|e| other(e.to_string()))?;
+    let gateway = Gateway::new(
+        config,
+        storage.clone(),
+        GatewayOptions {
+            cache: args.cache,
+            replay_only: args.replay_only,
+        },
+    )
+    .map_err(|e| other(e.to_string()))?;
+    let spec = RunSpec {
+        suite: args.suite.clone(),
+        tasks: TaskSetSpec::per_action(args.seed, args.per_action),
+        model: args.model.clone(),
+        samples: args.samples.max(1),
+        concurrency: args.concurrency.max(1),
+    };
+    let run_id = match runs::find_unfinished(&storage, &spec).map_err(|e| other(e.to_string()))? {
+        Some(id) => {
+            eprintln!("resuming {id}");
+            id
+        }
+        None => runs::create_run(&storage, &spec).map_err(|e| other(e.to_string()))?,
+    };
+    eprintln!(
+        "run {run_id}: {} on {} ({} per action, seed {})",
+        args.model, args.suite, args.per_action, args.seed
+    );
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} tasks · {msg} · ETA {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let b = bar.clone();
+    let outcome = runs::execute(&storage, &gateway, &run_id, move |p| {
+        b.set_length(p.total as u64);
+        b.set_position(p.done as u64);
+        let rate = if p.done == 0 {
+            0.0
+        } else {
+            p.successes as f64 / p.done as f64
+        };
+        b.set_message(format!(
+            "success {rate:.3} · {} tokens · ${:.4}",
+            p.tokens, p.cost_usd
+        ));
+    })
+    .await
+    .map_err(|e| match e {
+        runs::RunError::UnknownModel(_) | runs::RunError::UnknownSuite(_) => {
+            CliError::input(e.to_string())
+        }
+        other_error => other(other_error.to_string()),
+    })?;
+    bar.finish();
+    if let Some(why) = &outcome.stopped {
+        eprintln!("stopped: {why}");
+    }
+    let rows = runs::store_results(&storage, &run_id).map_err(|e| other(e.to_string()))?;
+    let summary = runs::summarise(&run_id, &args.model, &rows);
+    if let Some(path) = &args.summary_json {
+        let text = serde_json::to_string_pretty(&summary).map_err(|e| other(e.to_string()))?;
+        std::fs::write(path, text)
+            .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(summary.table())
+}

@@ -1,0 +1,300 @@
+//! Server configuration: named models with their provider, parameters and prices, and the
+//! limits that keep a public demo affordable. Read from a TOML file; API keys come only from
+//! the environment (named per provider or per model), never from the file.
+//!
+//! ```toml
+//! [[models]]
+//! name = "gpt-5.4"            # what the browser and the CLI call it
+//! provider = "openai"         # openai | anthropic | gemini | openai-compatible
+//! model = "gpt-5.4"           # the provider's model id
+//! temperature = 1.0
+//! max_tokens = 8192
+//! price_input_per_mtok = 1.25
+//! price_output_per_mtok = 10.0
+//!
+//! [[models]]
+//! name = "local-qwen"
+//! provider = "openai-compatible"
+//! base_url = "http://127.0.0.1:8000/v1"
+//! model = "Qwen/Qwen3-8B"
+//! api_key_env = "LOCAL_API_KEY"   # optional
+//!
+//! [limits]
+//! daily_spend_usd = 20.0
+//! run_spend_usd = 5.0
+//! max_concurrency_per_provider = 8
+//! request_timeout_secs = 300
+//! max_retries = 4
+//! ```
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// Which API a model is reached through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProviderKind {
+    /// OpenAI chat completions at api.openai.com (or `OPENAI_BASE_URL`).
+    Openai,
+    /// Anthropic messages API.
+    Anthropic,
+    /// Google Gemini `generateContent`.
+    Gemini,
+    /// Any server speaking the OpenAI chat-completions protocol (vLLM, llama.cpp, Ollama).
+    OpenaiCompatible,
+}
+
+impl ProviderKind {
+    /// The environment variable holding this provider's key by default.
+    pub fn default_key_env(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::Openai => Some("OPENAI_API_KEY"),
+            ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
+            ProviderKind::Gemini => Some("GEMINI_API_KEY"),
+            ProviderKind::OpenaiCompatible => None,
+        }
+    }
+
+    /// The default endpoint base of the provider.
+    pub fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::Openai => Some("https://api.openai.com/v1"),
+            ProviderKind::Anthropic => Some("https://api.anthropic.com/v1"),
+            ProviderKind::Gemini => Some("https://generativelanguage.googleapis.com/v1beta"),
+            ProviderKind::OpenaiCompatible => None,
+        }
+    }
+}
+
+/// One configured model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelConfig {
+    /// The name users pick (unique).
+    pub name: String,
+    /// The API it is reached through.
+    pub provider: ProviderKind,
+    /// The provider's model id.
+    pub model: String,
+    /// Endpoint base (required for `openai-compatible`; overrides the provider default).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Environment variable with the API key (overrides the provider default).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Sampling temperature (the AtomWorld reference used 1.0).
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// Output token limit.
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// Reasoning effort for models that take one (`low`, `medium`, `high`).
+    #[serde(default)]
+    pub reasoning_effort: Option<String>,
+    /// USD per million input tokens.
+    #[serde(default)]
+    pub price_input_per_mtok: f64,
+    /// USD per million output tokens.
+    #[serde(default)]
+    pub price_output_per_mtok: f64,
+}
+
+impl ModelConfig {
+    /// Cost in USD of a call with these token counts.
+    pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
+        (input_tokens as f64 * self.price_input_per_mtok
+            + output_tokens as f64 * self.price_output_per_mtok)
+            / 1e6
+    }
+}
+
+/// Limits on spending and load.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Limits {
+    /// Stop new LLM calls once today's spend reaches this (USD); `None` = no cap.
+    pub daily_spend_usd: Option<f64>,
+    /// Stop a run's new LLM calls once it has spent this (USD); `None` = no cap.
+    pub run_spend_usd: Option<f64>,
+    /// Concurrent requests per provider.
+    pub max_concurrency_per_provider: usize,
+    /// Seconds before a request is abandoned (and retried).
+    pub request_timeout_secs: u64,
+    /// Retries after the first attempt (429, 5xx, timeouts, broken connections).
+    pub max_retries: u32,
+    /// First backoff delay in milliseconds (doubles each retry, with jitter).
+    pub backoff_base_ms: u64,
+    /// Longest single wait in milliseconds (also caps Retry-After).
+    pub backoff_max_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            daily_spend_usd: None,
+            run_spend_usd: None,
+            max_concurrency_per_provider: 8,
+            request_timeout_secs: 300,
+            max_retries: 4,
+            backoff_base_ms: 1000,
+            backoff_max_ms: 60_000,
+        }
+    }
+}
+
+/// The whole configuration.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// Configured models.
+    pub models: Vec<ModelConfig>,
+    /// Limits.
+    pub limits: Limits,
+}
+
+/// Errors reading the configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The TOML is invalid (the message names line and column).
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// What is wrong, and where.
+        message: String,
+    },
+    /// A model entry is inconsistent.
+    #[error("model '{name}': {message}")]
+    Model {
+        /// The model's name.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl Config {
+    /// Parse TOML text (`origin` names it in errors).
+    pub fn from_toml(text: &str, origin: &str) -> Result<Self, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: origin.to_string(),
+            message: e.to_string(),
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Read a TOML file; a missing file gives the default configuration plus the models
+    /// implied by the environment.
+    pub fn load(path: Option<&Path>) -> Result<Self, ConfigError> {
+        let mut config = match path {
+            Some(p) => {
+                let text = std::fs::read_to_string(p).map_err(|source| ConfigError::Read {
+                    path: p.display().to_string(),
+                    source,
+                })?;
+                Self::from_toml(&text, &p.display().to_string())?
+            }
+            None => Config::default(),
+        };
+        config.add_env_models();
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// With `OPENAI_BASE_URL` and `OPENAI_MODEL` set, offer that model as `env-model`
+    /// (handy for a local vLLM or Ollama server without writing a file).
+    fn add_env_models(&mut self) {
+        if let (Ok(base), Ok(model)) = (
+            std::env::var("OPENAI_BASE_URL"),
+            std::env::var("OPENAI_MODEL"),
+        ) {
+            if !self.models.iter().any(|m| m.name == "env-model") {
+                self.models.push(ModelConfig {
+                    name: "env-model".into(),
+                    provider: ProviderKind::OpenaiCompatible,
+                    model,
+                    base_url: Some(base),
+                    api_key_env: Some("OPENAI_API_KEY".into()),
+                    temperature: None,
+                    max_tokens: None,
+                    reasoning_effort: None,
+                    price_input_per_mtok: 0.0,
+                    price_output_per_mtok: 0.0,
+                });
+            }
+        }
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let mut seen = std::collections::HashSet::new();
+        for m in &self.models {
+            let err = |message: &str| ConfigError::Model {
+                name: m.name.clone(),
+                message: message.into(),
+            };
+            if !seen.insert(m.name.as_str()) {
+                return Err(err("the name is used twice"));
+            }
+            if crate::runs::Answerer::is_baseline_name(&m.name) {
+                return Err(err("the name is reserved for a built-in baseline"));
+            }
+            if m.provider == ProviderKind::OpenaiCompatible && m.base_url.is_none() {
+                return Err(err("openai-compatible models need base_url"));
+            }
+            if m.price_input_per_mtok < 0.0 || m.price_output_per_mtok < 0.0 {
+                return Err(err("prices must not be negative"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The model called `name`.
+    pub fn model(&self, name: &str) -> Option<&ModelConfig> {
+        self.models.iter().find(|m| m.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_models_and_limits_and_reports_errors_with_position() {
+        let c = Config::from_toml(
+            "[[models]]\nname = \"m\"\nprovider = \"openai-compatible\"\nmodel = \"x\"\nbase_url = \"http://127.0.0.1:1/v1\"\nprice_input_per_mtok = 2.0\n[limits]\nmax_retries = 2\n",
+            "test",
+        )
+        .unwrap();
+        assert_eq!(c.models[0].cost(1_000_000, 0), 2.0);
+        assert_eq!(c.limits.max_retries, 2);
+        assert_eq!(c.limits.max_concurrency_per_provider, 8);
+        let e = Config::from_toml(
+            "[[models]]\nname = \"m\"\nprovider = \"nope\"\n",
+            "cfg.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("cfg.toml") && e.contains("line 3"), "{e}");
+        let e = Config::from_toml(
+            "[[models]]\nname = \"m\"\nprovider = \"openai-compatible\"\nmodel = \"x\"\n",
+            "t",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("base_url"));
+        let e = Config::from_toml(
+            "[[models]]\nname = \"reference\"\nprovider = \"openai\"\nmodel = \"x\"\n",
+            "t",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("reserved"));
+    }
+}

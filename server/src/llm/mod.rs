@@ -1,0 +1,95 @@
+//! The LLM gateway: one call shape for every provider, with retries, concurrency limits,
+//! a response cache, token and cost accounting, and spend caps.
+//!
+//! API keys are read from the environment when a request is built and go only into request
+//! headers: never into URLs, logs, errors or responses.
+
+mod gateway;
+mod protocol;
+mod retry;
+
+pub use gateway::{Gateway, GatewayOptions};
+pub use retry::RetryPolicy;
+
+use serde::{Deserialize, Serialize};
+
+/// A chat message.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Message {
+    /// `user`, `assistant` or `system`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+}
+
+impl Message {
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self {
+            role: "user".into(),
+            content: content.into(),
+        }
+    }
+}
+
+/// A model's answer and what it cost.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    /// The answer text.
+    pub text: String,
+    /// Prompt tokens as the provider reported them.
+    pub input_tokens: u64,
+    /// Completion tokens as the provider reported them.
+    pub output_tokens: u64,
+    /// Cost in USD (0 when served from the cache).
+    pub cost_usd: f64,
+    /// True when the answer came from the response cache.
+    pub cached: bool,
+    /// HTTP attempts made (0 for cache hits).
+    pub attempts: u32,
+}
+
+/// Why a model call failed. Messages never contain API keys.
+#[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize)]
+pub enum LlmError {
+    /// No model of that name is configured.
+    #[error("no model named '{0}' is configured")]
+    UnknownModel(String),
+    /// The model's API key variable is not set on the server.
+    #[error("the server has no API key for this model (set {0} in its environment)")]
+    MissingKey(String),
+    /// The provider answered with an error status.
+    #[error("provider answered HTTP {status}: {message}")]
+    Http {
+        /// HTTP status.
+        status: u16,
+        /// The provider's error message (truncated).
+        message: String,
+    },
+    /// No answer within the request timeout.
+    #[error("the provider did not answer within {0} s")]
+    Timeout(u64),
+    /// The connection failed.
+    #[error("network error: {0}")]
+    Network(String),
+    /// The provider's answer is not what its API documents.
+    #[error("malformed provider answer: {0}")]
+    Malformed(String),
+    /// A spend cap was reached; no new calls are made.
+    #[error("spend cap reached: {0}")]
+    SpendCap(String),
+    /// Replay-only mode and the answer is not in the cache.
+    #[error("replay-only mode: this request is not in the response cache")]
+    NotCached,
+}
+
+impl LlmError {
+    /// Whether another attempt may succeed (rate limits, server errors, timeouts, network).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            LlmError::Http { status, .. } => *status == 429 || *status >= 500,
+            LlmError::Timeout(_) | LlmError::Network(_) => true,
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! Request bodies and answer parsing of each provider's HTTP API.
+
+use serde_json::{json, Value};
+
+use super::{LlmError, Message};
+use crate::config::{ModelConfig, ProviderKind};
+
+/// Method-independent description of one HTTP request to a provider.
+pub struct HttpCall {
+    /// Full URL (never contains a key).
+    pub url: String,
+    /// Headers, the key among them.
+    pub headers: Vec<(String, String)>,
+    /// JSON body.
+    pub body: Value,
+}
+
+fn base_url(m: &ModelConfig) -> String {
+    let base = m
+        .base_url
+        .clone()
+        .or_else(|| match m.provider {
+            ProviderKind::Openai => std::env::var("OPENAI_BASE_URL").ok(),
+            _ => None,
+        })
+        .or_else(|| m.provider.default_base_url().map(str::to_string))
+        .unwrap_or_default();
+    base.trim_end_matches('/').to_string()
+}
+
+/// The HTTP request for `messages` to model `m` with `key` (if any).
+pub fn build(m: &ModelConfig, messages: &[Message], key: Option<&str>) -> HttpCall {
+    let base = base_url(m);
+    match m.provider {
+        ProviderKind::Openai | ProviderKind::OpenaiCompatible => {
+            let mut body = json!({ "model": m.model, "messages": messages });
+            if let Some(t) = m.temperature {
+                body["temperature"] = json!(t);
+            }
+            if let Some(n) = m.max_tokens {
+                body["max_completion_tokens"] = json!(n);
+            }
+            if let Some(e) = &m.reasoning_effort {
+                body["reasoning_effort"] = json!(e);
+            }
+            let mut headers = vec![("content-type".into(), "application/json".into())];
+            if let Some(k) = key {
+                headers.push(("authorization".into(), format!("Bearer {k}")));
+            }
+            HttpCall {
+                url: format!("{base}/chat/completions"),
+                headers,
+                body,
+            }
+        }
+        ProviderKind::Anthropic => {
+            let system: Vec<&str> = messages
+                .iter()
+                .filter(|x| x.role == "system")
+                .map(|x| x.content.as_str())
+                .collect();
+            let turns: Vec<&Message> = messages.iter().filter(|x| x.role != "system").collect();
+            let mut body = json!({
+                "model": m.model,
+                "max_tokens": m.max_tokens.unwrap_or(8192),
+                "messages": turns,
+            });
+            if !system.is_empty() {
+                body["system"] = json!(system.join("\n"));
+            }
+            if let Some(t) = m.temperature {
+                body["temperature"] = json!(t);
+            }
+            let mut headers = vec![
+                ("content-type".into(), "application/json".into()),
+                ("anthropic-version".into(), "2023-06-01".into()),
+            ];
+            if let Some(k) = key {
+                headers.push(("x-api-key".into(), k.to_string()));
+            }
+            HttpCall {
+                url: format!("{base}/messages"),
+                headers,
+                body,
+            }
+        }
+        ProviderKind::Gemini => {
+            let contents: Vec<Value> = messages
+                .iter()
+                .filter(|x| x.role != "system")
+                .map(|x| {
+                    let role = if x.role == "assistant" {
+                        "model"
+                    } else {
+                        "user"
+                    };
+                    json!({ "role": role, "parts": [{ "text": x.content }] })
+                })
+                .collect();
+            let mut config = json!({});
+            if let Some(t) = m.temperature {
+                config["temperature"] = json!(t);
+            }
+            if let Some(n) = m.max_tokens {
+                config["maxOutputTokens"] = json!(n);
+            }
+            let mut headers = vec![("content-type".into(), "application/json".into())];
+            if let Some(k) = key {
+                // In a header, not the documented `?key=` query, so it never lands in a URL.
+                headers.push(("x-goog-api-key".into(), k.to_string()));
+            }
+            HttpCall {
+                url: format!("{base}/models/{}:generateContent", m.model),
+                headers,
+                body: json!({ "contents": contents, "generationConfig": config }),
+            }
+        }
+    }
+}
+
+fn malformed(what: &str) -> LlmError {
+    LlmError::Malformed(what.to_string())
+}
+
+/// The answer text and (input, output) token counts from a provider's JSON answer.
+pub fn parse(provider: ProviderKind, body: &Value) -> Result<(String, u64, u64), LlmError> {
+    let tokens = |v: &Value| v.as_u64().unwrap_or(0);
+    match provider {
+        ProviderKind::Openai | ProviderKind::OpenaiCompatible => {
+            let text = body["choices"][0]["message"]["content"]
+                .as_str()
+                .ok_or_else(|| malformed("no choices[0].message.content"))?;
+            let u = &body["usage"];
+            Ok((
+                text.to_string(),
+                tokens(&u["prompt_tokens"]),
+                tokens(&u["completion_tokens"]),
+            ))
+        }
+        ProviderKind::Anthropic => {
+            let blocks = body["content"]
+                .as_array()
+                .ok_or_else(|| malformed("no content array"))?;
+            let text: String = blocks
+                .iter()
+                .filter(|b| b["type"] == "text")
+                .filter_map(|b| b["text"].as_str())
+                .collect();
+            let u = &body["usage"];
+            Ok((
+                text,
+                tokens(&u["input_tokens"]),
+                tokens(&u["output_tokens"]),
+            ))
+        }
+        ProviderKind::Gemini => {
+            let parts = body["candidates"][0]["content"]["parts"]
+                .as_array()
+                .ok_or_else(|| malformed("no candidates[0].content.parts"))?;
+            let text: String = parts.iter().filter_map(|p| p["text"].as_str()).collect();
+            let u = &body["usageMetadata"];
+            Ok((
+                text,
+                tokens(&u["promptTokenCount"]),
+                tokens(&u["candidatesTokenCount"]),
+            ))
+        }
+    }
+}
+
+/// The provider's error message from an error body (truncated, never echoing headers).
+pub fn error_message(body: &str) -> String {
+    let v: Option<Value> = serde_json::from_str(body).ok();
+    let msg = v
+        .as_ref()
+        .and_then(|v| {
+            v["error"]["message"]
+                .as_str()
+                .or_else(|| v["error"].as_str())
+        })
+        .map(str::to_string)
+        .unwrap_or_else(|| body.to_string());
+    msg.chars().take(300).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(provider: ProviderKind) -> ModelConfig {
+        ModelConfig {
+            name: "m".into(),
+            provider,
+            model: "mod-1".into(),
+            base_url: Some("http://h/v1/".into()),
+            api_key_env: None,
+            temperature: Some(1.0),
+            max_tokens: Some(100),
+            reasoning_effort: None,
+            price_input_per_mtok: 0.0,
+            price_output_per_mtok: 0.0,
+        }
+    }
+
+    #[test]
+    fn keys_go_in_headers_only() {
+        for p in [
+            ProviderKind::OpenaiCompatible,
+            ProviderKind::Anthropic,
+            ProviderKind::Gemini,
+        ] {
+            let call = build(&model(p), &[Message::user("hi")], Some("sk-SECRET"));
+            assert!(!call.url.contains("SECRET"));
+            assert!(!call.body.to_string().contains("SECRET"));
+            assert!(call.headers.iter().any(|(_, v)| v.contains("sk-SECRET")));
+        }
+        let g = build(&model(ProviderKind::Gemini), &[Message::user("hi")], None);
+        assert_eq!(g.url, "http://h/v1/models/mod-1:generateContent");
+    }
+
+    #[test]
+    fn answers_of_each_provider() {
+        let o = json!({"choices":[{"message":{"content":"A"}}],"usage":{"prompt_tokens":3,"completion_tokens":4}});
+        assert_eq!(parse(ProviderKind::Openai, &o).unwrap(), ("A".into(), 3, 4));
+        let a = json!({"content":[{"type":"thinking","thinking":"…"},{"type":"text","text":"B"}],"usage":{"input_tokens":5,"output_tokens":6}});
+        assert_eq!(
+            parse(ProviderKind::Anthropic, &a).unwrap(),
+            ("B".into(), 5, 6)
+        );
+        let g = json!({"candidates":[{"content":{"parts":[{"text":"C"}]}}],"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":8}});
+        assert_eq!(parse(ProviderKind::Gemini, &g).unwrap(), ("C".into(), 7, 8));
+        assert!(matches!(
+            parse(ProviderKind::Openai, &json!({"x":1})),
+            Err(LlmError::Malformed(_))
+        ));
+    }
+}

@@ -1,0 +1,227 @@
+//! Executing a run: generate its tasks, skip what is already stored, answer and score the rest
+//! with bounded concurrency, and store each result the moment it is known.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bench::atomworld::evaluate::{evaluate, parse_target, Comparison};
+use bench::atomworld::generator::{generate, GeneratedTask};
+use bench::atomworld::noop::copy_would_pass;
+use bench::atomworld::prompt::model_prompt;
+use bench::atomworld::ActionKind;
+use tokio::sync::{Mutex, Semaphore};
+
+use super::store::{self, ResultRow};
+use super::{Answerer, RunSpec};
+use crate::llm::{Gateway, LlmError, Message};
+use crate::storage::{Storage, StorageError};
+
+/// Why a run could not be executed (errors of single tasks are stored, not raised).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// No such run.
+    #[error("no run with id {0}")]
+    UnknownRun(String),
+    /// Only the AtomWorld suite runs so far.
+    #[error("suite '{0}' cannot be run yet")]
+    UnknownSuite(String),
+    /// The model is neither a baseline nor configured.
+    #[error("no model named '{0}' is configured (baselines: copy-input, reference)")]
+    UnknownModel(String),
+    /// The database failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// Progress of a run, reported after every stored result.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Progress {
+    /// Task samples with a stored result (including earlier sessions).
+    pub done: usize,
+    /// All task samples.
+    pub total: usize,
+    /// Successes so far.
+    pub successes: usize,
+    /// Tokens so far.
+    pub tokens: u64,
+    /// Cost so far (USD).
+    pub cost_usd: f64,
+    /// Set when a spend cap stopped the run.
+    pub stopped: Option<String>,
+}
+
+/// Answer one task sample and score it.
+async fn run_one(
+    task: &GeneratedTask,
+    sample: u32,
+    answerer: &Answerer,
+    gateway: &Gateway,
+) -> ResultRow {
+    let prompt = model_prompt(&task.input_cif, &task.prompt);
+    let started = Instant::now();
+    let answer: Result<crate::llm::Completion, LlmError> = match answerer {
+        Answerer::CopyInput => Ok(baseline(format!("<cif>\n{}\n</cif>", task.input_cif))),
+        Answerer::Reference => Ok(baseline(format!("<cif>\n{}\n</cif>", task.target_cif))),
+        Answerer::Model(name) => {
+            gateway
+                .complete(name, &[Message::user(prompt.clone())], sample)
+                .await
+        }
+    };
+    let latency_ms = started.elapsed().as_millis() as u64;
+    let mut row = ResultRow {
+        task_id: task.id.clone(),
+        sample,
+        action: task.action.kind().name().to_string(),
+        prompt,
+        response: None,
+        verdict: None,
+        label: None,
+        error: None,
+        input_tokens: 0,
+        output_tokens: 0,
+        cost_usd: 0.0,
+        latency_ms,
+        cached: false,
+    };
+    match answer {
+        Err(e) => row.error = Some(e.to_string()),
+        Ok(c) => {
+            let comparison = if task.action.kind() == ActionKind::MoveAll {
+                Comparison::Ordered
+            } else {
+                Comparison::Matcher
+            };
+            match parse_target(&task.target_cif) {
+                Ok(target) => {
+                    let v = evaluate(&target, &c.text, comparison);
+                    row.label = Some(v.label.name().to_string());
+                    row.verdict = serde_json::to_value(&v).ok();
+                }
+                Err(e) => row.error = Some(e.to_string()),
+            }
+            row.response = Some(c.text);
+            row.input_tokens = c.input_tokens;
+            row.output_tokens = c.output_tokens;
+            row.cost_usd = c.cost_usd;
+            row.cached = c.cached;
+        }
+    }
+    row
+}
+
+fn baseline(text: String) -> crate::llm::Completion {
+    crate::llm::Completion {
+        text,
+        input_tokens: 0,
+        output_tokens: 0,
+        cost_usd: 0.0,
+        cached: false,
+        attempts: 0,
+    }
+}
+
+/// Execute (or resume) run `run_id`, calling `progress` after each stored result.
+pub async fn execute(
+    storage: &Storage,
+    gateway: &Gateway,
+    run_id: &str,
+    progress: impl Fn(&Progress) + Send + Sync + 'static,
+) -> Result<Progress, RunError> {
+    let (spec, _) = store::load_run(storage, run_id)?
+        .ok_or_else(|| RunError::UnknownRun(run_id.to_string()))?;
+    if spec.suite != "atomworld" {
+        return Err(RunError::UnknownSuite(spec.suite));
+    }
+    let answerer = Answerer::from_name(&spec.model);
+    if let Answerer::Model(name) = &answerer {
+        if gateway.config().model(name).is_none() {
+            return Err(RunError::UnknownModel(name.clone()));
+        }
+    }
+    let RunSpec {
+        tasks: task_spec,
+        samples,
+        concurrency,
+        ..
+    } = spec.clone();
+    // Generation is CPU work (matching for no-op rejection): keep it off the async workers.
+    let tasks = tokio::task::spawn_blocking(move || generate(&task_spec, &copy_would_pass).0)
+        .await
+        .unwrap_or_default();
+    let done: HashSet<(String, u32)> = store::finished(storage, run_id)?.into_iter().collect();
+    let earlier = store::results(storage, run_id)?;
+    let state = Arc::new(Mutex::new(Progress {
+        done: done.len(),
+        total: tasks.len() * samples.max(1) as usize,
+        successes: earlier
+            .iter()
+            .filter(|r| r.label.as_deref() == Some("Success"))
+            .count(),
+        tokens: earlier
+            .iter()
+            .map(|r| r.input_tokens + r.output_tokens)
+            .sum(),
+        cost_usd: earlier.iter().map(|r| r.cost_usd).sum(),
+        stopped: None,
+    }));
+    store::set_status(storage, run_id, "running")?;
+    progress(&*state.lock().await);
+    let run_cap = gateway.config().limits.run_spend_usd;
+    let limit = Arc::new(Semaphore::new(concurrency.max(1)));
+    let progress = Arc::new(progress);
+    let mut jobs = tokio::task::JoinSet::new();
+    for task in tasks {
+        let task = Arc::new(task);
+        for sample in 0..samples.max(1) {
+            if done.contains(&(task.id.clone(), sample)) {
+                continue;
+            }
+            let permit = match limit.clone().acquire_owned().await {
+                Ok(p) => p,
+                Err(_) => break,
+            };
+            if let (Some(cap), Answerer::Model(_)) = (run_cap, &answerer) {
+                let mut s = state.lock().await;
+                if s.cost_usd >= cap {
+                    s.stopped = Some(format!("the run's spend cap ${cap:.2} was reached"));
+                    break;
+                }
+            }
+            let (task, answerer, gateway, storage, state, progress, run_id) = (
+                task.clone(),
+                answerer.clone(),
+                gateway.clone(),
+                storage.clone(),
+                state.clone(),
+                progress.clone(),
+                run_id.to_string(),
+            );
+            jobs.spawn(async move {
+                let row = run_one(&task, sample, &answerer, &gateway).await;
+                let stored = store::put_result(&storage, &run_id, &row);
+                let mut s = state.lock().await;
+                if stored.is_ok() && row.verdict.is_some() {
+                    s.done += 1;
+                }
+                if row.label.as_deref() == Some("Success") {
+                    s.successes += 1;
+                }
+                s.tokens += row.input_tokens + row.output_tokens;
+                s.cost_usd += row.cost_usd;
+                progress(&s);
+                drop(permit);
+            });
+        }
+    }
+    while jobs.join_next().await.is_some() {}
+    let final_state = state.lock().await.clone();
+    let status = match &final_state.stopped {
+        Some(_) => "stopped",
+        None if final_state.done == final_state.total => "finished",
+        None => "incomplete",
+    };
+    store::set_status(storage, run_id, status)?;
+    Ok(final_state)
+}

@@ -1,0 +1,358 @@
+//! The LLM gateway against scripted fake providers on 127.0.0.1 (OpenAI- and
+//! Anthropic-shaped): retries and their bound, Retry-After, timeouts, malformed answers,
+//! cache hits, cost, spend cap and key secrecy.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use server::config::{Config, Limits, ModelConfig, ProviderKind};
+use server::llm::{Gateway, GatewayOptions, LlmError, Message};
+use server::storage::Storage;
+
+/// What the fake provider does for one request.
+#[derive(Clone)]
+enum Act {
+    Answer(&'static str),
+    Status(u16, Option<&'static str>, &'static str),
+    Malformed,
+    Slow(Duration),
+}
+
+#[derive(Clone, Default)]
+struct Fake {
+    script: Arc<Mutex<VecDeque<Act>>>,
+    hits: Arc<Mutex<Vec<(Instant, HeaderMap)>>>,
+}
+
+async fn openai(State(f): State<Fake>, headers: HeaderMap) -> Response {
+    f.hits.lock().unwrap().push((Instant::now(), headers));
+    let act = f
+        .script
+        .lock()
+        .unwrap()
+        .pop_front()
+        .unwrap_or(Act::Answer("default"));
+    match act {
+        Act::Answer(text) => axum::Json(serde_json::json!({
+            "choices": [{"message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 500}
+        }))
+        .into_response(),
+        Act::Status(code, retry_after, body) => {
+            let mut r = (StatusCode::from_u16(code).unwrap(), body.to_string()).into_response();
+            if let Some(ra) = retry_after {
+                r.headers_mut().insert("retry-after", ra.parse().unwrap());
+            }
+            r
+        }
+        Act::Malformed => (StatusCode::OK, "{\"choices\": [").into_response(),
+        Act::Slow(d) => {
+            tokio::time::sleep(d).await;
+            axum::Json(serde_json::json!({"choices": [{"message": {"content": "late"}}]}))
+                .into_response()
+        }
+    }
+}
+
+async fn anthropic(State(f): State<Fake>, headers: HeaderMap) -> Response {
+    f.hits.lock().unwrap().push((Instant::now(), headers));
+    axum::Json(serde_json::json!({
+        "content": [{"type": "text", "text": "from claude"}],
+        "usage": {"input_tokens": 10, "output_tokens": 20}
+    }))
+    .into_response()
+}
+
+async fn start(script: Vec<Act>) -> (Fake, String) {
+    let fake = Fake {
+        script: Arc::new(Mutex::new(script.into())),
+        ..Fake::default()
+    };
+    let app = Router::new()
+        .route("/v1/chat/completions", post(openai))
+        .route("/v1/messages", post(anthropic))
+        .with_state(fake.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (fake, format!("http://{addr}/v1"))
+}
+
+fn model(name: &str, provider: ProviderKind, base: &str, key_env: &str) -> ModelConfig {
+    ModelConfig {
+        name: name.into(),
+        provider,
+        model: "fake-1".into(),
+        base_url: Some(base.into()),
+        api_key_env: Some(key_env.into()),
+        temperature: Some(1.0),
+        max_tokens: None,
+        reasoning_effort: None,
+        price_input_per_mtok: 2.0,
+        price_output_per_mtok: 10.0,
+    }
+}
+
+fn gateway(models: Vec<ModelConfig>, limits: Limits, cache: bool) -> (Gateway, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::open(dir.path()).unwrap();
+    let config = Config { models, limits };
+    let g = Gateway::new(
+        config,
+        storage,
+        GatewayOptions {
+            cache,
+            replay_only: false,
+        },
+    )
+    .unwrap();
+    (g, dir)
+}
+
+fn fast_limits() -> Limits {
+    Limits {
+        max_retries: 2,
+        backoff_base_ms: 20,
+        backoff_max_ms: 2000,
+        request_timeout_secs: 1,
+        ..Limits::default()
+    }
+}
+
+fn msgs() -> Vec<Message> {
+    vec![Message::user("Remove the atom at index 0.")]
+}
+
+#[tokio::test]
+async fn rate_limit_is_retried_after_retry_after() {
+    let (fake, base) = start(vec![
+        Act::Status(429, Some("1"), "{\"error\":{\"message\":\"slow down\"}}"),
+        Act::Answer("ok"),
+    ])
+    .await;
+    let (g, _d) = gateway(
+        vec![model(
+            "m",
+            ProviderKind::OpenaiCompatible,
+            &base,
+            "AW_T_KEY_A",
+        )],
+        fast_limits(),
+        false,
+    );
+    let c = g.complete("m", &msgs(), 0).await.unwrap();
+    assert_eq!((c.text.as_str(), c.attempts), ("ok", 2));
+    let hits = fake.hits.lock().unwrap();
+    let gap = hits[1].0 - hits[0].0;
+    assert!(
+        gap >= Duration::from_millis(950) && gap < Duration::from_millis(1900),
+        "{gap:?}"
+    );
+    // 1000 input tokens at $2/M + 500 output at $10/M.
+    assert!((c.cost_usd - 0.007).abs() < 1e-12);
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_a_bounded_number_of_times() {
+    let (fake, base) = start(vec![Act::Status(500, None, "boom"); 10]).await;
+    let (g, _d) = gateway(
+        vec![model(
+            "m",
+            ProviderKind::OpenaiCompatible,
+            &base,
+            "AW_T_KEY_B",
+        )],
+        fast_limits(),
+        false,
+    );
+    let e = g.complete("m", &msgs(), 0).await.unwrap_err();
+    assert_eq!(
+        e,
+        LlmError::Http {
+            status: 500,
+            message: "boom".into()
+        }
+    );
+    assert_eq!(
+        fake.hits.lock().unwrap().len(),
+        3,
+        "one attempt plus max_retries = 2"
+    );
+}
+
+#[tokio::test]
+async fn malformed_answers_and_client_errors_are_not_retried() {
+    let (fake, base) = start(vec![
+        Act::Malformed,
+        Act::Status(400, None, "{\"error\":{\"message\":\"bad request\"}}"),
+    ])
+    .await;
+    let (g, _d) = gateway(
+        vec![model(
+            "m",
+            ProviderKind::OpenaiCompatible,
+            &base,
+            "AW_T_KEY_C",
+        )],
+        fast_limits(),
+        false,
+    );
+    assert!(matches!(
+        g.complete("m", &msgs(), 0).await,
+        Err(LlmError::Malformed(_))
+    ));
+    let e = g.complete("m", &msgs(), 1).await.unwrap_err();
+    assert_eq!(
+        e,
+        LlmError::Http {
+            status: 400,
+            message: "bad request".into()
+        }
+    );
+    assert_eq!(fake.hits.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn slow_answers_time_out_and_are_retried() {
+    let (fake, base) = start(vec![Act::Slow(Duration::from_secs(3)), Act::Answer("fast")]).await;
+    let (g, _d) = gateway(
+        vec![model(
+            "m",
+            ProviderKind::OpenaiCompatible,
+            &base,
+            "AW_T_KEY_D",
+        )],
+        fast_limits(),
+        false,
+    );
+    let t0 = Instant::now();
+    let c = g.complete("m", &msgs(), 0).await.unwrap();
+    assert_eq!((c.text.as_str(), c.attempts), ("fast", 2));
+    assert!(
+        t0.elapsed() < Duration::from_millis(2800),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(fake.hits.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn cache_serves_repeats_for_free_and_keys_samples_apart() {
+    let (fake, base) = start(vec![
+        Act::Answer("first"),
+        Act::Answer("second"),
+        Act::Answer("third"),
+    ])
+    .await;
+    let (g, _d) = gateway(
+        vec![model(
+            "m",
+            ProviderKind::OpenaiCompatible,
+            &base,
+            "AW_T_KEY_E",
+        )],
+        fast_limits(),
+        true,
+    );
+    let a = g.complete("m", &msgs(), 0).await.unwrap();
+    let b = g.complete("m", &msgs(), 0).await.unwrap();
+    let c = g.complete("m", &msgs(), 1).await.unwrap();
+    assert_eq!((a.text.as_str(), a.cached), ("first", false));
+    assert_eq!(
+        (b.text.as_str(), b.cached, b.cost_usd),
+        ("first", true, 0.0)
+    );
+    assert_eq!((c.text.as_str(), c.cached), ("second", false));
+    assert_eq!(fake.hits.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn daily_spend_cap_stops_new_calls() {
+    let (fake, base) = start(vec![Act::Answer("a"), Act::Answer("b")]).await;
+    let limits = Limits {
+        daily_spend_usd: Some(0.005),
+        ..fast_limits()
+    };
+    let (g, _d) = gateway(
+        vec![model(
+            "m",
+            ProviderKind::OpenaiCompatible,
+            &base,
+            "AW_T_KEY_F",
+        )],
+        limits,
+        false,
+    );
+    g.complete("m", &msgs(), 0).await.unwrap();
+    let e = g.complete("m", &msgs(), 1).await.unwrap_err();
+    assert!(matches!(e, LlmError::SpendCap(_)), "{e}");
+    assert_eq!(fake.hits.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn keys_reach_the_provider_and_nothing_else() {
+    let key = "sk-test-SECRET-7f3a9c";
+    std::env::set_var("AW_T_KEY_G", key);
+    let echo: &'static str =
+        "{\"error\":{\"message\":\"Incorrect API key provided: sk-test-SECRET-7f3a9c\"}}";
+    let (fake, base) = start(vec![Act::Answer("fine"), Act::Status(401, None, echo)]).await;
+    let (g, _d) = gateway(
+        vec![model(
+            "m",
+            ProviderKind::OpenaiCompatible,
+            &base,
+            "AW_T_KEY_G",
+        )],
+        fast_limits(),
+        false,
+    );
+    g.complete("m", &msgs(), 0).await.unwrap();
+    let auth = fake.hits.lock().unwrap()[0].1["authorization"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(auth, format!("Bearer {key}"));
+    let e = g.complete("m", &msgs(), 1).await.unwrap_err();
+    let shown = format!("{e} {e:?} {}", serde_json::to_string(&e).unwrap());
+    assert!(!shown.contains(key), "{shown}");
+    assert!(shown.contains("[redacted]"));
+}
+
+#[tokio::test]
+async fn anthropic_shaped_provider_and_missing_keys() {
+    std::env::set_var("AW_T_KEY_H", "ak-123456");
+    let (fake, base) = start(vec![]).await;
+    let (g, _d) = gateway(
+        vec![
+            model("claude", ProviderKind::Anthropic, &base, "AW_T_KEY_H"),
+            model(
+                "nokey",
+                ProviderKind::Anthropic,
+                &base,
+                "AW_T_KEY_UNSET_XYZ",
+            ),
+        ],
+        fast_limits(),
+        false,
+    );
+    let c = g.complete("claude", &msgs(), 0).await.unwrap();
+    assert_eq!(
+        (c.text.as_str(), c.input_tokens, c.output_tokens),
+        ("from claude", 10, 20)
+    );
+    assert_eq!(fake.hits.lock().unwrap()[0].1["x-api-key"], "ak-123456");
+    assert_eq!(
+        g.complete("nokey", &msgs(), 0).await.unwrap_err(),
+        LlmError::MissingKey("AW_T_KEY_UNSET_XYZ".into())
+    );
+    assert_eq!(
+        g.complete("other", &msgs(), 0).await.unwrap_err(),
+        LlmError::UnknownModel("other".into())
+    );
+}
