@@ -34,6 +34,15 @@ enum Command {
         /// Directory with the built app (Trunk's output).
         #[arg(long, default_value = "dist")]
         dist: PathBuf,
+        /// Configuration file (models, prices, limits); keys come from the environment.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Serve model answers only from the response cache (offline workshops).
+        #[arg(long)]
+        replay_only: bool,
+        /// Requests per minute per client on model and run endpoints.
+        #[arg(long, default_value_t = 30)]
+        rate_limit: u32,
     },
     /// Apply an AtomWorld action prompt to a CIF and print the result as a CIF.
     Apply {
@@ -179,7 +188,17 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             addr,
             data_dir,
             dist,
-        } => serve(addr, data_dir, dist),
+            config,
+            replay_only,
+            rate_limit,
+        } => serve(ServeArgs {
+            addr,
+            data_dir,
+            dist,
+            config,
+            replay_only,
+            rate_limit,
+        }),
         Command::Run {
             suite,
             model,
@@ -216,12 +235,25 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
     }
 }
 
-#[tokio::main]
-async fn serve(
+struct ServeArgs {
     addr: SocketAddr,
     data_dir: PathBuf,
     dist: PathBuf,
-) -> anyhow::Result<std::process::ExitCode> {
+    config: Option<PathBuf>,
+    replay_only: bool,
+    rate_limit: u32,
+}
+
+#[tokio::main]
+async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
+    let ServeArgs {
+        addr,
+        data_dir,
+        dist,
+        config,
+        replay_only,
+        rate_limit,
+    } = args;
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -237,16 +269,40 @@ async fn serve(
                 dist.display()
             );
         }
-        let app = http::router(http::AppState::new(storage), &dist);
+        let config = server::config::Config::load(config.as_deref())?;
+        let models = config.models.len();
+        let gateway = server::llm::Gateway::new(
+            config,
+            storage.clone(),
+            server::llm::GatewayOptions {
+                cache: true,
+                replay_only,
+            },
+        )?;
+        // A passcode, when set, guards model and run endpoints (public demos).
+        let passcode = std::env::var("ATOMWORLD_PASSCODE")
+            .ok()
+            .filter(|p| !p.is_empty());
+        tracing::info!(
+            models,
+            passcode = passcode.is_some(),
+            "models configured (plus the copy-input and reference baselines)"
+        );
+        let state = http::AppState::with_gateway(storage, gateway, passcode, rate_limit);
+        state.resume_runs();
+        let app = http::router(state, &dist);
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding {addr}"))?;
         let local = listener.local_addr()?;
         // The e2e harness and the README's run script read this line to find the URL.
         println!("AtomWorld Playground listening on http://{local}/");
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown_signal())
-            .await?;
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -7,7 +7,7 @@ use server::storage::Storage;
 
 async fn start(dist: &Path, data: &Path) -> String {
     let storage = Storage::open(data).expect("open storage");
-    let app = router(AppState::new(storage), dist);
+    let app = router(AppState::new(storage).expect("state"), dist);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });

@@ -2,29 +2,83 @@
 
 use std::path::Path;
 
+use axum::extract::DefaultBodyLimit;
 use axum::extract::State;
 use axum::http::{header, HeaderValue, Request};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Serialize;
 use tower_http::compression::CompressionLayer;
 use tower_http::services::{ServeDir, ServeFile};
 
 use crate::build_info::{build_info, BuildInfo};
+use crate::config::Config;
+use crate::llm::{Gateway, GatewayOptions};
 use crate::storage::Storage;
+
+pub mod api;
+mod rate_limit;
 
 /// Shared state of the HTTP handlers.
 #[derive(Clone)]
 pub struct AppState {
     storage: Storage,
+    gateway: Gateway,
+    passcode: Option<String>,
+    live: api::LiveRuns,
+    limiter: rate_limit::Limiter,
 }
 
 impl AppState {
-    /// State over an opened storage.
-    pub fn new(storage: Storage) -> Self {
-        Self { storage }
+    /// State over an opened storage with no configured models (baselines only).
+    pub fn new(storage: Storage) -> Result<Self, crate::llm::LlmError> {
+        let gateway = Gateway::new(
+            Config::default(),
+            storage.clone(),
+            GatewayOptions::default(),
+        )?;
+        Ok(Self::with_gateway(
+            storage,
+            gateway,
+            None,
+            rate_limit::DEFAULT_PER_MINUTE,
+        ))
+    }
+
+    /// State with a gateway, an optional passcode and a per-client rate limit (requests per
+    /// minute on model and run endpoints).
+    pub fn with_gateway(
+        storage: Storage,
+        gateway: Gateway,
+        passcode: Option<String>,
+        per_minute: u32,
+    ) -> Self {
+        Self {
+            storage,
+            gateway,
+            passcode,
+            live: Default::default(),
+            limiter: rate_limit::Limiter::new(per_minute),
+        }
+    }
+
+    /// Restart runs that were executing when the server stopped.
+    pub fn resume_runs(&self) {
+        let ids: Vec<String> = self
+            .storage
+            .with_conn(|c| {
+                let mut st =
+                    c.prepare("SELECT id FROM runs WHERE status IN ('running', 'created')")?;
+                let rows = st.query_map([], |r| r.get(0))?;
+                rows.collect()
+            })
+            .unwrap_or_default();
+        for id in ids {
+            tracing::info!(run = id, "resuming run");
+            api::spawn_run(self, id);
+        }
     }
 }
 
@@ -59,6 +113,9 @@ async fn health(State(state): State<AppState>) -> Response {
     }
 }
 
+/// Largest request body accepted (bytes).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
 /// True for file names that carry Trunk's content hash (`app-0123456789abcdef_bg.wasm`),
 /// which may be cached forever.
 fn is_hashed_asset(path: &str) -> bool {
@@ -86,9 +143,25 @@ async fn cache_headers(req: Request<axum::body::Body>, next: Next) -> Response {
 /// `index.html` so that client routes such as `/c/<id>` load the app.
 pub fn router(state: AppState, dist: &Path) -> Router {
     let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
+    let limited = Router::new()
+        .route("/api/complete", post(api::complete))
+        .route("/api/runs", post(api::start_run))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            rate_limit::limit,
+        ));
     Router::new()
         .route("/api/health", get(health))
+        .route("/api/models", get(api::models))
+        .route("/api/runs", get(api::list_runs))
+        .route("/api/runs/{id}", get(api::get_run))
+        .route("/api/runs/{id}/results", get(api::run_results))
+        .route("/api/cases", post(api::put_case))
+        .route("/api/cases/{id}", get(api::get_case))
+        .route("/api/openapi.json", get(api::openapi))
+        .merge(limited)
         .with_state(state)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .fallback_service(static_files)
         .layer(middleware::from_fn(cache_headers))
         .layer(CompressionLayer::new().gzip(true).br(true))

@@ -1,0 +1,402 @@
+//! The JSON API: models, completions, runs, results export and share-link cases.
+//!
+//! Errors have one shape: `{"error": {"code": "...", "message": "..."}}` with a fitting HTTP
+//! status. The browser can only name configured models, never an upstream URL.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use bench::atomworld::generator::TaskSetSpec;
+use serde::Deserialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use super::AppState;
+use crate::llm::{LlmError, Message};
+use crate::runs::{self, Answerer, Progress, RunSpec};
+
+/// Largest share-link case body (bytes).
+pub const MAX_CASE_BYTES: usize = 256 * 1024;
+/// Largest run the API starts (task samples), to keep a public demo bounded.
+pub const MAX_RUN_TASKS: usize = 5_000;
+
+/// An API error with its HTTP status.
+pub struct ApiError(StatusCode, &'static str, String);
+
+impl ApiError {
+    fn bad(message: impl Into<String>) -> Self {
+        ApiError(StatusCode::BAD_REQUEST, "bad_request", message.into())
+    }
+    fn not_found(message: impl Into<String>) -> Self {
+        ApiError(StatusCode::NOT_FOUND, "not_found", message.into())
+    }
+    fn internal(message: impl Into<String>) -> Self {
+        let m = message.into();
+        tracing::error!("internal error: {m}");
+        ApiError(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "internal error (see the server log)".into(),
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (
+            self.0,
+            Json(json!({"error": {"code": self.1, "message": self.2}})),
+        )
+            .into_response()
+    }
+}
+
+impl From<LlmError> for ApiError {
+    fn from(e: LlmError) -> Self {
+        let (status, code) = match &e {
+            LlmError::UnknownModel(_) => (StatusCode::NOT_FOUND, "unknown_model"),
+            LlmError::MissingKey(_) => (StatusCode::SERVICE_UNAVAILABLE, "missing_key"),
+            LlmError::SpendCap(_) => (StatusCode::PAYMENT_REQUIRED, "spend_cap"),
+            LlmError::NotCached => (StatusCode::NOT_FOUND, "not_cached"),
+            LlmError::Timeout(_) => (StatusCode::GATEWAY_TIMEOUT, "provider_timeout"),
+            _ => (StatusCode::BAD_GATEWAY, "provider_error"),
+        };
+        ApiError(status, code, e.to_string())
+    }
+}
+
+/// Live progress of runs executing in this process.
+pub type LiveRuns = Arc<Mutex<HashMap<String, Progress>>>;
+
+/// Checks the passcode (when one is configured) for model and run endpoints.
+pub fn authorise(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
+    let Some(expected) = &state.passcode else {
+        return Ok(());
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .or_else(|| {
+            headers
+                .get("x-atomworld-passcode")
+                .and_then(|v| v.to_str().ok())
+        });
+    // Compare all bytes so timing does not reveal a prefix.
+    let ok = given.is_some_and(|g| {
+        g.len() == expected.len()
+            && g.bytes()
+                .zip(expected.bytes())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError(
+            StatusCode::UNAUTHORIZED,
+            "passcode_required",
+            "this server needs a passcode for model and run endpoints".into(),
+        ))
+    }
+}
+
+/// `GET /api/models`: configured models and the baselines (names and providers only).
+pub async fn models(State(state): State<AppState>) -> Json<serde_json::Value> {
+    let mut list: Vec<serde_json::Value> = state
+        .gateway
+        .config()
+        .models
+        .iter()
+        .map(|m| json!({"name": m.name, "provider": m.provider, "baseline": false}))
+        .collect();
+    for b in [Answerer::REFERENCE, Answerer::COPY_INPUT] {
+        list.push(json!({"name": b, "provider": "baseline", "baseline": true}));
+    }
+    Json(json!({ "models": list }))
+}
+
+/// Body of `POST /api/complete`.
+#[derive(Deserialize)]
+pub struct CompleteBody {
+    model: String,
+    prompt: String,
+    #[serde(default)]
+    sample: u32,
+}
+
+/// `POST /api/complete`: one model call (through cache, retries and caps).
+pub async fn complete(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Json(body): Json<CompleteBody>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    authorise(&state, &headers)?;
+    if Answerer::is_baseline_name(&body.model) {
+        return Err(ApiError::bad("baselines answer whole tasks; use a run"));
+    }
+    let c = state
+        .gateway
+        .complete(&body.model, &[Message::user(body.prompt)], body.sample)
+        .await?;
+    Ok(Json(json!(c)))
+}
+
+/// Body of `POST /api/runs`.
+#[derive(Deserialize)]
+pub struct RunBody {
+    model: String,
+    #[serde(default = "default_per_action")]
+    per_action: usize,
+    #[serde(default = "default_seed")]
+    seed: u64,
+    #[serde(default = "default_concurrency")]
+    concurrency: usize,
+    #[serde(default = "default_samples")]
+    samples: u32,
+}
+
+fn default_per_action() -> usize {
+    25
+}
+fn default_seed() -> u64 {
+    2026
+}
+fn default_concurrency() -> usize {
+    4
+}
+fn default_samples() -> u32 {
+    1
+}
+
+/// `POST /api/runs`: create a run and start it in the background.
+pub async fn start_run(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Json(body): Json<RunBody>,
+) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    authorise(&state, &headers)?;
+    let total = body
+        .per_action
+        .saturating_mul(10)
+        .saturating_mul(body.samples.max(1) as usize);
+    if total == 0 || total > MAX_RUN_TASKS {
+        return Err(ApiError::bad(format!(
+            "a run must have 1 to {MAX_RUN_TASKS} task samples"
+        )));
+    }
+    if let Answerer::Model(name) = Answerer::from_name(&body.model) {
+        if state.gateway.config().model(&name).is_none() {
+            return Err(LlmError::UnknownModel(name).into());
+        }
+    }
+    let spec = RunSpec {
+        suite: "atomworld".into(),
+        tasks: TaskSetSpec::per_action(body.seed, body.per_action),
+        model: body.model,
+        samples: body.samples.max(1),
+        concurrency: body.concurrency.clamp(1, 32),
+    };
+    let id =
+        runs::create_run(&state.storage, &spec).map_err(|e| ApiError::internal(e.to_string()))?;
+    spawn_run(&state, id.clone());
+    Ok((StatusCode::CREATED, Json(json!({ "run_id": id }))))
+}
+
+/// Execute a run in the background, keeping its live progress.
+pub fn spawn_run(state: &AppState, id: String) {
+    let (storage, gateway, live) = (
+        state.storage.clone(),
+        state.gateway.clone(),
+        state.live.clone(),
+    );
+    tokio::spawn(async move {
+        let l = live.clone();
+        let key = id.clone();
+        let result = runs::execute(&storage, &gateway, &id, move |p| {
+            if let Ok(mut m) = l.lock() {
+                m.insert(key.clone(), p.clone());
+            }
+        })
+        .await;
+        if let Err(e) = result {
+            tracing::error!(run = id, "run failed: {e}");
+        }
+    });
+}
+
+/// `GET /api/runs`: all runs.
+pub async fn list_runs(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
+    let rows: Vec<(String, String, String)> = state
+        .storage
+        .with_conn(|c| {
+            let mut st = c.prepare("SELECT id, spec, status FROM runs ORDER BY rowid DESC")?;
+            let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            rows.collect()
+        })
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let runs: Vec<serde_json::Value> = rows
+        .into_iter()
+        .map(|(id, spec, status)| {
+            let spec: serde_json::Value = serde_json::from_str(&spec).unwrap_or_default();
+            json!({"id": id, "spec": spec, "status": status})
+        })
+        .collect();
+    Ok(Json(json!({ "runs": runs })))
+}
+
+/// `GET /api/runs/{id}`: spec, status, live progress and the summary so far.
+pub async fn get_run(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let (spec, status) = runs::load_run(&state.storage, &id)
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
+    let rows =
+        runs::store_results(&state.storage, &id).map_err(|e| ApiError::internal(e.to_string()))?;
+    let summary = runs::summarise(&id, &spec.model, &rows);
+    let progress = state.live.lock().ok().and_then(|m| m.get(&id).cloned());
+    Ok(Json(json!({
+        "id": id,
+        "spec": spec,
+        "status": status,
+        "progress": progress.map(|p| json!({"done": p.done, "total": p.total, "successes": p.successes, "tokens": p.tokens, "cost_usd": p.cost_usd})),
+        "summary": summary,
+    })))
+}
+
+/// Query of the results export.
+#[derive(Deserialize)]
+pub struct ExportQuery {
+    #[serde(default)]
+    format: Option<String>,
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// `GET /api/runs/{id}/results?format=json|jsonl|csv`.
+pub async fn run_results(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<ExportQuery>,
+) -> Result<Response, ApiError> {
+    if runs::load_run(&state.storage, &id)
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .is_none()
+    {
+        return Err(ApiError::not_found(format!("no run {id}")));
+    }
+    let rows =
+        runs::store_results(&state.storage, &id).map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(match q.format.as_deref().unwrap_or("json") {
+        "json" => Json(json!({ "results": rows })).into_response(),
+        "jsonl" => {
+            let body: String = rows
+                .iter()
+                .filter_map(|r| serde_json::to_string(r).ok())
+                .map(|l| l + "\n")
+                .collect();
+            ([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response()
+        }
+        "csv" => {
+            let mut body = String::from("task_id,sample,action,label,rms,max_dist,max_dist_angstrom,error,input_tokens,output_tokens,cost_usd,latency_ms,cached\n");
+            for r in &rows {
+                let v = r.verdict.as_ref();
+                let num = |k: &str| {
+                    v.and_then(|v| v[k].as_f64())
+                        .map_or(String::new(), |x| x.to_string())
+                };
+                body.push_str(&format!(
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                    csv_field(&r.task_id),
+                    r.sample,
+                    r.action,
+                    r.label.as_deref().unwrap_or(""),
+                    num("rms"),
+                    num("max_dist"),
+                    num("max_dist_angstrom"),
+                    csv_field(r.error.as_deref().unwrap_or("")),
+                    r.input_tokens,
+                    r.output_tokens,
+                    r.cost_usd,
+                    r.latency_ms,
+                    r.cached
+                ));
+            }
+            ([(header::CONTENT_TYPE, "text/csv")], body).into_response()
+        }
+        other => {
+            return Err(ApiError::bad(format!(
+                "unknown format '{other}' (json, jsonl, csv)"
+            )))
+        }
+    })
+}
+
+/// `POST /api/cases`: store a case (any JSON ≤ 256 KiB) under its content hash.
+pub async fn put_case(
+    State(state): State<AppState>,
+    body: axum::body::Bytes,
+) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    if body.len() > MAX_CASE_BYTES {
+        return Err(ApiError(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!("a case may have at most {MAX_CASE_BYTES} bytes"),
+        ));
+    }
+    let value: serde_json::Value =
+        serde_json::from_slice(&body).map_err(|e| ApiError::bad(format!("not JSON: {e}")))?;
+    let text = value.to_string();
+    let id = hex::encode(Sha256::digest(text.as_bytes()))[..12].to_string();
+    state
+        .storage
+        .with_conn(|c| {
+            c.execute(
+                "INSERT OR IGNORE INTO cases (id, body) VALUES (?1, ?2)",
+                rusqlite::params![id, text],
+            )
+        })
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"id": id, "url": format!("/c/{id}")})),
+    ))
+}
+
+/// `GET /api/cases/{id}`.
+pub async fn get_case(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let body: Option<String> = state
+        .storage
+        .with_conn(|c| {
+            use rusqlite::OptionalExtension;
+            c.query_row("SELECT body FROM cases WHERE id = ?1", [&id], |r| r.get(0))
+                .optional()
+        })
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let body = body.ok_or_else(|| ApiError::not_found(format!("no case {id}")))?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+/// `GET /api/openapi.json`: the API description.
+pub async fn openapi() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        include_str!("openapi.json"),
+    )
+        .into_response()
+}

@@ -1,0 +1,258 @@
+//! The JSON API on a loopback port: models, passcode, rate limit, runs with the reference
+//! baseline, exports, share-link cases, and that no response ever contains an API key.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::routing::post;
+use axum::Router;
+use server::config::{Config, Limits, ModelConfig, ProviderKind};
+use server::http::{router, AppState};
+use server::llm::{Gateway, GatewayOptions};
+use server::storage::Storage;
+
+const KEY: &str = "sk-api-test-SECRET-0b1c2d";
+
+async fn fake_provider() -> String {
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            axum::Json(serde_json::json!({"choices":[{"message":{"content":"<cif>nope</cif>"}}],"usage":{"prompt_tokens":10,"completion_tokens":5}}))
+        }),
+    );
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let a = l.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    format!("http://{a}/v1")
+}
+
+async fn start(passcode: Option<&str>, per_minute: u32) -> (String, tempfile::TempDir) {
+    std::env::set_var("AW_API_TEST_KEY", KEY);
+    let base = fake_provider().await;
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::open(dir.path()).unwrap();
+    let config = Config {
+        models: vec![ModelConfig {
+            name: "fake".into(),
+            provider: ProviderKind::OpenaiCompatible,
+            model: "f".into(),
+            base_url: Some(base),
+            api_key_env: Some("AW_API_TEST_KEY".into()),
+            temperature: None,
+            max_tokens: None,
+            reasoning_effort: None,
+            price_input_per_mtok: 1.0,
+            price_output_per_mtok: 1.0,
+        }],
+        limits: Limits::default(),
+    };
+    let gateway = Gateway::new(
+        config,
+        storage.clone(),
+        GatewayOptions {
+            cache: true,
+            replay_only: false,
+        },
+    )
+    .unwrap();
+    let state = AppState::with_gateway(storage, gateway, passcode.map(str::to_string), per_minute);
+    let app = router(state, dir.path());
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let a = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(l, app.into_make_service_with_connect_info::<SocketAddr>())
+            .await
+            .unwrap()
+    });
+    (format!("http://{a}"), dir)
+}
+
+#[tokio::test]
+async fn models_complete_and_secrecy() {
+    let (base, _d) = start(None, 100).await;
+    let c = reqwest::Client::new();
+    let models = c
+        .get(format!("{base}/api/models"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        models.contains("\"fake\"")
+            && models.contains("\"reference\"")
+            && models.contains("copy-input")
+    );
+    assert!(
+        !models.contains("http://"),
+        "no upstream URL reaches the browser: {models}"
+    );
+    let r = c
+        .post(format!("{base}/api/complete"))
+        .json(&serde_json::json!({"model": "fake", "prompt": "hello"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body = r.text().await.unwrap();
+    assert!(body.contains("<cif>nope</cif>"));
+    let unknown = c
+        .post(format!("{base}/api/complete"))
+        .json(&serde_json::json!({"model": "https://evil.example/v1", "prompt": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 404);
+    let e: serde_json::Value = unknown.json().await.unwrap();
+    assert_eq!(e["error"]["code"], "unknown_model");
+    for text in [models, body] {
+        assert!(!text.contains(KEY));
+    }
+}
+
+#[tokio::test]
+async fn passcode_and_rate_limit() {
+    let (base, _d) = start(Some("letmein"), 3).await;
+    let c = reqwest::Client::new();
+    let ask = |pass: Option<&'static str>| {
+        let mut r = c
+            .post(format!("{base}/api/complete"))
+            .json(&serde_json::json!({"model": "fake", "prompt": "p"}));
+        if let Some(p) = pass {
+            r = r.bearer_auth(p);
+        }
+        r.send()
+    };
+    assert_eq!(ask(None).await.unwrap().status(), 401);
+    assert_eq!(ask(Some("wrong")).await.unwrap().status(), 401);
+    assert_eq!(ask(Some("letmein")).await.unwrap().status(), 200);
+    assert_eq!(
+        ask(Some("letmein")).await.unwrap().status(),
+        429,
+        "the bucket of 3 is spent"
+    );
+    let health = c.get(format!("{base}/api/health")).send().await.unwrap();
+    assert_eq!(health.status(), 200, "free endpoints are not rate limited");
+}
+
+#[tokio::test]
+async fn runs_exports_and_cases() {
+    let (base, _d) = start(None, 100).await;
+    let c = reqwest::Client::new();
+    let r: serde_json::Value = c
+        .post(format!("{base}/api/runs"))
+        .json(&serde_json::json!({"model": "reference", "per_action": 2, "seed": 3}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = r["run_id"].as_str().unwrap().to_string();
+    let mut run = serde_json::Value::Null;
+    for _ in 0..200 {
+        run = c
+            .get(format!("{base}/api/runs/{id}"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if run["status"] == "finished" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(run["status"], "finished", "{run}");
+    assert_eq!(run["summary"]["overall"]["n"], 20);
+    assert_eq!(run["summary"]["overall"]["success_rate"], 1.0);
+    let jsonl = c
+        .get(format!("{base}/api/runs/{id}/results?format=jsonl"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(jsonl.lines().count(), 20);
+    let csv = c
+        .get(format!("{base}/api/runs/{id}/results?format=csv"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(csv.lines().count(), 21);
+    assert!(csv.lines().nth(1).unwrap().contains(",Success,"));
+    let list = c
+        .get(format!("{base}/api/runs"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(list.contains(&id));
+
+    let case = serde_json::json!({"v": 1, "prompt": "Remove the atom at index 0.", "response": "<cif>..</cif>"});
+    let put: serde_json::Value = c
+        .post(format!("{base}/api/cases"))
+        .json(&case)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let cid = put["id"].as_str().unwrap();
+    assert_eq!(cid.len(), 12);
+    let again: serde_json::Value = c
+        .post(format!("{base}/api/cases"))
+        .json(&case)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(again["id"], put["id"], "content-addressed");
+    let got: serde_json::Value = c
+        .get(format!("{base}/api/cases/{cid}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(got, case);
+    let big = serde_json::json!({"blob": "x".repeat(300 * 1024)});
+    assert_eq!(
+        c.post(format!("{base}/api/cases"))
+            .json(&big)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        413
+    );
+    assert_eq!(
+        c.get(format!("{base}/api/cases/000000000000"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+    let spec = c
+        .get(format!("{base}/api/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap();
+    assert_eq!(spec["openapi"], "3.1.0");
+}
