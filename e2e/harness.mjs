@@ -2,7 +2,8 @@
 // data dir, launches Debian's chromium (software WebGL2 via SwiftShader) through
 // playwright-core, and saves a screenshot of every failing test under e2e/artifacts/.
 import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,14 +13,22 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(here, "..");
 export const artifactsDir = path.join(here, "artifacts");
 
-/** Start the server; resolves with { url, stop } once it prints its address. */
-export async function startServer() {
+/** Start the server; resolves with { url, stop } once it prints its address. `configToml`,
+ * when given, is written to a file and passed as --config. */
+export async function startServer({ configToml, env } = {}) {
   const bin = process.env.ATOMWORLD_BIN;
   const dist = process.env.ATOMWORLD_DIST ?? path.join(repoRoot, "dist");
   if (!bin) throw new Error("ATOMWORLD_BIN is not set: run the e2e suite through scripts/test.sh");
   const dataDir = mkdtempSync(path.join(tmpdir(), "atomworld-e2e-"));
-  const child = spawn(bin, ["serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--dist", dist], {
+  const args = ["serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--dist", dist];
+  if (configToml) {
+    const cfg = path.join(dataDir, "config.toml");
+    writeFileSync(cfg, configToml);
+    args.push("--config", cfg);
+  }
+  const child = spawn(bin, args, {
     stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...(env ?? {}) },
   });
   let log = "";
   child.stderr.on("data", (d) => (log += d));
@@ -147,4 +156,25 @@ export function hueClusters(pixels, minShare = 0.01) {
   let clusters = 0;
   for (let i = 0; i < 36; i++) if (on[i] && !on[(i + 35) % 36]) clusters += 1;
   return clusters;
+}
+
+/** A fake OpenAI-compatible provider on 127.0.0.1 answering every request with `answer`;
+ * resolves with { baseUrl, requests, close }. */
+export async function fakeProvider(answer) {
+  const requests = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      requests.push({ url: req.url, headers: req.headers, body });
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({
+        choices: [{ message: { role: "assistant", content: answer } }],
+        usage: { prompt_tokens: 1200, completion_tokens: 300 },
+      }));
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address();
+  return { baseUrl: `http://127.0.0.1:${port}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
 }

@@ -5,3 +5,4 @@
 //! generator and evaluator follow (see docs/ARCHITECTURE.md).
 
 pub mod atomworld;
+pub mod case;

@@ -10,6 +10,7 @@ use bench::atomworld::{
     apply, parse_prompt, readings_differ, render_prompt, ActionKind, Applied, PromptStyle,
     Semantics,
 };
+use bench::case::{Case, CaseStructure, CASE_VERSION};
 use engine::cif::{read_cif, write_cif};
 use engine::Structure;
 use leptos::prelude::*;
@@ -41,14 +42,25 @@ pub fn Playground() -> impl IntoView {
             .position(|e| e.name.starts_with(DEFAULT_STRUCTURE))
             .unwrap_or(0)
     });
-    let source = RwSignal::new(Source::Pool(default));
+    // A shared case in the URL fragment (#case=…) decides the initial state.
+    let shared = crate::share::case_from_location();
+    let initial_source = match shared.as_ref().map(|c| &c.structure) {
+        Some(CaseStructure::Pool { name }) => entries
+            .with_value(|p| p.iter().position(|e| &e.name == name))
+            .map(Source::Pool),
+        Some(CaseStructure::Cif { cif }) => read_cif(cif).ok().map(Source::Pasted),
+        None => None,
+    };
+    let source = RwSignal::new(initial_source.unwrap_or(Source::Pool(default)));
+    let pending_prompt = StoredValue::new(shared.as_ref().map(|c| c.prompt.clone()));
+    let share_error = RwSignal::new(crate::share::error_from_location());
     let search = RwSignal::new(String::new());
     let pasted = RwSignal::new(String::new());
     let paste_error = RwSignal::new(None::<String>);
     let kind = RwSignal::new(ActionKind::Move);
     let seed = RwSignal::new(1u64);
     let prompt = RwSignal::new(String::new());
-    let semantics = RwSignal::new(Semantics::Reference);
+    let semantics = RwSignal::new(shared.as_ref().map(|c| c.semantics).unwrap_or_default());
 
     // The model sees CIF text; act on what that text says (8 decimals).
     let input_cif = Memo::new(move |_| match source.get() {
@@ -77,7 +89,10 @@ pub fn Playground() -> impl IntoView {
     Effect::new(move |_| {
         input.track();
         kind.track();
-        randomise();
+        match pending_prompt.try_update_value(|p| p.take()).flatten() {
+            Some(p) => prompt.set(p),
+            None => randomise(),
+        }
     });
 
     let parsed = Memo::new(move |_| {
@@ -109,7 +124,73 @@ pub fn Playground() -> impl IntoView {
     let full_prompt =
         Memo::new(move |_| input_cif.get().map(|cif| model_prompt(&cif, &prompt.get())));
     let target_cif = Memo::new(move |_| target.get().map(|t| write_cif(&t.wrapped())));
-    let answer = RwSignal::new(String::new());
+    let answer = RwSignal::new(
+        shared
+            .as_ref()
+            .map(|c| c.answer.clone())
+            .unwrap_or_default(),
+    );
+    let answered_by = RwSignal::new(shared.as_ref().and_then(|c| c.model.clone()));
+    let models = LocalResource::new(crate::api::models);
+    let chosen_model = RwSignal::new(String::new());
+    let asking = RwSignal::new(false);
+    let ask_status = RwSignal::new(None::<Result<String, String>>);
+    let ask = move |_| {
+        let (Some(text), model) = (full_prompt.get_untracked(), chosen_model.get_untracked())
+        else {
+            return;
+        };
+        if model.is_empty() {
+            ask_status.set(Some(Err("choose a model first".into())));
+            return;
+        }
+        asking.set(true);
+        ask_status.set(None);
+        leptos::task::spawn_local(async move {
+            match crate::api::complete(&model, &text).await {
+                Ok(c) => {
+                    answer.set(c.text);
+                    answered_by.set(Some(model));
+                    ask_status.set(Some(Ok(format!(
+                        "{} prompt + {} answer tokens · ${:.4}{}",
+                        c.input_tokens,
+                        c.output_tokens,
+                        c.cost_usd,
+                        if c.cached {
+                            " · from the server's cache"
+                        } else {
+                            ""
+                        }
+                    ))));
+                }
+                Err(e) => ask_status.set(Some(Err(e))),
+            }
+            asking.set(false);
+        });
+    };
+    let share_link = RwSignal::new(None::<String>);
+    let make_link = move |_| {
+        let structure = match source.get_untracked() {
+            Source::Pool(i) => entries.with_value(|p| {
+                p.get(i).map(|e| CaseStructure::Pool {
+                    name: e.name.clone(),
+                })
+            }),
+            Source::Pasted(_) => input_cif
+                .get_untracked()
+                .map(|cif| CaseStructure::Cif { cif }),
+        };
+        let Some(structure) = structure else { return };
+        let case = Case {
+            v: CASE_VERSION,
+            structure,
+            prompt: prompt.get_untracked(),
+            semantics: semantics.get_untracked(),
+            answer: answer.get_untracked(),
+            model: answered_by.get_untracked(),
+        };
+        share_link.set(crate::share::publish(&case));
+    };
     let verdict = Memo::new(move |_| {
         let text = answer.get();
         if text.trim().is_empty() {
@@ -302,6 +383,21 @@ pub fn Playground() -> impl IntoView {
             <div class="panel answer">
                 <h2>"Answer"</h2>
                 <div class="row buttons">
+                    <select id="model-select" on:change=move |ev| chosen_model.set(event_target_value(&ev))>
+                        <option value="">"— model —"</option>
+                        {move || match models.get() {
+                            Some(Ok(list)) => list
+                                .into_iter()
+                                .filter(|m| !m.baseline)
+                                .map(|m| view! { <option value=m.name.clone()>{m.name.clone()}</option> })
+                                .collect_view()
+                                .into_any(),
+                            _ => ().into_any(),
+                        }}
+                    </select>
+                    <button id="ask-model" on:click=ask disabled=move || asking.get()>
+                        {move || if asking.get() { "Asking…" } else { "Ask the model" }}
+                    </button>
                     <button id="paste-truth" on:click=move |_| {
                         answer.set(format!("<cif>\n{}\n</cif>", target_cif.get_untracked().unwrap_or_default()));
                     }>"Paste the ground truth"</button>
@@ -310,6 +406,15 @@ pub fn Playground() -> impl IntoView {
                     }>"Paste the input unchanged"</button>
                     <button class="secondary" on:click=move |_| answer.set(String::new())>"Clear"</button>
                 </div>
+                <p class="muted small" id="ask-status">
+                    {move || match (models.get(), ask_status.get()) {
+                        (_, Some(Ok(m))) => m,
+                        (_, Some(Err(e))) => format!("model call failed: {e}"),
+                        (Some(Err(_)), None) => "No server: models are unavailable here, but pasting an answer works.".to_string(),
+                        (Some(Ok(l)), None) if l.iter().all(|m| m.baseline) => "The server has no models configured (see README: configuring a provider).".to_string(),
+                        _ => String::new(),
+                    }}
+                </p>
                 <textarea
                     id="answer"
                     rows="8"
@@ -318,6 +423,11 @@ pub fn Playground() -> impl IntoView {
                     on:input=move |ev| answer.set(event_target_value(&ev))
                 ></textarea>
                 {move || verdict.get().map(|v| view! { <super::verdict::VerdictView verdict=v /> })}
+                <div class="row buttons">
+                    <button id="share" class="secondary" on:click=make_link>"Share link"</button>
+                    {move || share_link.get().map(|l| view! { <input id="share-link" readonly prop:value=l /> })}
+                </div>
+                {move || share_error.get().map(|e| view! { <p class="error" id="share-error">{e}</p> })}
             </div>
             <p class="muted frame-note">
                 "Cartesian frame of every prompt: a along x, b in the xy-plane. Site indices start at 0. Highlighted: sites the action touched."

@@ -1,0 +1,39 @@
+//! Share links: the current case in the URL fragment (`#case=…`), so a link reproduces the
+//! case on any host, static ones included.
+
+use bench::case::{decode, encode, Case};
+
+const PREFIX: &str = "#case=";
+
+fn hash() -> Option<String> {
+    web_sys::window()?.location().hash().ok()
+}
+
+/// The case in the page's URL fragment, if there is a valid one.
+pub fn case_from_location() -> Option<Case> {
+    decode(hash()?.strip_prefix(PREFIX)?).ok()
+}
+
+/// Why the fragment's case could not be opened, if there is one that failed.
+pub fn error_from_location() -> Option<String> {
+    let h = hash()?;
+    let body = h.strip_prefix(PREFIX)?;
+    decode(body)
+        .err()
+        .map(|e| format!("Cannot open the shared case: {e}"))
+}
+
+/// Put `case` in the URL (without reloading) and copy the link; returns the link.
+pub fn publish(case: &Case) -> Option<String> {
+    let window = web_sys::window()?;
+    let location = window.location();
+    let base = format!("{}{}", location.origin().ok()?, location.pathname().ok()?);
+    let link = format!("{base}{PREFIX}{}", encode(case));
+    let _ = window.history().ok()?.replace_state_with_url(
+        &wasm_bindgen::JsValue::NULL,
+        "",
+        Some(&link),
+    );
+    let _ = window.navigator().clipboard().write_text(&link);
+    Some(link)
+}

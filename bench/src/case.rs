@@ -1,0 +1,119 @@
+//! A shareable case: everything needed to recompute a verdict (structure, prompt, answer),
+//! versioned, serialised, compressed and base64url-encoded so it fits in a URL fragment and
+//! works on a static host with no server.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+
+use crate::atomworld::Semantics;
+
+/// The current format version.
+pub const CASE_VERSION: u32 = 1;
+
+/// Largest decoded case accepted (bytes), so a hostile link cannot exhaust memory.
+pub const MAX_CASE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Where the case's input structure comes from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CaseStructure {
+    /// A structure of the shipped pool, by name.
+    Pool {
+        /// Pool entry name.
+        name: String,
+    },
+    /// A CIF given in full.
+    Cif {
+        /// The CIF text.
+        cif: String,
+    },
+}
+
+/// One case.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Case {
+    /// Format version ([`CASE_VERSION`]).
+    pub v: u32,
+    /// The input structure.
+    pub structure: CaseStructure,
+    /// The action prompt.
+    pub prompt: String,
+    /// Which reading of the action was shown.
+    #[serde(default)]
+    pub semantics: Semantics,
+    /// The model's answer (may be empty).
+    #[serde(default)]
+    pub answer: String,
+    /// The model that answered, if known.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+/// Why a link could not be opened.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CaseError {
+    /// Not base64url.
+    #[error("the link is damaged (not base64url)")]
+    Encoding,
+    /// Not a deflate stream, or too large.
+    #[error("the link is damaged (cannot be decompressed, or larger than 4 MiB)")]
+    Compression,
+    /// Not a case.
+    #[error("the link does not hold a case: {0}")]
+    Format(String),
+    /// Made by a newer version of the playground.
+    #[error("the link was made by a newer playground (case format {0})")]
+    Version(u32),
+}
+
+/// Encode a case for a URL fragment.
+pub fn encode(case: &Case) -> String {
+    let json = serde_json::to_vec(case).unwrap_or_default();
+    let packed = miniz_oxide::deflate::compress_to_vec(&json, 9);
+    URL_SAFE_NO_PAD.encode(packed)
+}
+
+/// Decode a URL fragment back into a case.
+pub fn decode(text: &str) -> Result<Case, CaseError> {
+    let packed = URL_SAFE_NO_PAD
+        .decode(text.trim().as_bytes())
+        .map_err(|_| CaseError::Encoding)?;
+    let json = miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, MAX_CASE_BYTES)
+        .map_err(|_| CaseError::Compression)?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&json).map_err(|e| CaseError::Format(e.to_string()))?;
+    let v = value["v"].as_u64().unwrap_or(0) as u32;
+    if v > CASE_VERSION {
+        return Err(CaseError::Version(v));
+    }
+    serde_json::from_value(value).map_err(|e| CaseError::Format(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_damage() {
+        let case = Case {
+            v: CASE_VERSION,
+            structure: CaseStructure::Pool {
+                name: "Halite, Rock Salt 1×2×3".into(),
+            },
+            prompt: "Remove the atom at index 3 from the cif file.".into(),
+            semantics: Semantics::Reference,
+            answer: "<cif>\ndata_x\n</cif>".into(),
+            model: Some("gpt".into()),
+        };
+        let text = encode(&case);
+        assert!(text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+        assert_eq!(decode(&text).unwrap(), case);
+        assert_eq!(decode("%%%"), Err(CaseError::Encoding));
+        assert_eq!(decode("AAAA"), Err(CaseError::Compression));
+        let newer = URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(b"{\"v\":9}", 6));
+        assert_eq!(decode(&newer), Err(CaseError::Version(9)));
+    }
+}

@@ -1,0 +1,83 @@
+// Asking a configured model through the server, and share links that reproduce a case.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launchBrowser, saveFailure, fakeProvider } from "../harness.mjs";
+
+const KEY = "sk-e2e-SECRET-4242";
+let provider;
+let server;
+let browser;
+
+before(async () => {
+  provider = await fakeProvider("Sure.\n<cif>\ndata_broken\n_cell_length_a 1\n</cif>");
+  server = await startServer({
+    configToml: `[[models]]\nname = "fake-gpt"\nprovider = "openai-compatible"\nmodel = "f"\nbase_url = "${provider.baseUrl}"\napi_key_env = "E2E_FAKE_KEY"\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 2.0\n`,
+    env: { E2E_FAKE_KEY: KEY },
+  });
+  browser = await launchBrowser();
+  await browser.page.goto(server.url + "/");
+  await browser.page.waitForSelector("ul.legend[data-for=viewer] li");
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+  await provider?.close();
+});
+
+async function check(name, fn) {
+  try {
+    await fn();
+  } catch (e) {
+    const file = await saveFailure(browser.page, name);
+    e.message += `\n(screenshot: ${file})`;
+    throw e;
+  }
+}
+
+test("ask a configured model: answer, tokens, cost and verdict appear; the key stays on the server", () =>
+  check("ask model", async () => {
+    const page = browser.page;
+    await page.waitForSelector("#model-select option[value=fake-gpt]", { state: "attached" });
+    await page.selectOption("#model-select", "fake-gpt");
+    await page.click("#ask-model");
+    await page.waitForFunction(() => document.querySelector("#ask-status").textContent.includes("tokens"));
+    assert.match(await page.locator("#ask-status").textContent(), /1200 prompt \+ 300 answer tokens · \$0\.0018/);
+    assert.match(await page.inputValue("#answer"), /data_broken/);
+    assert.equal(await page.locator("#verdict").getAttribute("data-label"), "CifParsingError");
+    // The provider got the exact model prompt and the key; the page never saw the key.
+    const sent = JSON.parse(provider.requests.at(-1).body);
+    assert.ok(sent.messages[0].content.startsWith("You are a CIF operation assistant."));
+    assert.equal(provider.requests.at(-1).headers.authorization, `Bearer ${KEY}`);
+    assert.ok(!(await page.content()).includes(KEY));
+  }));
+
+test("a share link reopens the same case with the same verdict", () =>
+  check("share link", async () => {
+    const page = browser.page;
+    await page.selectOption("#action-kind", "move");
+    await page.click("#random");
+    await page.click("#paste-truth");
+    // Perturb one coordinate so the verdict has non-trivial numbers.
+    const answer = (await page.inputValue("#answer")).replace(/(\d\.\d{8})(\s+1\n\s*<\/cif>|\s+1\n)/, (m, x, rest) => `${(Number(x) + 0.01).toFixed(8)}${rest}`);
+    await page.fill("#answer", answer);
+    const label = await page.locator("#verdict").getAttribute("data-label");
+    const detail = await page.locator("#verdict .detail").textContent();
+    const prompt = await page.inputValue("#action-prompt");
+    await page.click("#share");
+    const link = await page.inputValue("#share-link");
+    assert.ok(link.includes("#case="), link);
+    const other = await browser.context.newPage();
+    await other.goto(link);
+    await other.waitForSelector("#verdict");
+    assert.equal(await other.inputValue("#action-prompt"), prompt);
+    assert.equal(await other.locator("#verdict").getAttribute("data-label"), label);
+    assert.equal(await other.locator("#verdict .detail").textContent(), detail);
+    await other.close();
+    // A damaged link (a fresh page: a hash change alone does not reload the app).
+    const third = await browser.context.newPage();
+    await third.goto(server.url + "/#case=damaged!!");
+    await third.waitForSelector("#share-error");
+    assert.match(await third.locator("#share-error").textContent(), /Cannot open the shared case/);
+    await third.close();
+  }));
