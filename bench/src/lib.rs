@@ -1,8 +1,10 @@
 //! Benchmark suites of AtomWorld Playground: tasks, prompts, generators and evaluators.
 //!
 //! Pure Rust (no I/O, clocks or async) so that the browser and the server compute the same
-//! prompts and verdicts. This first module holds the AtomWorld model prompt; actions,
-//! generator and evaluator follow (see docs/ARCHITECTURE.md).
+//! prompts and verdicts. [`atomworld`] is the main benchmark (actions, generator, evaluator);
+//! [`probes`] holds its probes (PointWorld, CIF-Repair, CIF-Gen, StructProp); see
+//! docs/ARCHITECTURE.md.
 
 pub mod atomworld;
 pub mod case;
+pub mod probes;

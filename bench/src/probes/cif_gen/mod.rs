@@ -1,0 +1,15 @@
+//! CIF-Gen: write a CIF for a formula in a named structure type, given the conventional
+//! lattice constant and hints (spec §5). The reference structures are built here, in code,
+//! from textbook prototypes; no external data.
+
+pub mod evaluate;
+pub mod examples;
+pub mod generator;
+pub mod prompt;
+pub mod prototype;
+
+pub use evaluate::{evaluate, gen_matcher_options, GenLabel, GenVerdict};
+pub use examples::{Example, EXAMPLES};
+pub use generator::{generate, CifGenTask, GenTaskSpec};
+pub use prompt::model_prompt;
+pub use prototype::{build, BuildError, Params, Prototype};

@@ -1,0 +1,14 @@
+//! CIF-Repair: a valid CIF with one essential line removed or its tags renamed
+//! misleadingly; the model must return a valid CIF of the same structure (spec §5).
+
+pub mod corruption;
+pub mod evaluate;
+pub mod generator;
+pub mod prompt;
+
+pub use corruption::{
+    corrupt, Corrupted, Corruption, CorruptionRequest, LineChange, RenameScheme, ESSENTIAL_TAGS,
+};
+pub use evaluate::{evaluate, RepairVerdict, PLACEHOLDER};
+pub use generator::{generate, CifRepairTask, RepairTaskSpec};
+pub use prompt::model_prompt;
