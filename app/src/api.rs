@@ -93,3 +93,38 @@ pub async fn complete(model: &str, prompt: &str) -> Result<Completion, String> {
         .await
         .map_err(|e| format!("unexpected answer: {e}"))
 }
+
+/// Start a run on the server; returns its id.
+pub async fn start_run(
+    model: &str,
+    per_action: usize,
+    seed: u64,
+    concurrency: usize,
+) -> Result<String, String> {
+    let body = serde_json::json!({ "model": model, "per_action": per_action, "seed": seed, "concurrency": concurrency });
+    let res = gloo_net::http::Request::post("/api/runs")
+        .json(&body)
+        .map_err(|e| e.to_string())?
+        .send()
+        .await
+        .map_err(|e| format!("server unreachable: {e}"))?;
+    let v: serde_json::Value = res.json().await.map_err(|e| e.to_string())?;
+    v["run_id"].as_str().map(str::to_string).ok_or_else(|| {
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("the run did not start")
+            .to_string()
+    })
+}
+
+/// GET a JSON document from the server.
+pub async fn get_json(url: &str) -> Result<serde_json::Value, String> {
+    let res = gloo_net::http::Request::get(url)
+        .send()
+        .await
+        .map_err(|e| format!("server unreachable: {e}"))?;
+    if !res.ok() {
+        return Err(format!("server answered HTTP {}", res.status()));
+    }
+    res.json().await.map_err(|e| e.to_string())
+}
