@@ -134,6 +134,22 @@ fn site_counts(p: &PymatgenCif) -> BTreeMap<String, usize> {
     counts
 }
 
+/// pymatgen's `Composition.amount_tolerance`.
+const AMOUNT_TOLERANCE: f64 = 1e-8;
+
+/// The first site whose species amounts add up to more than 1 (beyond pymatgen's tolerance).
+///
+/// pymatgen's reader merges atoms that sit on one spot into one site and adds their
+/// occupancies (`check_occu=False` keeps the result), so two O atoms stacked on one spot
+/// become one site `{O: 2}`. `StructureMatcher` copies both structures first, and building a
+/// site whose occupancies sum to more than 1 raises "Species occupancies sum to more than 1!":
+/// the reference pipeline scores such an answer as a failed match, never as a success.
+fn overfull_site(p: &PymatgenCif) -> Option<usize> {
+    p.species
+        .iter()
+        .position(|species| species.iter().map(|s| s.amount).sum::<f64>() > 1.0 + AMOUNT_TOLERANCE)
+}
+
 /// Parse a target CIF once, to score many answers against it.
 pub fn parse_target(target_cif: &str) -> Result<PymatgenCif, TaskError> {
     parse_cif_like_pymatgen_detailed(target_cif).map_err(TaskError::Target)
@@ -199,6 +215,18 @@ fn compare(target: &PymatgenCif, predicted: &PymatgenCif, comparison: Comparison
     }
     match comparison {
         Comparison::Matcher => {
+            for (which, p) in [("target", target), ("prediction", predicted)] {
+                if let Some(i) = overfull_site(p) {
+                    return Verdict::fail(
+                        Label::StructureMismatch,
+                        format!(
+                            "the {which}'s site {i} holds more than one atom (atoms stacked on \
+                             one spot merge into one site of occupancy > 1), which \
+                             StructureMatcher cannot match"
+                        ),
+                    );
+                }
+            }
             match get_rms_dist(&target.structure, &predicted.structure, &MatcherOptions::atomworld()) {
                 Ok(Some(m)) => Verdict {
                     label: Label::Success,
@@ -343,6 +371,58 @@ mod tests {
         assert_eq!(extract_cif("<CIF>x</CIF>"), None);
         assert_eq!(extract_cif("<cif>a</cif>b</cif>"), Some("a</cif>b"));
         assert_eq!(extract_cif("no tags"), None);
+    }
+
+    /// A CIF of a 4 Å cubic cell with the given `(element, x, y, z)` rows.
+    fn cubic_cif(rows: &[(&str, f64, f64, f64)]) -> String {
+        let mut s = String::from(
+            "data_test\n_symmetry_space_group_name_H-M   'P 1'\n_cell_length_a   4.0\n\
+             _cell_length_b   4.0\n_cell_length_c   4.0\n_cell_angle_alpha   90.0\n\
+             _cell_angle_beta   90.0\n_cell_angle_gamma   90.0\nloop_\n\
+             _symmetry_equiv_pos_site_id\n_symmetry_equiv_pos_as_xyz\n  1  'x, y, z'\n\
+             loop_\n_atom_site_type_symbol\n_atom_site_label\n\
+             _atom_site_symmetry_multiplicity\n_atom_site_fract_x\n_atom_site_fract_y\n\
+             _atom_site_fract_z\n_atom_site_occupancy\n",
+        );
+        for (i, (el, x, y, z)) in rows.iter().enumerate() {
+            s.push_str(&format!("  {el}  {el}{i}  1  {x}  {y}  {z}  1.0\n"));
+        }
+        s
+    }
+
+    #[test]
+    fn an_extra_atom_stacked_on_another_is_not_a_success() {
+        // pymatgen merges the two O rows into one site {O: 2}: the per-site counts equal the
+        // target's, but StructureMatcher raises "Species occupancies sum to more than 1!".
+        let target =
+            parse_target(&cubic_cif(&[("Na", 0.0, 0.0, 0.0), ("O", 0.5, 0.5, 0.5)])).unwrap();
+        let good = cubic_cif(&[("Na", 0.0, 0.0, 0.0), ("O", 0.5, 0.5, 0.5)]);
+        let v = evaluate(&target, &format!("<cif>{good}</cif>"), Comparison::Matcher);
+        assert_eq!(v.label, Label::Success, "{}", v.detail);
+        let stacked = cubic_cif(&[
+            ("Na", 0.0, 0.0, 0.0),
+            ("O", 0.5, 0.5, 0.5),
+            ("O", 0.5, 0.5, 0.5),
+        ]);
+        let v = evaluate(
+            &target,
+            &format!("<cif>{stacked}</cif>"),
+            Comparison::Matcher,
+        );
+        assert_eq!(v.label, Label::StructureMismatch, "{}", v.detail);
+        assert!(
+            v.detail.contains("holds more than one atom"),
+            "{}",
+            v.detail
+        );
+        // The same holds for a target with two atoms on one spot: nothing matches it.
+        let overfull = parse_target(&stacked).unwrap();
+        let v = evaluate(
+            &overfull,
+            &format!("<cif>{stacked}</cif>"),
+            Comparison::Matcher,
+        );
+        assert_eq!(v.label, Label::StructureMismatch, "{}", v.detail);
     }
 
     #[test]

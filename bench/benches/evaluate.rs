@@ -1,0 +1,109 @@
+//! Speed of the evaluator on the default task set (a benchmark, not a timed test).
+//!
+//! Generates `TaskSetSpec::atommotor_default()` (2,500 tasks, seed 2026, no-op rejection as
+//! `atomworld gen` does; not timed), makes one perturbed answer per task (one site moved by
+//! 0.3 Å, written as CIF and wrapped in `<cif>` tags), then times parsing each target and
+//! evaluating its answer. One round: `get_rms_dist` enumerates every lattice mapping and
+//! translation for an answer that is not an exact match, so a round takes minutes natively
+//! (about 60 ms per task on the project machine, 2026-11).
+//!
+//! Native: `cargo bench -p bench --bench evaluate`.
+//! wasm32 under node: `cargo bench -p bench --bench evaluate --target wasm32-unknown-unknown`
+//! (wasm-bindgen-test-runner runs the `evaluate_default_set` test below; goal < 1 s for all).
+
+use bench::atomworld::evaluate::{evaluate, parse_target, Comparison, Label};
+use bench::atomworld::generator::{generate, GeneratedTask, TaskSetSpec};
+use bench::atomworld::noop::copy_would_pass;
+use engine::cif::{read_cif, write_cif};
+
+/// The default task set.
+fn tasks() -> Vec<GeneratedTask> {
+    generate(&TaskSetSpec::atommotor_default(), &copy_would_pass).0
+}
+
+/// The target with site `n mod len` moved by 0.3 Å along (1, 1, 1)/√3, as an answer text.
+fn perturbed_answer(task: &GeneratedTask, n: usize) -> String {
+    let Ok(mut s) = read_cif(&task.target_cif) else {
+        return String::from("<cif></cif>");
+    };
+    if !s.is_empty() {
+        let i = n % s.len();
+        let k = 0.3 / 3f64.sqrt();
+        let p = s.cartesian(i);
+        s.sites[i].frac = s.lattice.to_fractional([p[0] + k, p[1] + k, p[2] + k]);
+    }
+    format!("Here is the result:\n<cif>\n{}\n</cif>", write_cif(&s))
+}
+
+/// Parse every target and evaluate its answer; returns the number of successes.
+fn run(cases: &[(String, String)]) -> usize {
+    let mut successes = 0;
+    for (target_cif, answer) in cases {
+        let Ok(target) = parse_target(target_cif) else {
+            continue;
+        };
+        if evaluate(&target, answer, Comparison::Matcher).label == Label::Success {
+            successes += 1;
+        }
+    }
+    successes
+}
+
+fn cases() -> Vec<(String, String)> {
+    tasks()
+        .iter()
+        .enumerate()
+        .map(|(n, t)| (t.target_cif.clone(), perturbed_answer(t, n)))
+        .collect()
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    let started = std::time::Instant::now();
+    let cases = cases();
+    eprintln!(
+        "generated {} tasks with answers in {:.1} s",
+        cases.len(),
+        started.elapsed().as_secs_f64()
+    );
+    for round in 1..=1 {
+        let t = std::time::Instant::now();
+        let successes = run(&cases);
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "native round {round}: {} tasks in {:.3} s = {:.3} ms per task ({successes} successes)",
+            cases.len(),
+            s,
+            1e3 * s / cases.len() as f64
+        );
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+/// The same measurement under wasm-bindgen-test (node).
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen_test::wasm_bindgen_test]
+fn evaluate_default_set() {
+    use wasm_bindgen_test::console_log;
+    let now = js_sys::Date::now;
+    let started = now();
+    let cases = cases();
+    console_log!(
+        "generated {} tasks with answers in {:.1} s",
+        cases.len(),
+        (now() - started) / 1e3
+    );
+    for round in 1..=1 {
+        let t = now();
+        let successes = run(&cases);
+        let s = (now() - t) / 1e3;
+        console_log!(
+            "wasm round {round}: {} tasks in {:.3} s = {:.3} ms per task ({successes} successes)",
+            cases.len(),
+            s,
+            1e3 * s / cases.len() as f64
+        );
+    }
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds (when missing) the Python reference outputs that bench/tests/actions_vs_pyref.rs and
+# bench/tests/evaluator_vs_pyref.rs compare against, and prints the variables they read:
+#
+#   eval "$(scripts/pyref.sh)"      # then: cargo test -p bench --test actions_vs_pyref ...
+#
+# Files live outside the repository, in ~/.cache/atomworld/oracle/ (ATOMWORLD_ORACLE_DIR),
+# keyed by the pymatgen and ASE versions, the seed, the task count and a hash of the Python
+# reference; a second run only prints the variables. Progress goes to stderr; stdout holds
+# only `export` lines, so the output can be eval'ed. Without the pymatgen venv it prints a
+# notice on stderr and nothing on stdout (the Rust tests then skip).
+#
+# Settings (environment): ATOMWORLD_PYTHON (default ~/.cache/atomworld/venv-pmg/bin/python),
+# ATOMWORLD_PYREF_SEED (default 20260601), ATOMWORLD_PYREF_PER_ACTION (default 250),
+# ATOMWORLD_PYREF_PER_TASK (answers per task for the evaluator, default 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY="${ATOMWORLD_PYTHON:-$HOME/.cache/atomworld/venv-pmg/bin/python}"
+SEED="${ATOMWORLD_PYREF_SEED:-20260601}"
+PER_ACTION="${ATOMWORLD_PYREF_PER_ACTION:-250}"
+PER_TASK="${ATOMWORLD_PYREF_PER_TASK:-2}"
+DIR="${ATOMWORLD_ORACLE_DIR:-$HOME/.cache/atomworld/oracle}"
+
+note() { printf '[pyref] %s\n' "$*" >&2; }
+
+if ! [ -x "$PY" ] || ! "$PY" -c 'import pymatgen.core, ase' 2>/dev/null; then
+  note "no Python with pymatgen and ASE at $PY: the pyref comparisons will be skipped"
+  exit 0
+fi
+
+VERSIONS="$("$PY" -c 'import importlib.metadata as m; print("pmg" + m.version("pymatgen") + "-ase" + m.version("ase"))')"
+HASH="$(cat bench/tests/pyref/atomworld_ref.py bench/tests/pyref/driver.py | sha256sum | cut -c1-10)"
+mkdir -p "$DIR"
+# The task set depends on our generator, not on Python: key it by seed and size only. The
+# outputs below copy everything they use from it, so each one is a complete test case.
+TASKS="$DIR/pyref-tasks-seed$SEED-n$PER_ACTION.jsonl"
+ACTIONS="$DIR/pyref-actions-$VERSIONS-seed$SEED-n$PER_ACTION-$HASH.jsonl"
+EVAL="$DIR/pyref-eval-$VERSIONS-seed$SEED-n$PER_ACTION-k$PER_TASK-$HASH.jsonl"
+
+if ! [ -s "$TASKS" ] && { ! [ -s "$ACTIONS" ] || ! [ -s "$EVAL" ]; }; then
+  note "generating the task set (seed $SEED, $PER_ACTION per action) with atomworld gen"
+  cargo build -q -p server >&2
+  TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+  "$TARGET_DIR/debug/atomworld" gen --seed "$SEED" --per-action "$PER_ACTION" -o "$TASKS.part" >&2
+  mv "$TASKS.part" "$TASKS"
+fi
+if ! [ -s "$ACTIONS" ]; then
+  note "running the ASE reference of the actions -> $ACTIONS"
+  "$PY" bench/tests/pyref/driver.py actions "$TASKS" "$ACTIONS.part"
+  mv "$ACTIONS.part" "$ACTIONS"
+fi
+if ! [ -s "$EVAL" ]; then
+  note "running the pymatgen evaluation pipeline -> $EVAL"
+  "$PY" bench/tests/pyref/driver.py eval "$TASKS" "$EVAL.part" --per-task "$PER_TASK"
+  mv "$EVAL.part" "$EVAL"
+fi
+echo "export ATOMWORLD_ACTIONS_REF='$ACTIONS'"
+echo "export ATOMWORLD_EVAL_REF='$EVAL'"
