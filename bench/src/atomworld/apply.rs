@@ -153,6 +153,37 @@ fn vector_between(s: &Structure, i: usize, j: usize, semantics: Semantics) -> [f
     }
 }
 
+/// The point `distance` Å from site `i` along the line to site `j` (move_towards,
+/// insert_between); the line uses raw positions or the minimum image per `semantics`.
+fn point_towards(
+    s: &Structure,
+    i: usize,
+    j: usize,
+    distance: f64,
+    semantics: Semantics,
+) -> Result<[f64; 3], ActionError> {
+    check_finite("distance", &[distance])?;
+    if i == j {
+        return Err(ActionError::SameSite(i));
+    }
+    let v = vector_between(s, i, j, semantics);
+    let len = norm(v);
+    if len == 0.0 {
+        return Err(ActionError::CoincidentSites(i, j));
+    }
+    Ok(add(s.cartesian(i), scale(v, distance / len)))
+}
+
+/// The sites of `s` except those in `deleted`, in order.
+fn without(s: &Structure, deleted: &[usize]) -> Vec<Site> {
+    s.sites
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !deleted.contains(i))
+        .map(|(_, site)| site.clone())
+        .collect()
+}
+
 /// Sites whose minimum-image distance to `center` is below `radius` (strict), centre excluded.
 fn neighbours(s: &Structure, center: usize, radius: f64) -> Vec<usize> {
     (0..s.len())
@@ -204,16 +235,7 @@ pub fn apply(
         } => {
             check_index(s, "moving site", *index)?;
             check_index(s, "target site", *towards)?;
-            check_finite("distance", &[*distance])?;
-            if index == towards {
-                return Err(ActionError::SameSite(*index));
-            }
-            let v = vector_between(s, *index, *towards, semantics);
-            let len = norm(v);
-            if len == 0.0 {
-                return Err(ActionError::CoincidentSites(*index, *towards));
-            }
-            let p = add(s.cartesian(*index), scale(v, distance / len));
+            let p = point_towards(s, *index, *towards, *distance, semantics)?;
             set_position(&mut out, *index, p);
             touched.input.push(*index);
             touched.output.push(*index);
@@ -226,17 +248,8 @@ pub fn apply(
         } => {
             check_index(s, "first site", *from)?;
             check_index(s, "second site", *to)?;
-            check_finite("distance", &[*distance])?;
-            if from == to {
-                return Err(ActionError::SameSite(*from));
-            }
             guard_size(s.len() + 1)?;
-            let v = vector_between(s, *from, *to, semantics);
-            let len = norm(v);
-            if len == 0.0 {
-                return Err(ActionError::CoincidentSites(*from, *to));
-            }
-            let p = add(s.cartesian(*from), scale(v, distance / len));
+            let p = point_towards(s, *from, *to, *distance, semantics)?;
             out.sites.push(new_site(s, *element, p));
             touched.output.push(s.len());
         }
@@ -262,13 +275,7 @@ pub fn apply(
             let deleted: Vec<usize> = (0..s.len())
                 .filter(|&i| z(i) < threshold || (delete_at_level && z(i) == threshold))
                 .collect();
-            out.sites = s
-                .sites
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !deleted.contains(i))
-                .map(|(_, site)| site.clone())
-                .collect();
+            out.sites = without(s, &deleted);
             touched.input = deleted;
         }
         Action::RotateAround {
@@ -321,13 +328,7 @@ pub fn apply(
             let mut deleted = neighbours(s, *index, *radius);
             deleted.push(*index);
             deleted.sort_unstable();
-            out.sites = s
-                .sites
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !deleted.contains(i))
-                .map(|(_, site)| site.clone())
-                .collect();
+            out.sites = without(s, &deleted);
             touched.input = deleted;
         }
         Action::MoveSelected {
