@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of the project: formatting, lints (native and wasm32), unit and
-# integration tests, wasm tests of engine/bench, and the browser (e2e) suite.
+# Runs every test of the project: formatting, lints (native and wasm32), the differential
+# tests against pymatgen, unit and integration tests, wasm tests of engine/bench, and the
+# browser (e2e) suite.
 # Installs what it needs first (scripts/setup.sh test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,11 +16,22 @@ cargo fmt --all -- --check
 step "clippy (native: engine, bench, server)"
 cargo clippy --workspace --exclude app --all-targets -- -D warnings
 
-step "clippy (wasm32: engine, bench, app)"
-cargo clippy -p engine -p bench -p app --all-targets --target wasm32-unknown-unknown -- -D warnings
+step "clippy (wasm32: engine, bench, app, engine-bench)"
+cargo clippy -p engine -p bench -p app -p engine-bench --all-targets --target wasm32-unknown-unknown -- -D warnings
+
+step "differential tests against pymatgen (release build; oracle cached in ~/.cache/atomworld/oracle)"
+# The pinned pymatgen venv and the oracle files are made on the first run (about a minute),
+# then reused. Everyday set: the CIF reader/writer cases (every pool structure and upstream
+# triple input/target plus variants) and 1,000 generated matcher pairs plus every pool
+# structure and upstream triple. scripts/differential-full.sh runs the 10,000-pair set.
+oracle_env="$(scripts/pymatgen-oracles.sh everyday)"
+eval "$oracle_env"
+cargo test --release -p engine --test cif_vs_pymatgen --test matcher_vs_pymatgen
 
 step "cargo test --workspace (app is wasm-only: tested in the browser)"
-cargo test --workspace --exclude app
+# The two differential tests ran above in release (8x faster than a debug build).
+cargo test --workspace --exclude app -- \
+  --skip reader_and_writer_agree_with_pymatgen --skip matcher_agrees_with_pymatgen
 
 step "wasm tests of engine and bench (wasm-bindgen-test under node)"
 cargo test -p engine -p bench --target wasm32-unknown-unknown

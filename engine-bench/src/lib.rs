@@ -1,0 +1,117 @@
+//! The AtomWorld evaluation path as one function, for the speed benchmark.
+//!
+//! [`evaluate_pair`] does what the AtomWorld evaluator does with a (target, prediction) pair
+//! of CIF texts (spec §4, steps 2–4): parse both with the pymatgen-compatible reader, compare
+//! compositions, run `StructureMatcher(primitive_cell=False, stol=0.5)`'s `fit` and, on a
+//! fit, `get_rms_dist`. `engine-bench/pymatgen_bench.py` does the same with pymatgen, the
+//! native binary `bench-matcher` and the wasm module (`evaluate`, loaded by
+//! `engine-bench/node/bench.mjs`) call this function, and `scripts/bench-matcher.sh` times
+//! all of them on the same pairs and checks that their verdicts agree.
+
+use engine::cif::parse_cif_like_pymatgen;
+use engine::matcher::{fit, get_rms_dist, MatcherOptions};
+use engine::Structure;
+use serde::Serialize;
+
+/// The verdict on one pair, with the labels of the AtomWorld evaluator.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "verdict")]
+pub enum Verdict {
+    /// The target or the prediction does not parse (or has no sites).
+    CifParsingError,
+    /// The element counts differ.
+    AtomCountMismatch,
+    /// The matcher finds no fit (or fails).
+    StructureMismatch,
+    /// A fit, with `get_rms_dist`'s normalised RMS and largest distance.
+    Success {
+        /// Normalised root-mean-square displacement.
+        rms: f64,
+        /// Normalised largest displacement.
+        max_dist: f64,
+    },
+}
+
+/// Amount tolerance of pymatgen's `Composition.__eq__`.
+const AMOUNT_TOLERANCE: f64 = 1e-8;
+
+/// Whether two structures have the same element counts (pymatgen's composition equality).
+pub fn same_composition(a: &Structure, b: &Structure) -> bool {
+    let (ca, cb) = (a.composition(), b.composition());
+    let covered = |x: &[(engine::Element, f64)], y: &[(engine::Element, f64)]| {
+        x.iter().all(|(e, n)| {
+            let m = y
+                .iter()
+                .find(|(f, _)| f == e)
+                .map_or(0.0, |&(_, amount)| amount);
+            (n - m).abs() < AMOUNT_TOLERANCE
+        })
+    };
+    covered(&ca, &cb) && covered(&cb, &ca)
+}
+
+/// Evaluates one (target, prediction) pair of CIF texts end to end.
+pub fn evaluate_pair(target: &str, prediction: &str) -> Verdict {
+    let (Ok(t), Ok(p)) = (
+        parse_cif_like_pymatgen(target),
+        parse_cif_like_pymatgen(prediction),
+    ) else {
+        return Verdict::CifParsingError;
+    };
+    if t.is_empty() || p.is_empty() {
+        return Verdict::CifParsingError;
+    }
+    if !same_composition(&t, &p) {
+        return Verdict::AtomCountMismatch;
+    }
+    let opts = MatcherOptions::atomworld();
+    if !matches!(fit(&t, &p, &opts), Ok(true)) {
+        return Verdict::StructureMismatch;
+    }
+    match get_rms_dist(&t, &p, &opts) {
+        Ok(Some(r)) => Verdict::Success {
+            rms: r.rms,
+            max_dist: r.max_dist,
+        },
+        _ => Verdict::StructureMismatch,
+    }
+}
+
+/// [`evaluate_pair`]'s verdict as a JSON object (`{"verdict": …, "rms": …, "max_dist": …}`).
+pub fn evaluate_pair_json(target: &str, prediction: &str) -> String {
+    serde_json::to_string(&evaluate_pair(target, prediction))
+        .unwrap_or_else(|e| format!("{{\"verdict\":\"SerializeError\",\"error\":\"{e}\"}}"))
+}
+
+/// The wasm entry point node calls: [`evaluate_pair_json`].
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn evaluate(target: &str, prediction: &str) -> String {
+    evaluate_pair_json(target, prediction)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NACL: &str = "data_NaCl\n_cell_length_a 5.64\n_cell_length_b 5.64\n_cell_length_c 5.64\n\
+        _cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90\n\
+        _symmetry_space_group_name_H-M 'P 1'\nloop_\n_atom_site_type_symbol\n_atom_site_label\n\
+        _atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\n_atom_site_occupancy\n\
+        Na Na0 0 0 0 1\nCl Cl1 0.5 0.5 0.5 1\n";
+
+    #[test]
+    fn verdicts_follow_the_evaluator_order() {
+        assert!(matches!(
+            evaluate_pair(NACL, NACL),
+            Verdict::Success { rms, .. } if rms < 1e-9
+        ));
+        assert_eq!(evaluate_pair(NACL, "nonsense"), Verdict::CifParsingError);
+        let kcl = NACL.replace("Na Na0", "K K0");
+        assert_eq!(evaluate_pair(NACL, &kcl), Verdict::AtomCountMismatch);
+        // A cell stretched along c beyond ltol, even after volume scaling: no lattice mapping.
+        let stretched = NACL.replace("_cell_length_c 5.64", "_cell_length_c 12.0");
+        assert_eq!(evaluate_pair(NACL, &stretched), Verdict::StructureMismatch);
+        assert!(evaluate_pair_json(NACL, NACL).starts_with("{\"verdict\":\"Success\""));
+    }
+}

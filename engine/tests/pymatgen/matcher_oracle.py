@@ -1,0 +1,294 @@
+"""Scaled, stratified reference cases for the StructureMatcher port (everyday and full runs).
+
+Run with the pymatgen venv (scripts/pymatgen-venv.sh makes it):
+
+    ~/.cache/atomworld/venv-pmg/bin/python engine/tests/pymatgen/matcher_oracle.py \
+        --pairs 1000 --seed 20260517 --out OUT.json [--jobs 2]
+
+It writes the same JSON layout as matcher_cases.py (which it reuses for the structure edits),
+so engine/tests/matcher_vs_pymatgen.rs reads it through ATOMWORLD_MATCHER_CASES. The cases:
+
+- "pool": every structure of data/structures/minerals.jsonl against a permuted, translated
+  copy of itself;
+- "upstream/...": for every upstream AtomWorld triple (../shared/data/atomworld/
+  upstream-tasks.jsonl beside the clone), the target against the input and the target
+  against a permuted, translated copy of itself;
+- `--pairs` generated pairs. Pair i draws from its own generator seeded with (seed, i) and
+  its kind is KINDS[i % len(KINDS)], so the first n pairs of a larger run are exactly the
+  pairs of a smaller run with the same seed: the everyday set (1,000) is a fixed subset of
+  the full set (10,000).
+
+The upstream file is optional unless ATOMWORLD_REQUIRE_SHARED=1 (CI), in which case a missing
+file is an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import multiprocessing
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from pymatgen.core import Lattice, Structure
+from pymatgen.core.structure_matcher import StructureMatcher
+from pymatgen.io.cif import CifParser
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import matcher_cases as mc  # noqa: E402  (the shared structure edits)
+
+REPO = Path(__file__).resolve().parents[3]
+UPSTREAM = REPO.parent / "shared" / "data" / "atomworld" / "upstream-tasks.jsonl"
+
+# Generated pair kinds, cycled through in this order.
+KINDS = [
+    "identical",
+    "displaced1_small",  # one atom, 0.01-0.3 Å
+    "displaced1_large",  # one atom, 0.3-3 Å
+    "displaced_few",  # two to four atoms, 0.01-3 Å
+    "translated",
+    "permuted",
+    "rescaled",
+    "strained",
+    "supercell",  # supercell against unit cell (either order)
+    "supercell_edit",  # supercell against a rebased, displaced supercell
+    "composition",  # substituted, removed or added atom
+    "coincident",  # two atoms on one spot
+    "triclinic",
+    "rebased",
+    "polymorph",
+]
+
+SUPERCELLS = [[2, 1, 1], [1, 2, 1], [1, 1, 2], [2, 2, 1], [1, 2, 2], [2, 1, 2]]
+
+
+def symbols(s: Structure) -> list[str]:
+    return [x.specie.symbol for x in s]
+
+
+def added(s: Structure, rng) -> Structure:
+    species = symbols(s) + [mc.SUBSTITUTES[int(rng.integers(len(mc.SUBSTITUTES)))]]
+    frac = np.vstack([s.frac_coords, rng.uniform(0, 1, size=(1, 3))])
+    return Structure(s.lattice, species, frac)
+
+
+def with_coincident(s: Structure, rng, offset_angstrom: float) -> Structure:
+    """A copy of one site placed on (or within `offset_angstrom` of) itself."""
+    i = int(rng.integers(len(s)))
+    cart = s.cart_coords[i] + unit(rng) * offset_angstrom
+    frac = np.vstack([s.frac_coords, s.lattice.get_fractional_coords(cart)[None, :]])
+    return Structure(s.lattice, symbols(s) + [symbols(s)[i]], frac)
+
+
+def unit(rng) -> np.ndarray:
+    v = rng.normal(size=3)
+    return v / np.linalg.norm(v)
+
+
+def supercell(s: Structure, scale) -> Structure:
+    t = s.copy()
+    t.make_supercell(scale)
+    return Structure(Lattice(t.lattice.matrix.copy()), symbols(t), t.frac_coords.copy())
+
+
+def generated_pair(i: int, seed: int, pool, polymorphs) -> tuple[str, str, Structure, Structure]:
+    rng = np.random.default_rng([seed, i])
+    kind = KINDS[i % len(KINDS)]
+
+    def pick(max_sites: int = 64):
+        while True:
+            name, s = pool[int(rng.integers(len(pool)))]
+            if len(s) <= max_sites:
+                return name, s
+
+    if kind == "identical":
+        name, s = pick()
+        return kind, name, s, s.copy()
+    if kind == "displaced1_small":
+        name, s = pick()
+        return kind, name, s, mc.displaced(s, rng, 1, 0.01, 0.3)
+    if kind == "displaced1_large":
+        name, s = pick()
+        return kind, name, s, mc.displaced(s, rng, 1, 0.3, 3.0)
+    if kind == "displaced_few":
+        name, s = pick()
+        k = int(rng.integers(2, 5))
+        return kind, name, s, mc.displaced(s, rng, k, 0.01, 3.0)
+    if kind == "translated":
+        name, s = pick()
+        return kind, name, s, mc.translated(s, rng)
+    if kind == "permuted":
+        name, s = pick()
+        t = mc.displaced(s, rng, int(rng.integers(0, 3)), 0.01, 0.5)
+        return kind, name, s, mc.permuted(mc.translated(t, rng), rng)
+    if kind == "rescaled":
+        name, s = pick()
+        return kind, name, s, mc.rescaled(s, float(rng.uniform(0.8, 1.25)))
+    if kind == "strained":
+        name, s = pick()
+        amount = float(rng.choice([0.02, 0.08, 0.2]))
+        return kind, name, s, mc.strained(s, rng, amount)
+    if kind == "supercell":
+        name, s = pick(16)
+        big = supercell(s, SUPERCELLS[int(rng.integers(len(SUPERCELLS)))])
+        small = mc.displaced(s, rng, int(rng.integers(0, 2)), 0.01, 0.3)
+        return (kind, name, big, small) if rng.random() < 0.5 else (kind, name, small, big)
+    if kind == "supercell_edit":
+        name, s = pick(16)
+        big = supercell(s, SUPERCELLS[int(rng.integers(len(SUPERCELLS)))])
+        m = mc.UNIMODULAR[int(rng.integers(len(mc.UNIMODULAR)))]
+        t = mc.rebased(mc.displaced(big, rng, int(rng.integers(1, 3)), 0.01, 1.5), m)
+        return kind, name, big, mc.permuted(t, rng)
+    if kind == "composition":
+        name, s = pick()
+        op = int(rng.integers(3))
+        if op == 0 and len(s) >= 2:
+            return kind + "/substituted", name, s, mc.substituted(s, rng)
+        if op == 1 and len(s) >= 2:
+            return kind + "/removed", name, s, mc.removed(s, rng)
+        return kind + "/added", name, s, added(s, rng)
+    if kind == "coincident":
+        name, s = pick(40)
+        offset = float(rng.choice([0.0, 1e-5, 0.01]))
+        dup = with_coincident(s, rng, offset)
+        if rng.random() < 0.3:
+            return kind + "/vs_plain", name, s, dup
+        t = mc.permuted(mc.translated(mc.displaced(dup, rng, 1, 0.01, 0.5), rng), rng)
+        return kind + "/both", name, dup, t
+    if kind == "triclinic":
+        name, s = pick(40)
+        tri = mc.strained(s, rng, 0.05)
+        m = mc.UNIMODULAR[int(rng.integers(len(mc.UNIMODULAR)))]
+        t = mc.rebased(mc.displaced(tri, rng, int(rng.integers(1, 3)), 0.01, 0.8), m)
+        return kind, name, tri, mc.permuted(t, rng)
+    if kind == "rebased":
+        name, s = pick(40)
+        m = mc.UNIMODULAR[int(rng.integers(len(mc.UNIMODULAR)))]
+        t = mc.rebased(mc.translated(mc.displaced(s, rng, 2, 0.01, 0.4), rng), m)
+        return kind, name, s, mc.rescaled(t, float(rng.uniform(0.9, 1.1)))
+    # polymorph: two different pool structures with one reduced formula (or, when the pool
+    # has none, two different structures with the same element set).
+    (na, a), (nb, b) = polymorphs[int(rng.integers(len(polymorphs)))]
+    if rng.random() < 0.5:
+        a, b, na, nb = b, a, nb, na
+    return kind, f"{na} | {nb}", a, b
+
+
+def polymorph_pairs(pool) -> list:
+    by_formula: dict[str, list] = {}
+    for name, s in pool:
+        by_formula.setdefault(s.composition.reduced_formula, []).append((name, s))
+    out = []
+    for items in by_formula.values():
+        for x in range(len(items)):
+            for y in range(x + 1, len(items)):
+                if len(items[x][1]) <= 48 and len(items[y][1]) <= 48:
+                    out.append((items[x], items[y]))
+    return out
+
+
+def parse_cif(text: str) -> Structure:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = CifParser.from_str(text).parse_structures(primitive=False, check_occu=False)[0]
+    return mc.element_only(s)
+
+
+def upstream_pairs(seed: int) -> list:
+    if not UPSTREAM.exists():
+        if os.environ.get("ATOMWORLD_REQUIRE_SHARED") == "1":
+            raise SystemExit(f"ATOMWORLD_REQUIRE_SHARED=1 but {UPSTREAM} is missing")
+        print(f"notice: {UPSTREAM} not found; upstream pairs left out", file=sys.stderr)
+        return []
+    out = []
+    with UPSTREAM.open() as fh:
+        for k, line in enumerate(fh):
+            rec = json.loads(line)
+            name = f"{k}-{rec.get('action', '?')}"
+            try:
+                target = parse_cif(rec["target_cif"])
+                inp = parse_cif(rec["input_cif"])
+            except Exception as exc:  # noqa: BLE001 - reported, never silently dropped
+                raise SystemExit(f"upstream triple {k}: pymatgen cannot parse it: {exc}")
+            rng = np.random.default_rng([seed, 1_000_000 + k])
+            out.append(("upstream/target_vs_input", name, target, inp))
+            out.append(
+                ("upstream/target_vs_copy", name, target, mc.permuted(mc.translated(target, rng), rng))
+            )
+    return out
+
+
+_MATCHER = None
+
+
+def evaluate(pair) -> dict:
+    global _MATCHER
+    if _MATCHER is None:
+        _MATCHER = StructureMatcher(primitive_cell=False, stol=0.5)
+    kind, name, s1, s2 = pair
+    fit = bool(_MATCHER.fit(s1, s2))
+    rms = _MATCHER.get_rms_dist(s1, s2)
+    return {
+        "kind": kind,
+        "mineral": name,
+        "s1": mc.plain(s1),
+        "s2": mc.plain(s2),
+        "fit": fit,
+        "rms": None if rms is None else float(rms[0]),
+        "max_dist": None if rms is None else float(rms[1]),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--pairs", type=int, default=1000, help="generated pairs (beyond pool/upstream)")
+    ap.add_argument("--seed", type=int, default=mc.SEED)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args()
+
+    pool = mc.load_pool()
+    rng = np.random.default_rng([args.seed, 2_000_000])
+    pairs = [("pool", name, s, mc.permuted(mc.translated(s, rng), rng)) for name, s in pool]
+    pairs += upstream_pairs(args.seed)
+    polymorphs = polymorph_pairs(pool)
+    pairs += [generated_pair(i, args.seed, pool, polymorphs) for i in range(args.pairs)]
+
+    t0 = time.time()
+    if args.jobs > 1:
+        with multiprocessing.get_context("fork").Pool(args.jobs) as workers:
+            cases = list(workers.imap(evaluate, pairs, chunksize=8))
+    else:
+        cases = [evaluate(p) for p in pairs]
+    elapsed = time.time() - t0
+
+    doc = {
+        "generator": "engine/tests/pymatgen/matcher_oracle.py",
+        "seed": args.seed,
+        "generated_pairs": args.pairs,
+        "pymatgen": importlib.metadata.version("pymatgen"),
+        "matcher": "StructureMatcher(primitive_cell=False, stol=0.5)",
+        "pymatgen_seconds": elapsed,
+        "cases": cases,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc))
+    os.replace(tmp, args.out)
+    n_fit = sum(c["fit"] for c in cases)
+    print(
+        f"{len(cases)} matcher cases ({n_fit} fit; {len(pool)} pool, "
+        f"{len(pairs) - len(pool) - args.pairs} upstream, {args.pairs} generated) -> {args.out}; "
+        f"pymatgen {elapsed:.1f}s on {args.jobs} process(es)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Makes the pymatgen oracle files of the differential tests when missing and prints the
+# environment that points the tests at them (shell `export` lines, for `eval`):
+#   scripts/pymatgen-oracles.sh everyday   CIF cases + 1,000 generated matcher pairs
+#   scripts/pymatgen-oracles.sh full       CIF cases + 10,000 generated matcher pairs
+# Both matcher sets also hold every pool structure and every upstream triple. The files are
+# cached outside the clone, under ~/.cache/atomworld/oracle/ (ATOMWORLD_ORACLE_DIR overrides),
+# named by pymatgen version, case seed and a hash of the generators and their input data, so
+# a change to any of these makes a new file and an unchanged tree reuses the old one.
+# ATOMWORLD_MATCHER_PAIRS overrides the number of generated pairs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CIF_SEED=20260101
+MATCHER_SEED=20260517
+case "${1:-everyday}" in
+  everyday) PAIRS="${ATOMWORLD_MATCHER_PAIRS:-1000}" ;;
+  full) PAIRS="${ATOMWORLD_MATCHER_PAIRS:-10000}" ;;
+  *) echo "usage: $0 everyday|full" >&2; exit 2 ;;
+esac
+
+say() { printf '\033[1;34m[oracle]\033[0m %s\n' "$*" >&2; }
+
+PY="$(scripts/pymatgen-venv.sh)"
+PMG="$("$PY" -c 'import importlib.metadata as m; print(m.version("pymatgen"))')"
+DIR="${ATOMWORLD_ORACLE_DIR:-$HOME/.cache/atomworld/oracle}"
+mkdir -p "$DIR"
+
+UPSTREAM=../shared/data/atomworld/upstream-tasks.jsonl
+if [ ! -f "$UPSTREAM" ] && [ "${ATOMWORLD_REQUIRE_SHARED:-0}" = 1 ]; then
+  say "ATOMWORLD_REQUIRE_SHARED=1 but $UPSTREAM (beside the clone) is missing"
+  exit 1
+fi
+# What the cases depend on besides pymatgen and the seed: the generators and their inputs.
+inputs=(engine/tests/pymatgen/cif_oracle.py engine/tests/pymatgen/matcher_cases.py
+  engine/tests/pymatgen/matcher_oracle.py data/structures/minerals.jsonl)
+[ -f "$UPSTREAM" ] && inputs+=("$UPSTREAM")
+HASH="$(cat "${inputs[@]}" | sha256sum | cut -c1-10)"
+
+CIF_OUT="$DIR/cif-pmg$PMG-seed$CIF_SEED-$HASH.json"
+MATCHER_OUT="$DIR/matcher-pmg$PMG-seed$MATCHER_SEED-n$PAIRS-$HASH.json"
+JOBS="$(nproc)"
+
+if [ ! -s "$CIF_OUT" ]; then
+  say "generating the CIF reader oracle (pymatgen $PMG, seed $CIF_SEED; about 40 s, once)"
+  "$PY" engine/tests/pymatgen/cif_oracle.py --seed "$CIF_SEED" --out "$CIF_OUT.part" >&2
+  mv "$CIF_OUT.part" "$CIF_OUT"
+fi
+if [ ! -s "$MATCHER_OUT" ]; then
+  say "generating $PAIRS matcher pairs + pool + upstream (pymatgen $PMG, seed $MATCHER_SEED, $JOBS processes; once)"
+  "$PY" engine/tests/pymatgen/matcher_oracle.py --pairs "$PAIRS" --seed "$MATCHER_SEED" \
+    --jobs "$JOBS" --out "$MATCHER_OUT.part" >&2
+  mv "$MATCHER_OUT.part" "$MATCHER_OUT"
+fi
+printf 'export ATOMWORLD_CIF_CASES=%q\n' "$CIF_OUT"
+printf 'export ATOMWORLD_MATCHER_CASES=%q\n' "$MATCHER_OUT"
