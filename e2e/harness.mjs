@@ -98,6 +98,17 @@ export async function saveFailure(page, name) {
   return file;
 }
 
+/** Run `fn`; if it throws, save a screenshot of `page` named `name` and say where. */
+export async function withScreenshot(page, name, fn) {
+  try {
+    await fn();
+  } catch (e) {
+    const file = await saveFailure(page, name);
+    e.message += `\n(screenshot: ${file})`;
+    throw e;
+  }
+}
+
 /**
  * Pixels of the viewer canvas (needs preserveDrawingBuffer, which the viewer sets), read in
  * the page and returned downsampled to at most ~40k pixels so that the transfer stays cheap.

@@ -1,7 +1,7 @@
 // Asking a configured model through the server, and share links that reproduce a case.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launchBrowser, saveFailure, fakeProvider } from "../harness.mjs";
+import { startServer, launchBrowser, withScreenshot, fakeProvider } from "../harness.mjs";
 
 const KEY = "sk-e2e-SECRET-4242";
 let provider;
@@ -25,15 +25,7 @@ after(async () => {
   await provider?.close();
 });
 
-async function check(name, fn) {
-  try {
-    await fn();
-  } catch (e) {
-    const file = await saveFailure(browser.page, name);
-    e.message += `\n(screenshot: ${file})`;
-    throw e;
-  }
-}
+const check = (name, fn) => withScreenshot(browser.page, name, fn);
 
 test("ask a configured model: answer, tokens, cost and verdict appear; the key stays on the server", () =>
   check("ask model", async () => {

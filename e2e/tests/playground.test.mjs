@@ -1,7 +1,7 @@
 // The AtomWorld playground: structure → action → prompt → answer → verdict, in the page.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launchBrowser, saveFailure } from "../harness.mjs";
+import { startServer, launchBrowser, withScreenshot } from "../harness.mjs";
 
 let server;
 let browser;
@@ -18,15 +18,7 @@ after(async () => {
   await server?.stop();
 });
 
-async function check(name, fn) {
-  try {
-    await fn();
-  } catch (e) {
-    const file = await saveFailure(browser.page, name);
-    e.message += `\n(screenshot: ${file})`;
-    throw e;
-  }
-}
+const check = (name, fn) => withScreenshot(browser.page, name, fn);
 
 async function verdictLabel() {
   const v = browser.page.locator("#verdict");

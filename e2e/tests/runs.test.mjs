@@ -1,7 +1,7 @@
 // The Runs page: start a run of the reference baseline and see 100% everywhere.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launchBrowser, saveFailure } from "../harness.mjs";
+import { startServer, launchBrowser, withScreenshot } from "../harness.mjs";
 
 let server;
 let browser;
@@ -16,9 +16,9 @@ after(async () => {
   await server?.stop();
 });
 
-test("a reference-baseline run reaches 100% on every action; the table filters", async () => {
+test("a reference-baseline run reaches 100% on every action; the table filters", () =>
+  withScreenshot(browser.page, "runs page", async () => {
   const page = browser.page;
-  try {
     await page.goto(server.url + "/runs");
     await page.waitForSelector("#run-model option[value=reference]", { state: "attached" });
     await page.selectOption("#run-model", "reference");
@@ -38,8 +38,4 @@ test("a reference-baseline run reaches 100% on every action; the table filters",
     // The run lives on the server: a reload lists it.
     const runs = await (await fetch(server.url + "/api/runs")).json();
     assert.equal(runs.runs.length, 1);
-  } catch (e) {
-    e.message += `\n(screenshot: ${await saveFailure(page, "runs page")})`;
-    throw e;
-  }
-});
+  }));

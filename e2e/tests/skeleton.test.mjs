@@ -3,7 +3,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { startServer, launchBrowser, saveFailure, canvasPixels, hueClusters, repoRoot } from "../harness.mjs";
+import { startServer, launchBrowser, withScreenshot, canvasPixels, hueClusters, repoRoot } from "../harness.mjs";
 
 const BACKGROUND = [250, 250, 252];
 let server;
@@ -24,15 +24,7 @@ after(async () => {
 });
 
 
-async function check(name, fn) {
-  try {
-    await fn();
-  } catch (e) {
-    const file = await saveFailure(browser.page, name);
-    e.message += `\n(screenshot: ${file})`;
-    throw e;
-  }
-}
+const check = (name, fn) => withScreenshot(browser.page, name, fn);
 
 function nonBackground(px) {
   let n = 0;
