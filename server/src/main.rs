@@ -103,6 +103,17 @@ enum Command {
         #[arg(long)]
         summary_json: Option<PathBuf>,
     },
+    /// Export or import the response cache (to replay a workshop offline).
+    Cache {
+        /// `export` or `import`.
+        #[arg(value_parser = ["export", "import"])]
+        action: String,
+        /// The JSONL file to write or read.
+        file: PathBuf,
+        /// Directory of the SQLite database.
+        #[arg(long, default_value = "data/local")]
+        data_dir: PathBuf,
+    },
     /// Write a seeded AtomWorld task set as JSON lines.
     Gen {
         /// The seed.
@@ -173,6 +184,43 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
                 .map_err(|e| CliError::input(format!("cannot read {}: {e}", input.display())))?;
             let summary = cli::eval::run(std::io::BufReader::new(file), create(&output)?)?;
             eprint!("{summary}");
+            Ok(())
+        })())),
+        Command::Cache {
+            action,
+            file,
+            data_dir,
+        } => Ok(finish((|| {
+            let storage = Storage::open(&data_dir).map_err(|e| CliError {
+                message: e.to_string(),
+                status: 1,
+            })?;
+            if action == "export" {
+                let lines = storage.cache_export().map_err(|e| CliError {
+                    message: e.to_string(),
+                    status: 1,
+                })?;
+                let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+                std::fs::write(&file, text).map_err(|e| {
+                    CliError::input(format!("cannot write {}: {e}", file.display()))
+                })?;
+                eprintln!(
+                    "exported {} cached answers to {}",
+                    lines.len(),
+                    file.display()
+                );
+            } else {
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| CliError::input(format!("cannot read {}: {e}", file.display())))?;
+                let lines: Vec<String> = text.lines().map(str::to_string).collect();
+                let added = storage
+                    .cache_import(&lines)
+                    .map_err(|e| CliError::input(format!("{}: {e}", file.display())))?;
+                eprintln!(
+                    "imported {added} new cached answers from {}",
+                    file.display()
+                );
+            }
             Ok(())
         })())),
         Command::Gen {

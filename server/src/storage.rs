@@ -29,6 +29,17 @@ pub enum StorageError {
     Migration(#[from] rusqlite_migration::Error),
 }
 
+/// Errors importing a cache file.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheImportError {
+    /// A line is not a cache entry.
+    #[error("line {0}: {1}")]
+    Line(usize, String),
+    /// SQLite refused the entry.
+    #[error("database error: {0}")]
+    Storage(String),
+}
+
 /// Schema migrations, applied in order; never edit a released one, append a new one.
 fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
@@ -199,6 +210,35 @@ impl Storage {
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
+    /// Import cache lines written by [`Storage::cache_export`]; returns how many were new.
+    /// Existing entries are kept (first answer wins).
+    pub fn cache_import(&self, lines: &[String]) -> Result<usize, CacheImportError> {
+        let mut added = 0;
+        let conn = self.lock();
+        for (n, line) in lines.iter().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v: serde_json::Value = serde_json::from_str(line)
+                .map_err(|e| CacheImportError::Line(n + 1, e.to_string()))?;
+            let field = |k: &str| {
+                v[k].as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| CacheImportError::Line(n + 1, format!("missing \"{k}\"")))
+            };
+            let (key, model, response) = (field("key")?, field("model")?, field("response")?);
+            let tokens = |k: &str| v[k].as_i64().unwrap_or(0);
+            added += conn
+                .execute(
+                    "INSERT OR IGNORE INTO llm_cache (key, model, response, input_tokens, output_tokens)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    rusqlite::params![key, model, response, tokens("input_tokens"), tokens("output_tokens")],
+                )
+                .map_err(|e| CacheImportError::Storage(e.to_string()))?;
+        }
+        Ok(added)
+    }
+
     /// Run a closure with the connection (for the modules that own their tables).
     pub fn with_conn<T>(
         &self,
@@ -217,6 +257,24 @@ impl Storage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cache_export_import_round_trip() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let s = Storage::open(a.path()).unwrap();
+        s.cache_put("k1", "m", "answer one", 3, 4).unwrap();
+        s.cache_put("k2", "m", "answer two", 5, 6).unwrap();
+        let lines = s.cache_export().unwrap();
+        let t = Storage::open(b.path()).unwrap();
+        assert_eq!(t.cache_import(&lines).unwrap(), 2);
+        assert_eq!(t.cache_import(&lines).unwrap(), 0);
+        assert_eq!(
+            t.cache_get("k2").unwrap(),
+            Some(("answer two".into(), 5, 6))
+        );
+        let e = t.cache_import(&["{\"key\": 1}".into()]).unwrap_err();
+        assert!(e.to_string().starts_with("line 1:"), "{e}");
+    }
 
     #[test]
     fn migrations_are_valid() {

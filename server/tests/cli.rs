@@ -151,3 +151,50 @@ fn gen_writes_a_reproducible_task_set() {
     assert_eq!(text, std::fs::read_to_string(&b).unwrap());
     assert_eq!(text.lines().count(), 20);
 }
+
+#[test]
+fn cache_export_and_import_move_answers_between_machines() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cache.jsonl");
+    std::fs::write(
+        &file,
+        "{\"key\":\"abc\",\"model\":\"m\",\"response\":\"<cif>x</cif>\",\"input_tokens\":1,\"output_tokens\":2}\n",
+    )
+    .unwrap();
+    let import = bin()
+        .args(["cache", "import"])
+        .arg(&file)
+        .arg("--data-dir")
+        .arg(dir.path().join("d"))
+        .output()
+        .unwrap();
+    assert!(
+        import.status.success(),
+        "{}",
+        String::from_utf8_lossy(&import.stderr)
+    );
+    assert!(String::from_utf8_lossy(&import.stderr).contains("imported 1 new"));
+    let out = dir.path().join("out.jsonl");
+    let export = bin()
+        .args(["cache", "export"])
+        .arg(&out)
+        .arg("--data-dir")
+        .arg(dir.path().join("d"))
+        .output()
+        .unwrap();
+    assert!(export.status.success());
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.contains("\"key\":\"abc\"") && text.contains("<cif>x</cif>"),
+        "{text}"
+    );
+    std::fs::write(&file, "not json\n").unwrap();
+    let bad = bin()
+        .args(["cache", "import"])
+        .arg(&file)
+        .arg("--data-dir")
+        .arg(dir.path().join("d"))
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
