@@ -190,39 +190,7 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             action,
             file,
             data_dir,
-        } => Ok(finish((|| {
-            let storage = Storage::open(&data_dir).map_err(|e| CliError {
-                message: e.to_string(),
-                status: 1,
-            })?;
-            if action == "export" {
-                let lines = storage.cache_export().map_err(|e| CliError {
-                    message: e.to_string(),
-                    status: 1,
-                })?;
-                let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-                std::fs::write(&file, text).map_err(|e| {
-                    CliError::input(format!("cannot write {}: {e}", file.display()))
-                })?;
-                eprintln!(
-                    "exported {} cached answers to {}",
-                    lines.len(),
-                    file.display()
-                );
-            } else {
-                let text = std::fs::read_to_string(&file)
-                    .map_err(|e| CliError::input(format!("cannot read {}: {e}", file.display())))?;
-                let lines: Vec<String> = text.lines().map(str::to_string).collect();
-                let added = storage
-                    .cache_import(&lines)
-                    .map_err(|e| CliError::input(format!("{}: {e}", file.display())))?;
-                eprintln!(
-                    "imported {added} new cached answers from {}",
-                    file.display()
-                );
-            }
-            Ok(())
-        })())),
+        } => Ok(finish(cli::cache::run(&action, &file, &data_dir))),
         Command::Gen {
             seed,
             per_action,

@@ -78,10 +78,7 @@ pub fn run(input: impl BufRead, mut output: impl Write) -> Result<String, CliErr
         object.insert("verdict".into(), verdict_json(&verdict));
         let out = serde_json::to_string(&Value::Object(object))
             .map_err(|e| CliError::input(format!("line {n}: {e}")))?;
-        writeln!(output, "{out}").map_err(|e| CliError {
-            message: format!("writing output: {e}"),
-            status: 1,
-        })?;
+        writeln!(output, "{out}").map_err(|e| CliError::failure(format!("writing output: {e}")))?;
         let key = kind.map_or("unparsed".to_string(), |k| k.name().to_string());
         by_action.entry(key).or_default().push(verdict);
     }

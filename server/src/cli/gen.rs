@@ -24,10 +24,8 @@ pub fn run(seed: u64, per_action: usize, mut output: impl Write) -> Result<Strin
             "parameters": t.action,
             "readings_differ": t.readings_differ,
         });
-        writeln!(output, "{line}").map_err(|e| CliError {
-            message: format!("writing output: {e}"),
-            status: 1,
-        })?;
+        writeln!(output, "{line}")
+            .map_err(|e| CliError::failure(format!("writing output: {e}")))?;
     }
     let rejected: usize = report.no_ops_rejected.values().sum();
     let failed: usize = report.failed.values().sum();

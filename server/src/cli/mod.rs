@@ -1,6 +1,7 @@
 //! Command-line subcommands other than `serve`, thin over `bench`.
 
 pub mod apply;
+pub mod cache;
 pub mod eval;
 pub mod gen;
 pub mod run;
@@ -15,6 +16,14 @@ pub struct CliError {
 }
 
 impl CliError {
+    /// A failure that is not the input's fault: I/O, the database (exit status 1).
+    pub fn failure(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            status: 1,
+        }
+    }
+
     /// Bad input from the user (exit status 2).
     pub fn input(message: impl Into<String>) -> Self {
         Self {

@@ -40,18 +40,11 @@ pub struct RunArgs {
     pub summary_json: Option<PathBuf>,
 }
 
-fn other(message: impl Into<String>) -> CliError {
-    CliError {
-        message: message.into(),
-        status: 1,
-    }
-}
-
 /// Run (or resume) the benchmark; returns the summary table.
 pub async fn run(args: RunArgs) -> Result<String, CliError> {
     let config =
         Config::load(args.config.as_deref()).map_err(|e| CliError::input(e.to_string()))?;
-    let storage = Storage::open(&args.data_dir).map_err(|e| other(e.to_string()))?;
+    let storage = Storage::open(&args.data_dir).map_err(|e| CliError::failure(e.to_string()))?;
     let gateway = Gateway::new(
         config,
         storage.clone(),
@@ -60,7 +53,7 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
             replay_only: args.replay_only,
         },
     )
-    .map_err(|e| other(e.to_string()))?;
+    .map_err(|e| CliError::failure(e.to_string()))?;
     let spec = RunSpec {
         suite: args.suite.clone(),
         tasks: TaskSetSpec::per_action(args.seed, args.per_action),
@@ -68,12 +61,14 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
         samples: args.samples.max(1),
         concurrency: args.concurrency.max(1),
     };
-    let run_id = match runs::find_unfinished(&storage, &spec).map_err(|e| other(e.to_string()))? {
+    let run_id = match runs::find_unfinished(&storage, &spec)
+        .map_err(|e| CliError::failure(e.to_string()))?
+    {
         Some(id) => {
             eprintln!("resuming {id}");
             id
         }
-        None => runs::create_run(&storage, &spec).map_err(|e| other(e.to_string()))?,
+        None => runs::create_run(&storage, &spec).map_err(|e| CliError::failure(e.to_string()))?,
     };
     eprintln!(
         "run {run_id}: {} on {} ({} per action, seed {})",
@@ -103,16 +98,18 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
         runs::RunError::UnknownModel(_) | runs::RunError::UnknownSuite(_) => {
             CliError::input(e.to_string())
         }
-        other_error => other(other_error.to_string()),
+        other_error => CliError::failure(other_error.to_string()),
     })?;
     bar.finish();
     if let Some(why) = &outcome.stopped {
         eprintln!("stopped: {why}");
     }
-    let rows = runs::store_results(&storage, &run_id).map_err(|e| other(e.to_string()))?;
+    let rows =
+        runs::store_results(&storage, &run_id).map_err(|e| CliError::failure(e.to_string()))?;
     let summary = runs::summarise(&run_id, &args.model, &rows);
     if let Some(path) = &args.summary_json {
-        let text = serde_json::to_string_pretty(&summary).map_err(|e| other(e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(&summary).map_err(|e| CliError::failure(e.to_string()))?;
         std::fs::write(path, text)
             .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?;
     }

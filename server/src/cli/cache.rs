@@ -1,0 +1,42 @@
+//! `atomworld cache export|import FILE`: move the response cache between machines, so a
+//! workshop can replay answers offline (`serve --replay-only`).
+
+use std::path::Path;
+
+use super::CliError;
+use crate::storage::Storage;
+
+/// Export the cache of the database in `data_dir` to `file` (`action = "export"`), or
+/// import `file` into it (`"import"`).
+pub fn run(action: &str, file: &Path, data_dir: &Path) -> Result<(), CliError> {
+    let storage = Storage::open(data_dir).map_err(|e| CliError::failure(e.to_string()))?;
+    match action {
+        "export" => {
+            let lines = storage
+                .cache_export()
+                .map_err(|e| CliError::failure(e.to_string()))?;
+            let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            std::fs::write(file, text)
+                .map_err(|e| CliError::input(format!("cannot write {}: {e}", file.display())))?;
+            eprintln!(
+                "exported {} cached answers to {}",
+                lines.len(),
+                file.display()
+            );
+        }
+        "import" => {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| CliError::input(format!("cannot read {}: {e}", file.display())))?;
+            let lines: Vec<String> = text.lines().map(str::to_string).collect();
+            let added = storage
+                .cache_import(&lines)
+                .map_err(|e| CliError::input(format!("{}: {e}", file.display())))?;
+            eprintln!(
+                "imported {added} new cached answers from {}",
+                file.display()
+            );
+        }
+        other => return Err(CliError::input(format!("unknown cache action '{other}'"))),
+    }
+    Ok(())
+}
