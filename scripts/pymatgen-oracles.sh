@@ -3,7 +3,9 @@
 # environment that points the tests at them (shell `export` lines, for `eval`):
 #   scripts/pymatgen-oracles.sh everyday   CIF cases + 1,000 generated matcher pairs
 #   scripts/pymatgen-oracles.sh full       CIF cases + 10,000 generated matcher pairs
-# Both matcher sets also hold every pool structure and every upstream triple. The files are
+# Both matcher sets also hold every pool structure and every upstream triple. Both modes also
+# make the formats oracle (POSCAR, extended XYZ, Structure JSON, neighbours, space groups;
+# hashed on its own generator and the pool). The files are
 # cached outside the clone, under ~/.cache/atomworld/oracle/ (ATOMWORLD_ORACLE_DIR overrides),
 # named by pymatgen version, case seed and a hash of the generators and their input data, so
 # a change to any of these makes a new file and an unchanged tree reuses the old one.
@@ -12,6 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CIF_SEED=20260101
+FORMATS_SEED=20261124
 MATCHER_SEED=20260517
 case "${1:-everyday}" in
   everyday) PAIRS="${ATOMWORLD_MATCHER_PAIRS:-1000}" ;;
@@ -38,6 +41,8 @@ inputs=(engine/tests/pymatgen/cif_oracle.py engine/tests/pymatgen/matcher_cases.
 HASH="$(cat "${inputs[@]}" | sha256sum | cut -c1-10)"
 
 CIF_OUT="$DIR/cif-pmg$PMG-seed$CIF_SEED-$HASH.json"
+FORMATS_HASH="$(cat engine/tests/pymatgen/formats_oracle.py data/structures/minerals.jsonl | sha256sum | cut -c1-10)"
+FORMATS_OUT="$DIR/formats-pmg$PMG-seed$FORMATS_SEED-$FORMATS_HASH.json"
 MATCHER_OUT="$DIR/matcher-pmg$PMG-seed$MATCHER_SEED-n$PAIRS-$HASH.json"
 JOBS="$(nproc)"
 
@@ -45,6 +50,11 @@ if [ ! -s "$CIF_OUT" ]; then
   say "generating the CIF reader oracle (pymatgen $PMG, seed $CIF_SEED; about 40 s, once)"
   "$PY" engine/tests/pymatgen/cif_oracle.py --seed "$CIF_SEED" --out "$CIF_OUT.part" >&2
   mv "$CIF_OUT.part" "$CIF_OUT"
+fi
+if [ ! -s "$FORMATS_OUT" ]; then
+  say "generating the formats oracle (pymatgen $PMG, ASE, spglib; seed $FORMATS_SEED; once)"
+  "$PY" engine/tests/pymatgen/formats_oracle.py --seed "$FORMATS_SEED" --out "$FORMATS_OUT.part" >&2
+  mv "$FORMATS_OUT.part" "$FORMATS_OUT"
 fi
 if [ ! -s "$MATCHER_OUT" ]; then
   say "generating $PAIRS matcher pairs + pool + upstream (pymatgen $PMG, seed $MATCHER_SEED, $JOBS processes; once)"
@@ -54,3 +64,4 @@ if [ ! -s "$MATCHER_OUT" ]; then
 fi
 printf 'export ATOMWORLD_CIF_CASES=%q\n' "$CIF_OUT"
 printf 'export ATOMWORLD_MATCHER_CASES=%q\n' "$MATCHER_OUT"
+printf 'export ATOMWORLD_FORMATS_CASES=%q\n' "$FORMATS_OUT"

@@ -66,6 +66,9 @@ fn main() {
         cases.len(),
         started.elapsed().as_secs_f64()
     );
+    if std::env::var_os("ATOMWORLD_BENCH_SLOWEST").is_some() {
+        slowest(&cases);
+    }
     for round in 1..=1 {
         let t = std::time::Instant::now();
         let successes = run(&cases);
@@ -75,6 +78,34 @@ fn main() {
             cases.len(),
             s,
             1e3 * s / cases.len() as f64
+        );
+    }
+}
+
+/// Prints the twenty slowest tasks with their site counts (where the time goes).
+#[cfg(not(target_arch = "wasm32"))]
+fn slowest(cases: &[(String, String)]) {
+    let tasks = tasks();
+    let mut times: Vec<(f64, usize)> = cases
+        .iter()
+        .enumerate()
+        .map(|(n, c)| {
+            let t = std::time::Instant::now();
+            run(std::slice::from_ref(c));
+            (t.elapsed().as_secs_f64(), n)
+        })
+        .collect();
+    let total: f64 = times.iter().map(|t| t.0).sum();
+    times.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (s, n) in times.iter().take(20) {
+        let t = &tasks[*n];
+        println!(
+            "{:8.1} ms  {:5.1} %  task {n} {} {} sites -> {}",
+            s * 1e3,
+            100.0 * s / total,
+            t.action.kind().name(),
+            t.input.len(),
+            read_cif(&t.target_cif).map_or(0, |s| s.len())
         );
     }
 }

@@ -6,11 +6,13 @@
 //!
 //! Modules follow the domain: [`element`] (the periodic table), [`lattice`] (cell geometry),
 //! [`structure`] (sites in a cell), [`cif`] (reading and writing CIF text), [`matcher`]
-//! (pymatgen's StructureMatcher), [`primitive`] (primitive cell reduction) and [`reduction`]
-//! (Niggli and LLL lattice reduction).
+//! (pymatgen's StructureMatcher), [`primitive`] (primitive cell reduction), [`reduction`]
+//! (Niggli and LLL lattice reduction), [`format`] (POSCAR, extended XYZ, pymatgen JSON, and
+//! format detection) and [`symmetry`] (space groups, for display).
 
 pub mod cif;
 pub mod element;
+pub mod format;
 pub mod lattice;
 pub mod matcher;
 pub mod numeric;
@@ -18,6 +20,7 @@ pub mod ordered;
 pub mod primitive;
 pub mod reduction;
 pub mod structure;
+pub mod symmetry;
 
 pub use element::Element;
 pub use lattice::Lattice;

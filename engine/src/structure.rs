@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::element::Element;
 use crate::lattice::Lattice;
-use crate::numeric::norm;
+use crate::numeric::{cross, norm};
 
 /// One atom site: its element, fractional position and CIF label.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -20,6 +20,17 @@ pub struct Site {
     pub label: String,
     /// Occupancy (1 for ordered structures).
     pub occupancy: f64,
+}
+
+/// A periodic neighbour of a site (see [`Structure::neighbours`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Neighbour {
+    /// Index of the neighbouring site.
+    pub index: usize,
+    /// Lattice translation added to that site's stored fractional coordinates.
+    pub image: [i32; 3],
+    /// Distance (Å).
+    pub distance: f64,
 }
 
 /// A crystal structure: lattice and ordered sites.
@@ -117,6 +128,56 @@ impl Structure {
         best
     }
 
+    /// Every periodic image of every site within `radius` Å of site `i`, the site itself
+    /// excluded (its own images included), sorted by distance, then index, then image; as
+    /// pymatgen's `Structure.get_neighbors(site, r)` finds them (distance ≤ r).
+    ///
+    /// The image search covers exactly the translations whose points can lie within the
+    /// sphere (from the distances between lattice planes), so it is exact for any cell shape.
+    pub fn neighbours(&self, i: usize, radius: f64) -> Vec<Neighbour> {
+        let mut out = Vec::new();
+        let Some(centre) = self.sites.get(i) else {
+            return out;
+        };
+        if !(radius.is_finite() && radius > 0.0) {
+            return out;
+        }
+        let m = self.lattice.matrix();
+        let volume = self.lattice.volume().abs();
+        // Distance between neighbouring lattice planes parallel to the other two vectors.
+        let heights: [f64; 3] =
+            std::array::from_fn(|k| volume / norm(cross(m[(k + 1) % 3], m[(k + 2) % 3])));
+        let reach = heights.map(|h| radius / h);
+        for (j, site) in self.sites.iter().enumerate() {
+            let d: [f64; 3] = std::array::from_fn(|k| site.frac[k] - centre.frac[k]);
+            let lo: [i64; 3] = std::array::from_fn(|k| (-reach[k] - d[k]).ceil() as i64);
+            let hi: [i64; 3] = std::array::from_fn(|k| (reach[k] - d[k]).floor() as i64);
+            for n0 in lo[0]..=hi[0] {
+                for n1 in lo[1]..=hi[1] {
+                    for n2 in lo[2]..=hi[2] {
+                        let f = [d[0] + n0 as f64, d[1] + n1 as f64, d[2] + n2 as f64];
+                        let dist = norm(self.lattice.to_cartesian(f));
+                        let itself = j == i && n0 == 0 && n1 == 0 && n2 == 0;
+                        if dist <= radius && !itself {
+                            out.push(Neighbour {
+                                index: j,
+                                image: [n0 as i32, n1 as i32, n2 as i32],
+                                distance: dist,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| {
+            a.distance
+                .total_cmp(&b.distance)
+                .then(a.index.cmp(&b.index))
+                .then(a.image.cmp(&b.image))
+        });
+        out
+    }
+
     /// A copy with every fractional coordinate wrapped into [0, 1) (as ASE does when writing:
     /// `x % 1.0` applied twice, so that tiny negatives do not become 1.0).
     pub fn wrapped(&self) -> Structure {
@@ -191,6 +252,35 @@ mod tests {
         // Image (1,0,0) starts at index 2 * 3 = 6.
         let q = s.cartesian(6);
         assert!((q[0] - 4.2).abs() < 1e-12 && q[2].abs() < 1e-12, "{q:?}");
+    }
+
+    #[test]
+    fn neighbours_count_shells_and_images_of_itself() {
+        // Simple cubic: 6 first neighbours at a, 12 at a√2, 8 at a√3, all images of site 0.
+        let l = Lattice::from_parameters(3.0, 3.0, 3.0, 90.0, 90.0, 90.0).unwrap();
+        let site = Site {
+            element: Element::from_symbol("Po").unwrap(),
+            frac: [0.2, 0.9, 1.4],
+            label: "Po".into(),
+            occupancy: 1.0,
+        };
+        let s = Structure::new(l, vec![site]);
+        let n = s.neighbours(0, 3.0 * 3f64.sqrt() + 1e-9);
+        assert_eq!(n.len(), 26);
+        assert!(n[..6].iter().all(|x| (x.distance - 3.0).abs() < 1e-12));
+        assert!(n[6..18]
+            .iter()
+            .all(|x| (x.distance - 3.0 * 2f64.sqrt()).abs() < 1e-12));
+        assert!(n.iter().all(|x| x.index == 0 && x.image != [0, 0, 0]));
+        // A very skewed cell of the same lattice finds the same shells.
+        let skew = Structure::new(
+            Lattice::from_matrix([[3.0, 0.0, 0.0], [15.0, 3.0, 0.0], [-9.0, 6.0, 3.0]]),
+            s.sites.clone(),
+        );
+        let m = skew.neighbours(0, 3.0 * 3f64.sqrt() + 1e-9);
+        assert_eq!(m.len(), 26);
+        assert!(s.neighbours(0, 2.9).is_empty());
+        assert!(s.neighbours(5, 10.0).is_empty());
     }
 
     #[test]

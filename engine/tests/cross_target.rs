@@ -72,3 +72,28 @@ fn primitive_cells_and_supercell_matching_are_bit_identical() {
 }
 
 const EXPECTED_PRIMITIVE_DIGEST: u64 = 12749586384821391388;
+
+/// POSCAR, extended XYZ and pymatgen JSON written and read back, neighbour distances and
+/// space groups of every pool structure.
+#[test]
+fn formats_neighbours_and_symmetry_are_bit_identical() {
+    use engine::format::{read_structure, write_structure, Format};
+    use engine::symmetry::{space_group, DEFAULT_SYMPREC};
+
+    let mut numbers = Vec::new();
+    for line in POOL.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let s = read_cif(v["cif"].as_str().unwrap()).unwrap();
+        for f in [Format::Poscar, Format::Xyz, Format::PymatgenJson] {
+            let text = write_structure(f, &s);
+            numbers.push(digest(text.bytes().map(f64::from)) as f64);
+            let back = read_structure(f, &text).unwrap();
+            numbers.extend(back.sites.iter().flat_map(|x| x.frac));
+        }
+        numbers.extend(s.neighbours(0, 4.0).iter().map(|n| n.distance));
+        numbers.push(space_group(&s, DEFAULT_SYMPREC).map_or(-1.0, |g| g.number as f64));
+    }
+    assert_eq!(digest(numbers.into_iter()), EXPECTED_FORMATS_DIGEST);
+}
+
+const EXPECTED_FORMATS_DIGEST: u64 = 10415836903737713440;

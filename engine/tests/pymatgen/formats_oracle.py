@@ -1,0 +1,136 @@
+"""Differential-test oracle: what pymatgen and ASE write for structures (POSCAR, extended
+XYZ, Structure JSON), which neighbours pymatgen finds and which space group spglib assigns.
+
+Run with the pymatgen venv's python:
+
+    ~/.cache/atomworld/venv-pmg/bin/python engine/tests/pymatgen/formats_oracle.py \
+        --out formats-oracle.json [--seed 20261124]
+
+Cases: every structure of data/structures/minerals.jsonl as pymatgen parses it, a 2x1x1
+supercell of each, seeded random triclinic cells with random elements (some with a
+left-handed lattice, which the POSCAR writer negates) and some with partial occupancies
+(JSON only). For each case the JSON records the lattice matrix, species, fractional
+coordinates and labels (the structure, exactly as floats), then:
+- "poscar": str(Poscar(structure)) (pymatgen's POSCAR writer; skipped for partial occupancy),
+- "xyz": ase.io.write(format="extxyz") of AseAtomsAdaptor.get_atoms(structure),
+- "json": structure.as_dict(),
+- "neighbours": structure.get_neighbors(structure[0], r) as (index, image, distance) for
+  r = 4 Å (for cells of at most 60 sites),
+- "space_group": SpacegroupAnalyzer(structure, symprec=0.01).get_space_group_number()
+  (spglib), or null where spglib fails.
+
+engine/tests/formats_vs_pymatgen.rs reads the file named by ATOMWORLD_FORMATS_CASES.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import random
+import warnings
+from pathlib import Path
+
+from ase.io import write as ase_write
+from pymatgen.core import Element, Lattice, Structure
+from pymatgen.io.ase import AseAtomsAdaptor
+from pymatgen.io.cif import CifParser
+from pymatgen.io.vasp import Poscar
+from pymatgen.symmetry.analyzer import SpacegroupAnalyzer
+
+ROOT = Path(__file__).resolve().parents[3]
+MINERALS = ROOT / "data" / "structures" / "minerals.jsonl"
+RADIUS = 4.0
+
+
+def pool() -> list[tuple[str, Structure]]:
+    out = []
+    for n, line in enumerate(MINERALS.open()):
+        d = json.loads(line)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = CifParser.from_str(d["cif"]).parse_structures(primitive=False)[0]
+        out.append((f"pool-{n}", s))
+    return out
+
+
+def random_structures(rng: random.Random, count: int) -> list[tuple[str, Structure]]:
+    elements = [e.symbol for e in Element if e.Z <= 118]
+    out = []
+    for n in range(count):
+        while True:
+            a, b, c = (rng.uniform(2.5, 9.0) for _ in range(3))
+            al, be, ga = (rng.uniform(60.0, 120.0) for _ in range(3))
+            try:
+                lat = Lattice.from_parameters(a, b, c, al, be, ga)
+            except Exception:  # noqa: BLE001 - impossible angles: draw again
+                continue
+            if lat.volume > 1.0:
+                break
+        matrix = lat.matrix
+        if n % 4 == 3:
+            matrix = -matrix  # left-handed
+        sites = rng.randint(1, 12)
+        species = [rng.choice(elements) for _ in range(sites)]
+        coords = [[rng.uniform(-0.2, 1.2) for _ in range(3)] for _ in range(sites)]
+        out.append((f"random-{n}", Structure(Lattice(matrix), species, coords)))
+    return out
+
+
+def partial(rng: random.Random, count: int) -> list[tuple[str, Structure]]:
+    out = []
+    for n in range(count):
+        lat = Lattice.cubic(rng.uniform(3.0, 6.0))
+        species = [{"Fe": round(rng.uniform(0.1, 1.0), 3)}, "O"]
+        out.append((f"partial-{n}", Structure(lat, species, [[0, 0, 0], [0.5, 0.5, 0.5]])))
+    return out
+
+
+def describe(case_id: str, s: Structure) -> dict:
+    ordered = s.is_ordered
+    case = {
+        "id": case_id,
+        "matrix": s.lattice.matrix.tolist(),
+        "species": [[(sp.symbol, occ) for sp, occ in site.species.items()] for site in s],
+        "frac": s.frac_coords.tolist(),
+        "labels": [site.label for site in s],
+        "json": s.as_dict(),
+        "poscar": None,
+        "xyz": None,
+        "neighbours": None,
+        "space_group": None,
+    }
+    if ordered:
+        case["poscar"] = str(Poscar(s))
+        buf = io.StringIO()
+        ase_write(buf, AseAtomsAdaptor.get_atoms(s), format="extxyz")
+        case["xyz"] = buf.getvalue()
+        if len(s) <= 60:
+            case["neighbours"] = [
+                (int(nb.index), [int(x) for x in nb.image], float(nb.nn_distance))
+                for nb in s.get_neighbors(s[0], RADIUS)
+            ]
+        try:
+            case["space_group"] = SpacegroupAnalyzer(s, symprec=0.01).get_space_group_number()
+        except Exception:  # noqa: BLE001 - spglib failure: nothing to compare
+            case["space_group"] = None
+    return case
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seed", type=int, default=20261124)
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    structures = pool()
+    structures += [(f"{i}-x2", s * (2, 1, 1)) for i, s in structures]
+    structures += random_structures(rng, 200)
+    structures += partial(rng, 10)
+    cases = [describe(i, s) for i, s in structures]
+    Path(args.out).write_text(json.dumps({"seed": args.seed, "radius": RADIUS, "cases": cases}))
+    print(f"[formats] {len(cases)} cases")
+
+
+if __name__ == "__main__":
+    main()
