@@ -101,9 +101,11 @@ impl Structure {
 
     /// The shortest Cartesian vector (Å) from site `i` to any periodic image of site `j`.
     ///
-    /// Searches the 27 neighbouring images of the fractional difference wrapped to
-    /// [-0.5, 0.5]; exact unless the cell is extremely skewed (Niggli-reduced cells always
-    /// qualify).
+    /// First searches the 27 neighbouring images of the fractional difference wrapped to
+    /// [-0.5, 0.5] (enough for any reasonably shaped cell, and the choice among equally
+    /// short images); then, for skewed cells where a shorter image can lie further out,
+    /// every translation that could beat it (bounded by the distances between lattice
+    /// planes), so the result is exact for any cell, as ASE's `find_mic` is.
     pub fn mic_vector(&self, i: usize, j: usize) -> [f64; 3] {
         let (a, b) = (self.sites[i].frac, self.sites[j].frac);
         let d: [f64; 3] = std::array::from_fn(|k| {
@@ -125,7 +127,35 @@ impl Structure {
                 }
             }
         }
+        // Any image within best_len has |n_k + d_k| <= best_len / h_k along each axis.
+        let reach = self.plane_distances().map(|h| best_len / h);
+        if reach.iter().all(|&r| r < 0.5) || !best_len.is_finite() {
+            return best; // the 27 images already cover every candidate
+        }
+        let lo: [i64; 3] = std::array::from_fn(|k| (-reach[k] - d[k]).ceil() as i64);
+        let hi: [i64; 3] = std::array::from_fn(|k| (reach[k] - d[k]).floor() as i64);
+        for n0 in lo[0]..=hi[0] {
+            for n1 in lo[1]..=hi[1] {
+                for n2 in lo[2]..=hi[2] {
+                    let f = [d[0] + n0 as f64, d[1] + n1 as f64, d[2] + n2 as f64];
+                    let v = self.lattice.to_cartesian(f);
+                    let len = norm(v);
+                    // Strictly shorter (beyond rounding) only: ties keep the first choice.
+                    if len < best_len * (1.0 - 1e-12) {
+                        best_len = len;
+                        best = v;
+                    }
+                }
+            }
+        }
         best
+    }
+
+    /// Distances (Å) between neighbouring lattice planes parallel to (b, c), (c, a), (a, b).
+    fn plane_distances(&self) -> [f64; 3] {
+        let m = self.lattice.matrix();
+        let volume = self.lattice.volume().abs();
+        std::array::from_fn(|k| volume / norm(cross(m[(k + 1) % 3], m[(k + 2) % 3])))
     }
 
     /// Every periodic image of every site within `radius` Å of site `i`, the site itself
@@ -142,12 +172,7 @@ impl Structure {
         if !(radius.is_finite() && radius > 0.0) {
             return out;
         }
-        let m = self.lattice.matrix();
-        let volume = self.lattice.volume().abs();
-        // Distance between neighbouring lattice planes parallel to the other two vectors.
-        let heights: [f64; 3] =
-            std::array::from_fn(|k| volume / norm(cross(m[(k + 1) % 3], m[(k + 2) % 3])));
-        let reach = heights.map(|h| radius / h);
+        let reach = self.plane_distances().map(|h| radius / h);
         for (j, site) in self.sites.iter().enumerate() {
             let d: [f64; 3] = std::array::from_fn(|k| site.frac[k] - centre.frac[k]);
             let lo: [i64; 3] = std::array::from_fn(|k| (-reach[k] - d[k]).ceil() as i64);
@@ -236,6 +261,26 @@ mod tests {
         assert!((v[0] - -0.4).abs() < 1e-12, "{v:?}");
         assert!((v[1].abs() - 2.5).abs() < 1e-12);
         assert!((s.distance(0, 1) - (0.16f64 + 6.25).sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn minimum_image_is_exact_in_a_skewed_cell() {
+        // b = 5a + (0, 3, 0): the nearest image of site 1 lies five a-steps away, outside
+        // the 27 images of the wrapped difference.
+        let l = Lattice::from_matrix([[2.0, 0.0, 0.0], [10.0, 3.0, 0.0], [0.0, 0.0, 4.0]]);
+        let site = |frac| Site {
+            element: Element::from_symbol("C").unwrap(),
+            frac,
+            label: "C".into(),
+            occupancy: 1.0,
+        };
+        let s = Structure::new(l, vec![site([0.0, 0.0, 0.0]), site([0.0, 0.4, 0.0])]);
+        // Cartesian (4.0, 1.2, 0) minus two a-vectors is (0, 1.2, 0).
+        assert!(
+            (s.distance(0, 1) - 1.2).abs() < 1e-12,
+            "{}",
+            s.distance(0, 1)
+        );
     }
 
     #[test]

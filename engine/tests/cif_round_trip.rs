@@ -5,52 +5,13 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use engine::cif::{parse_cif_like_pymatgen_detailed, write_cif};
-use engine::{Element, Lattice, Site, Structure};
+use engine::Structure;
 use proptest::prelude::*;
 
-fn lattice() -> impl Strategy<Value = Lattice> {
-    (
-        (2.0f64..15.0, 2.0f64..15.0, 2.0f64..15.0),
-        (60.0f64..120.0, 60.0f64..120.0, 60.0f64..120.0),
-    )
-        .prop_filter_map("cell must exist", |((a, b, c), (al, be, ga))| {
-            Lattice::from_parameters(a, b, c, al, be, ga).ok()
-        })
-}
-
-fn sites() -> impl Strategy<Value = Vec<(u32, [f64; 3])>> {
-    prop::collection::vec((1u32..=118, [0.0f64..1.0, 0.0f64..1.0, 0.0f64..1.0]), 1..24).prop_filter(
-        "sites must not coincide",
-        |v| {
-            v.iter().enumerate().all(|(i, (_, a))| {
-                v[..i].iter().all(|(_, b)| {
-                    (0..3).any(|k| {
-                        let d = a[k] - b[k];
-                        (d - d.round()).abs() > 1e-3
-                    })
-                })
-            })
-        },
-    )
-}
+mod common;
 
 fn structure() -> impl Strategy<Value = Structure> {
-    (lattice(), sites()).prop_map(|(lattice, sites)| {
-        let sites = sites
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, (z, frac))| {
-                let element = Element::from_z(z)?;
-                Some(Site {
-                    element,
-                    frac,
-                    label: format!("{}{}", element.symbol(), i),
-                    occupancy: 1.0,
-                })
-            })
-            .collect();
-        Structure::new(lattice, sites)
-    })
+    common::structure_up_to(24)
 }
 
 /// Fractions the reader snaps to 1/3 or 2/3.

@@ -233,10 +233,9 @@ mod tests {
     fn the_target_passes_and_the_input_fails() {
         for t in generate(&PointTaskSpec::per_action(11, 25)) {
             let perfect = format!("<answer>{}</answer>", points_json(&t.target));
-            // Shortest round-trip digits, read back by serde_json (whose float parsing may
-            // be one ulp off).
+            // Shortest round-trip digits, read back exactly (serde_json's float_roundtrip).
             let v = evaluate(&t.target, &perfect);
-            assert!(v.max_distance.is_some_and(|d| d < 1e-12), "{v:?}");
+            assert!(v.max_distance.is_some_and(|d| d == 0.0), "{v:?}");
             let copied = format!("<answer>{}</answer>", points_json(&t.points));
             let v = evaluate(&t.target, &copied);
             assert_ne!(v.label, PointLabel::Success, "{}", t.id);
