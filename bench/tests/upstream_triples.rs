@@ -105,3 +105,35 @@ fn every_upstream_triple_is_reproduced() {
         failures.join("\n")
     );
 }
+
+/// The importer reads the shared triples file as task triples with every prompt parsed to
+/// the action the record names.
+#[test]
+fn the_importer_reads_every_upstream_triple() {
+    use bench::atomworld::import::{import, Layout};
+    let Some(path) = upstream_file() else {
+        assert!(
+            std::env::var_os("ATOMWORLD_REQUIRE_SHARED").is_none(),
+            "shared/data/atomworld/upstream-tasks.jsonl is missing"
+        );
+        return;
+    };
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (layout, tasks) = import(&text).unwrap();
+    assert_eq!(layout, Layout::Triples);
+    assert_eq!(
+        tasks.len(),
+        text.lines().filter(|l| !l.trim().is_empty()).count()
+    );
+    for t in &tasks {
+        let action = t
+            .action
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}: {e}", t.id));
+        assert!(
+            t.id.contains(&format!(":{}", action.kind().name())),
+            "{}",
+            t.id
+        );
+    }
+}

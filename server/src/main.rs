@@ -114,6 +114,14 @@ enum Command {
         #[arg(long, default_value = "data/local")]
         data_dir: PathBuf,
     },
+    /// Import AtomWorld tasks (and recorded answers) from the upstream layouts as JSON lines.
+    Import {
+        /// Task triples (JSONL), a data/simple task list, or an evaluation_results.json.
+        input: PathBuf,
+        /// Output JSONL (lines with a "response" are `eval` input).
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     /// Write a seeded AtomWorld task set as JSON lines.
     Gen {
         /// The seed.
@@ -191,6 +199,13 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             file,
             data_dir,
         } => Ok(finish(cli::cache::run(&action, &file, &data_dir))),
+        Command::Import { input, output } => Ok(finish((|| {
+            let content = std::fs::read_to_string(&input)
+                .map_err(|e| CliError::input(format!("cannot read {}: {e}", input.display())))?;
+            let report = cli::import::run(&content, create(&output)?)?;
+            eprintln!("{report}");
+            Ok(())
+        })())),
         Command::Gen {
             seed,
             per_action,

@@ -198,3 +198,84 @@ fn cache_export_and_import_move_answers_between_machines() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// A reference `evaluation_results.json` is imported, its answers re-scored by `eval`, and
+/// the recorded verdicts compared with ours.
+#[test]
+fn import_then_eval_compares_recorded_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompt = "Remove the atom at index 1 from the cif file.";
+    // The target: NaCl without Cl.
+    let target = NACL.replace("Cl Cl1 0.5 0.5 0.5\n", "");
+    let results = serde_json::json!({"metrics": {}, "results": [
+        {"correct": true, "input_cif": NACL, "action_prompt": prompt, "target_cif": target,
+         "generated_output": format!("<cif>\n{target}</cif>"), "wrong_type": null,
+         "rmsd": 0.0, "max_dist": 0.0, "frame_index": 1},
+        {"correct": false, "input_cif": NACL, "action_prompt": prompt, "target_cif": target,
+         "generated_output": "I cannot do that.", "wrong_type": "OutputFormatError",
+         "rmsd": null, "max_dist": null, "frame_index": 2},
+        // Recorded as a failure although the answer is right: ours must disagree.
+        {"correct": false, "input_cif": NACL, "action_prompt": prompt, "target_cif": target,
+         "generated_output": format!("<cif>\n{target}</cif>"), "wrong_type": "CIFParsingError",
+         "rmsd": null, "max_dist": null, "frame_index": 3},
+        {"correct": false, "input_cif": NACL, "action_prompt": "Remove the atom at index 9 from the cif file.",
+         "target_cif": target, "generated_output": "x", "wrong_type": "OutputFormatError"}
+    ]});
+    let input = dir.path().join("evaluation_results.json");
+    std::fs::write(&input, results.to_string()).unwrap();
+    let imported = dir.path().join("imported.jsonl");
+    let out = bin()
+        .args(["import"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&imported)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        report.contains(
+            "4 records of evaluation results: 3 prompts parsed, 1 not; 4 with a model answer"
+        ),
+        "{report}"
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&imported)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[1]["recorded_verdict"]["label"], "OutputFormatError");
+    assert_eq!(lines[2]["recorded_verdict"]["label"], "CifParsingError");
+    assert!(
+        lines[3]["parse_error"].as_str().unwrap().contains("9"),
+        "{}",
+        lines[3]
+    );
+
+    // eval needs the three lines whose prompt applies.
+    let scorable: String = lines[..3].iter().map(|l| format!("{l}\n")).collect();
+    let eval_in = dir.path().join("eval-in.jsonl");
+    std::fs::write(&eval_in, scorable).unwrap();
+    let eval_out = dir.path().join("eval-out.jsonl");
+    let out = bin()
+        .args(["eval", "--suite", "atomworld"])
+        .arg(&eval_in)
+        .arg("-o")
+        .arg(&eval_out)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        summary.contains("recorded verdicts (reference run): 2 of 3 agree with ours"),
+        "{summary}"
+    );
+}

@@ -4,6 +4,7 @@ mod canvas;
 mod playground;
 mod runs;
 mod status;
+mod structure_file;
 mod verdict;
 
 use leptos::prelude::*;

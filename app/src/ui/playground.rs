@@ -12,10 +12,13 @@ use bench::atomworld::{
 };
 use bench::case::{Case, CaseStructure, CASE_VERSION};
 use engine::cif::{read_cif, write_cif};
+use engine::format::Format;
+use engine::symmetry::{space_group, DEFAULT_SYMPREC};
 use engine::Structure;
 use leptos::prelude::*;
 
 use super::canvas::StructureCanvas;
+use super::structure_file::{dropped_file, read_any, ExportLinks};
 
 /// The structure shown first: rock salt, the crystal everyone knows.
 const DEFAULT_STRUCTURE: &str = "Halite";
@@ -25,8 +28,8 @@ const DEFAULT_STRUCTURE: &str = "Halite";
 enum Source {
     /// A pool entry, by index.
     Pool(usize),
-    /// A CIF the user pasted.
-    Pasted(Structure),
+    /// A structure file the user pasted or dropped, and its format.
+    Pasted(Structure, Format),
 }
 
 fn summary(e: &PoolEntry) -> String {
@@ -48,7 +51,9 @@ pub fn Playground() -> impl IntoView {
         Some(CaseStructure::Pool { name }) => entries
             .with_value(|p| p.iter().position(|e| &e.name == name))
             .map(Source::Pool),
-        Some(CaseStructure::Cif { cif }) => read_cif(cif).ok().map(Source::Pasted),
+        Some(CaseStructure::Cif { cif }) => {
+            read_cif(cif).ok().map(|s| Source::Pasted(s, Format::Cif))
+        }
         None => None,
     };
     let source = RwSignal::new(initial_source.unwrap_or(Source::Pool(default)));
@@ -65,12 +70,12 @@ pub fn Playground() -> impl IntoView {
     // The model sees CIF text; act on what that text says (8 decimals).
     let input_cif = Memo::new(move |_| match source.get() {
         Source::Pool(i) => entries.with_value(|p| p.get(i).map(|e| write_cif(&e.structure))),
-        Source::Pasted(s) => Some(write_cif(&s)),
+        Source::Pasted(s, _) => Some(write_cif(&s)),
     });
     let input = Memo::new(move |_| input_cif.get().and_then(|c| read_cif(&c).ok()));
     let input_name = Memo::new(move |_| match source.get() {
         Source::Pool(i) => entries.with_value(|p| p.get(i).map(summary).unwrap_or_default()),
-        Source::Pasted(s) => format!("pasted CIF ({} sites)", s.len()),
+        Source::Pasted(s, f) => format!("pasted {} ({} sites)", f.name(), s.len()),
     });
 
     // Draw a random action of the chosen kind with the shown seed.
@@ -176,7 +181,7 @@ pub fn Playground() -> impl IntoView {
                     name: e.name.clone(),
                 })
             }),
-            Source::Pasted(_) => input_cif
+            Source::Pasted(..) => input_cif
                 .get_untracked()
                 .map(|cif| CaseStructure::Cif { cif }),
         };
@@ -219,14 +224,35 @@ pub fn Playground() -> impl IntoView {
         })
     };
 
-    let use_pasted = move |_| match read_cif(&pasted.get_untracked()) {
-        Ok(s) if !s.is_empty() => {
+    let load = move |name: Option<&str>, text: &str| match read_any(name, text) {
+        Ok((s, f)) => {
             paste_error.set(None);
-            source.set(Source::Pasted(s));
+            source.set(Source::Pasted(s, f));
         }
-        Ok(_) => paste_error.set(Some("the CIF has no atom sites".into())),
         Err(e) => paste_error.set(Some(e.to_string())),
     };
+    let use_pasted = move |_| load(None, &pasted.get_untracked());
+    let on_drop = move |e: leptos::ev::DragEvent| {
+        e.prevent_default();
+        leptos::task::spawn_local(async move {
+            match dropped_file(&e).await {
+                Some((name, text)) => {
+                    pasted.set(text.clone());
+                    load(Some(&name), &text);
+                }
+                None => {
+                    paste_error.set(Some("the dropped item is not a readable text file".into()))
+                }
+            }
+        });
+    };
+    // Shown next to the input's name; display only (no verdict depends on it).
+    let symmetry = Memo::new(move |_| {
+        input.get().map(|s| match space_group(&s, DEFAULT_SYMPREC) {
+            Ok(g) => format!("{} ({})", g.symbol, g.number),
+            Err(_) => "space group unknown".to_string(),
+        })
+    });
 
     let copy_prompt = move |_| {
         if let (Some(w), Some(text)) = (web_sys::window(), full_prompt.get_untracked()) {
@@ -268,11 +294,13 @@ pub fn Playground() -> impl IntoView {
                     }}
                 </select>
                 <details class="paste">
-                    <summary>"…or paste a CIF"</summary>
+                    <summary>"…or paste or drop a file (CIF, POSCAR, extended XYZ, pymatgen JSON)"</summary>
                     <textarea
                         id="cif-paste"
                         rows="8"
-                        placeholder="data_… (CIF text)"
+                        placeholder="CIF, POSCAR, extended XYZ or pymatgen JSON text, or drop a file here"
+                        on:dragover=move |e: leptos::ev::DragEvent| e.prevent_default()
+                        on:drop=on_drop
                         prop:value=move || pasted.get()
                         on:input=move |ev| pasted.set(event_target_value(&ev))
                     ></textarea>
@@ -366,8 +394,10 @@ pub fn Playground() -> impl IntoView {
 
             <div class="views">
                 <div class="view">
-                    <h2>"Input " <span class="muted" id="input-name">{move || input_name.get()}</span></h2>
+                    <h2>"Input " <span class="muted" id="input-name">{move || input_name.get()}</span>
+                        " " <span class="muted small" id="space-group" title="space group (symprec 0.01 Å, angle tolerance 5°, as pymatgen's SpacegroupAnalyzer)">{move || symmetry.get()}</span></h2>
                     <StructureCanvas structure=input highlight=touched_in id="viewer" />
+                    <ExportLinks structure=input stem="input" />
                 </div>
                 <div class="view">
                     <h2>"Target " <span class="muted">
@@ -378,6 +408,7 @@ pub fn Playground() -> impl IntoView {
                         }}
                     </span></h2>
                     <StructureCanvas structure=target highlight=touched_out id="viewer-target" />
+                    <ExportLinks structure=target stem="target" />
                 </div>
             </div>
             <div class="panel answer">

@@ -4,6 +4,7 @@ pub mod action;
 pub mod apply;
 pub mod evaluate;
 pub mod generator;
+pub mod import;
 pub mod noop;
 pub mod numbers;
 pub mod parse;

@@ -63,6 +63,8 @@ fn score(line: &Line) -> Result<(Option<ActionKind>, Verdict), String> {
 /// Score every line of `input` into `output`; returns the per-action summary text.
 pub fn run(input: impl BufRead, mut output: impl Write) -> Result<String, CliError> {
     let mut by_action: BTreeMap<String, Vec<Verdict>> = BTreeMap::new();
+    // Lines imported from the reference's evaluation results carry its verdict: compare.
+    let (mut recorded, mut agree) = (0usize, 0usize);
     for (n, line) in input.lines().enumerate() {
         let n = n + 1;
         let text = line.map_err(|e| CliError::input(format!("line {n}: {e}")))?;
@@ -75,6 +77,10 @@ pub fn run(input: impl BufRead, mut output: impl Write) -> Result<String, CliErr
             .map_err(|e| CliError::input(format!("line {n}: {e}")))?;
         let (kind, verdict) =
             score(&parsed).map_err(|e| CliError::input(format!("line {n}: {e}")))?;
+        if let Some(label) = super::import::recorded_label(&Value::Object(object.clone())) {
+            recorded += 1;
+            agree += usize::from(label == verdict.label.name());
+        }
         object.insert("verdict".into(), verdict_json(&verdict));
         let out = serde_json::to_string(&Value::Object(object))
             .map_err(|e| CliError::input(format!("line {n}: {e}")))?;
@@ -82,7 +88,13 @@ pub fn run(input: impl BufRead, mut output: impl Write) -> Result<String, CliErr
         let key = kind.map_or("unparsed".to_string(), |k| k.name().to_string());
         by_action.entry(key).or_default().push(verdict);
     }
-    Ok(summary(&by_action))
+    let mut text = summary(&by_action);
+    if recorded > 0 {
+        text.push_str(&format!(
+            "recorded verdicts (reference run): {agree} of {recorded} agree with ours\n"
+        ));
+    }
+    Ok(text)
 }
 
 fn fmt(x: Option<f64>) -> String {

@@ -4,6 +4,7 @@ pub mod apply;
 pub mod cache;
 pub mod eval;
 pub mod gen;
+pub mod import;
 pub mod run;
 
 /// A command-line failure: a one-line message for stderr and the exit status.

@@ -1,0 +1,75 @@
+//! Structure files in and out of the page: reading pasted or dropped text in any format the
+//! engine knows (CIF, POSCAR, extended XYZ, pymatgen JSON) and downloading a shown structure
+//! in each of them.
+
+use engine::format::{read_structure, write_structure, Format, FormatError};
+use engine::Structure;
+use leptos::ev;
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// Reads a structure from text, guessing its format from the file name (if any) and the text.
+pub fn read_any(file_name: Option<&str>, text: &str) -> Result<(Structure, Format), FormatError> {
+    let format = Format::detect(file_name, text);
+    let s = read_structure(format, text)?;
+    if s.is_empty() {
+        return Err(FormatError {
+            format,
+            message: "the file has no atom sites".into(),
+            pos: None,
+        });
+    }
+    Ok((s, format))
+}
+
+/// The text of the first file of a drop event, with its name.
+pub async fn dropped_file(event: &ev::DragEvent) -> Option<(String, String)> {
+    let file = event.data_transfer()?.files()?.get(0)?;
+    let name = file.name();
+    let text = wasm_bindgen_futures::JsFuture::from(file.text())
+        .await
+        .ok()?;
+    Some((name, text.as_string()?))
+}
+
+/// Download links for a structure in every format (`<a download>` whose `href` is filled in
+/// with a data URL at click time, so nothing is serialised until asked for).
+#[component]
+pub fn ExportLinks(
+    /// The structure to export (the links are hidden while `None`).
+    #[prop(into)]
+    structure: Signal<Option<Structure>>,
+    /// File name stem (`input`, `target`, …).
+    stem: &'static str,
+) -> impl IntoView {
+    let links = move || {
+        structure.get().map(|_| {
+            Format::ALL
+                .into_iter()
+                .map(|format| {
+                    let name = format.file_name(stem);
+                    let on_click = move |e: ev::MouseEvent| {
+                        let Some(s) = structure.get_untracked() else { return };
+                        let text = write_structure(format, &s);
+                        let url = format!(
+                            "data:text/plain;charset=utf-8,{}",
+                            String::from(js_sys::encode_uri_component(&text))
+                        );
+                        if let Some(a) = e
+                            .current_target()
+                            .and_then(|t| t.dyn_into::<web_sys::HtmlAnchorElement>().ok())
+                        {
+                            a.set_href(&url);
+                        }
+                    };
+                    view! {
+                        <a class="export" href="#" download=name.clone() data-format=format.name() on:click=on_click>
+                            {format.name()}
+                        </a>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    view! { <span class="exports" data-for=stem>"Download: " {links}</span> }
+}
