@@ -1,0 +1,96 @@
+// Structure files in and out of the playground: POSCAR / XYZ / pymatgen JSON pasted or
+// dropped, errors with line and column, downloads in every format, the space group.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { startServer, launchBrowser, withScreenshot } from "../harness.mjs";
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+  await browser.page.goto(server.url + "/");
+  await browser.page.waitForSelector("ul.legend[data-for=viewer] li");
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const check = (name, fn) => withScreenshot(browser.page, name, fn);
+
+const POSCAR = "CsCl\n1.0\n4.12 0 0\n0 4.12 0\n0 0 4.12\nCs Cl\n1 1\nDirect\n0 0 0\n0.5 0.5 0.5\n";
+
+test("the default structure shows its space group", () =>
+  check("space group", async () => {
+    const page = browser.page;
+    await page.waitForFunction(() => document.querySelector("#space-group")?.textContent.includes("(225)"));
+    assert.equal(await page.locator("#space-group").textContent(), "F m -3 m (225)");
+  }));
+
+test("a pasted POSCAR becomes the input; a broken one says where", () =>
+  check("paste poscar", async () => {
+    const page = browser.page;
+    await page.locator("details.paste summary").click();
+    await page.fill("#cif-paste", POSCAR);
+    await page.click("#use-pasted");
+    await page.waitForFunction(() => document.querySelector("#input-name").textContent.includes("POSCAR"));
+    assert.equal(await page.locator("#input-name").textContent(), "pasted POSCAR (2 sites)");
+    await page.waitForFunction(() => document.querySelector("#space-group").textContent.includes("(221)"));
+    const legend = await page.locator("ul.legend[data-for=viewer] li").allTextContents();
+    assert.deepEqual(legend.map((t) => t.trim()).sort(), ["Cl", "Cs"]);
+
+    await page.fill("#cif-paste", POSCAR.replace("0 4.12 0", "0 4.12 zero"));
+    await page.click("#use-pasted");
+    const error = page.locator("#paste-error");
+    await error.waitFor();
+    assert.equal(await error.textContent(), 'POSCAR, line 4, column 8: lattice vector b: "zero" is not a number');
+    // The last good structure stays.
+    assert.equal(await page.locator("#input-name").textContent(), "pasted POSCAR (2 sites)");
+  }));
+
+test("a dropped extended XYZ file is read by its name", () =>
+  check("drop xyz", async () => {
+    const page = browser.page;
+    const xyz =
+      '2\nLattice="3.0 0.0 0.0 0.0 3.0 0.0 0.0 0.0 3.0" Properties=species:S:1:pos:R:3 pbc="T T T"\nFe 0 0 0\nFe 1.5 1.5 1.5\n';
+    const dt = await page.evaluateHandle((text) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([text], "iron.xyz", { type: "text/plain" }));
+      return dt;
+    }, xyz);
+    await page.dispatchEvent("#cif-paste", "drop", { dataTransfer: dt });
+    await page.waitForFunction(() => document.querySelector("#input-name").textContent.includes("XYZ"));
+    assert.equal(await page.locator("#input-name").textContent(), "pasted extended XYZ (2 sites)");
+    assert.equal(await page.locator("#space-group").textContent(), "I m -3 m (229)");
+  }));
+
+test("the input downloads as CIF and POSCAR that read back the same", () =>
+  check("downloads", async () => {
+    const page = browser.page;
+    await page.fill("#cif-paste", POSCAR);
+    await page.click("#use-pasted");
+    await page.waitForFunction(() => document.querySelector("#input-name").textContent.includes("POSCAR"));
+    const download = async (format) => {
+      const [d] = await Promise.all([
+        page.waitForEvent("download"),
+        page.click(`.exports[data-for=input] a[data-format="${format}"]`),
+      ]);
+      return { name: d.suggestedFilename(), text: readFileSync(await d.path(), "utf8") };
+    };
+    const poscar = await download("POSCAR");
+    assert.equal(poscar.name, "input.vasp");
+    // pymatgen's Poscar layout: formula comment, scale 1.0, 16-decimal direct coordinates.
+    assert.ok(poscar.text.startsWith("Cs1 Cl1\n1.0\n   4.1200000000000001    0.0000000000000000"), poscar.text);
+    assert.ok(poscar.text.includes("\nCs Cl\n1 1\ndirect\n"), poscar.text);
+    const cif = await download("CIF");
+    assert.equal(cif.name, "input.cif");
+    assert.match(cif.text, /_cell_length_a\s+4\.12000000/);
+    assert.match(cif.text, /Cl\s+Cl1\s+1\s+0\.50000000\s+0\.50000000\s+0\.50000000\s+1/);
+    const json = JSON.parse((await download("pymatgen JSON")).text);
+    assert.equal(json["@class"], "Structure");
+    assert.deepEqual(json.sites.map((s) => s.species[0].element), ["Cs", "Cl"]);
+  }));
