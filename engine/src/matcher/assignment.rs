@@ -167,6 +167,124 @@ impl Assignment {
     }
 }
 
+/// Solves the assignment of a `rows × cols` cost matrix whose entries at or above
+/// `forbidden` mark pairs that may not be matched: directly when every row's unique cheapest
+/// column is its own ([`unique_nearest`]), else one connected block at a time.
+///
+/// Why by hand: no assignment crate solves sparse blocks with SciPy's tie-breaking. The
+/// matcher's cost matrices are almost empty (a site may only pair with the few sites within
+/// the fractional tolerance), so the bipartite graph of allowed pairs falls apart into small
+/// connected blocks. An optimal assignment that uses no forbidden pair is optimal on every
+/// block, so solving each block with [`Assignment::solve`] gives the same optimum as solving
+/// the dense matrix, in O(Σ block³) instead of O(rows · cols²): hundreds of times faster for
+/// a 500-site supercell. Returns [`AssignmentError::Infeasible`] when some block has more
+/// rows than columns, i.e. when every complete assignment must use a forbidden pair (the
+/// dense solution would then cost at least `forbidden`).
+pub fn solve_blocks(
+    solver: &mut Assignment,
+    cost: &[f64],
+    rows: usize,
+    cols: usize,
+    forbidden: f64,
+) -> Result<Vec<usize>, AssignmentError> {
+    if rows > cols || cost.len() != rows * cols {
+        return Err(AssignmentError::Shape {
+            rows,
+            cols,
+            len: cost.len(),
+        });
+    }
+    if cost.iter().any(|c| c.is_nan()) {
+        return Err(AssignmentError::Invalid);
+    }
+    if let Some(sol) = unique_nearest(cost, rows, cols, forbidden) {
+        return Ok(sol);
+    }
+    // Union-find over rows (0..rows) and columns (rows..rows + cols).
+    let mut parent: Vec<usize> = (0..rows + cols).collect();
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    for i in 0..rows {
+        for j in 0..cols {
+            if cost[i * cols + j] < forbidden {
+                let (a, b) = (root(&mut parent, i), root(&mut parent, rows + j));
+                if a != b {
+                    parent[a.max(b)] = a.min(b);
+                }
+            }
+        }
+    }
+    // Blocks in order of their first row; rows and columns keep their relative order.
+    let mut block_of = vec![usize::MAX; rows + cols];
+    let mut blocks: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+    for x in 0..rows + cols {
+        let r = root(&mut parent, x);
+        if block_of[r] == usize::MAX {
+            block_of[r] = blocks.len();
+            blocks.push((Vec::new(), Vec::new()));
+        }
+        let b = &mut blocks[block_of[r]];
+        if x < rows {
+            b.0.push(x);
+        } else {
+            b.1.push(x - rows);
+        }
+    }
+    let mut out = vec![NONE; rows];
+    let mut sub = Vec::new();
+    for (brows, bcols) in &blocks {
+        if brows.is_empty() {
+            continue;
+        }
+        if brows.len() > bcols.len() {
+            return Err(AssignmentError::Infeasible);
+        }
+        sub.clear();
+        for &i in brows {
+            sub.extend(bcols.iter().map(|&j| cost[i * cols + j]));
+        }
+        let sol = solver.solve(&sub, brows.len(), bcols.len())?;
+        for (k, &i) in brows.iter().enumerate() {
+            out[i] = bcols[sol[k]];
+        }
+    }
+    Ok(out)
+}
+
+/// The assignment that gives every row its cheapest column, when each row has exactly one
+/// cheapest allowed column and no two rows share one.
+///
+/// That assignment costs the sum of the row minima, a lower bound of every assignment, and
+/// any other assignment gives some row a strictly dearer column: it is the unique optimum,
+/// the one any exact solver returns. For a good match (every site near its partner, the
+/// common case in evaluation) this replaces the O(n³) solve by the O(n²) scan.
+fn unique_nearest(cost: &[f64], rows: usize, cols: usize, forbidden: f64) -> Option<Vec<usize>> {
+    let mut taken = vec![false; cols];
+    let mut sol = Vec::with_capacity(rows);
+    for i in 0..rows {
+        let row = &cost[i * cols..(i + 1) * cols];
+        let (mut best, mut best_j, mut tie) = (f64::INFINITY, NONE, false);
+        for (j, &c) in row.iter().enumerate() {
+            if c < best {
+                (best, best_j, tie) = (c, j, false);
+            } else if c == best {
+                tie = true;
+            }
+        }
+        if tie || best_j == NONE || best >= forbidden || taken[best_j] {
+            return None;
+        }
+        taken[best_j] = true;
+        sol.push(best_j);
+    }
+    Some(sol)
+}
+
 fn reset<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
     v.clear();
     v.resize(n, x);
@@ -238,6 +356,61 @@ mod tests {
             permute(p, k + 1, f);
             p.swap(k, i);
         }
+    }
+
+    #[test]
+    fn blocks_give_the_dense_optimum_and_detect_infeasible_blocks() {
+        const F: f64 = 1e20;
+        let mut seed: u64 = 99;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % 1000
+        };
+        let mut solver = Assignment::new();
+        for _ in 0..200 {
+            let (rows, cols) = (8, 8 + (rnd() % 3) as usize);
+            // Each row may pair with a few columns; the diagonal keeps it feasible.
+            let mut c = vec![F; rows * cols];
+            for i in 0..rows {
+                c[i * cols + i] = rnd() as f64 / 7.0;
+                for _ in 0..2 {
+                    let j = (rnd() as usize) % cols;
+                    c[i * cols + j] = rnd() as f64 / 7.0;
+                }
+            }
+            let dense = linear_sum_assignment(&c, rows, cols).unwrap();
+            let blocks = solve_blocks(&mut solver, &c, rows, cols, F).unwrap();
+            assert!((total(&c, cols, &dense) - total(&c, cols, &blocks)).abs() < 1e-9);
+            assert!(total(&c, cols, &blocks) < F);
+        }
+        // Two rows that can only take the same column: infeasible without a forbidden pair.
+        let c = [1.0, F, F, 2.0, F, F, F, F, 3.0];
+        assert_eq!(
+            solve_blocks(&mut solver, &c, 3, 3, F),
+            Err(AssignmentError::Infeasible)
+        );
+    }
+
+    #[test]
+    fn unique_row_minima_are_the_optimum_and_ties_fall_back() {
+        const F: f64 = 1e20;
+        let mut solver = Assignment::new();
+        let c = [0.1, 5.0, F, 4.0, 0.2, 3.0, F, 6.0, 0.3];
+        assert_eq!(unique_nearest(&c, 3, 3, F), Some(vec![0, 1, 2]));
+        assert_eq!(solve_blocks(&mut solver, &c, 3, 3, F), Ok(vec![0, 1, 2]));
+        // A tie in row 0: not unique, so the solver decides (as SciPy would).
+        let t = [1.0, 1.0, 2.0, 3.0];
+        assert_eq!(unique_nearest(&t, 2, 2, F), None);
+        assert_eq!(
+            solve_blocks(&mut solver, &t, 2, 2, F),
+            linear_sum_assignment(&t, 2, 2)
+        );
+        // Two rows preferring the same column.
+        let s = [1.0, 2.0, 1.5, 9.0];
+        assert_eq!(unique_nearest(&s, 2, 2, F), None);
+        assert_eq!(solve_blocks(&mut solver, &s, 2, 2, F), Ok(vec![1, 0]));
     }
 
     #[test]

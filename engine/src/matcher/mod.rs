@@ -435,7 +435,13 @@ fn strict_match(
                 continue;
             };
             let sv = pbc::pbc_shortest_vectors(lll, &t_s2fc, s1fc, forbidden, Some(*lll_frac_tol));
-            let sol = solver.solve(&sv.d2, n2, n1)?;
+            // Every complete assignment of an infeasible block pays a forbidden pair: its
+            // value is astronomically above stol, so it can neither win nor be returned.
+            let sol = match assignment::solve_blocks(&mut solver, &sv.d2, n2, n1, pbc::FORBIDDEN) {
+                Ok(sol) => sol,
+                Err(AssignmentError::Infeasible) => continue,
+                Err(e) => return Err(e.into()),
+            };
             let short: Vec<Vec3> = sol
                 .iter()
                 .enumerate()
