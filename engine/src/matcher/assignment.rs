@@ -168,8 +168,8 @@ impl Assignment {
 }
 
 /// Solves the assignment of a `rows × cols` cost matrix whose entries at or above
-/// `forbidden` mark pairs that may not be matched: directly when every row's unique cheapest
-/// column is its own ([`unique_nearest`]), else one connected block at a time.
+/// `forbidden` mark pairs that may not be matched, one connected block at a time (callers
+/// try [`unique_nearest`] first).
 ///
 /// Why by hand: no assignment crate solves sparse blocks with SciPy's tie-breaking. The
 /// matcher's cost matrices are almost empty (a site may only pair with the few sites within
@@ -196,9 +196,6 @@ pub fn solve_blocks(
     }
     if cost.iter().any(|c| c.is_nan()) {
         return Err(AssignmentError::Invalid);
-    }
-    if let Some(sol) = unique_nearest(cost, rows, cols, forbidden) {
-        return Ok(sol);
     }
     // Union-find over rows (0..rows) and columns (rows..rows + cols).
     let mut parent: Vec<usize> = (0..rows + cols).collect();
@@ -263,13 +260,21 @@ pub fn solve_blocks(
 /// any other assignment gives some row a strictly dearer column: it is the unique optimum,
 /// the one any exact solver returns. For a good match (every site near its partner, the
 /// common case in evaluation) this replaces the O(n³) solve by the O(n²) scan.
-fn unique_nearest(cost: &[f64], rows: usize, cols: usize, forbidden: f64) -> Option<Vec<usize>> {
+pub fn unique_nearest(
+    cost: &[f64],
+    rows: usize,
+    cols: usize,
+    forbidden: f64,
+) -> Option<Vec<usize>> {
     let mut taken = vec![false; cols];
     let mut sol = Vec::with_capacity(rows);
     for i in 0..rows {
         let row = &cost[i * cols..(i + 1) * cols];
         let (mut best, mut best_j, mut tie) = (f64::INFINITY, NONE, false);
         for (j, &c) in row.iter().enumerate() {
+            if c.is_nan() {
+                return None; // the full solver reports it
+            }
             if c < best {
                 (best, best_j, tie) = (c, j, false);
             } else if c == best {
@@ -400,6 +405,7 @@ mod tests {
         let c = [0.1, 5.0, F, 4.0, 0.2, 3.0, F, 6.0, 0.3];
         assert_eq!(unique_nearest(&c, 3, 3, F), Some(vec![0, 1, 2]));
         assert_eq!(solve_blocks(&mut solver, &c, 3, 3, F), Ok(vec![0, 1, 2]));
+        assert_eq!(linear_sum_assignment(&c, 3, 3), Ok(vec![0, 1, 2]));
         // A tie in row 0: not unique, so the solver decides (as SciPy would).
         let t = [1.0, 1.0, 2.0, 3.0];
         assert_eq!(unique_nearest(&t, 2, 2, F), None);

@@ -27,6 +27,7 @@
 //! (occupancy is ignored).
 
 pub mod assignment;
+mod bound;
 pub mod lattice_mapping;
 pub mod linalg;
 pub mod pbc;
@@ -328,6 +329,10 @@ fn match_structures(
     }
 }
 
+/// Site count from which `get_rms_dist` tries to dismiss candidates by [`bound`] before
+/// solving their assignment.
+const BOUND_MIN_ROWS: usize = 24;
+
 /// A candidate match.
 struct Match {
     /// The figure being minimised: RMS or largest normalised distance.
@@ -435,12 +440,35 @@ fn strict_match(
                 continue;
             };
             let sv = pbc::pbc_shortest_vectors(lll, &t_s2fc, s1fc, forbidden, Some(*lll_frac_tol));
-            // Every complete assignment of an infeasible block pays a forbidden pair: its
-            // value is astronomically above stol, so it can neither win nor be returned.
-            let sol = match assignment::solve_blocks(&mut solver, &sv.d2, n2, n1, pbc::FORBIDDEN) {
-                Ok(sol) => sol,
-                Err(AssignmentError::Infeasible) => continue,
-                Err(e) => return Err(e.into()),
+            let sol = match assignment::unique_nearest(&sv.d2, n2, n1, pbc::FORBIDDEN) {
+                // Every site has its own nearest partner: the optimum, found in O(n²).
+                Some(sol) => sol,
+                None => {
+                    // Looking for the smallest RMS: skip a candidate that provably cannot
+                    // beat the best so far (see `bound`); the answer is the one the full
+                    // search gives. Small tables solve faster than the proof runs.
+                    if use_rms && !break_on_match && n2 >= BOUND_MIN_ROWS {
+                        if let Some(b) = best.as_ref() {
+                            let Some(rows) =
+                                bound::RowVectors::new(&sv.vectors, &sv.d2, n2, n1, pbc::FORBIDDEN)
+                            else {
+                                continue; // a row with no allowed partner: infeasible
+                            };
+                            let limit = n2 as f64 * (b.val / normalization).powi(2) * (1.0 + 4e-9);
+                            if rows.exceeds(limit) {
+                                continue;
+                            }
+                        }
+                    }
+                    // Every complete assignment of an infeasible block pays a forbidden
+                    // pair: its value is astronomically above stol, so it can neither win
+                    // nor be returned.
+                    match assignment::solve_blocks(&mut solver, &sv.d2, n2, n1, pbc::FORBIDDEN) {
+                        Ok(sol) => sol,
+                        Err(AssignmentError::Infeasible) => continue,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
             };
             let short: Vec<Vec3> = sol
                 .iter()

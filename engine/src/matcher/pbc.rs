@@ -37,10 +37,7 @@ pub fn is_coord_subset_pbc(
 ) -> bool {
     subset.iter().enumerate().all(|(i, p)| {
         superset.iter().enumerate().any(|(j, q)| {
-            !forbidden(i, j)
-                && (0..3).all(|k| {
-                    distance_to_integer(p[k] - q[k]) <= atol[k]
-                })
+            !forbidden(i, j) && (0..3).all(|k| distance_to_integer(p[k] - q[k]) <= atol[k])
         })
     })
 }
@@ -116,9 +113,7 @@ pub fn pbc_shortest_vectors(
                 continue;
             }
             if let Some(tol) = lll_frac_tol {
-                let beyond = (0..3).any(|l| {
-                    distance_to_integer(l2[j][l] - l1[i][l]) > tol[l]
-                });
+                let beyond = (0..3).any(|l| distance_to_integer(l2[j][l] - l1[i][l]) > tol[l]);
                 if beyond {
                     continue;
                 }
@@ -151,8 +146,19 @@ mod tests {
     fn distance_to_integer_is_exactly_the_rounding_formula() {
         let mut x: u64 = 0x1234_5678_9abc_def0;
         let mut cases = vec![
-            0.5, -0.5, 1.5, -2.5, 0.49999999999999994, -0.49999999999999994, 1e-300, -0.0,
-            2251799813685247.5, 4503599627370497.0, 1e300, -7.25, 3.0,
+            0.5,
+            -0.5,
+            1.5,
+            -2.5,
+            0.49999999999999994,
+            -0.49999999999999994,
+            1e-300,
+            -0.0,
+            2251799813685247.5,
+            4503599627370497.0,
+            1e300,
+            -7.25,
+            3.0,
         ];
         for _ in 0..100_000 {
             x ^= x << 13;
@@ -161,7 +167,11 @@ mod tests {
             cases.push((x as f64 / u64::MAX as f64 - 0.5) * 40.0);
         }
         for c in cases {
-            assert_eq!(distance_to_integer(c).to_bits(), (c - c.round()).abs().to_bits(), "{c}");
+            assert_eq!(
+                distance_to_integer(c).to_bits(),
+                (c - c.round()).abs().to_bits(),
+                "{c}"
+            );
         }
     }
     use crate::reduction::{lll_reduce_matrix, LLL_DELTA};
