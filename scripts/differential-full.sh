@@ -19,7 +19,7 @@ LOG="$TARGET_DIR/differential-full.log"
 
 say "running the differential tests (release build) on $ATOMWORLD_MATCHER_CASES"
 status=0
-ATOMWORLD_MATCHER_STRICT=1 cargo test --release -p engine --test matcher_vs_pymatgen --test cif_vs_pymatgen \
+ATOMWORLD_MATCHER_STRICT=1 cargo test --release -p engine --test matcher_vs_pymatgen --test cif_vs_pymatgen --test formats_vs_pymatgen \
   -- --nocapture --test-threads=1 >"$LOG" 2>&1 || status=$?
 
 python3 - "$LOG" "$ATOMWORLD_MATCHER_CASES" <<'PYEOF'

@@ -13,10 +13,11 @@ use server::storage::Storage;
 
 const KEY: &str = "sk-api-test-SECRET-0b1c2d";
 
-async fn fake_provider() -> String {
+async fn fake_provider(delay: Duration) -> String {
     let app = Router::new().route(
         "/v1/chat/completions",
-        post(|| async {
+        post(move || async move {
+            tokio::time::sleep(delay).await;
             axum::Json(serde_json::json!({"choices":[{"message":{"content":"<cif>nope</cif>"}}],"usage":{"prompt_tokens":10,"completion_tokens":5}}))
         }),
     );
@@ -27,8 +28,16 @@ async fn fake_provider() -> String {
 }
 
 async fn start(passcode: Option<&str>, per_minute: u32) -> (String, tempfile::TempDir) {
+    start_with(passcode, per_minute, Duration::ZERO).await
+}
+
+async fn start_with(
+    passcode: Option<&str>,
+    per_minute: u32,
+    answer_delay: Duration,
+) -> (String, tempfile::TempDir) {
     std::env::set_var("AW_API_TEST_KEY", KEY);
-    let base = fake_provider().await;
+    let base = fake_provider(answer_delay).await;
     let dir = tempfile::tempdir().unwrap();
     let storage = Storage::open(dir.path()).unwrap();
     let config = Config {
@@ -255,4 +264,122 @@ async fn runs_exports_and_cases() {
         .await
         .unwrap();
     assert_eq!(spec["openapi"], "3.1.0");
+}
+
+/// Polls a run until `done(run)` or about 30 s.
+async fn wait_run(
+    c: &reqwest::Client,
+    base: &str,
+    id: &str,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let mut run = serde_json::Value::Null;
+    for _ in 0..300 {
+        run = c
+            .get(format!("{base}/api/runs/{id}"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if done(&run) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    run
+}
+
+#[tokio::test]
+async fn a_cancelled_run_keeps_its_results_and_resumes_to_the_end() {
+    let (base, _d) = start_with(None, 1000, Duration::from_millis(150)).await;
+    let c = reqwest::Client::new();
+    let r: serde_json::Value = c
+        .post(format!("{base}/api/runs"))
+        .json(&serde_json::json!({"model": "fake", "per_action": 2, "seed": 5, "concurrency": 1}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = r["run_id"].as_str().unwrap().to_string();
+    wait_run(&c, &base, &id, |r| {
+        r["progress"]["done"].as_u64().unwrap_or(0) >= 3
+    })
+    .await;
+    let cancel = c
+        .post(format!("{base}/api/runs/{id}/cancel"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancel.status(), 202);
+    let run = wait_run(&c, &base, &id, |r| r["status"] == "cancelled").await;
+    assert_eq!(run["status"], "cancelled", "{run}");
+    let kept = run["summary"]["overall"]["n"].as_u64().unwrap();
+    assert!((3..20).contains(&kept), "{run}");
+    // Not running any more: a second cancel is a conflict.
+    let again = c
+        .post(format!("{base}/api/runs/{id}/cancel"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 409);
+
+    let resume = c
+        .post(format!("{base}/api/runs/{id}/resume"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resume.status(), 202);
+    let run = wait_run(&c, &base, &id, |r| r["status"] == "finished").await;
+    assert_eq!(run["status"], "finished", "{run}");
+    let rows: serde_json::Value = c
+        .get(format!("{base}/api/runs/{id}/results"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let keys: std::collections::BTreeSet<(String, u64)> = rows["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["task_id"].as_str().unwrap().to_string(),
+                r["sample"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows["results"].as_array().unwrap().len(),
+        20,
+        "no duplicates"
+    );
+    assert_eq!(keys.len(), 20);
+    let resume = c
+        .post(format!("{base}/api/runs/{id}/resume"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resume.status(), 409, "a finished run has nothing to resume");
+    let table = c
+        .get(format!("{base}/api/runs/{id}/results?format=table"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(table.lines().any(|l| l.starts_with("overall")), "{table}");
+    assert!(table.contains("rotate_around"), "{table}");
+    let missing = c
+        .post(format!("{base}/api/runs/nope/cancel"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
 }

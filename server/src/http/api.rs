@@ -4,6 +4,7 @@
 //! status. The browser can only name configured models, never an upstream URL.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::extract::{Path, Query, State};
@@ -33,6 +34,9 @@ impl ApiError {
     }
     fn not_found(message: impl Into<String>) -> Self {
         ApiError(StatusCode::NOT_FOUND, "not_found", message.into())
+    }
+    fn conflict(message: impl Into<String>) -> Self {
+        ApiError(StatusCode::CONFLICT, "conflict", message.into())
     }
     fn internal(message: impl Into<String>) -> Self {
         let m = message.into();
@@ -71,6 +75,9 @@ impl From<LlmError> for ApiError {
 
 /// Live progress of runs executing in this process.
 pub type LiveRuns = Arc<Mutex<HashMap<String, Progress>>>;
+
+/// Cancel flags of the runs executing in this process, by run id.
+pub type ActiveRuns = Arc<Mutex<HashMap<String, Arc<AtomicBool>>>>;
 
 /// Checks the passcode (when one is configured) for model and run endpoints.
 pub fn authorise(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
@@ -207,26 +214,102 @@ pub async fn start_run(
     Ok((StatusCode::CREATED, Json(json!({ "run_id": id }))))
 }
 
-/// Execute a run in the background, keeping its live progress.
-pub fn spawn_run(state: &AppState, id: String) {
-    let (storage, gateway, live) = (
+/// Execute a run in the background, keeping its live progress; `false` when it is already
+/// executing in this process.
+pub fn spawn_run(state: &AppState, id: String) -> bool {
+    let cancel = Arc::new(AtomicBool::new(false));
+    match state.active.lock() {
+        Ok(mut active) if !active.contains_key(&id) => {
+            active.insert(id.clone(), cancel.clone());
+        }
+        _ => return false,
+    }
+    let (storage, gateway, live, active) = (
         state.storage.clone(),
         state.gateway.clone(),
         state.live.clone(),
+        state.active.clone(),
     );
     tokio::spawn(async move {
         let l = live.clone();
         let key = id.clone();
-        let result = runs::execute(&storage, &gateway, &id, move |p| {
-            if let Ok(mut m) = l.lock() {
-                m.insert(key.clone(), p.clone());
-            }
-        })
+        let result = runs::execute_until(
+            &storage,
+            &gateway,
+            &id,
+            move |p| {
+                if let Ok(mut m) = l.lock() {
+                    m.insert(key.clone(), p.clone());
+                }
+            },
+            cancel,
+        )
         .await;
         if let Err(e) = result {
             tracing::error!(run = id, "run failed: {e}");
         }
+        if let Ok(mut a) = active.lock() {
+            a.remove(&id);
+        }
     });
+    true
+}
+
+/// `POST /api/runs/{id}/cancel`: stop starting new tasks (those in flight finish and are
+/// kept); the run's status becomes `cancelled` once they have.
+pub async fn cancel_run(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    authorise(&state, &headers)?;
+    let flag = state.active.lock().ok().and_then(|a| a.get(&id).cloned());
+    match flag {
+        Some(f) => {
+            f.store(true, Ordering::SeqCst);
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(json!({ "run_id": id, "status": "cancelling" })),
+            ))
+        }
+        None => Err(run_not_active(&state, &id)?),
+    }
+}
+
+/// `POST /api/runs/{id}/resume`: execute an unfinished run again from where it stopped.
+pub async fn resume_run(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    authorise(&state, &headers)?;
+    let (_, status) = runs::load_run(&state.storage, &id)
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
+    if status == "finished" {
+        return Err(ApiError::conflict(format!(
+            "run {id} has finished; nothing to resume"
+        )));
+    }
+    if !spawn_run(&state, id.clone()) {
+        return Err(ApiError::conflict(format!("run {id} is already running")));
+    }
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "run_id": id, "status": "running" })),
+    ))
+}
+
+/// The error for cancelling a run that is not executing: unknown, or not running.
+fn run_not_active(state: &AppState, id: &str) -> Result<ApiError, ApiError> {
+    let found =
+        runs::load_run(&state.storage, id).map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(match found {
+        None => ApiError::not_found(format!("no run {id}")),
+        Some((_, status)) => {
+            ApiError::conflict(format!("run {id} is not running (status {status})"))
+        }
+    })
 }
 
 /// `GET /api/runs`: all runs.
@@ -285,7 +368,8 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// `GET /api/runs/{id}/results?format=json|jsonl|csv`.
+/// `GET /api/runs/{id}/results?format=json|jsonl|csv|table` (`table`: the per-action summary
+/// in the paper's layout, as plain text).
 pub async fn run_results(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -336,9 +420,16 @@ pub async fn run_results(
             }
             ([(header::CONTENT_TYPE, "text/csv")], body).into_response()
         }
+        "table" => {
+            let (spec, _) = runs::load_run(&state.storage, &id)
+                .map_err(|e| ApiError::internal(e.to_string()))?
+                .ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
+            let table = runs::summarise(&id, &spec.model, &rows).table();
+            ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], table).into_response()
+        }
         other => {
             return Err(ApiError::bad(format!(
-                "unknown format '{other}' (json, jsonl, csv)"
+                "unknown format '{other}' (json, jsonl, csv, table)"
             )))
         }
     })

@@ -28,6 +28,8 @@ pub struct AppState {
     gateway: Gateway,
     passcode: Option<String>,
     live: api::LiveRuns,
+    /// Cancel flags of the runs executing in this process.
+    active: api::ActiveRuns,
     limiter: rate_limit::Limiter,
 }
 
@@ -60,6 +62,7 @@ impl AppState {
             gateway,
             passcode,
             live: Default::default(),
+            active: Default::default(),
             limiter: rate_limit::Limiter::new(per_minute),
         }
     }
@@ -146,6 +149,8 @@ pub fn router(state: AppState, dist: &Path) -> Router {
     let limited = Router::new()
         .route("/api/complete", post(api::complete))
         .route("/api/runs", post(api::start_run))
+        .route("/api/runs/{id}/cancel", post(api::cancel_run))
+        .route("/api/runs/{id}/resume", post(api::resume_run))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             rate_limit::limit,

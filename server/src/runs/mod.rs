@@ -6,7 +6,7 @@ mod runner;
 mod store;
 mod summary;
 
-pub use runner::{execute, Progress, RunError};
+pub use runner::{execute, execute_until, Progress, RunError};
 pub use store::{create_run, find_unfinished, load_run, results as store_results, ResultRow};
 pub use summary::{summarise, Summary};
 

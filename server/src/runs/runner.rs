@@ -2,6 +2,7 @@
 //! with bounded concurrency, and store each result the moment it is known.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -129,6 +130,19 @@ pub async fn execute(
     run_id: &str,
     progress: impl Fn(&Progress) + Send + Sync + 'static,
 ) -> Result<Progress, RunError> {
+    execute_until(storage, gateway, run_id, progress, Default::default()).await
+}
+
+/// [`execute`], stopping early once `cancel` is set: no new task starts, the tasks in flight
+/// finish and are stored (nothing is lost), and the run's status becomes `cancelled`; a later
+/// call resumes it where it stopped.
+pub async fn execute_until(
+    storage: &Storage,
+    gateway: &Gateway,
+    run_id: &str,
+    progress: impl Fn(&Progress) + Send + Sync + 'static,
+    cancel: Arc<AtomicBool>,
+) -> Result<Progress, RunError> {
     let (spec, _) = store::load_run(storage, run_id)?
         .ok_or_else(|| RunError::UnknownRun(run_id.to_string()))?;
     if spec.suite != "atomworld" {
@@ -172,7 +186,8 @@ pub async fn execute(
     let limit = Arc::new(Semaphore::new(concurrency.max(1)));
     let progress = Arc::new(progress);
     let mut jobs = tokio::task::JoinSet::new();
-    for task in tasks {
+    let mut cancelled = false;
+    'tasks: for task in tasks {
         let task = Arc::new(task);
         for sample in 0..samples.max(1) {
             if done.contains(&(task.id.clone(), sample)) {
@@ -182,6 +197,10 @@ pub async fn execute(
                 Ok(p) => p,
                 Err(_) => break,
             };
+            if cancel.load(Ordering::SeqCst) {
+                cancelled = true;
+                break 'tasks;
+            }
             if let (Some(cap), Answerer::Model(_)) = (run_cap, &answerer) {
                 let mut s = state.lock().await;
                 if s.cost_usd >= cap {
@@ -218,6 +237,7 @@ pub async fn execute(
     while jobs.join_next().await.is_some() {}
     let final_state = state.lock().await.clone();
     let status = match &final_state.stopped {
+        _ if cancelled && final_state.done < final_state.total => "cancelled",
         Some(_) => "stopped",
         None if final_state.done == final_state.total => "finished",
         None => "incomplete",
