@@ -383,3 +383,53 @@ async fn a_cancelled_run_keeps_its_results_and_resumes_to_the_end() {
         .unwrap();
     assert_eq!(missing.status(), 404);
 }
+
+#[tokio::test]
+async fn run_progress_streams_as_server_sent_events_until_the_end() {
+    let (base, _d) = start(None, 1000).await;
+    let c = reqwest::Client::new();
+    let r: serde_json::Value = c
+        .post(format!("{base}/api/runs"))
+        .json(&serde_json::json!({"model": "reference", "per_action": 1, "seed": 9}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = r["run_id"].as_str().unwrap().to_string();
+    let events = c
+        .get(format!("{base}/api/runs/{id}/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.status(), 200);
+    assert_eq!(events.headers()["content-type"], "text/event-stream");
+    // The stream ends by itself once the run has finished.
+    let body = tokio::time::timeout(Duration::from_secs(60), events.text())
+        .await
+        .expect("the stream ends")
+        .unwrap();
+    let data: Vec<serde_json::Value> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert!(body.lines().any(|l| l == "event: progress"), "{body}");
+    let last = data.last().unwrap();
+    assert_eq!(last["status"], "finished", "{body}");
+    assert_eq!(
+        (last["done"].as_u64(), last["total"].as_u64()),
+        (Some(10), Some(10))
+    );
+    assert_eq!(last["successes"], 10);
+    // Progress never goes backwards.
+    let done: Vec<u64> = data.iter().filter_map(|d| d["done"].as_u64()).collect();
+    assert!(done.windows(2).all(|w| w[0] <= w[1]), "{done:?}");
+    let missing = c
+        .get(format!("{base}/api/runs/nope/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+}

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use bench::atomworld::generator::TaskSetSpec;
@@ -351,6 +352,62 @@ pub async fn get_run(
         "progress": progress.map(|p| json!({"done": p.done, "total": p.total, "successes": p.successes, "tokens": p.tokens, "cost_usd": p.cost_usd})),
         "summary": summary,
     })))
+}
+
+/// How often the progress stream looks for news.
+const EVENT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// `GET /api/runs/{id}/events`: the run's progress as server-sent events (`event: progress`,
+/// data `{status, done, total, successes, tokens, cost_usd}`), one whenever it changes; the
+/// stream ends after the event that reports a run no longer executing.
+pub async fn run_events(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>>>, ApiError>
+{
+    if runs::load_run(&state.storage, &id)
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .is_none()
+    {
+        return Err(ApiError::not_found(format!("no run {id}")));
+    }
+    // (state, id, last payload sent, finished)
+    let stream = futures_util::stream::unfold(
+        (state, id, String::new(), false),
+        |(state, id, last, ended)| async move {
+            if ended {
+                return None;
+            }
+            loop {
+                let status = runs::load_run(&state.storage, &id)
+                    .ok()
+                    .flatten()
+                    .map_or_else(|| "unknown".to_string(), |(_, s)| s);
+                let executing = state
+                    .active
+                    .lock()
+                    .map(|a| a.contains_key(&id))
+                    .unwrap_or(false);
+                let p = state.live.lock().ok().and_then(|m| m.get(&id).cloned());
+                let payload = json!({
+                    "status": status,
+                    "done": p.as_ref().map(|p| p.done),
+                    "total": p.as_ref().map(|p| p.total),
+                    "successes": p.as_ref().map(|p| p.successes),
+                    "tokens": p.as_ref().map(|p| p.tokens),
+                    "cost_usd": p.as_ref().map(|p| p.cost_usd),
+                })
+                .to_string();
+                let over = !executing && status != "running" && status != "created";
+                if payload != last || over {
+                    let event = Event::default().event("progress").data(payload.clone());
+                    return Some((Ok(event), (state, id, payload, over)));
+                }
+                tokio::time::sleep(EVENT_INTERVAL).await;
+            }
+        },
+    );
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
 /// Query of the results export.

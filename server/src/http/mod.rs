@@ -161,6 +161,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .route("/api/runs", get(api::list_runs))
         .route("/api/runs/{id}", get(api::get_run))
         .route("/api/runs/{id}/results", get(api::run_results))
+        .route("/api/runs/{id}/events", get(api::run_events))
         .route("/api/cases", post(api::put_case))
         .route("/api/cases/{id}", get(api::get_case))
         .route("/api/openapi.json", get(api::openapi))
