@@ -331,7 +331,7 @@ fn match_structures(
 
 /// Site count from which `get_rms_dist` tries to dismiss candidates by [`bound`] before
 /// solving their assignment.
-const BOUND_MIN_ROWS: usize = 24;
+const BOUND_MIN_ROWS: usize = 64;
 
 /// A candidate match.
 struct Match {
