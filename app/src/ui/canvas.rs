@@ -1,5 +1,6 @@
-//! A structure drawn by the three-d viewer, with orbit (drag) and zoom (wheel) controls and an
-//! element legend.
+//! A structure drawn by the three-d viewer, with orbit (drag) and zoom (wheel) controls, an
+//! element legend, and picking: a click shows a site's index, element and coordinates, a
+//! second click (or shift-click) adds another site and shows their distance.
 
 use engine::Structure;
 use leptos::ev;
@@ -7,6 +8,11 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 
 use crate::viewer::Viewer;
+
+/// Pointer travel (CSS pixels) below which a press and release count as a click, not a drag.
+const CLICK_SLOP: i32 = 4;
+/// Above this many sites the canvas does not publish its projected site positions.
+const MAX_PUBLISHED_SITES: usize = 2000;
 
 /// A 3D view of `structure` with halos around the sites in `highlight`.
 #[component]
@@ -24,6 +30,26 @@ pub fn StructureCanvas(
     let viewer = StoredValue::new_local(None::<Viewer>);
     let (error, set_error) = signal(None::<String>);
     let drag = StoredValue::new_local(None::<(i32, i32)>);
+    let press = StoredValue::new_local(None::<(i32, i32)>);
+    // The picked sites (at most two), most recent last.
+    let picked = RwSignal::new(Vec::<usize>::new());
+
+    // After each draw, publish where the sites are on screen (`data-sites`, JSON of
+    // [x, y] CSS pixels) so that browser tests can click a given site.
+    let publish = move || {
+        let (Some(canvas), Some(points)) = (
+            canvas_ref.get_untracked(),
+            viewer.with_value(|v| v.as_ref().map(|v| v.projected_sites())),
+        ) else {
+            return;
+        };
+        let json = if points.len() <= MAX_PUBLISHED_SITES {
+            serde_json::to_string(&points).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let _ = canvas.set_attribute("data-sites", &json);
+    };
 
     canvas_ref.on_load(move |canvas| match Viewer::new(canvas) {
         Ok(v) => viewer.set_value(Some(v)),
@@ -39,7 +65,36 @@ pub fn StructureCanvas(
                 v.set_structure(s, &h);
             }
         });
+        picked.set(Vec::new());
+        publish();
     });
+
+    let on_up = move |e: ev::PointerEvent| {
+        drag.set_value(None);
+        let Some((x0, y0)) = press.get_value() else {
+            return;
+        };
+        press.set_value(None);
+        if (e.client_x() - x0).abs() > CLICK_SLOP || (e.client_y() - y0).abs() > CLICK_SLOP {
+            return;
+        }
+        let hit = viewer.with_value(|v| {
+            v.as_ref()
+                .and_then(|v| v.pick(e.offset_x() as f64, e.offset_y() as f64))
+        });
+        picked.update(|p| match hit {
+            None => p.clear(),
+            Some(i) => {
+                if !(e.shift_key() || p.len() == 1) || p.contains(&i) {
+                    p.clear();
+                }
+                p.push(i);
+                if p.len() > 2 {
+                    p.remove(0);
+                }
+            }
+        });
+    };
 
     let legend = move || {
         structure
@@ -59,13 +114,54 @@ pub fn StructureCanvas(
             .collect_view()
     };
 
+    let info = move || {
+        let s = structure.get()?;
+        let p = picked.get();
+        if p.is_empty() {
+            return None;
+        }
+        let rows = p
+            .iter()
+            .filter(|&&i| i < s.len())
+            .map(|&i| {
+                let site = &s.sites[i];
+                let f = site.frac;
+                let c = s.cartesian(i);
+                view! {
+                    <li data-site=i>
+                        <b>{format!("#{i} {}", site.element)}</b>
+                        {format!(
+                            " frac ({:.4}, {:.4}, {:.4}) · Cartesian ({:.4}, {:.4}, {:.4}) Å",
+                            f[0], f[1], f[2], c[0], c[1], c[2]
+                        )}
+                    </li>
+                }
+            })
+            .collect_view();
+        let distance = (p.len() == 2 && p.iter().all(|&i| i < s.len())).then(|| {
+            let d = s.distance(p[0], p[1]);
+            view! {
+                <li class="distance">
+                    {format!("distance #{} – #{}: ", p[0], p[1])}
+                    <b class="value">{format!("{d:.4}")}</b>
+                    " Å (nearest periodic image)"
+                </li>
+            }
+        });
+        Some(view! { <ul class="picked" data-for=id>{rows}{distance}</ul> })
+    };
+
     view! {
         <div class="canvas-wrap">
             <canvas
                 id=id
                 class="viewer"
                 node_ref=canvas_ref
-                on:pointerdown=move |e: ev::PointerEvent| drag.set_value(Some((e.client_x(), e.client_y())))
+                title="drag to rotate · wheel to zoom · click a site for its coordinates, click a second one for the distance"
+                on:pointerdown=move |e: ev::PointerEvent| {
+                    drag.set_value(Some((e.client_x(), e.client_y())));
+                    press.set_value(Some((e.client_x(), e.client_y())));
+                }
                 on:pointermove=move |e: ev::PointerEvent| {
                     if let Some((x0, y0)) = drag.get_value() {
                         let (x, y) = (e.client_x(), e.client_y());
@@ -75,10 +171,14 @@ pub fn StructureCanvas(
                             }
                         });
                         drag.set_value(Some((x, y)));
+                        publish();
                     }
                 }
-                on:pointerup=move |_: ev::PointerEvent| drag.set_value(None)
-                on:pointerleave=move |_: ev::PointerEvent| drag.set_value(None)
+                on:pointerup=on_up
+                on:pointerleave=move |_: ev::PointerEvent| {
+                    drag.set_value(None);
+                    press.set_value(None);
+                }
                 on:wheel=move |e: ev::WheelEvent| {
                     e.prevent_default();
                     viewer.update_value(|v| {
@@ -86,10 +186,12 @@ pub fn StructureCanvas(
                             v.zoom(e.delta_y() as f32);
                         }
                     });
+                    publish();
                 }
             ></canvas>
             {move || error.get().map(|e| view! { <p class="error viewer-error">{e}</p> })}
             <ul class="legend" data-for=id>{legend}</ul>
+            {info}
         </div>
     }
 }

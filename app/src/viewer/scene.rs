@@ -46,6 +46,8 @@ pub struct Viewer {
     cell: Gm<InstancedMesh, PhysicalMaterial>,
     ambient: AmbientLight,
     key_light: DirectionalLight,
+    /// Centre and drawn radius of every site, for picking.
+    spheres: Vec<(Vec3, f32)>,
 }
 
 /// Colour of the halo drawn around highlighted (touched) sites.
@@ -112,6 +114,7 @@ impl Viewer {
             cell,
             ambient,
             key_light,
+            spheres: Vec::new(),
         })
     }
 
@@ -135,6 +138,12 @@ impl Viewer {
             .geometry
             .set_instances(&atom_instances(structure, Some(highlight)));
         self.cell.geometry.set_instances(&cell_instances(&corners));
+        self.spheres = structure
+            .sites
+            .iter()
+            .zip(structure.cartesian_positions())
+            .map(|(site, p)| (v3(p), site.element.covalent_radius() as f32 * ATOM_SCALE))
+            .collect();
         let reframe =
             (self.target - centre).magnitude() > 1e-3 || (self.extent - extent).abs() > 1e-3;
         self.target = centre;
@@ -174,6 +183,45 @@ impl Viewer {
         self.camera
             .zoom_towards(self.target, step, 0.5 * self.extent, 20.0 * self.extent);
         self.render();
+    }
+
+    /// The site drawn under the point (CSS pixels from the canvas's top-left corner): the
+    /// nearest sphere the view ray through that point hits.
+    pub fn pick(&self, css_x: f64, css_y: f64) -> Option<usize> {
+        let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
+        let h = self.canvas.client_height() as f64;
+        let pixel = ((css_x * dpr) as f32, ((h - css_y) * dpr) as f32);
+        let origin = self.camera.position_at_pixel(pixel);
+        let dir = self.camera.view_direction_at_pixel(pixel).normalize();
+        let mut best: Option<(f32, usize)> = None;
+        for (i, (c, r)) in self.spheres.iter().enumerate() {
+            // Ray-sphere intersection: |origin + t·dir − c|² = r², nearest t > 0.
+            let oc = origin - c;
+            let b = oc.dot(dir);
+            let disc = b * b - (oc.magnitude2() - r * r);
+            if disc < 0.0 {
+                continue;
+            }
+            let t = -b - disc.sqrt();
+            if t > 0.0 && best.is_none_or(|(bt, _)| t < bt) {
+                best = Some((t, i));
+            }
+        }
+        best.map(|(_, i)| i)
+    }
+
+    /// Where each site's centre is drawn, in CSS pixels from the canvas's top-left corner
+    /// (the scene description browser tests read).
+    pub fn projected_sites(&self) -> Vec<[f32; 2]> {
+        let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio()) as f32;
+        let h = self.canvas.client_height() as f32;
+        self.spheres
+            .iter()
+            .map(|(c, _)| {
+                let p = self.camera.pixel_at_position(*c);
+                [p.x / dpr, h - p.y / dpr]
+            })
+            .collect()
     }
 
     /// Draw the scene at the canvas's current CSS size and device pixel ratio.

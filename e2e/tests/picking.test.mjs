@@ -1,0 +1,57 @@
+// Picking in the viewer: a click on a site shows its index, element and coordinates; a
+// second click shows the distance the engine computes (minimum image).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launchBrowser, withScreenshot } from "../harness.mjs";
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+  await browser.page.goto(server.url + "/");
+  await browser.page.waitForSelector("ul.legend[data-for=viewer] li");
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const check = (name, fn) => withScreenshot(browser.page, name, fn);
+
+// CsCl: Cs at the corner, Cl at the body centre of a 4.12 Å cube.
+const POSCAR = "CsCl\n1.0\n4.12 0 0\n0 4.12 0\n0 0 4.12\nCs Cl\n1 1\nDirect\n0 0 0\n0.5 0.5 0.5\n";
+
+async function clickSite(page, i) {
+  const canvas = page.locator("#viewer");
+  const sites = JSON.parse(await canvas.getAttribute("data-sites"));
+  const [x, y] = sites[i];
+  await canvas.click({ position: { x, y } });
+}
+
+test("clicking two sites shows their coordinates and their distance", () =>
+  check("picking", async () => {
+    const page = browser.page;
+    await page.locator("details.paste summary").click();
+    await page.fill("#cif-paste", POSCAR);
+    await page.click("#use-pasted");
+    await page.waitForFunction(() => document.querySelector("#input-name").textContent.includes("POSCAR"));
+    await page.waitForFunction(() => JSON.parse(document.querySelector("#viewer").dataset.sites || "[]").length === 2);
+
+    await clickSite(page, 1);
+    const first = page.locator("ul.picked[data-for=viewer] li[data-site='1']");
+    await first.waitFor();
+    assert.match(await first.textContent(), /^#1 Cl frac \(0\.5000, 0\.5000, 0\.5000\) · Cartesian \(2\.0600, 2\.0600, 2\.0600\) Å$/);
+
+    await clickSite(page, 0);
+    const distance = page.locator("ul.picked[data-for=viewer] .distance .value");
+    await distance.waitFor();
+    // √3/2 · 4.12 Å, the Cs–Cl bond of CsCl.
+    assert.equal(await distance.textContent(), (Math.sqrt(3) / 2 * 4.12).toFixed(4));
+
+    // A click on empty background clears the selection.
+    await page.locator("#viewer").click({ position: { x: 3, y: 3 } });
+    await page.waitForFunction(() => !document.querySelector("ul.picked[data-for=viewer]"));
+  }));
