@@ -7,6 +7,7 @@ import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { before, after } from "node:test";
 import { chromium } from "playwright-core";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -188,4 +189,26 @@ export async function fakeProvider(answer) {
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address();
   return { baseUrl: `http://127.0.0.1:${port}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
+}
+
+/**
+ * Registers the usual before/after hooks of a playground test file: a fresh server and
+ * browser, the page opened with its first structure drawn. Returns `{ server, browser,
+ * check }`, filled in once the hooks have run; `check(name, fn)` saves a screenshot when
+ * `fn` fails.
+ */
+export function usePlayground() {
+  const session = { server: null, browser: null };
+  before(async () => {
+    session.server = await startServer();
+    session.browser = await launchBrowser();
+    await session.browser.page.goto(session.server.url + "/");
+    await session.browser.page.waitForSelector("ul.legend[data-for=viewer] li");
+  });
+  after(async () => {
+    await session.browser?.close();
+    await session.server?.stop();
+  });
+  session.check = (name, fn) => withScreenshot(session.browser.page, name, fn);
+  return session;
 }

@@ -1,39 +1,25 @@
 // Structure files in and out of the playground: POSCAR / XYZ / pymatgen JSON pasted or
 // dropped, errors with line and column, downloads in every format, the space group.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { startServer, launchBrowser, withScreenshot } from "../harness.mjs";
+import { usePlayground } from "../harness.mjs";
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-  await browser.page.goto(server.url + "/");
-  await browser.page.waitForSelector("ul.legend[data-for=viewer] li");
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-const check = (name, fn) => withScreenshot(browser.page, name, fn);
+const session = usePlayground();
+const check = session.check;
 
 const POSCAR = "CsCl\n1.0\n4.12 0 0\n0 4.12 0\n0 0 4.12\nCs Cl\n1 1\nDirect\n0 0 0\n0.5 0.5 0.5\n";
 
 test("the default structure shows its space group", () =>
   check("space group", async () => {
-    const page = browser.page;
+    const page = session.browser.page;
     await page.waitForFunction(() => document.querySelector("#space-group")?.textContent.includes("(225)"));
     assert.equal(await page.locator("#space-group").textContent(), "F m -3 m (225)");
   }));
 
 test("a pasted POSCAR becomes the input; a broken one says where", () =>
   check("paste poscar", async () => {
-    const page = browser.page;
+    const page = session.browser.page;
     await page.locator("details.paste summary").click();
     await page.fill("#cif-paste", POSCAR);
     await page.click("#use-pasted");
@@ -54,7 +40,7 @@ test("a pasted POSCAR becomes the input; a broken one says where", () =>
 
 test("a dropped extended XYZ file is read by its name", () =>
   check("drop xyz", async () => {
-    const page = browser.page;
+    const page = session.browser.page;
     const xyz =
       '2\nLattice="3.0 0.0 0.0 0.0 3.0 0.0 0.0 0.0 3.0" Properties=species:S:1:pos:R:3 pbc="T T T"\nFe 0 0 0\nFe 1.5 1.5 1.5\n';
     const dt = await page.evaluateHandle((text) => {
@@ -70,7 +56,7 @@ test("a dropped extended XYZ file is read by its name", () =>
 
 test("the input downloads as CIF and POSCAR that read back the same", () =>
   check("downloads", async () => {
-    const page = browser.page;
+    const page = session.browser.page;
     await page.fill("#cif-paste", POSCAR);
     await page.click("#use-pasted");
     await page.waitForFunction(() => document.querySelector("#input-name").textContent.includes("POSCAR"));

@@ -1,25 +1,11 @@
 // Picking in the viewer: a click on a site shows its index, element and coordinates; a
 // second click shows the distance the engine computes (minimum image).
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launchBrowser, withScreenshot } from "../harness.mjs";
+import { usePlayground } from "../harness.mjs";
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-  await browser.page.goto(server.url + "/");
-  await browser.page.waitForSelector("ul.legend[data-for=viewer] li");
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-const check = (name, fn) => withScreenshot(browser.page, name, fn);
+const session = usePlayground();
+const check = session.check;
 
 // CsCl: Cs at the corner, Cl at the body centre of a 4.12 Å cube.
 const POSCAR = "CsCl\n1.0\n4.12 0 0\n0 4.12 0\n0 0 4.12\nCs Cl\n1 1\nDirect\n0 0 0\n0.5 0.5 0.5\n";
@@ -33,7 +19,7 @@ async function clickSite(page, i) {
 
 test("clicking two sites shows their coordinates and their distance", () =>
   check("picking", async () => {
-    const page = browser.page;
+    const page = session.browser.page;
     await page.locator("details.paste summary").click();
     await page.fill("#cif-paste", POSCAR);
     await page.click("#use-pasted");

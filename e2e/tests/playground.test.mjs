@@ -1,34 +1,20 @@
 // The AtomWorld playground: structure → action → prompt → answer → verdict, in the page.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launchBrowser, withScreenshot } from "../harness.mjs";
+import { usePlayground } from "../harness.mjs";
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-  await browser.page.goto(server.url + "/");
-  await browser.page.waitForSelector("ul.legend[data-for=viewer] li");
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-const check = (name, fn) => withScreenshot(browser.page, name, fn);
+const session = usePlayground();
+const check = session.check;
 
 async function verdictLabel() {
-  const v = browser.page.locator("#verdict");
+  const v = session.browser.page.locator("#verdict");
   await v.waitFor({ timeout: 10_000 });
   return v.getAttribute("data-label");
 }
 
 test("pick a mineral, draw a random action, see the prompt and the target", () =>
   check("pick and random", async () => {
-    const page = browser.page;
+    const page = session.browser.page;
     await page.fill("#structure-search", "perovskite");
     const options = page.locator("#structure-select option");
     assert.ok((await options.count()) >= 1, "search finds a perovskite");
@@ -49,7 +35,7 @@ test("pick a mineral, draw a random action, see the prompt and the target", () =
 
 test("the ground truth scores Success; the unchanged input an atom-count error", () =>
   check("verdicts", async () => {
-    const page = browser.page;
+    const page = session.browser.page;
     await page.click("#paste-truth");
     assert.equal(await verdictLabel(), "Success");
     assert.match(await page.locator("#max-dist").textContent(), /^0\.000\d$/);
@@ -59,7 +45,7 @@ test("the ground truth scores Success; the unchanged input an atom-count error",
 
 test("garbage is an OutputFormatError; a CIF typo a CifParsingError with its line", () =>
   check("bad answers", async () => {
-    const page = browser.page;
+    const page = session.browser.page;
     await page.fill("#answer", "I think the answer is 42.");
     assert.equal(await verdictLabel(), "OutputFormatError");
     await page.click("#paste-truth");
@@ -72,7 +58,7 @@ test("garbage is an OutputFormatError; a CIF typo a CifParsingError with its lin
 
 test("an edited prompt is parsed as you type, and bad indices are explained", () =>
   check("edit prompt", async () => {
-    const page = browser.page;
+    const page = session.browser.page;
     await page.fill("#action-prompt", "Remove the atom at index 999 from the cif file.");
     await page.locator("#parsed-action .error").waitFor();
     assert.match(await page.locator("#parsed-action").textContent(), /index 999 is out of range/);

@@ -132,20 +132,14 @@ impl Structure {
         if reach.iter().all(|&r| r < 0.5) || !best_len.is_finite() {
             return best; // the 27 images already cover every candidate
         }
-        let lo: [i64; 3] = std::array::from_fn(|k| (-reach[k] - d[k]).ceil() as i64);
-        let hi: [i64; 3] = std::array::from_fn(|k| (reach[k] - d[k]).floor() as i64);
-        for n0 in lo[0]..=hi[0] {
-            for n1 in lo[1]..=hi[1] {
-                for n2 in lo[2]..=hi[2] {
-                    let f = [d[0] + n0 as f64, d[1] + n1 as f64, d[2] + n2 as f64];
-                    let v = self.lattice.to_cartesian(f);
-                    let len = norm(v);
-                    // Strictly shorter (beyond rounding) only: ties keep the first choice.
-                    if len < best_len * (1.0 - 1e-12) {
-                        best_len = len;
-                        best = v;
-                    }
-                }
+        for n in translations_within(d, reach) {
+            let f = [d[0] + n[0] as f64, d[1] + n[1] as f64, d[2] + n[2] as f64];
+            let v = self.lattice.to_cartesian(f);
+            let len = norm(v);
+            // Strictly shorter (beyond rounding) only: ties keep the first choice.
+            if len < best_len * (1.0 - 1e-12) {
+                best_len = len;
+                best = v;
             }
         }
         best
@@ -175,22 +169,15 @@ impl Structure {
         let reach = self.plane_distances().map(|h| radius / h);
         for (j, site) in self.sites.iter().enumerate() {
             let d: [f64; 3] = std::array::from_fn(|k| site.frac[k] - centre.frac[k]);
-            let lo: [i64; 3] = std::array::from_fn(|k| (-reach[k] - d[k]).ceil() as i64);
-            let hi: [i64; 3] = std::array::from_fn(|k| (reach[k] - d[k]).floor() as i64);
-            for n0 in lo[0]..=hi[0] {
-                for n1 in lo[1]..=hi[1] {
-                    for n2 in lo[2]..=hi[2] {
-                        let f = [d[0] + n0 as f64, d[1] + n1 as f64, d[2] + n2 as f64];
-                        let dist = norm(self.lattice.to_cartesian(f));
-                        let itself = j == i && n0 == 0 && n1 == 0 && n2 == 0;
-                        if dist <= radius && !itself {
-                            out.push(Neighbour {
-                                index: j,
-                                image: [n0 as i32, n1 as i32, n2 as i32],
-                                distance: dist,
-                            });
-                        }
-                    }
+            for n in translations_within(d, reach) {
+                let f = [d[0] + n[0] as f64, d[1] + n[1] as f64, d[2] + n[2] as f64];
+                let dist = norm(self.lattice.to_cartesian(f));
+                if dist <= radius && !(j == i && n == [0, 0, 0]) {
+                    out.push(Neighbour {
+                        index: j,
+                        image: n.map(|x| x as i32),
+                        distance: dist,
+                    });
                 }
             }
         }
@@ -233,6 +220,17 @@ impl Structure {
         }
         Structure::new(lattice, sites)
     }
+}
+
+/// Every integer translation `n` with `|d_k + n_k| <= reach_k` on each axis (fractional
+/// units), in lexicographic order: the images that can lie within a sphere whose radius is
+/// `reach_k` plane spacings along axis k.
+fn translations_within(d: [f64; 3], reach: [f64; 3]) -> impl Iterator<Item = [i64; 3]> {
+    let lo: [i64; 3] = std::array::from_fn(|k| (-reach[k] - d[k]).ceil() as i64);
+    let hi: [i64; 3] = std::array::from_fn(|k| (reach[k] - d[k]).floor() as i64);
+    (lo[0]..=hi[0]).flat_map(move |a| {
+        (lo[1]..=hi[1]).flat_map(move |b| (lo[2]..=hi[2]).map(move |c| [a, b, c]))
+    })
 }
 
 #[cfg(test)]

@@ -149,31 +149,13 @@ async fn passcode_and_rate_limit() {
 async fn runs_exports_and_cases() {
     let (base, _d) = start(None, 100).await;
     let c = reqwest::Client::new();
-    let r: serde_json::Value = c
-        .post(format!("{base}/api/runs"))
-        .json(&serde_json::json!({"model": "reference", "per_action": 2, "seed": 3}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = r["run_id"].as_str().unwrap().to_string();
-    let mut run = serde_json::Value::Null;
-    for _ in 0..200 {
-        run = c
-            .get(format!("{base}/api/runs/{id}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if run["status"] == "finished" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let id = create_run(
+        &c,
+        &base,
+        serde_json::json!({"model": "reference", "per_action": 2, "seed": 3}),
+    )
+    .await;
+    let run = wait_run(&c, &base, &id, |r| r["status"] == "finished").await;
     assert_eq!(run["status"], "finished", "{run}");
     assert_eq!(run["summary"]["overall"]["n"], 20);
     assert_eq!(run["summary"]["overall"]["success_rate"], 1.0);
@@ -266,6 +248,20 @@ async fn runs_exports_and_cases() {
     assert_eq!(spec["openapi"], "3.1.0");
 }
 
+/// Starts a run with this body; returns its id.
+async fn create_run(c: &reqwest::Client, base: &str, body: serde_json::Value) -> String {
+    let r: serde_json::Value = c
+        .post(format!("{base}/api/runs"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    r["run_id"].as_str().unwrap().to_string()
+}
+
 /// Polls a run until `done(run)` or about 30 s.
 async fn wait_run(
     c: &reqwest::Client,
@@ -295,16 +291,12 @@ async fn wait_run(
 async fn a_cancelled_run_keeps_its_results_and_resumes_to_the_end() {
     let (base, _d) = start_with(None, 1000, Duration::from_millis(150)).await;
     let c = reqwest::Client::new();
-    let r: serde_json::Value = c
-        .post(format!("{base}/api/runs"))
-        .json(&serde_json::json!({"model": "fake", "per_action": 2, "seed": 5, "concurrency": 1}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = r["run_id"].as_str().unwrap().to_string();
+    let id = create_run(
+        &c,
+        &base,
+        serde_json::json!({"model": "fake", "per_action": 2, "seed": 5, "concurrency": 1}),
+    )
+    .await;
     wait_run(&c, &base, &id, |r| {
         r["progress"]["done"].as_u64().unwrap_or(0) >= 3
     })
@@ -388,16 +380,12 @@ async fn a_cancelled_run_keeps_its_results_and_resumes_to_the_end() {
 async fn run_progress_streams_as_server_sent_events_until_the_end() {
     let (base, _d) = start(None, 1000).await;
     let c = reqwest::Client::new();
-    let r: serde_json::Value = c
-        .post(format!("{base}/api/runs"))
-        .json(&serde_json::json!({"model": "reference", "per_action": 1, "seed": 9}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = r["run_id"].as_str().unwrap().to_string();
+    let id = create_run(
+        &c,
+        &base,
+        serde_json::json!({"model": "reference", "per_action": 1, "seed": 9}),
+    )
+    .await;
     let events = c
         .get(format!("{base}/api/runs/{id}/events"))
         .send()

@@ -199,6 +199,14 @@ fn cache_export_and_import_move_answers_between_machines() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+/// Runs a command that must succeed; returns its stderr.
+fn succeed(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    stderr
+}
+
 /// A reference `evaluation_results.json` is imported, its answers re-scored by `eval`, and
 /// the recorded verdicts compared with ours.
 #[test]
@@ -224,19 +232,7 @@ fn import_then_eval_compares_recorded_verdicts() {
     let input = dir.path().join("evaluation_results.json");
     std::fs::write(&input, results.to_string()).unwrap();
     let imported = dir.path().join("imported.jsonl");
-    let out = bin()
-        .args(["import"])
-        .arg(&input)
-        .arg("-o")
-        .arg(&imported)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = String::from_utf8_lossy(&out.stderr);
+    let report = succeed(bin().arg("import").arg(&input).arg("-o").arg(&imported));
     assert!(
         report.contains(
             "4 records of evaluation results: 3 prompts parsed, 1 not; 4 with a model answer"
@@ -261,19 +257,13 @@ fn import_then_eval_compares_recorded_verdicts() {
     let eval_in = dir.path().join("eval-in.jsonl");
     std::fs::write(&eval_in, scorable).unwrap();
     let eval_out = dir.path().join("eval-out.jsonl");
-    let out = bin()
-        .args(["eval", "--suite", "atomworld"])
-        .arg(&eval_in)
-        .arg("-o")
-        .arg(&eval_out)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let summary = succeed(
+        bin()
+            .args(["eval", "--suite", "atomworld"])
+            .arg(&eval_in)
+            .arg("-o")
+            .arg(&eval_out),
     );
-    let summary = String::from_utf8_lossy(&out.stderr);
     assert!(
         summary.contains("recorded verdicts (reference run): 2 of 3 agree with ours"),
         "{summary}"

@@ -57,13 +57,7 @@ impl Assignment {
         rows: usize,
         cols: usize,
     ) -> Result<Vec<usize>, AssignmentError> {
-        if rows > cols || cost.len() != rows * cols {
-            return Err(AssignmentError::Shape {
-                rows,
-                cols,
-                len: cost.len(),
-            });
-        }
+        check_shape(cost, rows, cols)?;
         if cost.iter().any(|x| x.is_nan() || *x == f64::NEG_INFINITY) {
             return Err(AssignmentError::Invalid);
         }
@@ -187,13 +181,7 @@ pub fn solve_blocks(
     cols: usize,
     forbidden: f64,
 ) -> Result<Vec<usize>, AssignmentError> {
-    if rows > cols || cost.len() != rows * cols {
-        return Err(AssignmentError::Shape {
-            rows,
-            cols,
-            len: cost.len(),
-        });
-    }
+    check_shape(cost, rows, cols)?;
     if cost.iter().any(|c| c.is_nan()) {
         return Err(AssignmentError::Invalid);
     }
@@ -288,6 +276,18 @@ pub fn unique_nearest(
         sol.push(best_j);
     }
     Some(sol)
+}
+
+/// A `rows × cols` row-major matrix with `rows ≤ cols`, or the shape error.
+fn check_shape(cost: &[f64], rows: usize, cols: usize) -> Result<(), AssignmentError> {
+    if rows > cols || cost.len() != rows * cols {
+        return Err(AssignmentError::Shape {
+            rows,
+            cols,
+            len: cost.len(),
+        });
+    }
+    Ok(())
 }
 
 fn reset<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
