@@ -80,14 +80,7 @@ async fn start_with(
 async fn models_complete_and_secrecy() {
     let (base, _d) = start(None, 100).await;
     let c = reqwest::Client::new();
-    let models = c
-        .get(format!("{base}/api/models"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let models = get_text(&c, format!("{base}/api/models")).await;
     assert!(
         models.contains("\"fake\"")
             && models.contains("\"reference\"")
@@ -159,33 +152,12 @@ async fn runs_exports_and_cases() {
     assert_eq!(run["status"], "finished", "{run}");
     assert_eq!(run["summary"]["overall"]["n"], 20);
     assert_eq!(run["summary"]["overall"]["success_rate"], 1.0);
-    let jsonl = c
-        .get(format!("{base}/api/runs/{id}/results?format=jsonl"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let jsonl = get_text(&c, format!("{base}/api/runs/{id}/results?format=jsonl")).await;
     assert_eq!(jsonl.lines().count(), 20);
-    let csv = c
-        .get(format!("{base}/api/runs/{id}/results?format=csv"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let csv = get_text(&c, format!("{base}/api/runs/{id}/results?format=csv")).await;
     assert_eq!(csv.lines().count(), 21);
     assert!(csv.lines().nth(1).unwrap().contains(",Success,"));
-    let list = c
-        .get(format!("{base}/api/runs"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let list = get_text(&c, format!("{base}/api/runs")).await;
     assert!(list.contains(&id));
 
     let case = serde_json::json!({"v": 1, "prompt": "Remove the atom at index 0.", "response": "<cif>..</cif>"});
@@ -210,14 +182,7 @@ async fn runs_exports_and_cases() {
         .await
         .unwrap();
     assert_eq!(again["id"], put["id"], "content-addressed");
-    let got: serde_json::Value = c
-        .get(format!("{base}/api/cases/{cid}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let got: serde_json::Value = get_json(&c, format!("{base}/api/cases/{cid}")).await;
     assert_eq!(got, case);
     let big = serde_json::json!({"blob": "x".repeat(300 * 1024)});
     assert_eq!(
@@ -237,15 +202,18 @@ async fn runs_exports_and_cases() {
             .status(),
         404
     );
-    let spec = c
-        .get(format!("{base}/api/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json::<serde_json::Value>()
-        .await
-        .unwrap();
+    let spec = get_json(&c, format!("{base}/api/openapi.json")).await;
     assert_eq!(spec["openapi"], "3.1.0");
+}
+
+/// GET a URL and parse its JSON body.
+async fn get_json(c: &reqwest::Client, url: String) -> serde_json::Value {
+    c.get(url).send().await.unwrap().json().await.unwrap()
+}
+
+/// GET a URL and return its body as text.
+async fn get_text(c: &reqwest::Client, url: String) -> String {
+    c.get(url).send().await.unwrap().text().await.unwrap()
 }
 
 /// Starts a run with this body; returns its id.
@@ -271,14 +239,7 @@ async fn wait_run(
 ) -> serde_json::Value {
     let mut run = serde_json::Value::Null;
     for _ in 0..300 {
-        run = c
-            .get(format!("{base}/api/runs/{id}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        run = get_json(&c, format!("{base}/api/runs/{id}")).await;
         if done(&run) {
             break;
         }
@@ -327,14 +288,7 @@ async fn a_cancelled_run_keeps_its_results_and_resumes_to_the_end() {
     assert_eq!(resume.status(), 202);
     let run = wait_run(&c, &base, &id, |r| r["status"] == "finished").await;
     assert_eq!(run["status"], "finished", "{run}");
-    let rows: serde_json::Value = c
-        .get(format!("{base}/api/runs/{id}/results"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let rows: serde_json::Value = get_json(&c, format!("{base}/api/runs/{id}/results")).await;
     let keys: std::collections::BTreeSet<(String, u64)> = rows["results"]
         .as_array()
         .unwrap()
@@ -358,14 +312,7 @@ async fn a_cancelled_run_keeps_its_results_and_resumes_to_the_end() {
         .await
         .unwrap();
     assert_eq!(resume.status(), 409, "a finished run has nothing to resume");
-    let table = c
-        .get(format!("{base}/api/runs/{id}/results?format=table"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let table = get_text(&c, format!("{base}/api/runs/{id}/results?format=table")).await;
     assert!(table.lines().any(|l| l.starts_with("overall")), "{table}");
     assert!(table.contains("rotate_around"), "{table}");
     let missing = c
