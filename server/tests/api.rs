@@ -239,7 +239,7 @@ async fn wait_run(
 ) -> serde_json::Value {
     let mut run = serde_json::Value::Null;
     for _ in 0..300 {
-        run = get_json(&c, format!("{base}/api/runs/{id}")).await;
+        run = get_json(c, format!("{base}/api/runs/{id}")).await;
         if done(&run) {
             break;
         }
