@@ -41,3 +41,24 @@ test("clicking two sites shows their coordinates and their distance", () =>
     await page.locator("#viewer").click({ position: { x: 3, y: 3 } });
     await page.waitForFunction(() => !document.querySelector("ul.picked[data-for=viewer]"));
   }));
+
+test("site indices can be shown over the atoms they name", () =>
+  check("labels", async () => {
+    const page = session.browser.page;
+    const labels = page.locator(".site-labels[data-for=viewer] .site-label");
+    assert.equal(await labels.count(), 0, "labels start hidden");
+    await page.check("input.labels-toggle[data-for=viewer]");
+    await page.waitForFunction(() => document.querySelectorAll(".site-labels[data-for=viewer] .site-label").length === 2);
+    assert.deepEqual(await labels.allTextContents(), ["0", "1"]);
+    // Each label sits on its site's drawn centre.
+    const canvas = page.locator("#viewer");
+    const sites = JSON.parse(await canvas.getAttribute("data-sites"));
+    const box = await canvas.boundingBox();
+    for (let i = 0; i < 2; i += 1) {
+      const b = await labels.nth(i).boundingBox();
+      const [cx, cy] = [b.x + b.width / 2 - box.x, b.y + b.height / 2 - box.y];
+      assert.ok(Math.abs(cx - sites[i][0]) < 3 && Math.abs(cy - sites[i][1]) < 3, `label ${i} at ${cx},${cy} vs ${sites[i]}`);
+    }
+    await page.uncheck("input.labels-toggle[data-for=viewer]");
+    await page.waitForFunction(() => document.querySelectorAll(".site-labels[data-for=viewer] .site-label").length === 0);
+  }));

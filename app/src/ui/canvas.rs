@@ -33,6 +33,9 @@ pub fn StructureCanvas(
     let press = StoredValue::new_local(None::<(i32, i32)>);
     // The picked sites (at most two), most recent last.
     let picked = RwSignal::new(Vec::<usize>::new());
+    // Site index labels (prompts address atoms by index) and where the sites are drawn.
+    let show_labels = RwSignal::new(false);
+    let projected = RwSignal::new(Vec::<[f32; 2]>::new());
 
     // After each draw, publish where the sites are on screen (`data-sites`, JSON of
     // [x, y] CSS pixels) so that browser tests can click a given site.
@@ -49,6 +52,7 @@ pub fn StructureCanvas(
             String::new()
         };
         let _ = canvas.set_attribute("data-sites", &json);
+        projected.set(points);
     };
 
     canvas_ref.on_load(move |canvas| match Viewer::new(canvas) {
@@ -151,8 +155,31 @@ pub fn StructureCanvas(
         Some(view! { <ul class="picked" data-for=id>{rows}{distance}</ul> })
     };
 
+    // Index labels as HTML over the canvas, at the drawn site centres (up to
+    // MAX_PUBLISHED_SITES sites; beyond that they would cover the picture).
+    let labels = move || {
+        if !show_labels.get() {
+            return None;
+        }
+        let points = projected.get();
+        (points.len() <= MAX_PUBLISHED_SITES).then(|| {
+            points
+                .into_iter()
+                .enumerate()
+                .map(|(i, [x, y])| {
+                    view! {
+                        <span class="site-label" data-site=i style=format!("left: {x:.1}px; top: {y:.1}px")>
+                            {i}
+                        </span>
+                    }
+                })
+                .collect_view()
+        })
+    };
+
     view! {
         <div class="canvas-wrap">
+            <div class="canvas-stack">
             <canvas
                 id=id
                 class="viewer"
@@ -189,6 +216,18 @@ pub fn StructureCanvas(
                     publish();
                 }
             ></canvas>
+            <div class="site-labels" data-for=id>{labels}</div>
+            </div>
+            <label class="labels-toggle">
+                <input
+                    type="checkbox"
+                    class="labels-toggle"
+                    data-for=id
+                    prop:checked=move || show_labels.get()
+                    on:change=move |e| show_labels.set(event_target_checked(&e))
+                />
+                " site indices"
+            </label>
             {move || error.get().map(|e| view! { <p class="error viewer-error">{e}</p> })}
             <ul class="legend" data-for=id>{legend}</ul>
             {info}
