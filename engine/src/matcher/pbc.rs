@@ -107,8 +107,11 @@ pub fn pbc_shortest_vectors(
     let (n1, n2) = (fc1.len(), fc2.len());
     let mut vectors = vec![[FORBIDDEN; 3]; n1 * n2];
     let mut d2 = vec![FORBIDDEN; n1 * n2];
+    let columns = ColumnWindow::new(&l2, lll_frac_tol.map(|t| t[0]));
+    let mut candidates = Vec::with_capacity(n2);
     for i in 0..n1 {
-        for j in 0..n2 {
+        columns.near(l1[i][0], &mut candidates);
+        for &j in &candidates {
             if forbidden(i, j) {
                 continue;
             }
@@ -138,9 +141,94 @@ pub fn pbc_shortest_vectors(
     ShortestVectors { vectors, d2 }
 }
 
+/// The columns whose first LLL-fractional coordinate can lie within a tolerance of a given
+/// value (periodically), found by binary search in the columns sorted by that coordinate.
+///
+/// Why by hand: it only narrows the pairs the exact per-axis test then sees. The window is
+/// widened by 1e-9 beyond the tolerance, far more than the rounding of wrapping a coordinate
+/// into [0, 1), so every pair the exact test would accept is among the candidates and the
+/// table is the same as checking all pairs; rows then cost O(window) instead of O(n).
+struct ColumnWindow {
+    /// (wrapped coordinate, column), sorted.
+    sorted: Vec<(f64, usize)>,
+    /// Half-width of the window, or `None` for every column.
+    half: Option<f64>,
+}
+
+impl ColumnWindow {
+    fn new(l2: &[Vec3], tol: Option<f64>) -> Self {
+        let half = tol.map(|t| t + 1e-9).filter(|h| *h < 0.5);
+        let mut sorted: Vec<(f64, usize)> = l2
+            .iter()
+            .enumerate()
+            .map(|(j, p)| (p[0] - p[0].floor(), j))
+            .collect();
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        Self { sorted, half }
+    }
+
+    /// Fills `out` with the candidate columns for a row at coordinate `x` (each once, in no
+    /// particular order: every pair is computed on its own).
+    fn near(&self, x: f64, out: &mut Vec<usize>) {
+        out.clear();
+        let Some(half) = self.half.filter(|_| x.is_finite()) else {
+            out.extend(0..self.sorted.len());
+            return;
+        };
+        let c = x - x.floor();
+        let mut take = |lo: f64, hi: f64| {
+            let start = self.sorted.partition_point(|p| p.0 < lo);
+            let end = self.sorted.partition_point(|p| p.0 <= hi);
+            out.extend(self.sorted[start..end.max(start)].iter().map(|p| p.1));
+        };
+        let (lo, hi) = (c - half, c + half);
+        take(lo.max(0.0), hi.min(1.0));
+        if lo < 0.0 {
+            take(lo + 1.0, 1.0);
+        }
+        if hi > 1.0 {
+            take(0.0, hi - 1.0);
+        }
+        // The ranges are disjoint (the window is narrower than the period): no duplicates.
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_column_window_never_misses_a_pair_the_exact_test_accepts() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rnd = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 * 6.0 - 3.0
+        };
+        let cols: Vec<Vec3> = (0..300).map(|_| [rnd(), 0.0, 0.0]).collect();
+        let mut out = Vec::new();
+        for tol in [0.01, 0.1, 0.3, 0.49, 0.6] {
+            let w = ColumnWindow::new(&cols, Some(tol));
+            for _ in 0..300 {
+                let r = rnd();
+                w.near(r, &mut out);
+                let mut once = out.clone();
+                once.sort_unstable();
+                once.dedup();
+                assert_eq!(once.len(), out.len(), "a column listed twice");
+                for (j, c) in cols.iter().enumerate() {
+                    if distance_to_integer(c[0] - r) <= tol {
+                        assert!(
+                            out.contains(&j),
+                            "tol {tol}: row {r} misses column {j} at {}",
+                            c[0]
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn distance_to_integer_is_exactly_the_rounding_formula() {
