@@ -46,29 +46,34 @@ pub(crate) fn split_lines(text: &str) -> Vec<Line<'_>> {
         .enumerate()
         .map(|(i, raw)| {
             let text = raw.strip_suffix('\r').unwrap_or(raw);
-            let mut tokens = Vec::new();
-            let mut start: Option<(usize, usize)> = None; // (byte offset, column)
-            let mut col = 0;
-            for (byte, ch) in text.char_indices() {
-                col += 1;
-                if ch.is_whitespace() {
-                    if let Some((b, c)) = start.take() {
-                        tokens.push(token(text, b, byte, i + 1, c));
-                    }
-                } else if start.is_none() {
-                    start = Some((byte, col));
-                }
-            }
-            if let Some((b, c)) = start {
-                tokens.push(token(text, b, text.len(), i + 1, c));
-            }
             Line {
                 number: i + 1,
                 text,
-                tokens,
+                tokens: tokens(text, i + 1),
             }
         })
         .collect()
+}
+
+/// The whitespace-separated tokens of one line (`text` without its line break).
+pub(crate) fn tokens(text: &str, line: usize) -> Vec<Token<'_>> {
+    let mut out = Vec::new();
+    let mut start: Option<(usize, usize)> = None; // (byte offset, column)
+    let mut col = 0;
+    for (byte, ch) in text.char_indices() {
+        col += 1;
+        if ch.is_whitespace() {
+            if let Some((b, c)) = start.take() {
+                out.push(token(text, b, byte, line, c));
+            }
+        } else if start.is_none() {
+            start = Some((byte, col));
+        }
+    }
+    if let Some((b, c)) = start {
+        out.push(token(text, b, text.len(), line, c));
+    }
+    out
 }
 
 fn token(text: &str, from: usize, to: usize, line: usize, col: usize) -> Token<'_> {

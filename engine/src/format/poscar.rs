@@ -12,7 +12,7 @@
 //! multiplies them by the negative number). Selective-dynamics flags and velocities are read
 //! past, not kept.
 
-use super::lines::{number, split_lines, Line, Token};
+use super::lines::{self, number, split_lines, Line, Token};
 use super::{Format, FormatError};
 use crate::cif::formula::{element_amounts, formula};
 use crate::cif::Pos;
@@ -33,12 +33,7 @@ pub fn read_poscar(text: &str) -> Result<Structure, FormatError> {
     let mut lines: Vec<Line<'_>> = Vec::new();
     for line in all {
         let cut = line.text.find('#').map_or(line.text, |i| &line.text[..i]);
-        let tokens: Vec<Token<'_>> = line
-            .tokens
-            .iter()
-            .copied()
-            .filter(|t| t.pos.col <= cut.chars().count())
-            .collect();
+        let tokens: Vec<Token<'_>> = lines::tokens(cut, line.number);
         if tokens.is_empty() && line.number > 1 {
             if lines.len() > 1 {
                 break;
@@ -331,6 +326,14 @@ mod tests {
         );
         let back = read_poscar(&text).unwrap();
         assert_eq!(back, s);
+    }
+
+    #[test]
+    fn comments_after_a_hash_are_cut_even_inside_a_token() {
+        let text = "x # title\n1.0#scale\n3 0 0 # a\n0 3 0\n0 0 3\nSi#el\n1\nDirect\n0 0 0\n";
+        let s = read_poscar(text).unwrap();
+        assert_eq!(s.sites[0].element.symbol(), "Si");
+        assert!((s.lattice.volume() - 27.0).abs() < 1e-12);
     }
 
     #[test]
