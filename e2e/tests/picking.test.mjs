@@ -2,6 +2,7 @@
 // second click shows the distance the engine computes (minimum image).
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { usePlayground } from "../harness.mjs";
 
 const session = usePlayground();
@@ -61,4 +62,37 @@ test("site indices can be shown over the atoms they name", () =>
     }
     await page.uncheck("input.labels-toggle[data-for=viewer]");
     await page.waitForFunction(() => document.querySelectorAll(".site-labels[data-for=viewer] .site-label").length === 0);
+  }));
+
+test("axis views look down a lattice vector; the picture saves as PNG", () =>
+  check("views and png", async () => {
+    const page = session.browser.page;
+    const canvas = page.locator("#viewer");
+    const sitesNow = async () => JSON.parse(await canvas.getAttribute("data-sites"));
+    const before = await sitesNow();
+    await page.click(".view-tools[data-for=viewer] button[data-view=a]");
+    await page.waitForFunction(
+      (b) => document.querySelector("#viewer").dataset.sites !== b,
+      JSON.stringify(before),
+    );
+    // Looking down a at the cell centre, the body-centre Cl sits in the middle of the canvas.
+    const box = await canvas.boundingBox();
+    const [x, y] = (await sitesNow())[1];
+    const [w, h] = [box.width - 2, box.height - 2]; // the canvas has a 1 px border
+    assert.ok(Math.abs(x - w / 2) < 2 && Math.abs(y - h / 2) < 2, `Cl at ${x},${y}; canvas ${w}x${h}`);
+    await page.click(".view-tools[data-for=viewer] button[data-view=reset]");
+    await page.waitForFunction(
+      (b) => JSON.parse(document.querySelector("#viewer").dataset.sites)
+        .every(([x, y], i) => Math.abs(x - b[i][0]) < 0.5 && Math.abs(y - b[i][1]) < 0.5),
+      before,
+    );
+
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.click('.view-tools[data-for=viewer] a[data-format="PNG"]'),
+    ]);
+    assert.equal(download.suggestedFilename(), "viewer.png");
+    const png = readFileSync(await download.path());
+    assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    assert.ok(png.length > 2000, `a real picture, not an empty canvas (${png.length} bytes)`);
   }));

@@ -192,6 +192,9 @@ pub fn StructureCanvas(
                 on:pointermove=move |e: ev::PointerEvent| {
                     if let Some((x0, y0)) = drag.get_value() {
                         let (x, y) = (e.client_x(), e.client_y());
+                        if (x, y) == (x0, y0) {
+                            return;
+                        }
                         viewer.update_value(|v| {
                             if let Some(v) = v.as_mut() {
                                 v.orbit((x - x0) as f32, (y - y0) as f32);
@@ -217,6 +220,28 @@ pub fn StructureCanvas(
                 }
             ></canvas>
             <div class="site-labels" data-for=id>{labels}</div>
+            </div>
+            <div class="view-tools" data-for=id>
+                <button class="secondary small" data-view="reset" title="default view" on:click=move |_| {
+                    viewer.update_value(|v| if let Some(v) = v.as_mut() { v.reset_view(); v.render(); });
+                    publish();
+                }>"reset"</button>
+                {[("a", 0usize), ("b", 1), ("c", 2)].into_iter().map(|(name, k)| view! {
+                    <button class="secondary small" data-view=name title=format!("look along {name}") on:click=move |_| {
+                        viewer.update_value(|v| if let Some(v) = v.as_mut() { v.view_along(k); });
+                        publish();
+                    }>{name}</button>
+                }).collect_view()}
+                <a class="export" href="#" download=format!("{id}.png") data-format="PNG" title="save the picture" on:click=move |e: ev::MouseEvent| {
+                    // The drawing buffer is preserved, so the canvas holds the last frame.
+                    let url = canvas_ref.get_untracked().and_then(|c| c.to_data_url().ok());
+                    let anchor = e.current_target().and_then(|t| {
+                        wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlAnchorElement>(t).ok()
+                    });
+                    if let (Some(url), Some(a)) = (url, anchor) {
+                        a.set_href(&url);
+                    }
+                }>"PNG"</a>
             </div>
             <label class="labels-toggle">
                 <input

@@ -48,6 +48,8 @@ pub struct Viewer {
     key_light: DirectionalLight,
     /// Centre and drawn radius of every site, for picking.
     spheres: Vec<(Vec3, f32)>,
+    /// The lattice vectors a, b, c (for the axis views).
+    axes: [Vec3; 3],
 }
 
 /// Colour of the halo drawn around highlighted (touched) sites.
@@ -115,6 +117,7 @@ impl Viewer {
             ambient,
             key_light,
             spheres: Vec::new(),
+            axes: [vec3(1.0, 0.0, 0.0), vec3(0.0, 1.0, 0.0), vec3(0.0, 0.0, 1.0)],
         })
     }
 
@@ -138,6 +141,8 @@ impl Viewer {
             .geometry
             .set_instances(&atom_instances(structure, Some(highlight)));
         self.cell.geometry.set_instances(&cell_instances(&corners));
+        let m = structure.lattice.matrix();
+        self.axes = [v3(m[0]), v3(m[1]), v3(m[2])];
         self.spheres = structure
             .sites
             .iter()
@@ -155,7 +160,7 @@ impl Viewer {
     }
 
     /// Look at the whole structure from the default direction, far enough away that it fits
-    /// the canvas whatever its aspect ratio.
+    /// the canvas whatever its aspect ratio (drawn by the caller or the next render).
     pub fn reset_view(&mut self) {
         let w = self.canvas.client_width().max(1) as f32;
         let h = self.canvas.client_height().max(1) as f32;
@@ -167,6 +172,25 @@ impl Viewer {
             self.target,
             vec3(0.0, 0.0, 1.0),
         );
+    }
+
+    /// Look down lattice vector `axis` (0 = a, 1 = b, 2 = c) onto the structure's centre,
+    /// with the next lattice vector pointing up on screen.
+    pub fn view_along(&mut self, axis: usize) {
+        let k = axis.min(2);
+        let dir = self.axes[k].normalize();
+        let next = self.axes[(k + 1) % 3];
+        // The part of the next vector perpendicular to the view direction points up.
+        let mut up = next - dir * next.dot(dir);
+        if up.magnitude() < 1e-6 {
+            up = vec3(0.0, 0.0, 1.0);
+        }
+        let w = self.canvas.client_width().max(1) as f32;
+        let h = self.canvas.client_height().max(1) as f32;
+        let distance = 0.95 * self.extent / (0.315 * (w / h).min(1.0));
+        self.camera
+            .set_view(self.target + dir * distance, self.target, up.normalize());
+        self.render();
     }
 
     /// Rotate the camera around the structure's centre by a pointer drag of (dx, dy) pixels.
