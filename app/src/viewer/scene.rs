@@ -117,7 +117,11 @@ impl Viewer {
             ambient,
             key_light,
             spheres: Vec::new(),
-            axes: [vec3(1.0, 0.0, 0.0), vec3(0.0, 1.0, 0.0), vec3(0.0, 0.0, 1.0)],
+            axes: [
+                vec3(1.0, 0.0, 0.0),
+                vec3(0.0, 1.0, 0.0),
+                vec3(0.0, 0.0, 1.0),
+            ],
         })
     }
 
