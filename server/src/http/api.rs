@@ -349,9 +349,20 @@ pub async fn get_run(
         "id": id,
         "spec": spec,
         "status": status,
-        "progress": progress.map(|p| json!({"done": p.done, "total": p.total, "successes": p.successes, "tokens": p.tokens, "cost_usd": p.cost_usd})),
+        "progress": progress.as_ref().map(progress_json),
         "summary": summary,
     })))
+}
+
+/// A run's live progress as the API shows it (in `GET /api/runs/{id}` and the events).
+fn progress_json(p: &Progress) -> serde_json::Value {
+    json!({
+        "done": p.done,
+        "total": p.total,
+        "successes": p.successes,
+        "tokens": p.tokens,
+        "cost_usd": p.cost_usd,
+    })
 }
 
 /// How often the progress stream looks for news.
@@ -389,15 +400,9 @@ pub async fn run_events(
                     .map(|a| a.contains_key(&id))
                     .unwrap_or(false);
                 let p = state.live.lock().ok().and_then(|m| m.get(&id).cloned());
-                let payload = json!({
-                    "status": status,
-                    "done": p.as_ref().map(|p| p.done),
-                    "total": p.as_ref().map(|p| p.total),
-                    "successes": p.as_ref().map(|p| p.successes),
-                    "tokens": p.as_ref().map(|p| p.tokens),
-                    "cost_usd": p.as_ref().map(|p| p.cost_usd),
-                })
-                .to_string();
+                let mut payload = p.as_ref().map_or_else(|| json!({}), progress_json);
+                payload["status"] = json!(status);
+                let payload = payload.to_string();
                 let over = !executing && status != "running" && status != "created";
                 if payload != last || over {
                     let event = Event::default().event("progress").data(payload.clone());
@@ -432,12 +437,9 @@ pub async fn run_results(
     Path(id): Path<String>,
     Query(q): Query<ExportQuery>,
 ) -> Result<Response, ApiError> {
-    if runs::load_run(&state.storage, &id)
+    let (spec, _) = runs::load_run(&state.storage, &id)
         .map_err(|e| ApiError::internal(e.to_string()))?
-        .is_none()
-    {
-        return Err(ApiError::not_found(format!("no run {id}")));
-    }
+        .ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
     let rows =
         runs::store_results(&state.storage, &id).map_err(|e| ApiError::internal(e.to_string()))?;
     Ok(match q.format.as_deref().unwrap_or("json") {
@@ -478,9 +480,6 @@ pub async fn run_results(
             ([(header::CONTENT_TYPE, "text/csv")], body).into_response()
         }
         "table" => {
-            let (spec, _) = runs::load_run(&state.storage, &id)
-                .map_err(|e| ApiError::internal(e.to_string()))?
-                .ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
             let table = runs::summarise(&id, &spec.model, &rows).table();
             ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], table).into_response()
         }
