@@ -74,6 +74,9 @@ pub fn StructureCanvas(
     });
 
     let on_up = move |e: ev::PointerEvent| {
+        if drag.get_value().is_some() {
+            publish();
+        }
         drag.set_value(None);
         let Some((x0, y0)) = press.get_value() else {
             return;
@@ -201,11 +204,18 @@ pub fn StructureCanvas(
                             }
                         });
                         drag.set_value(Some((x, y)));
-                        publish();
+                        // Follow the drag only when labels are shown; otherwise publish once,
+                        // when the pointer is released.
+                        if show_labels.get_untracked() {
+                            publish();
+                        }
                     }
                 }
                 on:pointerup=on_up
                 on:pointerleave=move |_: ev::PointerEvent| {
+                    if drag.get_value().is_some() {
+                        publish();
+                    }
                     drag.set_value(None);
                     press.set_value(None);
                 }
