@@ -174,21 +174,38 @@ export function hueClusters(pixels, minShare = 0.01) {
  * resolves with { baseUrl, requests, close }. */
 export async function fakeProvider(answer) {
   const requests = [];
+  // `provider.pieceDelayMs` spaces the pieces of a streamed answer; `provider.closed` counts
+  // streams whose client went away before the end.
+  const provider = { requests, pieceDelayMs: 20, closed: 0 };
   const server = http.createServer((req, res) => {
     let body = "";
     req.on("data", (d) => (body += d));
-    req.on("end", () => {
+    req.on("end", async () => {
       requests.push({ url: req.url, headers: req.headers, body });
-      res.setHeader("content-type", "application/json");
-      res.end(JSON.stringify({
-        choices: [{ message: { role: "assistant", content: answer } }],
-        usage: { prompt_tokens: 1200, completion_tokens: 300 },
-      }));
+      const usage = { prompt_tokens: 1200, completion_tokens: 300 };
+      if (!JSON.parse(body).stream) {
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify({ choices: [{ message: { role: "assistant", content: answer } }], usage }));
+        return;
+      }
+      // An OpenAI-style event stream, eight characters per event.
+      res.setHeader("content-type", "text/event-stream");
+      let gone = false;
+      res.on("close", () => { if (!res.writableFinished) { gone = true; provider.closed += 1; } });
+      for (let i = 0; i < answer.length && !gone; i += 8) {
+        res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: answer.slice(i, i + 8) } }] })}\n\n`);
+        await new Promise((r) => setTimeout(r, provider.pieceDelayMs));
+      }
+      if (gone) return;
+      res.write(`data: ${JSON.stringify({ choices: [], usage })}\n\n`);
+      res.end("data: [DONE]\n\n");
     });
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address();
-  return { baseUrl: `http://127.0.0.1:${port}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
+  provider.baseUrl = `http://127.0.0.1:${port}/v1`;
+  provider.close = () => { server.closeAllConnections(); return new Promise((r) => server.close(r)); };
+  return provider;
 }
 
 /**

@@ -71,13 +71,32 @@ pub struct Completion {
     pub cached: bool,
 }
 
-/// Ask `model` to answer `prompt` through the server.
-pub async fn complete(model: &str, prompt: &str) -> Result<Completion, String> {
+/// What a streamed model call reports while it runs.
+pub enum StreamNews {
+    /// The answer so far grew by this piece.
+    Piece(String),
+    /// The server retries a broken stream from the start: the text so far is void.
+    Restart(u32),
+}
+
+/// Ask `model` to answer `prompt`, hearing the answer piece by piece through `on`
+/// (`POST /api/complete/stream`). Aborting `signal` stops the call (the server then
+/// cancels the provider request).
+pub async fn complete_stream(
+    model: &str,
+    prompt: &str,
+    signal: &web_sys::AbortSignal,
+    mut on: impl FnMut(StreamNews),
+) -> Result<Completion, String> {
+    use eventsource_stream::Eventsource;
+    use futures_util::StreamExt;
+    use wasm_bindgen::JsCast;
+
     let body = serde_json::json!({ "model": model, "prompt": prompt });
-    let req = gloo_net::http::Request::post("/api/complete")
+    let res = gloo_net::http::Request::post("/api/complete/stream")
+        .abort_signal(Some(signal))
         .json(&body)
-        .map_err(|e| e.to_string())?;
-    let res = req
+        .map_err(|e| e.to_string())?
         .send()
         .await
         .map_err(|e| format!("server unreachable: {e}"))?;
@@ -89,9 +108,41 @@ pub async fn complete(model: &str, prompt: &str) -> Result<Completion, String> {
             .to_string();
         return Err(format!("HTTP {}: {msg}", res.status()));
     }
-    res.json::<Completion>()
-        .await
-        .map_err(|e| format!("unexpected answer: {e}"))
+    let raw = res.body().ok_or("the server sent no answer body")?;
+    let chunks = wasm_streams::ReadableStream::from_raw(raw)
+        .into_stream()
+        .map(|chunk| match chunk {
+            Ok(v) => v
+                .dyn_into::<js_sys::Uint8Array>()
+                .map(|a| a.to_vec())
+                .map_err(|_| "the answer stream sent something other than bytes".to_string()),
+            Err(_) => Err("the answer stream was interrupted".to_string()),
+        });
+    let mut events = chunks.eventsource();
+    while let Some(event) = events.next().await {
+        let event = event.map_err(|e| e.to_string())?;
+        let data: serde_json::Value = serde_json::from_str(&event.data)
+            .map_err(|e| format!("unexpected stream event: {e}"))?;
+        match event.event.as_str() {
+            "delta" => on(StreamNews::Piece(
+                data["text"].as_str().unwrap_or_default().to_string(),
+            )),
+            "restart" => on(StreamNews::Restart(
+                data["attempt"].as_u64().unwrap_or(0) as u32
+            )),
+            "done" => {
+                return serde_json::from_value(data).map_err(|e| format!("unexpected answer: {e}"))
+            }
+            "error" => {
+                return Err(data["error"]["message"]
+                    .as_str()
+                    .unwrap_or("the model call failed")
+                    .to_string())
+            }
+            _ => {}
+        }
+    }
+    Err("the server closed the stream before the answer was complete".into())
 }
 
 /// Start a run on the server; returns its id.

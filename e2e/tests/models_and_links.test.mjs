@@ -40,8 +40,33 @@ test("ask a configured model: answer, tokens, cost and verdict appear; the key s
     // The provider got the exact model prompt and the key; the page never saw the key.
     const sent = JSON.parse(provider.requests.at(-1).body);
     assert.ok(sent.messages[0].content.startsWith("You are a CIF operation assistant."));
+    assert.equal(sent.stream, true, "the page asks for a streamed answer");
     assert.equal(provider.requests.at(-1).headers.authorization, `Bearer ${KEY}`);
     assert.ok(!(await page.content()).includes(KEY));
+  }));
+
+test("a streamed answer grows in the page; cancelling keeps the part received and stops the provider call", () =>
+  check("cancel stream", async () => {
+    const page = browser.page;
+    provider.pieceDelayMs = 400;
+    try {
+      await page.selectOption("#model-select", "fake-gpt");
+      await page.click("#random"); // a new prompt, so the answer is not served from the cache
+      await page.click("#ask-model");
+      await page.waitForFunction(() => document.querySelector("#answer").value.length >= 8);
+      assert.match(await page.locator("#ask-status").textContent(), /receiving… \d+ characters/);
+      await page.click("#cancel-ask");
+      await page.waitForFunction(() => document.querySelector("#ask-status").textContent.includes("Cancelled"));
+      const partial = await page.inputValue("#answer");
+      assert.ok(partial.length >= 8 && partial.length < 40, `partial answer kept: ${JSON.stringify(partial)}`);
+      assert.ok("Sure.\n<cif>\ndata_broken".startsWith(partial.slice(0, 8)));
+      // The server dropped the provider's stream when the page hung up.
+      for (let i = 0; i < 50 && provider.closed === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(provider.closed, 1);
+      assert.equal(await page.locator("#cancel-ask").count(), 0);
+    } finally {
+      provider.pieceDelayMs = 20;
+    }
   }));
 
 test("a share link reopens the same case with the same verdict", () =>

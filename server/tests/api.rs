@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use axum::response::IntoResponse;
 use axum::routing::post;
 use axum::Router;
 use server::config::{Config, Limits, ModelConfig, ProviderKind};
@@ -16,9 +17,17 @@ const KEY: &str = "sk-api-test-SECRET-0b1c2d";
 async fn fake_provider(delay: Duration) -> String {
     let app = Router::new().route(
         "/v1/chat/completions",
-        post(move || async move {
+        post(move |axum::Json(body): axum::Json<serde_json::Value>| async move {
             tokio::time::sleep(delay).await;
-            axum::Json(serde_json::json!({"choices":[{"message":{"content":"<cif>nope</cif>"}}],"usage":{"prompt_tokens":10,"completion_tokens":5}}))
+            if body["stream"] == true {
+                let mut events: Vec<String> = ["<cif>", "no", "pe</cif>"]
+                    .iter()
+                    .map(|p| format!("data: {}\n\n", serde_json::json!({"choices":[{"delta":{"content":p}}]})))
+                    .collect();
+                events.push("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":5}}\n\ndata: [DONE]\n\n".into());
+                return ([("content-type", "text/event-stream")], events.concat()).into_response();
+            }
+            axum::Json(serde_json::json!({"choices":[{"message":{"content":"<cif>nope</cif>"}}],"usage":{"prompt_tokens":10,"completion_tokens":5}})).into_response()
         }),
     );
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -108,7 +117,48 @@ async fn models_complete_and_secrecy() {
     assert_eq!(unknown.status(), 404);
     let e: serde_json::Value = unknown.json().await.unwrap();
     assert_eq!(e["error"]["code"], "unknown_model");
-    for text in [models, body] {
+    // The streamed variant: pieces, then the completion with tokens and cost.
+    let r = c
+        .post(format!("{base}/api/complete/stream"))
+        .json(&serde_json::json!({"model": "fake", "prompt": "stream it"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "text/event-stream");
+    let streamed = r.text().await.unwrap();
+    let events: Vec<(&str, serde_json::Value)> = streamed
+        .split("\n\n")
+        .filter_map(|block| {
+            let event = block.lines().find_map(|l| l.strip_prefix("event: "))?;
+            let data = block.lines().find_map(|l| l.strip_prefix("data: "))?;
+            Some((event, serde_json::from_str(data).unwrap()))
+        })
+        .collect();
+    let pieces: Vec<&str> = events
+        .iter()
+        .filter(|(e, _)| *e == "delta")
+        .map(|(_, d)| d["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(pieces, ["<cif>", "no", "pe</cif>"]);
+    let (last, done) = events.last().unwrap();
+    assert_eq!(*last, "done");
+    assert_eq!(done["text"], "<cif>nope</cif>");
+    assert_eq!(
+        (
+            done["input_tokens"].as_u64(),
+            done["output_tokens"].as_u64()
+        ),
+        (Some(10), Some(5))
+    );
+    let unknown_stream = c
+        .post(format!("{base}/api/complete/stream"))
+        .json(&serde_json::json!({"model": "nobody", "prompt": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown_stream.status(), 404);
+    for text in [models, body, streamed] {
         assert!(!text.contains(KEY));
     }
 }

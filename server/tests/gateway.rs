@@ -11,8 +11,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
+use futures_util::StreamExt;
 use server::config::{Config, Limits, ModelConfig, ProviderKind};
-use server::llm::{Gateway, GatewayOptions, LlmError, Message};
+use server::llm::{Gateway, GatewayOptions, LlmError, Message, StreamEvent};
 use server::storage::Storage;
 
 /// What the fake provider does for one request.
@@ -22,6 +23,21 @@ enum Act {
     Status(u16, Option<&'static str>, &'static str),
     Malformed,
     Slow(Duration),
+    /// An event stream of these pieces; `cut` ends it before the `[DONE]` marker.
+    Stream(&'static [&'static str], bool),
+}
+
+/// A streamed response body: each event 5 ms after the last.
+fn sse_body(events: Vec<String>) -> Response {
+    let chunks = futures_util::stream::iter(events).then(|e| async move {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        Ok::<_, std::convert::Infallible>(e)
+    });
+    (
+        [("content-type", "text/event-stream")],
+        axum::body::Body::from_stream(chunks),
+    )
+        .into_response()
 }
 
 #[derive(Clone, Default)]
@@ -57,11 +73,62 @@ async fn openai(State(f): State<Fake>, headers: HeaderMap) -> Response {
             axum::Json(serde_json::json!({"choices": [{"message": {"content": "late"}}]}))
                 .into_response()
         }
+        Act::Stream(pieces, cut) => {
+            let mut events: Vec<String> = pieces
+                .iter()
+                .map(|p| {
+                    let chunk = serde_json::json!({"choices": [{"delta": {"content": p}}]});
+                    format!("data: {chunk}\n\n")
+                })
+                .collect();
+            if !cut {
+                let usage = serde_json::json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 500}});
+                events.push(format!("data: {usage}\n\n"));
+                events.push("data: [DONE]\n\n".into());
+            }
+            sse_body(events)
+        }
     }
 }
 
-async fn anthropic(State(f): State<Fake>, headers: HeaderMap) -> Response {
+async fn anthropic(
+    State(f): State<Fake>,
+    headers: HeaderMap,
+    axum::Json(body): axum::Json<serde_json::Value>,
+) -> Response {
     f.hits.lock().unwrap().push((Instant::now(), headers));
+    if body["stream"] == true {
+        let events = [
+            (
+                "message_start",
+                r#"{"type":"message_start","message":{"usage":{"input_tokens":10,"output_tokens":1}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"from "}}"#,
+            ),
+            ("ping", r#"{"type":"ping"}"#),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"claude"}}"#,
+            ),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","usage":{"output_tokens":20}}"#,
+            ),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ];
+        return sse_body(
+            events
+                .iter()
+                .map(|(e, d)| format!("event: {e}\ndata: {d}\n\n"))
+                .collect(),
+        );
+    }
     axum::Json(serde_json::json!({
         "content": [{"type": "text", "text": "from claude"}],
         "usage": {"input_tokens": 10, "output_tokens": 20}
@@ -354,5 +421,112 @@ async fn anthropic_shaped_provider_and_missing_keys() {
     assert_eq!(
         g.complete("other", &msgs(), 0).await.unwrap_err(),
         LlmError::UnknownModel("other".into())
+    );
+}
+
+/// Runs a streamed call and writes down what `on` heard: pieces as text, restarts as `|`.
+async fn stream_log(
+    g: &Gateway,
+    name: &str,
+    sample: u32,
+) -> (Result<server::llm::Completion, LlmError>, Vec<String>) {
+    let mut heard = Vec::new();
+    let r = g
+        .complete_stream(name, &msgs(), sample, |e| match e {
+            StreamEvent::Delta(t) => heard.push(t.to_string()),
+            StreamEvent::Restart { attempt } => heard.push(format!("|{attempt}")),
+        })
+        .await;
+    (r, heard)
+}
+
+#[tokio::test]
+async fn streamed_answers_arrive_in_pieces_with_tokens_cost_and_cache() {
+    std::env::set_var("AW_T_KEY_S", "sk-stream");
+    let (fake, base) = start(vec![Act::Stream(&["<cif>", "\ndata_x", "\n</cif>"], false)]).await;
+    let (g, _d) = gateway(
+        vec![model(
+            "m",
+            ProviderKind::OpenaiCompatible,
+            &base,
+            "AW_T_KEY_S",
+        )],
+        fast_limits(),
+        true,
+    );
+    let (c, heard) = stream_log(&g, "m", 0).await;
+    let c = c.unwrap();
+    assert_eq!(heard, ["<cif>", "\ndata_x", "\n</cif>"]);
+    assert_eq!(c.text, "<cif>\ndata_x\n</cif>");
+    assert_eq!(
+        (c.input_tokens, c.output_tokens, c.attempts, c.cached),
+        (1000, 500, 1, false)
+    );
+    assert!((c.cost_usd - (1000.0 * 2.0 + 500.0 * 10.0) / 1e6).abs() < 1e-12);
+    // The repeat comes from the cache in one piece, for free, without a request.
+    let (again, heard) = stream_log(&g, "m", 0).await;
+    let again = again.unwrap();
+    assert_eq!(heard, std::slice::from_ref(&c.text));
+    assert!(again.cached && again.cost_usd == 0.0);
+    assert_eq!(fake.hits.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_cut_stream_is_retried_from_the_start_a_bounded_number_of_times() {
+    std::env::set_var("AW_T_KEY_C", "sk-cut");
+    let (fake, base) = start(vec![
+        Act::Status(429, Some("0"), "{}"),
+        Act::Stream(&["<cif>", "\ndata_"], true),
+        Act::Stream(&["<cif>", "\ndata_x"], false),
+        Act::Stream(&["a"], true),
+        Act::Stream(&["b"], true),
+        Act::Stream(&["c"], true),
+    ])
+    .await;
+    let (g, _d) = gateway(
+        vec![model(
+            "m",
+            ProviderKind::OpenaiCompatible,
+            &base,
+            "AW_T_KEY_C",
+        )],
+        fast_limits(),
+        false,
+    );
+    let (c, heard) = stream_log(&g, "m", 0).await;
+    let c = c.unwrap();
+    // The 429 came before any text (no restart); the cut stream did show text.
+    assert_eq!(heard, ["<cif>", "\ndata_", "|3", "<cif>", "\ndata_x"]);
+    assert_eq!((c.text.as_str(), c.attempts), ("<cif>\ndata_x", 3));
+    // Cut three times with two retries allowed: an error naming the cut, then no more calls.
+    let (e, heard) = stream_log(&g, "m", 1).await;
+    assert!(
+        matches!(e, Err(LlmError::Stream(ref m)) if m.contains("before the end")),
+        "{e:?}"
+    );
+    assert_eq!(heard, ["a", "|2", "b", "|3", "c"]);
+    assert_eq!(fake.hits.lock().unwrap().len(), 6);
+}
+
+#[tokio::test]
+async fn anthropic_streams_skip_thinking_and_count_tokens() {
+    std::env::set_var("AW_T_KEY_AS", "ak-stream");
+    let (_fake, base) = start(vec![]).await;
+    let (g, _d) = gateway(
+        vec![model(
+            "claude",
+            ProviderKind::Anthropic,
+            &base,
+            "AW_T_KEY_AS",
+        )],
+        fast_limits(),
+        false,
+    );
+    let (c, heard) = stream_log(&g, "claude", 0).await;
+    let c = c.unwrap();
+    assert_eq!(heard, ["from ", "claude"]);
+    assert_eq!(
+        (c.text.as_str(), c.input_tokens, c.output_tokens),
+        ("from claude", 10, 20)
     );
 }

@@ -144,6 +144,8 @@ pub fn Playground() -> impl IntoView {
     let chosen_model = RwSignal::new(String::new());
     let asking = RwSignal::new(false);
     let ask_status = RwSignal::new(None::<Result<String, String>>);
+    // The abort handle of the call in flight (browser objects stay on this thread).
+    let in_flight = StoredValue::new_local(None::<web_sys::AbortController>);
     let ask = move |_| {
         let (Some(text), model) = (full_prompt.get_untracked(), chosen_model.get_untracked())
         else {
@@ -153,13 +155,33 @@ pub fn Playground() -> impl IntoView {
             ask_status.set(Some(Err("choose a model first".into())));
             return;
         }
+        let Ok(controller) = web_sys::AbortController::new() else {
+            ask_status.set(Some(Err("this browser cannot stream answers".into())));
+            return;
+        };
+        let signal = controller.signal();
+        in_flight.set_value(Some(controller));
         asking.set(true);
-        ask_status.set(None);
+        answer.set(String::new());
+        answered_by.set(Some(model.clone()));
+        ask_status.set(Some(Ok("waiting for the model…".into())));
         leptos::task::spawn_local(async move {
-            match crate::api::complete(&model, &text).await {
+            let on = |news: crate::api::StreamNews| match news {
+                crate::api::StreamNews::Piece(p) => {
+                    answer.update(|a| a.push_str(&p));
+                    let n = answer.with_untracked(|a| a.chars().count());
+                    ask_status.set(Some(Ok(format!("receiving… {n} characters"))));
+                }
+                crate::api::StreamNews::Restart(attempt) => {
+                    answer.set(String::new());
+                    ask_status.set(Some(Ok(format!(
+                        "the stream broke off; the server asks again (attempt {attempt})"
+                    ))));
+                }
+            };
+            match crate::api::complete_stream(&model, &text, &signal, on).await {
                 Ok(c) => {
                     answer.set(c.text);
-                    answered_by.set(Some(model));
                     ask_status.set(Some(Ok(format!(
                         "{} prompt + {} answer tokens · ${:.4}{}",
                         c.input_tokens,
@@ -172,10 +194,21 @@ pub fn Playground() -> impl IntoView {
                         }
                     ))));
                 }
+                Err(_) if signal.aborted() => ask_status.set(Some(Ok(
+                    "Cancelled; the partial answer is kept below.".into(),
+                ))),
                 Err(e) => ask_status.set(Some(Err(e))),
             }
+            in_flight.set_value(None);
             asking.set(false);
         });
+    };
+    let cancel = move |_| {
+        in_flight.with_value(|c| {
+            if let Some(c) = c {
+                c.abort();
+            }
+        })
     };
     let share_link = RwSignal::new(None::<String>);
     let make_link = move |_| {
@@ -438,6 +471,9 @@ pub fn Playground() -> impl IntoView {
                     <button id="ask-model" on:click=ask disabled=move || asking.get()>
                         {move || if asking.get() { "Asking…" } else { "Ask the model" }}
                     </button>
+                    <Show when=move || asking.get()>
+                        <button id="cancel-ask" class="secondary" on:click=cancel>"Cancel"</button>
+                    </Show>
                     <button id="paste-truth" on:click=move |_| {
                         answer.set(format!("<cif>\n{}\n</cif>", target_cif.get_untracked().unwrap_or_default()));
                     }>"Paste the ground truth"</button>

@@ -18,7 +18,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::AppState;
-use crate::llm::{LlmError, Message};
+use crate::llm::{LlmError, Message, StreamEvent};
 use crate::runs::{self, Answerer, Progress, RunSpec};
 
 /// Largest share-link case body (bytes).
@@ -152,6 +152,69 @@ pub async fn complete(
         .complete(&body.model, &[Message::user(body.prompt)], body.sample)
         .await?;
     Ok(Json(json!(c)))
+}
+
+/// Aborts a spawned task when the response that needs it is dropped (the client left).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// `POST /api/complete/stream`: one model call whose answer arrives as server-sent events:
+/// `delta` (`{"text"}`: the next piece), `restart` (`{"attempt"}`: a broken stream is being
+/// retried, forget the pieces so far), then `done` (the completion, as `/api/complete`
+/// returns it) or `error` (`{"error": {"code", "message"}}`). Closing the connection
+/// cancels the provider call.
+pub async fn complete_stream(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Json(body): Json<CompleteBody>,
+) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>>>, ApiError>
+{
+    authorise(&state, &headers)?;
+    if Answerer::is_baseline_name(&body.model) {
+        return Err(ApiError::bad("baselines answer whole tasks; use a run"));
+    }
+    if state.gateway.config().model(&body.model).is_none() {
+        return Err(LlmError::UnknownModel(body.model).into());
+    }
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    let gateway = state.gateway.clone();
+    let task = tokio::spawn(async move {
+        let messages = [Message::user(body.prompt)];
+        let on = |e: StreamEvent<'_>| {
+            let event = match e {
+                StreamEvent::Delta(text) => Event::default()
+                    .event("delta")
+                    .data(json!({ "text": text }).to_string()),
+                StreamEvent::Restart { attempt } => Event::default()
+                    .event("restart")
+                    .data(json!({ "attempt": attempt }).to_string()),
+            };
+            let _ = tx.send(event);
+        };
+        let result = gateway
+            .complete_stream(&body.model, &messages, body.sample, on)
+            .await;
+        let last = match result {
+            Ok(c) => Event::default().event("done").data(json!(c).to_string()),
+            Err(e) => {
+                let ApiError(_, code, message) = e.into();
+                Event::default()
+                    .event("error")
+                    .data(json!({"error": {"code": code, "message": message}}).to_string())
+            }
+        };
+        let _ = tx.send(last);
+    });
+    let stream =
+        futures_util::stream::unfold((rx, AbortOnDrop(task)), |(mut rx, guard)| async move {
+            rx.recv().await.map(|e| (Ok(e), (rx, guard)))
+        });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
 /// Body of `POST /api/runs`.

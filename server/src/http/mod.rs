@@ -148,6 +148,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
     let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
     let limited = Router::new()
         .route("/api/complete", post(api::complete))
+        .route("/api/complete/stream", post(api::complete_stream))
         .route("/api/runs", post(api::start_run))
         .route("/api/runs/{id}/cancel", post(api::cancel_run))
         .route("/api/runs/{id}/resume", post(api::resume_run))

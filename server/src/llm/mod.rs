@@ -8,7 +8,7 @@ mod gateway;
 mod protocol;
 mod retry;
 
-pub use gateway::{Gateway, GatewayOptions};
+pub use gateway::{Gateway, GatewayOptions, StreamEvent};
 pub use retry::RetryPolicy;
 
 use serde::{Deserialize, Serialize};
@@ -78,6 +78,9 @@ pub enum LlmError {
     /// A spend cap was reached; no new calls are made.
     #[error("spend cap reached: {0}")]
     SpendCap(String),
+    /// A streamed answer broke off or the provider reported an error inside the stream.
+    #[error("the answer stream broke off: {0}")]
+    Stream(String),
     /// Replay-only mode and the answer is not in the cache.
     #[error("replay-only mode: this request is not in the response cache")]
     NotCached,
@@ -88,7 +91,7 @@ impl LlmError {
     pub fn is_transient(&self) -> bool {
         match self {
             LlmError::Http { status, .. } => *status == 429 || *status >= 500,
-            LlmError::Timeout(_) | LlmError::Network(_) => true,
+            LlmError::Timeout(_) | LlmError::Network(_) | LlmError::Stream(_) => true,
             _ => false,
         }
     }

@@ -118,6 +118,135 @@ pub fn build(m: &ModelConfig, messages: &[Message], key: Option<&str>) -> HttpCa
     }
 }
 
+/// The streaming variant of [`build`]: the same request asking for server-sent events
+/// (OpenAI: `stream` with usage in the last chunk; Anthropic: `stream`; Gemini:
+/// `streamGenerateContent?alt=sse`).
+pub fn build_stream(m: &ModelConfig, messages: &[Message], key: Option<&str>) -> HttpCall {
+    let mut call = build(m, messages, key);
+    match m.provider {
+        ProviderKind::Openai | ProviderKind::OpenaiCompatible => {
+            call.body["stream"] = json!(true);
+            call.body["stream_options"] = json!({ "include_usage": true });
+        }
+        ProviderKind::Anthropic => call.body["stream"] = json!(true),
+        ProviderKind::Gemini => {
+            call.url = call
+                .url
+                .replace(":generateContent", ":streamGenerateContent?alt=sse");
+        }
+    }
+    call
+}
+
+/// Reassembles a provider's event stream into the answer: feed it each server-sent event
+/// in order; it returns the text each event adds and keeps the token counts. Only a stream
+/// that reached the provider's end marker is [`complete`](Self::complete); one that stops
+/// before is a cut stream.
+#[derive(Debug)]
+pub struct StreamDecoder {
+    provider: ProviderKind,
+    /// The answer so far.
+    pub text: String,
+    /// Prompt tokens (when the provider reported them).
+    pub input_tokens: u64,
+    /// Answer tokens (when the provider reported them).
+    pub output_tokens: u64,
+    /// The end marker arrived.
+    pub complete: bool,
+}
+
+impl StreamDecoder {
+    /// A decoder for `provider`'s stream format.
+    pub fn new(provider: ProviderKind) -> Self {
+        Self {
+            provider,
+            text: String::new(),
+            input_tokens: 0,
+            output_tokens: 0,
+            complete: false,
+        }
+    }
+
+    /// Take one event (`event` is its type, empty when absent). Returns the text it adds.
+    pub fn feed(&mut self, event: &str, data: &str) -> Result<String, LlmError> {
+        if matches!(
+            self.provider,
+            ProviderKind::Openai | ProviderKind::OpenaiCompatible
+        ) && data.trim() == "[DONE]"
+        {
+            self.complete = true;
+            return Ok(String::new());
+        }
+        if event == "ping" || data.trim().is_empty() {
+            return Ok(String::new());
+        }
+        let v: Value = serde_json::from_str(data)
+            .map_err(|e| LlmError::Malformed(format!("stream event is not JSON: {e}")))?;
+        if event == "error" || v.get("error").is_some_and(|e| !e.is_null()) {
+            let msg = v["error"]["message"]
+                .as_str()
+                .or_else(|| v["error"].as_str())
+                .unwrap_or("unknown error");
+            let msg: String = msg.chars().take(300).collect();
+            return Err(LlmError::Stream(format!("the provider reported: {msg}")));
+        }
+        let tokens = |v: &Value| v.as_u64();
+        let delta = match self.provider {
+            ProviderKind::Openai | ProviderKind::OpenaiCompatible => {
+                if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+                    self.input_tokens = tokens(&u["prompt_tokens"]).unwrap_or(self.input_tokens);
+                    self.output_tokens =
+                        tokens(&u["completion_tokens"]).unwrap_or(self.output_tokens);
+                }
+                v["choices"][0]["delta"]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            }
+            ProviderKind::Anthropic => match v["type"].as_str().unwrap_or(event) {
+                "message_start" => {
+                    let u = &v["message"]["usage"];
+                    self.input_tokens = tokens(&u["input_tokens"]).unwrap_or(0);
+                    self.output_tokens = tokens(&u["output_tokens"]).unwrap_or(0);
+                    String::new()
+                }
+                "content_block_delta" if v["delta"]["type"] == "text_delta" => {
+                    v["delta"]["text"].as_str().unwrap_or_default().to_string()
+                }
+                "message_delta" => {
+                    self.output_tokens =
+                        tokens(&v["usage"]["output_tokens"]).unwrap_or(self.output_tokens);
+                    String::new()
+                }
+                "message_stop" => {
+                    self.complete = true;
+                    String::new()
+                }
+                _ => String::new(),
+            },
+            ProviderKind::Gemini => {
+                // Each event is a whole GenerateContentResponse holding the next parts; the
+                // usage figures are running totals. A finish reason ends the answer.
+                let c = &v["candidates"][0];
+                if let Some(u) = v.get("usageMetadata") {
+                    self.input_tokens = tokens(&u["promptTokenCount"]).unwrap_or(self.input_tokens);
+                    self.output_tokens =
+                        tokens(&u["candidatesTokenCount"]).unwrap_or(self.output_tokens);
+                }
+                if c["finishReason"].is_string() {
+                    self.complete = true;
+                }
+                c["content"]["parts"]
+                    .as_array()
+                    .map(|ps| ps.iter().filter_map(|p| p["text"].as_str()).collect())
+                    .unwrap_or_default()
+            }
+        };
+        self.text.push_str(&delta);
+        Ok(delta)
+    }
+}
+
 fn malformed(what: &str) -> LlmError {
     LlmError::Malformed(what.to_string())
 }
@@ -216,6 +345,85 @@ mod tests {
         }
         let g = build(&model(ProviderKind::Gemini), &[Message::user("hi")], None);
         assert_eq!(g.url, "http://h/v1/models/mod-1:generateContent");
+    }
+
+    fn decode(p: ProviderKind, events: &[(&str, &str)]) -> Result<StreamDecoder, LlmError> {
+        let mut d = StreamDecoder::new(p);
+        for (e, data) in events {
+            d.feed(e, data)?;
+        }
+        Ok(d)
+    }
+
+    #[test]
+    fn streams_of_each_provider() {
+        let o = decode(
+            ProviderKind::Openai,
+            &[
+                ("", r#"{"choices":[{"delta":{"role":"assistant"}}]}"#),
+                ("", r#"{"choices":[{"delta":{"content":"Hel"}}]}"#),
+                (
+                    "",
+                    r#"{"choices":[{"delta":{"content":"lo"}}],"usage":null}"#,
+                ),
+                (
+                    "",
+                    r#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}"#,
+                ),
+                ("", "[DONE]"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            (o.text.as_str(), o.input_tokens, o.output_tokens, o.complete),
+            ("Hello", 3, 2, true)
+        );
+        let a = decode(
+            ProviderKind::Anthropic,
+            &[
+                ("message_start", r#"{"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}}"#),
+                ("ping", r#"{"type":"ping"}"#),
+                ("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}"#),
+                ("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"B"}}"#),
+                ("message_delta", r#"{"type":"message_delta","usage":{"output_tokens":6}}"#),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            (a.text.as_str(), a.input_tokens, a.output_tokens, a.complete),
+            ("B", 5, 6, false)
+        );
+        let g = decode(
+            ProviderKind::Gemini,
+            &[
+                ("", r#"{"candidates":[{"content":{"parts":[{"text":"C"}]}}]}"#),
+                ("", r#"{"candidates":[{"content":{"parts":[{"text":"D"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":8}}"#),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            (g.text.as_str(), g.input_tokens, g.output_tokens, g.complete),
+            ("CD", 7, 8, true)
+        );
+        let err = decode(
+            ProviderKind::Anthropic,
+            &[(
+                "error",
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            )],
+        );
+        assert!(matches!(err, Err(LlmError::Stream(m)) if m.contains("Overloaded")));
+        assert!(matches!(
+            decode(ProviderKind::Openai, &[("", "{not json")]),
+            Err(LlmError::Malformed(_))
+        ));
+        let call = build_stream(&model(ProviderKind::Gemini), &[Message::user("hi")], None);
+        assert_eq!(
+            call.url,
+            "http://h/v1/models/mod-1:streamGenerateContent?alt=sse"
+        );
+        let call = build_stream(&model(ProviderKind::Openai), &[Message::user("hi")], None);
+        assert_eq!(call.body["stream_options"]["include_usage"], true);
     }
 
     #[test]
