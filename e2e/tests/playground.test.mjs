@@ -66,3 +66,34 @@ test("an edited prompt is parsed as you type, and bad indices are explained", ()
     await page.locator("#parsed-action .ok").waitFor();
     assert.match(await page.locator("#parsed-action").textContent(), /super_cell/);
   }));
+
+test("the answer over the target: arrows from the matcher's pairing, the worst site marked", () =>
+  check("overlay", async () => {
+    const page = session.browser.page;
+    await page.selectOption("#action-kind", "move");
+    await page.click("#random");
+    await page.click("#paste-truth");
+    // Push site 0 of the answer by 0.01 along c: it becomes the worst site.
+    const truth = await page.inputValue("#answer");
+    await page.fill("#answer", truth.replace(/(\d\.\d{8})(\s+1\n)/, (m, x, rest) => `${(Number(x) + 0.01).toFixed(8)}${rest}`));
+    assert.equal(await verdictLabel(), "Success");
+    const maxDistA = Number(await page.locator("#max-dist-angstrom").textContent());
+    assert.ok(maxDistA > 0.01, `max_dist ${maxDistA} Å`);
+
+    const canvas = page.locator("#viewer-target");
+    assert.equal(await page.isDisabled("#overlay-toggle"), false);
+    const before = await canvas.screenshot();
+    await page.check("#overlay-toggle");
+    await page.waitForFunction(() => document.querySelector("#viewer-target").dataset.overlay);
+    const o = JSON.parse(await canvas.getAttribute("data-overlay"));
+    assert.equal(o.worst, 0);
+    // Same lattice, so the longest arrow is the matcher's max_dist in Å.
+    assert.ok(Math.abs(o.worst_angstrom - maxDistA) < 6e-4, `${o.worst_angstrom} vs ${maxDistA}`);
+    assert.equal(await page.locator(".overlay-legend[data-for=viewer-target] .worst").textContent(), o.worst_angstrom.toFixed(3));
+    assert.notDeepEqual(await canvas.screenshot(), before, "the overlay is drawn");
+
+    // An answer the matcher cannot pair turns the overlay off.
+    await page.click("#paste-input");
+    await page.waitForFunction(() => document.querySelector("#overlay-toggle").disabled);
+    await page.waitForFunction(() => !document.querySelector("#viewer-target").dataset.overlay);
+  }));

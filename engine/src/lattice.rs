@@ -120,6 +120,56 @@ impl Lattice {
         std::array::from_fn(|k| frac[0] * m[0][k] + frac[1] * m[1][k] + frac[2] * m[2][k])
     }
 
+    /// Distances (Å) between neighbouring lattice planes parallel to (b, c), (c, a), (a, b).
+    pub fn plane_distances(&self) -> [f64; 3] {
+        let m = self.matrix;
+        let volume = self.volume().abs();
+        std::array::from_fn(|k| volume / norm(cross(m[(k + 1) % 3], m[(k + 2) % 3])))
+    }
+
+    /// The shortest Cartesian vector (Å) among the periodic images of the fractional
+    /// difference `d` (minimum image).
+    ///
+    /// First searches the 27 neighbouring images of `d` wrapped to [-0.5, 0.5] (enough for
+    /// any reasonably shaped cell, and the choice among equally short images); then, for
+    /// skewed cells where a shorter image can lie further out, every translation that could
+    /// beat it (bounded by the distances between lattice planes), so the result is exact for
+    /// any cell, as ASE's `find_mic` is.
+    pub fn shortest_vector(&self, d: [f64; 3]) -> [f64; 3] {
+        let d: [f64; 3] = d.map(|x| x - x.round());
+        let mut best = [f64::INFINITY; 3];
+        let mut best_len = f64::INFINITY;
+        for n0 in -1..=1 {
+            for n1 in -1..=1 {
+                for n2 in -1..=1 {
+                    let f = [d[0] + n0 as f64, d[1] + n1 as f64, d[2] + n2 as f64];
+                    let v = self.to_cartesian(f);
+                    let len = norm(v);
+                    if len < best_len {
+                        best_len = len;
+                        best = v;
+                    }
+                }
+            }
+        }
+        // Any image within best_len has |n_k + d_k| <= best_len / h_k along each axis.
+        let reach = self.plane_distances().map(|h| best_len / h);
+        if reach.iter().all(|&r| r < 0.5) || !best_len.is_finite() {
+            return best; // the 27 images already cover every candidate
+        }
+        for n in translations_within(d, reach) {
+            let f = [d[0] + n[0] as f64, d[1] + n[1] as f64, d[2] + n[2] as f64];
+            let v = self.to_cartesian(f);
+            let len = norm(v);
+            // Strictly shorter (beyond rounding) only: ties keep the first choice.
+            if len < best_len * (1.0 - 1e-12) {
+                best_len = len;
+                best = v;
+            }
+        }
+        best
+    }
+
     /// Fractional coordinates of a Cartesian position (Å).
     pub fn to_fractional(&self, cart: [f64; 3]) -> [f64; 3] {
         let inv = self.inverse();
@@ -144,6 +194,17 @@ impl Lattice {
 
 fn angle_deg(a: [f64; 3], b: [f64; 3]) -> f64 {
     acos_deg(dot(a, b) / (norm(a) * norm(b)))
+}
+
+/// Every integer translation `n` with `|d_k + n_k| <= reach_k` on each axis (fractional
+/// units), in lexicographic order: the images that can lie within a sphere whose radius is
+/// `reach_k` plane spacings along axis k.
+pub(crate) fn translations_within(d: [f64; 3], reach: [f64; 3]) -> impl Iterator<Item = [i64; 3]> {
+    let lo: [i64; 3] = std::array::from_fn(|k| (-reach[k] - d[k]).ceil() as i64);
+    let hi: [i64; 3] = std::array::from_fn(|k| (reach[k] - d[k]).floor() as i64);
+    (lo[0]..=hi[0]).flat_map(move |a| {
+        (lo[1]..=hi[1]).flat_map(move |b| (lo[2]..=hi[2]).map(move |c| [a, b, c]))
+    })
 }
 
 #[cfg(test)]

@@ -8,8 +8,9 @@
 //! [`structure`] (sites in a cell), [`cif`] (reading and writing CIF text), [`matcher`]
 //! (pymatgen's StructureMatcher), [`primitive`] (primitive cell reduction), [`reduction`]
 //! (Niggli and LLL lattice reduction), [`format`] (POSCAR, extended XYZ, pymatgen JSON, and
-//! format detection) and [`symmetry`] (space groups, for display).
+//! format detection), [`symmetry`] (space groups, for display) and [`bonds`] (which atoms a viewer connects).
 
+pub mod bonds;
 pub mod cif;
 pub mod element;
 pub mod format;

@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::element::Element;
-use crate::lattice::Lattice;
-use crate::numeric::{cross, norm};
+use crate::lattice::{translations_within, Lattice};
+use crate::numeric::norm;
 
 /// One atom site: its element, fractional position and CIF label.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -99,6 +99,18 @@ impl Structure {
         norm(self.mic_vector(i, j))
     }
 
+    /// The angle (degrees) at site `j` between the minimum-image vectors to sites `i` and
+    /// `k`; `None` when one of them coincides with `j` (the angle is undefined).
+    pub fn angle(&self, i: usize, j: usize, k: usize) -> Option<f64> {
+        let (u, v) = (self.mic_vector(j, i), self.mic_vector(j, k));
+        let (nu, nv) = (norm(u), norm(v));
+        if nu < 1e-12 || nv < 1e-12 {
+            return None;
+        }
+        let cos = (u[0] * v[0] + u[1] * v[1] + u[2] * v[2]) / (nu * nv);
+        Some(cos.clamp(-1.0, 1.0).acos().to_degrees())
+    }
+
     /// The shortest Cartesian vector (Å) from site `i` to any periodic image of site `j`.
     ///
     /// First searches the 27 neighbouring images of the fractional difference wrapped to
@@ -108,48 +120,13 @@ impl Structure {
     /// planes), so the result is exact for any cell, as ASE's `find_mic` is.
     pub fn mic_vector(&self, i: usize, j: usize) -> [f64; 3] {
         let (a, b) = (self.sites[i].frac, self.sites[j].frac);
-        let d: [f64; 3] = std::array::from_fn(|k| {
-            let x = b[k] - a[k];
-            x - x.round()
-        });
-        let mut best = [f64::INFINITY; 3];
-        let mut best_len = f64::INFINITY;
-        for n0 in -1..=1 {
-            for n1 in -1..=1 {
-                for n2 in -1..=1 {
-                    let f = [d[0] + n0 as f64, d[1] + n1 as f64, d[2] + n2 as f64];
-                    let v = self.lattice.to_cartesian(f);
-                    let len = norm(v);
-                    if len < best_len {
-                        best_len = len;
-                        best = v;
-                    }
-                }
-            }
-        }
-        // Any image within best_len has |n_k + d_k| <= best_len / h_k along each axis.
-        let reach = self.plane_distances().map(|h| best_len / h);
-        if reach.iter().all(|&r| r < 0.5) || !best_len.is_finite() {
-            return best; // the 27 images already cover every candidate
-        }
-        for n in translations_within(d, reach) {
-            let f = [d[0] + n[0] as f64, d[1] + n[1] as f64, d[2] + n[2] as f64];
-            let v = self.lattice.to_cartesian(f);
-            let len = norm(v);
-            // Strictly shorter (beyond rounding) only: ties keep the first choice.
-            if len < best_len * (1.0 - 1e-12) {
-                best_len = len;
-                best = v;
-            }
-        }
-        best
+        self.lattice
+            .shortest_vector(std::array::from_fn(|k| b[k] - a[k]))
     }
 
     /// Distances (Å) between neighbouring lattice planes parallel to (b, c), (c, a), (a, b).
-    fn plane_distances(&self) -> [f64; 3] {
-        let m = self.lattice.matrix();
-        let volume = self.lattice.volume().abs();
-        std::array::from_fn(|k| volume / norm(cross(m[(k + 1) % 3], m[(k + 2) % 3])))
+    pub(crate) fn plane_distances(&self) -> [f64; 3] {
+        self.lattice.plane_distances()
     }
 
     /// Every periodic image of every site within `radius` Å of site `i`, the site itself
@@ -222,17 +199,6 @@ impl Structure {
     }
 }
 
-/// Every integer translation `n` with `|d_k + n_k| <= reach_k` on each axis (fractional
-/// units), in lexicographic order: the images that can lie within a sphere whose radius is
-/// `reach_k` plane spacings along axis k.
-fn translations_within(d: [f64; 3], reach: [f64; 3]) -> impl Iterator<Item = [i64; 3]> {
-    let lo: [i64; 3] = std::array::from_fn(|k| (-reach[k] - d[k]).ceil() as i64);
-    let hi: [i64; 3] = std::array::from_fn(|k| (reach[k] - d[k]).floor() as i64);
-    (lo[0]..=hi[0]).flat_map(move |a| {
-        (lo[1]..=hi[1]).flat_map(move |b| (lo[2]..=hi[2]).map(move |c| [a, b, c]))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,6 +225,24 @@ mod tests {
         assert!((v[0] - -0.4).abs() < 1e-12, "{v:?}");
         assert!((v[1].abs() - 2.5).abs() < 1e-12);
         assert!((s.distance(0, 1) - (0.16f64 + 6.25).sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn angles_use_the_nearest_images() {
+        // Na at the origin of a 4×5×6 box; Cl across the a boundary and at +b/2.
+        let s = nacl_pair();
+        let mut three = s.clone();
+        three.sites.push(Site {
+            frac: [0.05, 0.3, 0.0],
+            ..s.sites[0].clone()
+        });
+        // From site 2 (x = 0.2, y = 1.5): site 0 straight down in y, site 1 at (−0.4, +1).
+        let a = three.angle(0, 2, 1).unwrap();
+        assert!(
+            (a - (180.0 - (0.4f64 / 1.0).atan().to_degrees())).abs() < 1e-9,
+            "{a}"
+        );
+        assert_eq!(three.angle(0, 0, 1), None);
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! - distances and neighbour lists do not depend on the cell chosen for the lattice
 //!   (Niggli-reduced cell vs the original);
 //! - `fit(s, s)` holds with rms 0, and a rigid translation still fits with rms ~0;
-//! - a supercell n1×n2×n3 of N sites has n1·n2·n3·N sites and the same formula per cell.
+//! - a supercell n1×n2×n3 of N sites has n1·n2·n3·N sites and the same formula per cell;
+//! - the viewer's bonds are exactly the neighbours within the bonding rule.
 
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -138,5 +139,33 @@ proptest! {
             let r = get_rms_dist(&s, &moved, &opts);
             prop_assert!(matches!(&r, Ok(Some(r)) if r.rms < 1e-8), "{r:?}");
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// The viewer's cell-list bond search finds exactly the pairs the exact neighbour search
+    /// finds within the bonding rule, in any cell.
+    #[test]
+    fn bonds_are_the_neighbours_within_the_bonding_rule(s in structure_up_to(12)) {
+        use engine::bonds::{bonds, BOND_TOLERANCE, MIN_BOND_DISTANCE};
+        let r = |i: usize| s.sites[i].element.covalent_radius();
+        let max_r = (0..s.len()).map(r).fold(0.0, f64::max);
+        let mut expected = Vec::new();
+        for i in 0..s.len() {
+            for n in s.neighbours(i, 2.0 * max_r + BOND_TOLERANCE) {
+                if (n.index, n.image) > (i, [0, 0, 0])
+                    && n.distance > MIN_BOND_DISTANCE
+                    && n.distance <= r(i) + r(n.index) + BOND_TOLERANCE
+                {
+                    expected.push((i, n.index, n.image));
+                }
+            }
+        }
+        expected.sort();
+        let found = bonds(&s);
+        let got: Vec<_> = found.iter().map(|b| (b.from, b.to, b.image)).collect();
+        prop_assert_eq!(got, expected);
     }
 }

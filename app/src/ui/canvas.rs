@@ -1,18 +1,24 @@
 //! A structure drawn by the three-d viewer, with orbit (drag) and zoom (wheel) controls, an
-//! element legend, and picking: a click shows a site's index, element and coordinates, a
-//! second click (or shift-click) adds another site and shows their distance.
+//! element legend, bonds, Jmol/VESTA colours, keyboard shortcuts with a help overlay, and
+//! picking: a click shows a site's index, element and coordinates, a second and third click
+//! the distances and the angle. An editable canvas also offers hand edits with undo/redo.
 
 use engine::Structure;
 use leptos::ev;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 
-use crate::viewer::Viewer;
+use super::edit_panel::{EditPanel, EditRequest};
+use super::measure::picked_panel;
+use super::shortcuts::{command, Command, HelpOverlay};
+use crate::viewer::{ColorScheme, Overlay, Style, Viewer, OVERLAY_FULL_SCALE};
 
 /// Pointer travel (CSS pixels) below which a press and release count as a click, not a drag.
 const CLICK_SLOP: i32 = 4;
 /// Above this many sites the canvas does not publish its projected site positions.
 const MAX_PUBLISHED_SITES: usize = 2000;
+/// Sites a measurement can involve (two for a distance, three for an angle).
+const MAX_PICKED: usize = 3;
 
 /// A 3D view of `structure` with halos around the sites in `highlight`.
 #[component]
@@ -25,24 +31,34 @@ pub fn StructureCanvas(
     highlight: Signal<Vec<usize>>,
     /// DOM id of the canvas (tests and links address it).
     id: &'static str,
+    /// Where hand edits go; without it the view is read-only.
+    #[prop(optional)]
+    on_edit: Option<Callback<EditRequest>>,
+    /// A model's answer to draw over the structure.
+    #[prop(optional, into)]
+    overlay: Option<Signal<Option<Overlay>>>,
 ) -> impl IntoView {
+    let overlay = overlay.unwrap_or_else(|| Signal::derive(|| None));
     let canvas_ref = NodeRef::<Canvas>::new();
     let viewer = StoredValue::new_local(None::<Viewer>);
     let (error, set_error) = signal(None::<String>);
     let drag = StoredValue::new_local(None::<(i32, i32)>);
     let press = StoredValue::new_local(None::<(i32, i32)>);
-    // The picked sites (at most two), most recent last.
+    // The picked sites (at most three), in the order picked.
     let picked = RwSignal::new(Vec::<usize>::new());
     // Site index labels (prompts address atoms by index) and where the sites are drawn.
     let show_labels = RwSignal::new(false);
     let projected = RwSignal::new(Vec::<[f32; 2]>::new());
+    let style = RwSignal::new(Style::default());
+    let help = RwSignal::new(false);
 
     // After each draw, publish where the sites are on screen (`data-sites`, JSON of
-    // [x, y] CSS pixels) so that browser tests can click a given site.
+    // [x, y] CSS pixels) and how many bonds are drawn (`data-bonds`), so that browser
+    // tests can click a given site and check the picture.
     let publish = move || {
-        let (Some(canvas), Some(points)) = (
+        let (Some(canvas), Some((points, bonds))) = (
             canvas_ref.get_untracked(),
-            viewer.with_value(|v| v.as_ref().map(|v| v.projected_sites())),
+            viewer.with_value(|v| v.as_ref().map(|v| (v.projected_sites(), v.bond_count()))),
         ) else {
             return;
         };
@@ -52,7 +68,16 @@ pub fn StructureCanvas(
             String::new()
         };
         let _ = canvas.set_attribute("data-sites", &json);
+        let _ = canvas.set_attribute("data-bonds", &bonds.to_string());
         projected.set(points);
+    };
+    let with_viewer = move |f: &dyn Fn(&mut Viewer)| {
+        viewer.update_value(|v| {
+            if let Some(v) = v.as_mut() {
+                f(v);
+            }
+        });
+        publish();
     };
 
     canvas_ref.on_load(move |canvas| match Viewer::new(canvas) {
@@ -62,16 +87,60 @@ pub fn StructureCanvas(
     Effect::new(move |_| {
         let s = structure.get();
         let h = highlight.get();
+        let o = overlay.get();
+        let st = style.get_untracked();
         // Track the canvas too, so the first draw happens once it exists.
         let _ = canvas_ref.get();
         viewer.update_value(|v| {
             if let (Some(v), Some(s)) = (v.as_mut(), s.as_ref()) {
+                v.set_style(st);
                 v.set_structure(s, &h);
+                v.set_overlay(o.as_ref());
             }
         });
+        if let Some(canvas) = canvas_ref.get_untracked() {
+            let worst = o.as_ref().and_then(Overlay::worst);
+            let text = worst.map_or_else(String::new, |(i, d)| {
+                serde_json::json!({ "worst": i, "worst_angstrom": d }).to_string()
+            });
+            let _ = canvas.set_attribute("data-overlay", &text);
+        }
         picked.set(Vec::new());
         publish();
     });
+    Effect::new(move |_| {
+        let st = style.get();
+        with_viewer(&|v| v.set_style(st));
+    });
+
+    let run = move |c: Command| match c {
+        Command::Reset => with_viewer(&|v| {
+            v.reset_view();
+            v.render();
+        }),
+        Command::Along(k) => with_viewer(&|v| v.view_along(k)),
+        Command::Labels => show_labels.update(|x| *x = !*x),
+        Command::Bonds => style.update(|s| s.bonds = !s.bonds),
+        Command::Scheme => style.update(|s| s.scheme = s.scheme.toggled()),
+        Command::ClearPicks => picked.set(Vec::new()),
+        Command::Help => help.update(|x| *x = !*x),
+        Command::Delete => {
+            if let (Some(edit), Some(&index)) = (on_edit, picked.get_untracked().last()) {
+                edit.run(EditRequest::Apply(
+                    bench::atomworld::action::Action::Remove { index },
+                ));
+            }
+        }
+        Command::Undo | Command::Redo => {
+            if let Some(edit) = on_edit {
+                edit.run(if c == Command::Undo {
+                    EditRequest::Undo
+                } else {
+                    EditRequest::Redo
+                });
+            }
+        }
+    };
 
     let on_up = move |e: ev::PointerEvent| {
         if drag.get_value().is_some() {
@@ -89,14 +158,16 @@ pub fn StructureCanvas(
             v.as_ref()
                 .and_then(|v| v.pick(e.offset_x() as f64, e.offset_y() as f64))
         });
+        // Clicks collect up to three sites; the next plain click starts over. Shift-click
+        // keeps collecting, dropping the oldest.
         picked.update(|p| match hit {
             None => p.clear(),
             Some(i) => {
-                if !(e.shift_key() || p.len() == 1) || p.contains(&i) {
+                if p.contains(&i) || (p.len() >= MAX_PICKED && !e.shift_key()) {
                     p.clear();
                 }
                 p.push(i);
-                if p.len() > 2 {
+                if p.len() > MAX_PICKED {
                     p.remove(0);
                 }
             }
@@ -104,13 +175,14 @@ pub fn StructureCanvas(
     };
 
     let legend = move || {
+        let scheme = style.get().scheme;
         structure
             .get()
             .map(|s| s.elements())
             .unwrap_or_default()
             .into_iter()
             .map(|el| {
-                let [r, g, b] = el.jmol_color();
+                let [r, g, b] = scheme.color(el);
                 view! {
                     <li data-element=el.symbol()>
                         <span class="swatch" style=format!("background: rgb({r},{g},{b})")></span>
@@ -121,42 +193,7 @@ pub fn StructureCanvas(
             .collect_view()
     };
 
-    let info = move || {
-        let s = structure.get()?;
-        let p = picked.get();
-        if p.is_empty() {
-            return None;
-        }
-        let rows = p
-            .iter()
-            .filter(|&&i| i < s.len())
-            .map(|&i| {
-                let site = &s.sites[i];
-                let f = site.frac;
-                let c = s.cartesian(i);
-                view! {
-                    <li data-site=i>
-                        <b>{format!("#{i} {}", site.element)}</b>
-                        {format!(
-                            " frac ({:.4}, {:.4}, {:.4}) · Cartesian ({:.4}, {:.4}, {:.4}) Å",
-                            f[0], f[1], f[2], c[0], c[1], c[2]
-                        )}
-                    </li>
-                }
-            })
-            .collect_view();
-        let distance = (p.len() == 2 && p.iter().all(|&i| i < s.len())).then(|| {
-            let d = s.distance(p[0], p[1]);
-            view! {
-                <li class="distance">
-                    {format!("distance #{} – #{}: ", p[0], p[1])}
-                    <b class="value">{format!("{d:.4}")}</b>
-                    " Å (nearest periodic image)"
-                </li>
-            }
-        });
-        Some(view! { <ul class="picked" data-for=id>{rows}{distance}</ul> })
-    };
+    let info = move || picked_panel(&structure.get()?, &picked.get(), id);
 
     // Index labels as HTML over the canvas, at the drawn site centres (up to
     // MAX_PUBLISHED_SITES sites; beyond that they would cover the picture).
@@ -187,7 +224,8 @@ pub fn StructureCanvas(
                 id=id
                 class="viewer"
                 node_ref=canvas_ref
-                title="drag to rotate · wheel to zoom · click a site for its coordinates, click a second one for the distance"
+                tabindex="0"
+                title="drag to rotate · wheel to zoom · click sites to measure · ? for shortcuts"
                 on:pointerdown=move |e: ev::PointerEvent| {
                     drag.set_value(Some((e.client_x(), e.client_y())));
                     press.set_value(Some((e.client_x(), e.client_y())));
@@ -221,26 +259,22 @@ pub fn StructureCanvas(
                 }
                 on:wheel=move |e: ev::WheelEvent| {
                     e.prevent_default();
-                    viewer.update_value(|v| {
-                        if let Some(v) = v.as_mut() {
-                            v.zoom(e.delta_y() as f32);
-                        }
-                    });
-                    publish();
+                    with_viewer(&|v| v.zoom(e.delta_y() as f32));
+                }
+                on:keydown=move |e: ev::KeyboardEvent| {
+                    if let Some(c) = command(&e.key(), e.ctrl_key() || e.meta_key(), e.shift_key()) {
+                        e.prevent_default();
+                        run(c);
+                    }
                 }
             ></canvas>
             <div class="site-labels" data-for=id>{labels}</div>
+            <HelpOverlay open=help />
             </div>
             <div class="view-tools" data-for=id>
-                <button class="secondary small" data-view="reset" title="default view" on:click=move |_| {
-                    viewer.update_value(|v| if let Some(v) = v.as_mut() { v.reset_view(); v.render(); });
-                    publish();
-                }>"reset"</button>
+                <button class="secondary small" data-view="reset" title="default view (r)" on:click=move |_| run(Command::Reset)>"reset"</button>
                 {[("a", 0usize), ("b", 1), ("c", 2)].into_iter().map(|(name, k)| view! {
-                    <button class="secondary small" data-view=name title=format!("look along {name}") on:click=move |_| {
-                        viewer.update_value(|v| if let Some(v) = v.as_mut() { v.view_along(k); });
-                        publish();
-                    }>{name}</button>
+                    <button class="secondary small" data-view=name title=format!("look along {name} ({name})") on:click=move |_| run(Command::Along(k))>{name}</button>
                 }).collect_view()}
                 <a class="export" href="#" download=format!("{id}.png") data-format="PNG" title="save the picture" on:click=move |e: ev::MouseEvent| {
                     // The drawing buffer is preserved, so the canvas holds the last frame.
@@ -252,6 +286,15 @@ pub fn StructureCanvas(
                         a.set_href(&url);
                     }
                 }>"PNG"</a>
+                <select class="scheme-select" data-for=id title="element colours (v)"
+                    prop:value=move || style.get().scheme.name()
+                    on:change=move |e| {
+                        let scheme = if event_target_value(&e) == ColorScheme::Vesta.name() { ColorScheme::Vesta } else { ColorScheme::Jmol };
+                        style.update(|s| s.scheme = scheme);
+                    }>
+                    {[ColorScheme::Jmol, ColorScheme::Vesta].into_iter().map(|c| view! { <option value=c.name()>{c.name()}</option> }).collect_view()}
+                </select>
+                <button class="secondary small help-button" data-for=id title="keyboard shortcuts (?)" on:click=move |_| run(Command::Help)>"?"</button>
             </div>
             <label class="labels-toggle">
                 <input
@@ -263,9 +306,32 @@ pub fn StructureCanvas(
                 />
                 " site indices"
             </label>
+            <label class="labels-toggle">
+                <input
+                    type="checkbox"
+                    class="bonds-toggle"
+                    data-for=id
+                    prop:checked=move || style.get().bonds
+                    on:change=move |e| style.update(|s| s.bonds = event_target_checked(&e))
+                />
+                " bonds"
+            </label>
             {move || error.get().map(|e| view! { <p class="error viewer-error">{e}</p> })}
             <ul class="legend" data-for=id>{legend}</ul>
+            {move || overlay.get().and_then(|o| o.worst()).map(|(i, d)| view! {
+                <p class="overlay-legend small" data-for=id>
+                    <span class="ramp"></span>
+                    {format!(
+                        "answer over target: an arrow from each target site to the answer's site the matcher paired with it \
+                         (common shift removed), green 0 Å → red ≥ {OVERLAY_FULL_SCALE} Å. Largest: #{i}, "
+                    )}
+                    <b class="worst">{format!("{d:.3}")}</b>" Å (marked red)."
+                </p>
+            })}
             {info}
+            {on_edit.map(|edit| view! {
+                <EditPanel picked=Signal::derive(move || picked.get().last().copied()) on_edit=edit id=id />
+            })}
         </div>
     }
 }

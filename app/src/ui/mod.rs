@@ -1,8 +1,11 @@
 //! The page: header, the AtomWorld playground and the server status line.
 
 mod canvas;
+mod edit_panel;
+mod measure;
 mod playground;
 mod runs;
+mod shortcuts;
 mod status;
 mod structure_file;
 mod verdict;

@@ -11,14 +11,17 @@ use bench::atomworld::{
     Semantics,
 };
 use bench::case::{Case, CaseStructure, CASE_VERSION};
-use engine::cif::{read_cif, write_cif};
+use engine::cif::{parse_cif_like_pymatgen_detailed, read_cif, write_cif};
 use engine::format::Format;
+use engine::matcher::displacement::site_displacements;
 use engine::symmetry::{space_group, DEFAULT_SYMPREC};
 use engine::Structure;
 use leptos::prelude::*;
 
 use super::canvas::StructureCanvas;
+use super::edit_panel::EditRequest;
 use super::structure_file::{dropped_file, read_any, ExportLinks};
+use crate::viewer::Overlay;
 
 /// The structure shown first: rock salt, the crystal everyone knows.
 const DEFAULT_STRUCTURE: &str = "Halite";
@@ -34,6 +37,8 @@ enum Source {
     Pool(usize),
     /// A structure file the user pasted or dropped, and its format.
     Pasted(Structure, Format),
+    /// The result of hand edits in the input viewer.
+    Edited(Structure),
 }
 
 fn summary(e: &PoolEntry) -> String {
@@ -72,14 +77,66 @@ pub fn Playground() -> impl IntoView {
     let semantics = RwSignal::new(shared.as_ref().map(|c| c.semantics).unwrap_or_default());
 
     // The model sees CIF text; act on what that text says (8 decimals).
-    let input_cif = Memo::new(move |_| match source.get() {
-        Source::Pool(i) => entries.with_value(|p| p.get(i).map(|e| write_cif(&e.structure))),
-        Source::Pasted(s, _) => Some(write_cif(&s)),
-    });
+    let cif_of = move |source: &Source| match source {
+        Source::Pool(i) => entries.with_value(|p| p.get(*i).map(|e| write_cif(&e.structure))),
+        Source::Pasted(s, _) | Source::Edited(s) => Some(write_cif(s)),
+    };
+    let input_cif = Memo::new(move |_| source.with(cif_of));
     let input = Memo::new(move |_| input_cif.get().and_then(|c| read_cif(&c).ok()));
     let input_name = Memo::new(move |_| match source.get() {
         Source::Pool(i) => entries.with_value(|p| p.get(i).map(summary).unwrap_or_default()),
         Source::Pasted(s, f) => format!("pasted {} ({} sites)", f.name(), s.len()),
+        Source::Edited(s) => format!("edited by hand ({} sites)", s.len()),
+    });
+
+    // Hand edits in the input viewer, with undo and redo. The edit is one of the benchmark's
+    // own actions; the task's prompt is kept (its indices may now name other atoms: that is
+    // the user's experiment).
+    let history = StoredValue::new((Vec::<Source>::new(), Vec::<Source>::new()));
+    let edit_error = RwSignal::new(None::<String>);
+    let replace_source = move |next: Source| {
+        // The input changes only when the CIF does; only then would the prompt be redrawn.
+        if cif_of(&next) != input_cif.get_untracked() {
+            pending_prompt.set_value(Some(prompt.get_untracked()));
+        }
+        source.set(next);
+    };
+    let on_edit = Callback::new(move |request: EditRequest| {
+        edit_error.set(None);
+        match request {
+            EditRequest::Apply(action) => {
+                let Some(s) = input.get_untracked() else {
+                    return;
+                };
+                match apply(&s, &action, Semantics::Reference) {
+                    Ok(done) => {
+                        history.update_value(|(undo, redo)| {
+                            undo.push(source.get_untracked());
+                            redo.clear();
+                        });
+                        replace_source(Source::Edited(done.structure));
+                    }
+                    Err(e) => edit_error.set(Some(format!("cannot edit: {e}"))),
+                }
+            }
+            EditRequest::Undo | EditRequest::Redo => {
+                let undoing = request == EditRequest::Undo;
+                let current = source.get_untracked();
+                let previous = history.try_update_value(|(undo, redo)| {
+                    let (from, to) = if undoing { (undo, redo) } else { (redo, undo) };
+                    let previous = from.pop()?;
+                    to.push(current);
+                    Some(previous)
+                });
+                match previous.flatten() {
+                    Some(p) => replace_source(p),
+                    None => edit_error.set(Some(format!(
+                        "nothing to {}",
+                        if undoing { "undo" } else { "redo" }
+                    ))),
+                }
+            }
+        }
     });
 
     // Draw a random action of the chosen kind with the shown seed.
@@ -218,7 +275,7 @@ pub fn Playground() -> impl IntoView {
                     name: e.name.clone(),
                 })
             }),
-            Source::Pasted(..) => input_cif
+            Source::Pasted(..) | Source::Edited(_) => input_cif
                 .get_untracked()
                 .map(|cif| CaseStructure::Cif { cif }),
         };
@@ -283,6 +340,34 @@ pub fn Playground() -> impl IntoView {
             }
         });
     };
+    // The answer over the target: the matcher's pairing as one vector per target site,
+    // drawn on the target as the evaluator parsed it (same sites, same order).
+    let show_overlay = RwSignal::new(false);
+    let overlay_data = Memo::new(move |_| {
+        if matches!(
+            parsed.get().and_then(|r| r.ok()).map(|a| a.kind()),
+            Some(ActionKind::MoveAll)
+        ) {
+            return None; // site-by-site metric: no matcher pairing to draw
+        }
+        let v = verdict.get()?;
+        let mapping = v.mapping.as_ref()?;
+        let t = parse_target(&target_cif.get()?).ok()?;
+        let p = parse_cif_like_pymatgen_detailed(v.extracted_cif.as_ref()?).ok()?;
+        let displacements = site_displacements(&t.structure, &p.structure, mapping)?;
+        Some((t.structure, Overlay { displacements }))
+    });
+    let target_shown = Signal::derive(move || match (show_overlay.get(), overlay_data.get()) {
+        (true, Some((s, _))) => Some(s),
+        _ => target.get(),
+    });
+    let overlay = Signal::derive(move || {
+        show_overlay
+            .get()
+            .then(|| overlay_data.get().map(|(_, o)| o))
+            .flatten()
+    });
+
     // Shown next to the input's name; display only (no verdict depends on it).
     let symmetry = Memo::new(move |_| {
         input.get().map(|s| {
@@ -438,7 +523,8 @@ pub fn Playground() -> impl IntoView {
                 <div class="view">
                     <h2>"Input " <span class="muted" id="input-name">{move || input_name.get()}</span>
                         " " <span class="muted small" id="space-group" title="space group (symprec 0.01 Å, angle tolerance 5°, as pymatgen's SpacegroupAnalyzer)">{move || symmetry.get()}</span></h2>
-                    <StructureCanvas structure=input highlight=touched_in id="viewer" />
+                    <StructureCanvas structure=input highlight=touched_in id="viewer" on_edit=on_edit />
+                    {move || edit_error.get().map(|e| view! { <p class="error small" id="edit-error">{e}</p> })}
                     <ExportLinks structure=input stem="input" />
                 </div>
                 <div class="view">
@@ -449,7 +535,18 @@ pub fn Playground() -> impl IntoView {
                             (Semantics::Physical, Some(t)) => format!("physical reading, {} sites", t.len()),
                         }}
                     </span></h2>
-                    <StructureCanvas structure=target highlight=touched_out id="viewer-target" />
+                    <StructureCanvas structure=target_shown highlight=touched_out id="viewer-target" overlay=overlay />
+                    <label class="labels-toggle" title="draw the answer's sites over the target, paired as the matcher paired them">
+                        <input
+                            type="checkbox"
+                            id="overlay-toggle"
+                            prop:checked=move || show_overlay.get()
+                            disabled=move || overlay_data.get().is_none()
+                            on:change=move |e| show_overlay.set(event_target_checked(&e))
+                        />
+                        " answer over target"
+                        {move || overlay_data.get().is_none().then(|| view! { <span class="muted"> " (needs an answer the matcher pairs with the target)"</span> })}
+                    </label>
                     <ExportLinks structure=target stem="target" />
                 </div>
             </div>

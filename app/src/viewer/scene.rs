@@ -2,8 +2,11 @@
 
 use std::sync::Arc;
 
+use engine::bonds::bonds;
 use engine::Structure;
 use three_d::*;
+
+use super::{displacement_color, Overlay, Style};
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlCanvasElement, WebGl2RenderingContext};
 
@@ -15,6 +18,10 @@ const CELL_COLOR: Srgba = Srgba::new(60, 60, 60, 255);
 const ATOM_SCALE: f32 = 0.5;
 /// Unit-cell edge radius in Å.
 const EDGE_RADIUS: f32 = 0.03;
+/// Bond cylinder radius in Å.
+const BOND_RADIUS: f32 = 0.09;
+/// Above this many bonds none are drawn (a dense picture would hide the atoms anyway).
+pub const MAX_BONDS: usize = 100_000;
 
 fn v3(p: [f64; 3]) -> Vec3 {
     vec3(p[0] as f32, p[1] as f32, p[2] as f32)
@@ -44,6 +51,16 @@ pub struct Viewer {
     atoms: Gm<InstancedMesh, PhysicalMaterial>,
     halos: Gm<InstancedMesh, PhysicalMaterial>,
     cell: Gm<InstancedMesh, PhysicalMaterial>,
+    bonds: Gm<InstancedMesh, PhysicalMaterial>,
+    /// Overlay arrows and the answer's sites (opaque), and the ring on the worst site.
+    overlay: Gm<InstancedMesh, PhysicalMaterial>,
+    worst: Gm<InstancedMesh, PhysicalMaterial>,
+    answer_sites: Gm<InstancedMesh, PhysicalMaterial>,
+    /// What is shown, so a style change can redraw it.
+    shown: Option<(Structure, Vec<usize>)>,
+    style: Style,
+    /// Bonds drawn in the last frame.
+    bond_count: usize,
     ambient: AmbientLight,
     key_light: DirectionalLight,
     /// Centre and drawn radius of every site, for picking.
@@ -56,6 +73,12 @@ pub struct Viewer {
 const HALO_COLOR: Srgba = Srgba::new(255, 196, 0, 110);
 /// Halo radius relative to the atom sphere.
 const HALO_SCALE: f32 = 1.45;
+/// The translucent marker on the site an answer displaced most.
+const WORST_COLOR: Srgba = Srgba::new(214, 39, 40, 90);
+/// Overlay arrow radius (Å).
+const ARROW_RADIUS: f32 = 0.06;
+/// Radius of the answer's sites relative to the target's atom spheres.
+const ANSWER_SCALE: f32 = 0.55;
 
 impl Viewer {
     /// Create a viewer drawing into `canvas`, showing nothing until [`Viewer::set_structure`].
@@ -94,6 +117,30 @@ impl Viewer {
             InstancedMesh::new(&context, &empty, &CpuMesh::cylinder(8)),
             PhysicalMaterial::new_opaque(&context, &white),
         );
+        let overlay = Gm::new(
+            InstancedMesh::new(&context, &empty, &CpuMesh::cylinder(10)),
+            PhysicalMaterial::new_opaque(&context, &white),
+        );
+        let worst = Gm::new(
+            InstancedMesh::new(&context, &empty, &CpuMesh::sphere(16)),
+            PhysicalMaterial::new_transparent(
+                &context,
+                &CpuMaterial {
+                    albedo: WORST_COLOR,
+                    roughness: 1.0,
+                    metallic: 0.0,
+                    ..Default::default()
+                },
+            ),
+        );
+        let answer_sites = Gm::new(
+            InstancedMesh::new(&context, &empty, &CpuMesh::sphere(16)),
+            PhysicalMaterial::new_opaque(&context, &white),
+        );
+        let bond_mesh = Gm::new(
+            InstancedMesh::new(&context, &empty, &CpuMesh::cylinder(10)),
+            PhysicalMaterial::new_opaque(&context, &white),
+        );
         let camera = Camera::new_perspective(
             Viewport::new_at_origo(1, 1),
             vec3(0.0, -10.0, 0.0),
@@ -114,6 +161,13 @@ impl Viewer {
             atoms,
             halos,
             cell,
+            bonds: bond_mesh,
+            overlay,
+            worst,
+            answer_sites,
+            shown: None,
+            style: Style::default(),
+            bond_count: 0,
             ambient,
             key_light,
             spheres: Vec::new(),
@@ -123,6 +177,81 @@ impl Viewer {
                 vec3(0.0, 0.0, 1.0),
             ],
         })
+    }
+
+    /// Draw with `style` from now on (redraws what is shown).
+    pub fn set_style(&mut self, style: Style) {
+        if style == self.style {
+            return;
+        }
+        self.style = style;
+        if let Some((s, h)) = self.shown.take() {
+            self.set_structure(&s, &h);
+        }
+    }
+
+    /// Bonds in the current picture.
+    pub fn bond_count(&self) -> usize {
+        self.bond_count
+    }
+
+    /// Draw `overlay` over the shown structure (or remove it): an arrow from each site to
+    /// where the answer put it, a small sphere there, both coloured by the distance, and a
+    /// translucent red marker on the worst site.
+    pub fn set_overlay(&mut self, overlay: Option<&Overlay>) {
+        let mut arrows = Instances::default();
+        let mut answer = Instances::default();
+        let mut worst = Instances::default();
+        if let (Some(o), Some((s, _))) = (overlay, self.shown.as_ref()) {
+            if o.displacements.len() == s.len() {
+                let mut arrow_t = Vec::new();
+                let mut arrow_c = Vec::new();
+                let mut site_t = Vec::new();
+                let mut site_c = Vec::new();
+                for ((site, p), d) in s
+                    .sites
+                    .iter()
+                    .zip(s.cartesian_positions())
+                    .zip(&o.displacements)
+                {
+                    let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                    let [r, g, b] = displacement_color(len);
+                    let colour = Srgba::new(r, g, b, 255);
+                    let (from, dir) = (v3(p), v3(*d));
+                    if len > 1e-6 {
+                        arrow_t.push(cylinder(from, dir, ARROW_RADIUS));
+                        arrow_c.push(colour);
+                    }
+                    let radius = site.element.covalent_radius() as f32 * ATOM_SCALE * ANSWER_SCALE;
+                    site_t.push(Mat4::from_translation(from + dir) * Mat4::from_scale(radius));
+                    site_c.push(colour);
+                }
+                arrows = Instances {
+                    transformations: arrow_t,
+                    colors: Some(arrow_c),
+                    ..Default::default()
+                };
+                answer = Instances {
+                    transformations: site_t,
+                    colors: Some(site_c),
+                    ..Default::default()
+                };
+                if let Some((i, _)) = o.worst() {
+                    let r = s.sites[i].element.covalent_radius() as f32 * ATOM_SCALE * 1.9;
+                    worst = Instances {
+                        transformations: vec![
+                            Mat4::from_translation(v3(s.cartesian(i))) * Mat4::from_scale(r),
+                        ],
+                        colors: Some(vec![Srgba::WHITE]),
+                        ..Default::default()
+                    };
+                }
+            }
+        }
+        self.overlay.geometry.set_instances(&arrows);
+        self.answer_sites.geometry.set_instances(&answer);
+        self.worst.geometry.set_instances(&worst);
+        self.render();
     }
 
     /// Show `structure`, with a halo around the sites in `highlight`, and frame it.
@@ -140,10 +269,17 @@ impl Viewer {
             .fold(1.0f32, f32::max);
         self.atoms
             .geometry
-            .set_instances(&atom_instances(structure, None));
+            .set_instances(&atom_instances(structure, None, self.style));
+        let bond_instances = if self.style.bonds {
+            bond_instances(structure, self.style)
+        } else {
+            Instances::default()
+        };
+        self.bond_count = bond_instances.transformations.len() / 2;
+        self.bonds.geometry.set_instances(&bond_instances);
         self.halos
             .geometry
-            .set_instances(&atom_instances(structure, Some(highlight)));
+            .set_instances(&atom_instances(structure, Some(highlight), self.style));
         self.cell.geometry.set_instances(&cell_instances(&corners));
         let m = structure.lattice.matrix();
         self.axes = [v3(m[0]), v3(m[1]), v3(m[2])];
@@ -160,6 +296,7 @@ impl Viewer {
         if reframe {
             self.reset_view();
         }
+        self.shown = Some((structure.clone(), highlight.to_vec()));
         self.render();
     }
 
@@ -271,14 +408,21 @@ impl Viewer {
             .clear(ClearState::color_and_depth(r, g, b, 1.0, 1.0))
             .render(
                 &self.camera,
-                self.atoms.into_iter().chain(&self.cell).chain(&self.halos),
+                self.atoms
+                    .into_iter()
+                    .chain(&self.bonds)
+                    .chain(&self.cell)
+                    .chain(&self.overlay)
+                    .chain(&self.answer_sites)
+                    .chain(&self.halos)
+                    .chain(&self.worst),
                 &[&self.ambient as &dyn Light, &self.key_light],
             );
     }
 }
 
 /// Instances of atom spheres, or with `halo = Some(indices)`, of halos around those sites.
-fn atom_instances(s: &Structure, halo: Option<&[usize]>) -> Instances {
+fn atom_instances(s: &Structure, halo: Option<&[usize]>, style: Style) -> Instances {
     let mut transformations = Vec::with_capacity(s.len());
     let mut colors = Vec::with_capacity(s.len());
     for (i, (site, p)) in s.sites.iter().zip(s.cartesian_positions()).enumerate() {
@@ -286,7 +430,7 @@ fn atom_instances(s: &Structure, halo: Option<&[usize]>) -> Instances {
         match halo {
             None => {
                 transformations.push(Mat4::from_translation(v3(p)) * Mat4::from_scale(r));
-                let [cr, cg, cb] = site.element.jmol_color();
+                let [cr, cg, cb] = style.scheme.color(site.element);
                 colors.push(Srgba::new(cr, cg, cb, 255));
             }
             Some(h) if h.contains(&i) => {
@@ -304,19 +448,46 @@ fn atom_instances(s: &Structure, halo: Option<&[usize]>) -> Instances {
     }
 }
 
+/// A cylinder of `radius` from `p` along `d` (three-d's unit cylinder runs along x).
+fn cylinder(p: Vec3, d: Vec3, radius: f32) -> Mat4 {
+    let rot = Quat::from_arc(vec3(1.0, 0.0, 0.0), d.normalize(), None);
+    Mat4::from_translation(p)
+        * Mat4::from(rot)
+        * Mat4::from_nonuniform_scale(d.magnitude(), radius, radius)
+}
+
+/// Each bond as two half-cylinders, one from each atom's drawn position, in its colour; a
+/// bond to a periodic image outside the cell shows as a stub from each end.
+fn bond_instances(s: &Structure, style: Style) -> Instances {
+    let list = bonds(s);
+    if list.len() > MAX_BONDS {
+        return Instances::default();
+    }
+    let positions = s.cartesian_positions();
+    let mut transformations = Vec::with_capacity(2 * list.len());
+    let mut colors = Vec::with_capacity(2 * list.len());
+    for b in &list {
+        let half = v3(b.vector) * 0.5;
+        for (site, dir) in [(b.from, half), (b.to, -half)] {
+            transformations.push(cylinder(v3(positions[site]), dir, BOND_RADIUS));
+            let [r, g, bl] = style.scheme.color(s.sites[site].element);
+            colors.push(Srgba::new(r, g, bl, 255));
+        }
+    }
+    Instances {
+        transformations,
+        colors: Some(colors),
+        ..Default::default()
+    }
+}
+
 fn cell_instances(corners: &[Vec3]) -> Instances {
     let mut transformations = Vec::new();
     for i in 0..8usize {
         for bit in [1usize, 2, 4] {
             if i & bit == 0 {
                 let (p, q) = (corners[i], corners[i | bit]);
-                let d = q - p;
-                let rot = Quat::from_arc(vec3(1.0, 0.0, 0.0), d.normalize(), None);
-                transformations.push(
-                    Mat4::from_translation(p)
-                        * Mat4::from(rot)
-                        * Mat4::from_nonuniform_scale(d.magnitude(), EDGE_RADIUS, EDGE_RADIUS),
-                );
+                transformations.push(cylinder(p, q - p, EDGE_RADIUS));
             }
         }
     }

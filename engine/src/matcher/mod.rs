@@ -28,6 +28,7 @@
 
 pub mod assignment;
 mod bound;
+pub mod displacement;
 pub mod lattice_mapping;
 pub mod linalg;
 pub mod pbc;
