@@ -75,7 +75,7 @@ test("the answer over the target: arrows from the matcher's pairing, the worst s
     await page.click("#paste-truth");
     // Push site 0 of the answer by 0.01 along c: it becomes the worst site.
     const truth = await page.inputValue("#answer");
-    await page.fill("#answer", truth.replace(/(\d\.\d{8})(\s+1\n)/, (m, x, rest) => `${(Number(x) + 0.01).toFixed(8)}${rest}`));
+    await page.fill("#answer", truth.replace(/(\d\.\d{8})(\s+1(?:\.0)?\n)/, (m, x, rest) => `${(Number(x) + 0.01).toFixed(8)}${rest}`));
     assert.equal(await verdictLabel(), "Success");
     const maxDistA = Number(await page.locator("#max-dist-angstrom").textContent());
     assert.ok(maxDistA > 0.01, `max_dist ${maxDistA} Å`);

@@ -15,7 +15,7 @@ const t = (104.52 * Math.PI) / 180;
 const WATER = `water\n1.0\n10 0 0\n0 10 0\n0 0 10\nO H\n1 2\nCartesian\n5 5 5\n${5 + 0.9572} 5 5\n${5 + 0.9572 * Math.cos(t)} ${5 + 0.9572 * Math.sin(t)} 5\n`;
 
 async function paste(page, text, sites) {
-  await page.locator("details.paste summary").click();
+  await page.evaluate(() => { document.querySelector("details.paste").open = true; });
   await page.fill("#cif-paste", text);
   await page.click("#use-pasted");
   await page.waitForFunction((n) => JSON.parse(document.querySelector("#viewer").dataset.sites || "[]").length === n, sites);
@@ -45,14 +45,15 @@ test("bonds follow the bonding rule and toggle; colours switch to VESTA; ? lists
     await page.check("input.bonds-toggle[data-for=viewer]");
     await page.waitForFunction(() => document.querySelector("#viewer").dataset.bonds === "11");
 
-    const jmol = await swatch(page, "Cs");
+    // pymatgen's VESTA table gives Cs its Jmol colour; Cl differs (49,252,2 vs 31,240,31).
+    const jmol = await swatch(page, "Cl");
     const before = await pixels(page);
     await page.selectOption("select.scheme-select[data-for=viewer]", "VESTA");
-    await page.waitForFunction((c) => getComputedStyle(document.querySelector("ul.legend[data-for=viewer] li[data-element=Cs] .swatch")).backgroundColor !== c, jmol);
+    await page.waitForFunction((c) => getComputedStyle(document.querySelector("ul.legend[data-for=viewer] li[data-element=Cl] .swatch")).backgroundColor !== c, jmol);
     assert.notDeepEqual(await pixels(page), before, "the atoms change colour");
     await page.locator("#viewer").focus();
     await page.keyboard.press("v");
-    await page.waitForFunction((c) => getComputedStyle(document.querySelector("ul.legend[data-for=viewer] li[data-element=Cs] .swatch")).backgroundColor === c, jmol);
+    await page.waitForFunction((c) => getComputedStyle(document.querySelector("ul.legend[data-for=viewer] li[data-element=Cl] .swatch")).backgroundColor === c, jmol);
 
     await page.keyboard.press("?");
     const help = page.locator(".help-overlay");

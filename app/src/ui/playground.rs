@@ -13,7 +13,7 @@ use bench::atomworld::{
 use bench::case::{Case, CaseStructure, CASE_VERSION};
 use engine::cif::{parse_cif_like_pymatgen_detailed, read_cif, write_cif};
 use engine::format::Format;
-use engine::matcher::displacement::site_displacements;
+use engine::matcher::displacement::{correspondence, site_displacements};
 use engine::symmetry::{space_group, DEFAULT_SYMPREC};
 use engine::Structure;
 use leptos::prelude::*;
@@ -29,6 +29,9 @@ const DEFAULT_STRUCTURE: &str = "Halite";
 /// Largest structure whose space group the page computes: the search runs on the main
 /// thread and takes ~0.3 s natively at 3,000 sites, ~4 s at 10,000 (moyo, measured 2026-11).
 const MAX_SYMMETRY_SITES: usize = 2000;
+
+/// Largest target the answer overlay is drawn for (relating the two site orders is quadratic).
+const MAX_OVERLAY_SITES: usize = 2000;
 
 /// Where the input structure comes from.
 #[derive(Clone, Debug, PartialEq)]
@@ -340,8 +343,9 @@ pub fn Playground() -> impl IntoView {
             }
         });
     };
-    // The answer over the target: the matcher's pairing as one vector per target site,
-    // drawn on the target as the evaluator parsed it (same sites, same order).
+    // The answer over the target: the matcher's pairing as one vector per target site. The
+    // matcher indexes sites in pymatgen's parsed order; the picture (and every prompt) in
+    // CIF row order, so the vectors are carried over by position.
     let show_overlay = RwSignal::new(false);
     let overlay_data = Memo::new(move |_| {
         if matches!(
@@ -352,21 +356,20 @@ pub fn Playground() -> impl IntoView {
         }
         let v = verdict.get()?;
         let mapping = v.mapping.as_ref()?;
+        let rows = target.get()?;
+        if rows.len() > MAX_OVERLAY_SITES {
+            return None;
+        }
         let t = parse_target(&target_cif.get()?).ok()?;
         let p = parse_cif_like_pymatgen_detailed(v.extracted_cif.as_ref()?).ok()?;
-        let displacements = site_displacements(&t.structure, &p.structure, mapping)?;
-        Some((t.structure, Overlay { displacements }))
+        let by_parsed = site_displacements(&t.structure, &p.structure, mapping)?;
+        // 1e-3: the parser snaps coordinates near 1/3 and 2/3 (by up to 1e-4); sites closer than
+        // that would be ambiguous, and then no overlay is drawn.
+        let order = correspondence(&t.structure, &rows, 1e-3)?;
+        let displacements = order.into_iter().map(|i| by_parsed[i]).collect();
+        Some(Overlay { displacements })
     });
-    let target_shown = Signal::derive(move || match (show_overlay.get(), overlay_data.get()) {
-        (true, Some((s, _))) => Some(s),
-        _ => target.get(),
-    });
-    let overlay = Signal::derive(move || {
-        show_overlay
-            .get()
-            .then(|| overlay_data.get().map(|(_, o)| o))
-            .flatten()
-    });
+    let overlay = Signal::derive(move || show_overlay.get().then(|| overlay_data.get()).flatten());
 
     // Shown next to the input's name; display only (no verdict depends on it).
     let symmetry = Memo::new(move |_| {
@@ -535,7 +538,7 @@ pub fn Playground() -> impl IntoView {
                             (Semantics::Physical, Some(t)) => format!("physical reading, {} sites", t.len()),
                         }}
                     </span></h2>
-                    <StructureCanvas structure=target_shown highlight=touched_out id="viewer-target" overlay=overlay />
+                    <StructureCanvas structure=target highlight=touched_out id="viewer-target" overlay=overlay />
                     <label class="labels-toggle" title="draw the answer's sites over the target, paired as the matcher paired them">
                         <input
                             type="checkbox"

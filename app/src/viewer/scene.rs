@@ -61,6 +61,10 @@ pub struct Viewer {
     style: Style,
     /// Bonds drawn in the last frame.
     bond_count: usize,
+    /// Subdivisions of the atom and bond meshes now in use (see [`detail_for`]).
+    detail: (u32, u32),
+    /// Whether the atoms are drawn shrunk for an overlay.
+    overlay_on: bool,
     ambient: AmbientLight,
     key_light: DirectionalLight,
     /// Centre and drawn radius of every site, for picking.
@@ -77,8 +81,10 @@ const HALO_SCALE: f32 = 1.45;
 const WORST_COLOR: Srgba = Srgba::new(214, 39, 40, 90);
 /// Overlay arrow radius (Å).
 const ARROW_RADIUS: f32 = 0.06;
-/// Radius of the answer's sites relative to the target's atom spheres.
-const ANSWER_SCALE: f32 = 0.55;
+/// Radius of the answer's sites relative to the target's (unshrunk) atom spheres.
+const ANSWER_SCALE: f32 = 0.3;
+/// The target's atom spheres under an overlay, relative to their usual size.
+const OVERLAY_ATOM_SCALE: f32 = 0.4;
 
 impl Viewer {
     /// Create a viewer drawing into `canvas`, showing nothing until [`Viewer::set_structure`].
@@ -168,6 +174,8 @@ impl Viewer {
             shown: None,
             style: Style::default(),
             bond_count: 0,
+            detail: (24, 10),
+            overlay_on: false,
             ambient,
             key_light,
             spheres: Vec::new(),
@@ -237,7 +245,7 @@ impl Viewer {
                     ..Default::default()
                 };
                 if let Some((i, _)) = o.worst() {
-                    let r = s.sites[i].element.covalent_radius() as f32 * ATOM_SCALE * 1.9;
+                    let r = s.sites[i].element.covalent_radius() as f32 * ATOM_SCALE;
                     worst = Instances {
                         transformations: vec![
                             Mat4::from_translation(v3(s.cartesian(i))) * Mat4::from_scale(r),
@@ -248,14 +256,61 @@ impl Viewer {
                 }
             }
         }
+        let on = !answer.transformations.is_empty();
         self.overlay.geometry.set_instances(&arrows);
         self.answer_sites.geometry.set_instances(&answer);
         self.worst.geometry.set_instances(&worst);
+        // Under an overlay the target's atoms shrink and lose their bonds, so the arrows and
+        // the answer's sites show.
+        if on == self.overlay_on {
+            self.render();
+            return;
+        }
+        self.overlay_on = on;
+        if let Some((s, h)) = self.shown.take() {
+            let (scale, bonds) = if on {
+                (OVERLAY_ATOM_SCALE, false)
+            } else {
+                (1.0, self.style.bonds)
+            };
+            self.draw_atoms(&s, &h, scale, bonds);
+            self.shown = Some((s, h));
+        }
         self.render();
+    }
+
+    /// Instances of the atoms (spheres scaled by `scale`), their halos and, with `bonds`, the
+    /// bonds of `structure`.
+    fn draw_atoms(&mut self, structure: &Structure, highlight: &[usize], scale: f32, bonds: bool) {
+        self.atoms
+            .geometry
+            .set_instances(&atom_instances(structure, None, self.style, scale));
+        let bond_instances = if bonds {
+            bond_instances(structure, self.style)
+        } else {
+            Instances::default()
+        };
+        self.bond_count = bond_instances.transformations.len() / 2;
+        self.bonds.geometry.set_instances(&bond_instances);
+        self.halos.geometry.set_instances(&atom_instances(
+            structure,
+            Some(highlight),
+            self.style,
+            scale,
+        ));
     }
 
     /// Show `structure`, with a halo around the sites in `highlight`, and frame it.
     pub fn set_structure(&mut self, structure: &Structure, highlight: &[usize]) {
+        let detail = detail_for(structure.len());
+        if detail != self.detail {
+            let empty = Instances::default();
+            self.atoms.geometry =
+                InstancedMesh::new(&self.context, &empty, &CpuMesh::sphere(detail.0));
+            self.bonds.geometry =
+                InstancedMesh::new(&self.context, &empty, &CpuMesh::cylinder(detail.1));
+            self.detail = detail;
+        }
         let corners: Vec<Vec3> = (0..8)
             .map(|i| {
                 let f = [(i & 1) as f64, ((i >> 1) & 1) as f64, ((i >> 2) & 1) as f64];
@@ -267,19 +322,8 @@ impl Viewer {
             .iter()
             .map(|c| (c - centre).magnitude())
             .fold(1.0f32, f32::max);
-        self.atoms
-            .geometry
-            .set_instances(&atom_instances(structure, None, self.style));
-        let bond_instances = if self.style.bonds {
-            bond_instances(structure, self.style)
-        } else {
-            Instances::default()
-        };
-        self.bond_count = bond_instances.transformations.len() / 2;
-        self.bonds.geometry.set_instances(&bond_instances);
-        self.halos
-            .geometry
-            .set_instances(&atom_instances(structure, Some(highlight), self.style));
+        self.draw_atoms(structure, highlight, 1.0, self.style.bonds);
+        self.overlay_on = false;
         self.cell.geometry.set_instances(&cell_instances(&corners));
         let m = structure.lattice.matrix();
         self.axes = [v3(m[0]), v3(m[1]), v3(m[2])];
@@ -422,11 +466,11 @@ impl Viewer {
 }
 
 /// Instances of atom spheres, or with `halo = Some(indices)`, of halos around those sites.
-fn atom_instances(s: &Structure, halo: Option<&[usize]>, style: Style) -> Instances {
+fn atom_instances(s: &Structure, halo: Option<&[usize]>, style: Style, scale: f32) -> Instances {
     let mut transformations = Vec::with_capacity(s.len());
     let mut colors = Vec::with_capacity(s.len());
     for (i, (site, p)) in s.sites.iter().zip(s.cartesian_positions()).enumerate() {
-        let r = site.element.covalent_radius() as f32 * ATOM_SCALE;
+        let r = site.element.covalent_radius() as f32 * ATOM_SCALE * scale;
         match halo {
             None => {
                 transformations.push(Mat4::from_translation(v3(p)) * Mat4::from_scale(r));
@@ -445,6 +489,17 @@ fn atom_instances(s: &Structure, halo: Option<&[usize]>, style: Style) -> Instan
         transformations,
         colors: Some(colors),
         ..Default::default()
+    }
+}
+
+/// Subdivisions of the (sphere, cylinder) meshes for a picture of `n` atoms: fewer triangles
+/// per atom as the count grows, so that software WebGL still redraws 10,000 atoms with their
+/// bonds while the user drags (frame times are measured by `e2e/tests/performance.test.mjs`).
+fn detail_for(n: usize) -> (u32, u32) {
+    match n {
+        0..=300 => (24, 10),
+        301..=2000 => (8, 6),
+        _ => (4, 4),
     }
 }
 

@@ -41,6 +41,44 @@ pub fn site_displacements(
     )
 }
 
+/// For each site of `b`, the index of the site of `a` at the same place: same element and
+/// fractional coordinates equal modulo 1 within `tol` on each axis. `None` when the site
+/// counts differ or some site has no partner or more than one.
+///
+/// It relates the two orders one structure can come in: the rows of a CIF (what prompts
+/// index) and the sites as pymatgen's parser orders them (what the matcher's mapping
+/// indexes). Quadratic in the site count.
+pub fn correspondence(a: &Structure, b: &Structure, tol: f64) -> Option<Vec<usize>> {
+    if a.len() != b.len() {
+        return None;
+    }
+    let close = |x: [f64; 3], y: [f64; 3]| {
+        (0..3).all(|k| {
+            let d = x[k] - y[k];
+            (d - d.round()).abs() <= tol
+        })
+    };
+    let mut taken = vec![false; a.len()];
+    let mut out = Vec::with_capacity(b.len());
+    for sb in &b.sites {
+        let mut found = None;
+        for (i, sa) in a.sites.iter().enumerate() {
+            if sa.element == sb.element && close(sa.frac, sb.frac) {
+                if found.is_some() {
+                    return None; // ambiguous
+                }
+                found = Some(i);
+            }
+        }
+        let i = found?;
+        if std::mem::replace(&mut taken[i], true) {
+            return None;
+        }
+        out.push(i);
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +147,18 @@ mod tests {
             m.max_dist_angstrom
         );
         assert_eq!(site_displacements(&s1, &s2, &[0, 1]), None);
+        // The shifted copy is not the same sites; the reordered unshifted one is.
+        assert_eq!(correspondence(&s1, &s2, 1e-6), None);
+        let mut reordered = s1.clone();
+        reordered.sites = order
+            .iter()
+            .map(|&i| {
+                let mut s = s1.sites[i].clone();
+                s.frac[0] += 1.0; // another image of the same site
+                s
+            })
+            .collect();
+        assert_eq!(correspondence(&s1, &reordered, 1e-6), Some(order.to_vec()));
         assert_eq!(site_displacements(&s1, &s2, &[0, 1, 2, 9]), None);
     }
 }

@@ -1,0 +1,82 @@
+// Measurements the issue asks to report (printed as "[perf] …" lines, not asserted against
+// a time: timing goals live in benchmarks): the app's wasm size, time to interactive on
+// localhost, and the viewer's frame time at 1,000 and 10,000 atoms under software WebGL.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import path from "node:path";
+import { startServer, launchBrowser, withScreenshot } from "../harness.mjs";
+
+let server;
+let browser;
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** A simple-cubic POSCAR of n³ Si atoms, 2.35 Å apart (each atom bonded to six). */
+function cubic(n) {
+  const a = (2.35 * n).toFixed(4);
+  const lines = [`sc Si ${n}^3`, "1.0", `${a} 0 0`, `0 ${a} 0`, `0 0 ${a}`, "Si", String(n ** 3), "Direct"];
+  for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) for (let k = 0; k < n; k++) {
+    lines.push(`${(i / n).toFixed(6)} ${(j / n).toFixed(6)} ${(k / n).toFixed(6)}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+/** Mean time (ms) of `frames` drag steps, each one full redraw, synchronised with readPixels. */
+async function frameTime(page, frames) {
+  return page.evaluate((frames) => {
+    const canvas = document.querySelector("#viewer");
+    const gl = canvas.getContext("webgl2");
+    const r = canvas.getBoundingClientRect();
+    const at = (x) => ({ clientX: r.left + x, clientY: r.top + r.height / 2, bubbles: true, pointerId: 1 });
+    canvas.dispatchEvent(new PointerEvent("pointerdown", at(100)));
+    const px = new Uint8Array(4);
+    gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, px);
+    const t0 = performance.now();
+    for (let f = 1; f <= frames; f++) {
+      canvas.dispatchEvent(new PointerEvent("pointermove", at(100 + 3 * f)));
+      gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, px);
+    }
+    const dt = (performance.now() - t0) / frames;
+    canvas.dispatchEvent(new PointerEvent("pointerup", at(100 + 3 * frames)));
+    return dt;
+  }, frames);
+}
+
+test("wasm size, time to interactive, frame time at 1k and 10k atoms", () =>
+  withScreenshot(browser.page, "performance", async () => {
+    const dist = process.env.ATOMWORLD_DIST;
+    const wasm = readdirSync(dist).find((f) => f.endsWith(".wasm"));
+    const bytes = readFileSync(path.join(dist, wasm));
+    console.log(`[perf] app wasm: ${(bytes.length / 1e6).toFixed(2)} MB raw, ${(gzipSync(bytes, { level: 9 }).length / 1e6).toFixed(2)} MB gzip`);
+
+    const page = browser.page;
+    const t0 = Date.now();
+    await page.goto(server.url + "/");
+    await page.waitForSelector("ul.legend[data-for=viewer] li");
+    console.log(`[perf] time to interactive (navigation → first structure drawn): ${Date.now() - t0} ms`);
+
+    for (const n of [10, 22]) {
+      // Set the text directly: typing 10,000 lines through the input pipeline takes minutes.
+      await page.evaluate((text) => {
+        document.querySelector("details.paste").open = true;
+        const area = document.querySelector("#cif-paste");
+        area.value = text;
+        area.dispatchEvent(new Event("input", { bubbles: true }));
+      }, cubic(n));
+      await page.click("#use-pasted");
+      await page.waitForFunction((sites) => document.querySelector("#input-name").textContent.includes(`(${sites} sites)`), n ** 3, { timeout: 120_000 });
+      // Six neighbours each, every bond listed once: 3 n³ bonds.
+      await page.waitForFunction((bonds) => Number(document.querySelector("#viewer").dataset.bonds) === bonds, 3 * n ** 3, { timeout: 60_000 });
+      const ms = await frameTime(page, 20);
+      assert.ok(Number.isFinite(ms) && ms > 0);
+      console.log(`[perf] frame time, ${n ** 3} atoms + ${3 * n ** 3} bonds (software WebGL): ${ms.toFixed(1)} ms (${(1000 / ms).toFixed(1)} fps)`);
+    }
+  }));
