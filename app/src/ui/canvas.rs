@@ -37,6 +37,10 @@ pub fn StructureCanvas(
     /// A model's answer to draw over the structure.
     #[prop(optional, into)]
     overlay: Option<Signal<Option<Overlay>>>,
+    /// Atom spheres relative to their usual size (points of the coordinate probe are drawn
+    /// larger than atoms).
+    #[prop(default = 1.0)]
+    atom_scale: f32,
 ) -> impl IntoView {
     let overlay = overlay.unwrap_or_else(|| Signal::derive(|| None));
     let canvas_ref = NodeRef::<Canvas>::new();
@@ -49,7 +53,10 @@ pub fn StructureCanvas(
     // Site index labels (prompts address atoms by index) and where the sites are drawn.
     let show_labels = RwSignal::new(false);
     let projected = RwSignal::new(Vec::<[f32; 2]>::new());
-    let style = RwSignal::new(Style::default());
+    let style = RwSignal::new(Style {
+        atom_scale,
+        ..Style::default()
+    });
     let help = RwSignal::new(false);
 
     // After each draw, publish where the sites are on screen (`data-sites`, JSON of
@@ -318,12 +325,12 @@ pub fn StructureCanvas(
             </label>
             {move || error.get().map(|e| view! { <p class="error viewer-error">{e}</p> })}
             <ul class="legend" data-for=id>{legend}</ul>
-            {move || overlay.get().and_then(|o| o.worst()).map(|(i, d)| view! {
+            {move || overlay.get().and_then(|o| o.worst().map(|w| (w, o.pairing))).map(|((i, d), pairing)| view! {
                 <p class="overlay-legend small" data-for=id>
                     <span class="ramp"></span>
                     {format!(
-                        "answer over target: an arrow from each target site to the answer's site the matcher paired with it \
-                         (common shift removed), green 0 Å → red ≥ {OVERLAY_FULL_SCALE} Å. Largest: #{i}, "
+                        "answer over target: an arrow from each target site to the answer's site {pairing}, \
+                         green 0 Å → red ≥ {OVERLAY_FULL_SCALE} Å. Largest: #{i}, "
                     )}
                     <b class="worst">{format!("{d:.3}")}</b>" Å (marked red)."
                 </p>

@@ -18,6 +18,7 @@ use engine::symmetry::{space_group, DEFAULT_SYMPREC};
 use engine::Structure;
 use leptos::prelude::*;
 
+use super::ask::AskModel;
 use super::canvas::StructureCanvas;
 use super::edit_panel::EditRequest;
 use super::structure_file::{dropped_file, read_any, ExportLinks};
@@ -200,76 +201,6 @@ pub fn Playground() -> impl IntoView {
             .unwrap_or_default(),
     );
     let answered_by = RwSignal::new(shared.as_ref().and_then(|c| c.model.clone()));
-    let models = LocalResource::new(crate::api::models);
-    let chosen_model = RwSignal::new(String::new());
-    let asking = RwSignal::new(false);
-    let ask_status = RwSignal::new(None::<Result<String, String>>);
-    // The abort handle of the call in flight (browser objects stay on this thread).
-    let in_flight = StoredValue::new_local(None::<web_sys::AbortController>);
-    let ask = move |_| {
-        let (Some(text), model) = (full_prompt.get_untracked(), chosen_model.get_untracked())
-        else {
-            return;
-        };
-        if model.is_empty() {
-            ask_status.set(Some(Err("choose a model first".into())));
-            return;
-        }
-        let Ok(controller) = web_sys::AbortController::new() else {
-            ask_status.set(Some(Err("this browser cannot stream answers".into())));
-            return;
-        };
-        let signal = controller.signal();
-        in_flight.set_value(Some(controller));
-        asking.set(true);
-        answer.set(String::new());
-        answered_by.set(Some(model.clone()));
-        ask_status.set(Some(Ok("waiting for the model…".into())));
-        leptos::task::spawn_local(async move {
-            let on = |news: crate::api::StreamNews| match news {
-                crate::api::StreamNews::Piece(p) => {
-                    answer.update(|a| a.push_str(&p));
-                    let n = answer.with_untracked(|a| a.chars().count());
-                    ask_status.set(Some(Ok(format!("receiving… {n} characters"))));
-                }
-                crate::api::StreamNews::Restart(attempt) => {
-                    answer.set(String::new());
-                    ask_status.set(Some(Ok(format!(
-                        "the stream broke off; the server asks again (attempt {attempt})"
-                    ))));
-                }
-            };
-            match crate::api::complete_stream(&model, &text, &signal, on).await {
-                Ok(c) => {
-                    answer.set(c.text);
-                    ask_status.set(Some(Ok(format!(
-                        "{} prompt + {} answer tokens · ${:.4}{}",
-                        c.input_tokens,
-                        c.output_tokens,
-                        c.cost_usd,
-                        if c.cached {
-                            " · from the server's cache"
-                        } else {
-                            ""
-                        }
-                    ))));
-                }
-                Err(_) if signal.aborted() => ask_status.set(Some(Ok(
-                    "Cancelled; the partial answer is kept below.".into(),
-                ))),
-                Err(e) => ask_status.set(Some(Err(e))),
-            }
-            in_flight.set_value(None);
-            asking.set(false);
-        });
-    };
-    let cancel = move |_| {
-        in_flight.with_value(|c| {
-            if let Some(c) = c {
-                c.abort();
-            }
-        })
-    };
     let share_link = RwSignal::new(None::<String>);
     let make_link = move |_| {
         let structure = match source.get_untracked() {
@@ -367,7 +298,10 @@ pub fn Playground() -> impl IntoView {
         // that would be ambiguous, and then no overlay is drawn.
         let order = correspondence(&t.structure, &rows, 1e-3)?;
         let displacements = order.into_iter().map(|i| by_parsed[i]).collect();
-        Some(Overlay { displacements })
+        Some(Overlay {
+            displacements,
+            pairing: "the matcher paired with it (common shift removed)",
+        })
     });
     let overlay = Signal::derive(move || show_overlay.get().then(|| overlay_data.get()).flatten());
 
@@ -556,24 +490,7 @@ pub fn Playground() -> impl IntoView {
             <div class="panel answer">
                 <h2>"Answer"</h2>
                 <div class="row buttons">
-                    <select id="model-select" on:change=move |ev| chosen_model.set(event_target_value(&ev))>
-                        <option value="">"— model —"</option>
-                        {move || match models.get() {
-                            Some(Ok(list)) => list
-                                .into_iter()
-                                .filter(|m| !m.baseline)
-                                .map(|m| view! { <option value=m.name.clone()>{m.name.clone()}</option> })
-                                .collect_view()
-                                .into_any(),
-                            _ => ().into_any(),
-                        }}
-                    </select>
-                    <button id="ask-model" on:click=ask disabled=move || asking.get()>
-                        {move || if asking.get() { "Asking…" } else { "Ask the model" }}
-                    </button>
-                    <Show when=move || asking.get()>
-                        <button id="cancel-ask" class="secondary" on:click=cancel>"Cancel"</button>
-                    </Show>
+                    <AskModel prompt=Signal::derive(move || full_prompt.get()) answer=answer answered_by=answered_by />
                     <button id="paste-truth" on:click=move |_| {
                         answer.set(format!("<cif>\n{}\n</cif>", target_cif.get_untracked().unwrap_or_default()));
                     }>"Paste the ground truth"</button>
@@ -582,15 +499,6 @@ pub fn Playground() -> impl IntoView {
                     }>"Paste the input unchanged"</button>
                     <button class="secondary" on:click=move |_| answer.set(String::new())>"Clear"</button>
                 </div>
-                <p class="muted small" id="ask-status">
-                    {move || match (models.get(), ask_status.get()) {
-                        (_, Some(Ok(m))) => m,
-                        (_, Some(Err(e))) => format!("model call failed: {e}"),
-                        (Some(Err(_)), None) => "No server: models are unavailable here, but pasting an answer works.".to_string(),
-                        (Some(Ok(l)), None) if l.iter().all(|m| m.baseline) => "The server has no models configured (see README: configuring a provider).".to_string(),
-                        _ => String::new(),
-                    }}
-                </p>
                 <textarea
                     id="answer"
                     rows="8"

@@ -44,12 +44,14 @@ impl ColorScheme {
 }
 
 /// How a structure is drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Style {
     /// Element colours.
     pub scheme: ColorScheme,
     /// Draw bonds (engine::bonds' rule) as two half-cylinders in the colours of their atoms.
     pub bonds: bool,
+    /// Atom spheres relative to their usual size.
+    pub atom_scale: f32,
 }
 
 impl Default for Style {
@@ -57,6 +59,7 @@ impl Default for Style {
         Self {
             scheme: ColorScheme::Jmol,
             bonds: true,
+            atom_scale: 1.0,
         }
     }
 }
@@ -67,6 +70,8 @@ impl Default for Style {
 pub struct Overlay {
     /// Per target site, in the order the target is drawn.
     pub displacements: Vec<[f64; 3]>,
+    /// How the answer's sites were paired with the target's (shown under the viewer).
+    pub pairing: &'static str,
 }
 
 impl Overlay {

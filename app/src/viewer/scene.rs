@@ -230,7 +230,10 @@ impl Viewer {
                         arrow_t.push(cylinder(from, dir, ARROW_RADIUS));
                         arrow_c.push(colour);
                     }
-                    let radius = site.element.covalent_radius() as f32 * ATOM_SCALE * ANSWER_SCALE;
+                    let radius = site.element.covalent_radius() as f32
+                        * ATOM_SCALE
+                        * ANSWER_SCALE
+                        * self.style.atom_scale;
                     site_t.push(Mat4::from_translation(from + dir) * Mat4::from_scale(radius));
                     site_c.push(colour);
                 }
@@ -245,7 +248,9 @@ impl Viewer {
                     ..Default::default()
                 };
                 if let Some((i, _)) = o.worst() {
-                    let r = s.sites[i].element.covalent_radius() as f32 * ATOM_SCALE;
+                    let r = s.sites[i].element.covalent_radius() as f32
+                        * ATOM_SCALE
+                        * self.style.atom_scale;
                     worst = Instances {
                         transformations: vec![
                             Mat4::from_translation(v3(s.cartesian(i))) * Mat4::from_scale(r),
@@ -331,7 +336,10 @@ impl Viewer {
             .sites
             .iter()
             .zip(structure.cartesian_positions())
-            .map(|(site, p)| (v3(p), site.element.covalent_radius() as f32 * ATOM_SCALE))
+            .map(|(site, p)| {
+                let r = site.element.covalent_radius() as f32 * ATOM_SCALE * self.style.atom_scale;
+                (v3(p), r)
+            })
             .collect();
         let reframe =
             (self.target - centre).magnitude() > 1e-3 || (self.extent - extent).abs() > 1e-3;
@@ -470,7 +478,7 @@ fn atom_instances(s: &Structure, halo: Option<&[usize]>, style: Style, scale: f3
     let mut transformations = Vec::with_capacity(s.len());
     let mut colors = Vec::with_capacity(s.len());
     for (i, (site, p)) in s.sites.iter().zip(s.cartesian_positions()).enumerate() {
-        let r = site.element.covalent_radius() as f32 * ATOM_SCALE * scale;
+        let r = site.element.covalent_radius() as f32 * ATOM_SCALE * style.atom_scale * scale;
         match halo {
             None => {
                 transformations.push(Mat4::from_translation(v3(p)) * Mat4::from_scale(r));

@@ -1,0 +1,117 @@
+//! Asking a configured model through the server: pick a model, ask, watch the answer stream
+//! in, cancel. Used by the playground and the probes; the caller owns the answer text.
+
+use leptos::prelude::*;
+
+use crate::api::StreamNews;
+
+/// Model choice, ask and cancel buttons, and a status line (tokens, cost, errors). Renders
+/// inside the caller's button row; `answer` receives the streamed text.
+#[component]
+pub fn AskModel(
+    /// The whole message for the model (nothing to ask while `None`).
+    prompt: Signal<Option<String>>,
+    /// Where the answer goes.
+    answer: RwSignal<String>,
+    /// The model that wrote the answer, set when asking.
+    answered_by: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let models = LocalResource::new(crate::api::models);
+    let chosen_model = RwSignal::new(String::new());
+    let asking = RwSignal::new(false);
+    let ask_status = RwSignal::new(None::<Result<String, String>>);
+    // The abort handle of the call in flight (browser objects stay on this thread).
+    let in_flight = StoredValue::new_local(None::<web_sys::AbortController>);
+    let ask = move |_| {
+        let (Some(text), model) = (prompt.get_untracked(), chosen_model.get_untracked()) else {
+            return;
+        };
+        if model.is_empty() {
+            ask_status.set(Some(Err("choose a model first".into())));
+            return;
+        }
+        let Ok(controller) = web_sys::AbortController::new() else {
+            ask_status.set(Some(Err("this browser cannot stream answers".into())));
+            return;
+        };
+        let signal = controller.signal();
+        in_flight.set_value(Some(controller));
+        asking.set(true);
+        answer.set(String::new());
+        answered_by.set(Some(model.clone()));
+        ask_status.set(Some(Ok("waiting for the model…".into())));
+        leptos::task::spawn_local(async move {
+            let on = |news: StreamNews| match news {
+                StreamNews::Piece(p) => {
+                    answer.update(|a| a.push_str(&p));
+                    let n = answer.with_untracked(|a| a.chars().count());
+                    ask_status.set(Some(Ok(format!("receiving… {n} characters"))));
+                }
+                StreamNews::Restart(attempt) => {
+                    answer.set(String::new());
+                    ask_status.set(Some(Ok(format!(
+                        "the stream broke off; the server asks again (attempt {attempt})"
+                    ))));
+                }
+            };
+            match crate::api::complete_stream(&model, &text, &signal, on).await {
+                Ok(c) => {
+                    answer.set(c.text);
+                    ask_status.set(Some(Ok(format!(
+                        "{} prompt + {} answer tokens · ${:.4}{}",
+                        c.input_tokens,
+                        c.output_tokens,
+                        c.cost_usd,
+                        if c.cached {
+                            " · from the server's cache"
+                        } else {
+                            ""
+                        }
+                    ))));
+                }
+                Err(_) if signal.aborted() => ask_status.set(Some(Ok(
+                    "Cancelled; the partial answer is kept below.".into(),
+                ))),
+                Err(e) => ask_status.set(Some(Err(e))),
+            }
+            in_flight.set_value(None);
+            asking.set(false);
+        });
+    };
+    let cancel = move |_| {
+        in_flight.with_value(|c| {
+            if let Some(c) = c {
+                c.abort();
+            }
+        })
+    };
+    view! {
+        <select id="model-select" on:change=move |ev| chosen_model.set(event_target_value(&ev))>
+            <option value="">"— model —"</option>
+            {move || match models.get() {
+                Some(Ok(list)) => list
+                    .into_iter()
+                    .filter(|m| !m.baseline)
+                    .map(|m| view! { <option value=m.name.clone()>{m.name.clone()}</option> })
+                    .collect_view()
+                    .into_any(),
+                _ => ().into_any(),
+            }}
+        </select>
+        <button id="ask-model" on:click=ask disabled=move || asking.get()>
+            {move || if asking.get() { "Asking…" } else { "Ask the model" }}
+        </button>
+        <Show when=move || asking.get()>
+            <button id="cancel-ask" class="secondary" on:click=cancel>"Cancel"</button>
+        </Show>
+        <span class="muted small ask-status" id="ask-status">
+            {move || match (models.get(), ask_status.get()) {
+                (_, Some(Ok(m))) => m,
+                (_, Some(Err(e))) => format!("model call failed: {e}"),
+                (Some(Err(_)), None) => "No server: models are unavailable here, but pasting an answer works.".to_string(),
+                (Some(Ok(l)), None) if l.iter().all(|m| m.baseline) => "The server has no models configured (see README: configuring a provider).".to_string(),
+                _ => String::new(),
+            }}
+        </span>
+    }
+}

@@ -1,0 +1,77 @@
+//! The CIF-Gen probe: a formula and structure type in words; the model writes a CIF; it is
+//! scored against our reference structure with primitive cells and supercells allowed.
+
+use bench::probes::cif_gen::evaluate::{evaluate, GenLabel};
+use bench::probes::cif_gen::generator::{generate, GenTaskSpec};
+use engine::cif::read_cif;
+use leptos::prelude::*;
+
+use super::{AnswerBox, ProbeVerdict, PromptView, SeedRow};
+use crate::ui::canvas::StructureCanvas;
+
+/// The CIF-Gen probe.
+#[component]
+pub fn GenProbe() -> impl IntoView {
+    let seed = RwSignal::new(1u64);
+    let task = Memo::new(move |_| {
+        generate(&GenTaskSpec {
+            seed: seed.get(),
+            count: 1,
+        })
+        .into_iter()
+        .next()
+    });
+    let answer = RwSignal::new(String::new());
+    Effect::new(move |_| {
+        task.track();
+        answer.set(String::new());
+    });
+    let prompt = Signal::derive(move || task.get().map(|t| t.prompt));
+    let truth = Signal::derive(move || {
+        task.get()
+            .map(|t| format!("<cif>\n{}\n</cif>", t.reference_cif))
+    });
+    let reference =
+        Signal::derive(move || task.get().and_then(|t| read_cif(&t.reference_cif).ok()));
+    let verdict = Memo::new(move |_| {
+        let text = answer.get();
+        if text.trim().is_empty() {
+            return None;
+        }
+        task.get()
+            .map(|t| evaluate(&t, &text).map_err(|e| e.to_string()))
+    });
+    let num = |x: Option<f64>, d: usize| x.map_or("—".to_string(), |v| format!("{v:.d$}"));
+    view! {
+        <SeedRow seed=seed>
+            <p class="muted small field" id="gen-task">{move || task.get().map(|t| format!(
+                "{} in the {} structure ({})", t.formula, t.prototype.name(), t.source
+            ))}</p>
+        </SeedRow>
+        <PromptView prompt=prompt />
+        <div class="views">
+            <div class="view">
+                <h2>"Our reference structure " <span class="muted small">"(conventional cell)"</span></h2>
+                <StructureCanvas structure=reference highlight=Signal::derive(Vec::new) id="viewer" />
+            </div>
+        </div>
+        <AnswerBox prompt=prompt answer=answer truth=truth placeholder="The generated CIF inside <cif> and </cif>." />
+        {move || verdict.get().map(|v| match v {
+            Ok(v) => {
+                let numbers = if v.max_dist.is_some() {
+                    vec![
+                        ("rms", "rms", num(v.rms, 4)),
+                        ("max_dist", "max-dist", num(v.max_dist, 4)),
+                        ("max_dist (Å)", "max-dist-angstrom", num(v.max_dist_angstrom, 3)),
+                    ]
+                } else {
+                    Vec::new()
+                };
+                view! {
+                    <ProbeVerdict label=format!("{:?}", v.label) success={v.label == GenLabel::Success} detail=v.detail numbers=numbers />
+                }.into_any()
+            }
+            Err(e) => view! { <p class="error">{format!("this task cannot be scored: {e}")}</p> }.into_any(),
+        })}
+    }
+}

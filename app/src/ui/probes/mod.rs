@@ -1,0 +1,153 @@
+//! The probes page (`/probes`): the AtomWorld paper's probes of what a model can do apart from
+//! CIF actions. Each tab generates a seeded task, shows the exact prompt, takes an answer
+//! (asked from a model or pasted) and scores it in the page.
+
+mod gen;
+mod points;
+mod repair;
+
+use leptos::prelude::*;
+
+/// Which probe is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Probe {
+    Points,
+    Repair,
+    Gen,
+}
+
+impl Probe {
+    const ALL: [Probe; 3] = [Probe::Points, Probe::Repair, Probe::Gen];
+
+    fn id(self) -> &'static str {
+        match self {
+            Probe::Points => "points",
+            Probe::Repair => "cif-repair",
+            Probe::Gen => "cif-gen",
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Probe::Points => "Pure coordinates",
+            Probe::Repair => "CIF-Repair",
+            Probe::Gen => "CIF-Gen",
+        }
+    }
+}
+
+/// The probes page.
+#[component]
+pub fn Probes() -> impl IntoView {
+    let shown = RwSignal::new(Probe::Points);
+    view! {
+        <div class="panel probes">
+            <div class="tabs" role="tablist">
+                {Probe::ALL.into_iter().map(|p| view! {
+                    <button
+                        role="tab"
+                        class="tab"
+                        data-probe=p.id()
+                        class:active=move || shown.get() == p
+                        on:click=move |_| shown.set(p)
+                    >{p.title()}</button>
+                }).collect_view()}
+            </div>
+            // One probe at a time: the answer controls keep their ids unique.
+            {move || match shown.get() {
+                Probe::Points => view! { <points::PointsProbe /> }.into_any(),
+                Probe::Repair => view! { <repair::RepairProbe /> }.into_any(),
+                Probe::Gen => view! { <gen::GenProbe /> }.into_any(),
+            }}
+        </div>
+    }
+}
+
+/// The seed field and the buttons that draw a task (shared by the three probes).
+#[component]
+fn SeedRow(seed: RwSignal<u64>, children: Children) -> impl IntoView {
+    view! {
+        <div class="row">
+            {children()}
+            <label class="field narrow">
+                <span>"Seed"</span>
+                <input id="probe-seed" type="number" min="0"
+                    prop:value=move || seed.get().to_string()
+                    on:change=move |e| {
+                        if let Ok(v) = event_target_value(&e).trim().parse::<u64>() {
+                            seed.set(v);
+                        }
+                    } />
+            </label>
+            <button id="probe-random" on:click=move |_| seed.update(|s| *s = s.wrapping_add(1))>"Random"</button>
+        </div>
+    }
+}
+
+/// The prompt a model receives, with a copy button.
+#[component]
+fn PromptView(prompt: Signal<Option<String>>) -> impl IntoView {
+    let copy = move |_| {
+        if let (Some(w), Some(text)) = (web_sys::window(), prompt.get_untracked()) {
+            let _ = w.navigator().clipboard().write_text(&text);
+        }
+    };
+    view! {
+        <details class="model-prompt" open>
+            <summary>"Prompt sent to a model " <button class="secondary small" on:click=copy>"copy"</button></summary>
+            <pre id="probe-prompt">{move || prompt.get().unwrap_or_else(|| "(no task for this seed)".into())}</pre>
+        </details>
+    }
+}
+
+/// The answer box with the model controls, a "paste the ground truth" button and "clear".
+#[component]
+fn AnswerBox(
+    prompt: Signal<Option<String>>,
+    answer: RwSignal<String>,
+    /// The ground-truth answer, in the format the probe expects.
+    truth: Signal<Option<String>>,
+    placeholder: &'static str,
+) -> impl IntoView {
+    let answered_by = RwSignal::new(None::<String>);
+    view! {
+        <div class="row buttons">
+            <super::ask::AskModel prompt=prompt answer=answer answered_by=answered_by />
+            <button id="paste-truth" on:click=move |_| answer.set(truth.get_untracked().unwrap_or_default())>
+                "Paste the ground truth"
+            </button>
+            <button class="secondary" on:click=move |_| answer.set(String::new())>"Clear"</button>
+        </div>
+        <textarea id="answer" rows="8" placeholder=placeholder
+            prop:value=move || answer.get()
+            on:input=move |ev| answer.set(event_target_value(&ev))></textarea>
+    }
+}
+
+/// A probe verdict: label, the sentence that explains it, and named numbers.
+#[component]
+fn ProbeVerdict(
+    label: String,
+    success: bool,
+    detail: String,
+    /// (name, DOM id, value) rows.
+    numbers: Vec<(&'static str, &'static str, String)>,
+) -> impl IntoView {
+    let class = if success {
+        "verdict success"
+    } else {
+        "verdict failure"
+    };
+    let shown = label.clone();
+    view! {
+        <div class=class id="verdict" data-label=label>
+            <p class="label">{shown}</p>
+            <p class="detail">{detail}</p>
+            {(!numbers.is_empty()).then(|| view! {
+                <dl class="numbers">
+                    {numbers.into_iter().map(|(name, id, v)| view! { <dt>{name}</dt><dd id=id>{v}</dd> }).collect_view()}
+                </dl>
+            })}
+        </div>
+    }
+}
