@@ -179,3 +179,36 @@ pub async fn get_json(url: &str) -> Result<serde_json::Value, String> {
     }
     res.json().await.map_err(|e| e.to_string())
 }
+
+/// Store `case` in the server's case store; returns its short id (`/c/<id>` opens it).
+pub async fn put_case(case: &bench::case::Case) -> Result<String, String> {
+    let res = gloo_net::http::Request::post("/api/cases")
+        .json(case)
+        .map_err(|e| e.to_string())?
+        .send()
+        .await
+        .map_err(|e| format!("server unreachable: {e}"))?;
+    let v: serde_json::Value = res.json().await.map_err(|e| e.to_string())?;
+    v["id"].as_str().map(str::to_string).ok_or_else(|| {
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("the server did not store the case")
+            .to_string()
+    })
+}
+
+/// The case stored under short id `id`.
+pub async fn get_case(id: &str) -> Result<bench::case::Case, String> {
+    let res = gloo_net::http::Request::get(&format!("/api/cases/{id}"))
+        .send()
+        .await
+        .map_err(|e| format!("server unreachable: {e}"))?;
+    if res.status() == 404 {
+        return Err(format!("no shared case '{id}' on this server"));
+    }
+    if !res.ok() {
+        return Err(format!("server answered HTTP {}", res.status()));
+    }
+    let v: serde_json::Value = res.json().await.map_err(|e| e.to_string())?;
+    bench::case::from_json(v).map_err(|e| format!("the stored case cannot be opened: {e}"))
+}

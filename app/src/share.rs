@@ -37,3 +37,11 @@ pub fn publish(case: &Case) -> Option<String> {
     let _ = window.navigator().clipboard().write_text(&link);
     Some(link)
 }
+
+/// The address of a case kept by the server under `id` (copied to the clipboard).
+pub fn short_link(id: &str) -> Option<String> {
+    let window = web_sys::window()?;
+    let link = format!("{}/c/{id}", window.location().origin().ok()?);
+    let _ = window.navigator().clipboard().write_text(&link);
+    Some(link)
+}

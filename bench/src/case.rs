@@ -83,6 +83,12 @@ pub fn decode(text: &str) -> Result<Case, CaseError> {
         .map_err(|_| CaseError::Compression)?;
     let value: serde_json::Value =
         serde_json::from_slice(&json).map_err(|e| CaseError::Format(e.to_string()))?;
+    from_json(value)
+}
+
+/// A case from its JSON form (as a link decodes it, or as the server's case store keeps it),
+/// refusing versions newer than this build understands.
+pub fn from_json(value: serde_json::Value) -> Result<Case, CaseError> {
     let v = value["v"].as_u64().unwrap_or(0) as u32;
     if v > CASE_VERSION {
         return Err(CaseError::Version(v));

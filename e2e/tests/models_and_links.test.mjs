@@ -76,21 +76,38 @@ test("a share link reopens the same case with the same verdict", () =>
     await page.click("#random");
     await page.click("#paste-truth");
     // Perturb one coordinate so the verdict has non-trivial numbers.
-    const answer = (await page.inputValue("#answer")).replace(/(\d\.\d{8})(\s+1\n\s*<\/cif>|\s+1\n)/, (m, x, rest) => `${(Number(x) + 0.01).toFixed(8)}${rest}`);
+    const answer = (await page.inputValue("#answer")).replace(/(\d\.\d{8})(\s+1(?:\.0)?\n)/, (m, x, rest) => `${(Number(x) + 0.01).toFixed(8)}${rest}`);
     await page.fill("#answer", answer);
     const label = await page.locator("#verdict").getAttribute("data-label");
     const detail = await page.locator("#verdict .detail").textContent();
+    assert.doesNotMatch(await page.locator("#max-dist").textContent(), /^0\.0000$/, "a perturbed answer");
     const prompt = await page.inputValue("#action-prompt");
     await page.click("#share");
     const link = await page.inputValue("#share-link");
     assert.ok(link.includes("#case="), link);
-    const other = await browser.context.newPage();
-    await other.goto(link);
-    await other.waitForSelector("#verdict");
-    assert.equal(await other.inputValue("#action-prompt"), prompt);
-    assert.equal(await other.locator("#verdict").getAttribute("data-label"), label);
-    assert.equal(await other.locator("#verdict .detail").textContent(), detail);
-    await other.close();
+    // A fresh browser (its own profile) opens the link and recomputes the same verdict.
+    const fresh = await launchBrowser();
+    try {
+      await fresh.page.goto(link);
+      await fresh.page.waitForSelector("#verdict");
+      assert.equal(await fresh.page.inputValue("#action-prompt"), prompt);
+      assert.equal(await fresh.page.locator("#verdict").getAttribute("data-label"), label);
+      assert.equal(await fresh.page.locator("#verdict .detail").textContent(), detail);
+
+      // The short link: the same case from the server's store, at /c/<id>.
+      await page.click("#short-link");
+      await page.waitForFunction(() => /\/c\/[0-9a-f]{12}$/.test(document.querySelector("#share-link").value));
+      const short = await page.inputValue("#share-link");
+      await fresh.page.goto(short);
+      await fresh.page.waitForSelector("#verdict");
+      assert.equal(await fresh.page.inputValue("#action-prompt"), prompt);
+      assert.equal(await fresh.page.locator("#verdict .detail").textContent(), detail);
+      await fresh.page.goto(server.url + "/c/000000000000");
+      await fresh.page.waitForSelector("#share-error");
+      assert.match(await fresh.page.locator("#share-error").textContent(), /no shared case '000000000000'/);
+    } finally {
+      await fresh.close();
+    }
     // A damaged link (a fresh page: a hash change alone does not reload the app).
     const third = await browser.context.newPage();
     await third.goto(server.url + "/#case=damaged!!");

@@ -25,6 +25,7 @@ pub fn App() -> impl IntoView {
         .unwrap_or_default();
     let on_runs = path == "/runs";
     let on_probes = path == "/probes";
+    let short_id = path.strip_prefix("/c/").map(str::to_string);
     view! {
         <header class="top">
             <h1>"AtomWorld Playground"</h1>
@@ -40,10 +41,37 @@ pub fn App() -> impl IntoView {
                 view! { <runs::Runs /> }.into_any()
             } else if on_probes {
                 view! { <probes::Probes /> }.into_any()
+            } else if let Some(id) = short_id {
+                view! { <ShortCase id=id /> }.into_any()
             } else {
-                view! { <playground::Playground /> }.into_any()
+                view! {
+                    <playground::Playground
+                        shared=crate::share::case_from_location()
+                        shared_error=crate::share::error_from_location()
+                    />
+                }.into_any()
             }}
         </main>
         <status::ServerStatus />
+    }
+}
+
+/// `/c/<id>`: the playground opened on a case from the server's case store.
+#[component]
+fn ShortCase(id: String) -> impl IntoView {
+    let case = LocalResource::new(move || {
+        let id = id.clone();
+        async move { crate::api::get_case(&id).await }
+    });
+    move || match case.get() {
+        None => {
+            view! { <p class="muted" id="case-loading">"Loading the shared case…"</p> }.into_any()
+        }
+        Some(Ok(c)) => {
+            view! { <playground::Playground shared=Some(c) shared_error=None /> }.into_any()
+        }
+        Some(Err(e)) => {
+            view! { <playground::Playground shared=None shared_error=Some(e) /> }.into_any()
+        }
     }
 }

@@ -51,15 +51,19 @@ fn summary(e: &PoolEntry) -> String {
 
 /// The playground page.
 #[component]
-pub fn Playground() -> impl IntoView {
+pub fn Playground(
+    /// The case to open (from a `#case=` link or the server's case store).
+    shared: Option<Case>,
+    /// Why a shared case could not be opened, if one was asked for.
+    shared_error: Option<String>,
+) -> impl IntoView {
     let entries = StoredValue::new(pool());
     let default = entries.with_value(|p| {
         p.iter()
             .position(|e| e.name.starts_with(DEFAULT_STRUCTURE))
             .unwrap_or(0)
     });
-    // A shared case in the URL fragment (#case=…) decides the initial state.
-    let shared = crate::share::case_from_location();
+    // A shared case decides the initial state.
     let initial_source = match shared.as_ref().map(|c| &c.structure) {
         Some(CaseStructure::Pool { name }) => entries
             .with_value(|p| p.iter().position(|e| &e.name == name))
@@ -71,7 +75,7 @@ pub fn Playground() -> impl IntoView {
     };
     let source = RwSignal::new(initial_source.unwrap_or(Source::Pool(default)));
     let pending_prompt = StoredValue::new(shared.as_ref().map(|c| c.prompt.clone()));
-    let share_error = RwSignal::new(crate::share::error_from_location());
+    let share_error = RwSignal::new(shared_error);
     let search = RwSignal::new(String::new());
     let pasted = RwSignal::new(String::new());
     let paste_error = RwSignal::new(None::<String>);
@@ -202,7 +206,7 @@ pub fn Playground() -> impl IntoView {
     );
     let answered_by = RwSignal::new(shared.as_ref().and_then(|c| c.model.clone()));
     let share_link = RwSignal::new(None::<String>);
-    let make_link = move |_| {
+    let current_case = move || {
         let structure = match source.get_untracked() {
             Source::Pool(i) => entries.with_value(|p| {
                 p.get(i).map(|e| CaseStructure::Pool {
@@ -213,16 +217,32 @@ pub fn Playground() -> impl IntoView {
                 .get_untracked()
                 .map(|cif| CaseStructure::Cif { cif }),
         };
-        let Some(structure) = structure else { return };
-        let case = Case {
+        Some(Case {
             v: CASE_VERSION,
-            structure,
+            structure: structure?,
             prompt: prompt.get_untracked(),
             semantics: semantics.get_untracked(),
             answer: answer.get_untracked(),
             model: answered_by.get_untracked(),
-        };
-        share_link.set(crate::share::publish(&case));
+        })
+    };
+    let make_link = move |_| {
+        if let Some(case) = current_case() {
+            share_link.set(crate::share::publish(&case));
+        }
+    };
+    // A short link: the case kept by the server (for large cases, or short URLs).
+    let make_short_link = move |_| {
+        let Some(case) = current_case() else { return };
+        leptos::task::spawn_local(async move {
+            match crate::api::put_case(&case).await {
+                Ok(id) => {
+                    share_error.set(None);
+                    share_link.set(crate::share::short_link(&id));
+                }
+                Err(e) => share_error.set(Some(format!("no short link: {e}"))),
+            }
+        });
     };
     let verdict = Memo::new(move |_| {
         let text = answer.get();
@@ -508,7 +528,8 @@ pub fn Playground() -> impl IntoView {
                 ></textarea>
                 {move || verdict.get().map(|v| view! { <super::verdict::VerdictView verdict=v /> })}
                 <div class="row buttons">
-                    <button id="share" class="secondary" on:click=make_link>"Share link"</button>
+                    <button id="share" class="secondary" on:click=make_link title="the whole case in the link: works on any host">"Share link"</button>
+                    <button id="short-link" class="secondary" on:click=make_short_link title="the case kept by this server under a short id">"Short link"</button>
                     {move || share_link.get().map(|l| view! { <input id="share-link" readonly prop:value=l /> })}
                 </div>
                 {move || share_error.get().map(|e| view! { <p class="error" id="share-error">{e}</p> })}
