@@ -18,9 +18,31 @@ pub fn model_prompt(input_cif: &str, action_prompt: &str) -> String {
     parts.join(" ")
 }
 
+/// The input CIF and the action prompt of a message [`model_prompt`] wrote (for opening a
+/// stored run result as a case); `None` for any other text.
+pub fn split_model_prompt(prompt: &str) -> Option<(&str, &str)> {
+    const CIF: &str = "Input CIF content:\n";
+    const ACTION: &str = "\n Action prompt: ";
+    let start = prompt.find(CIF)? + CIF.len();
+    let mid = prompt.rfind(ACTION)?;
+    let action = prompt[mid + ACTION.len()..].strip_suffix(' ')?;
+    Some((prompt.get(start..mid)?, action))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_prompt_splits_back_into_its_parts() {
+        let cif = "data_x\n_cell_length_a 1\nAction prompt: not this one\n";
+        let action = "Move the atom at index 0 by [1 0 0] angstrom in the cif file.";
+        assert_eq!(
+            split_model_prompt(&model_prompt(cif, action)),
+            Some((cif, action))
+        );
+        assert_eq!(split_model_prompt("hello"), None);
+    }
 
     #[test]
     fn prompt_joins_parts_with_single_spaces() {

@@ -1,0 +1,120 @@
+//! The runs page's charts as inline SVG: success rate per action (one bar per run in each
+//! action's group) and the distribution of max_dist over successes.
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use super::ACTIONS;
+
+/// Bar colours, one per run shown (cycled).
+pub const RUN_COLOURS: [&str; 6] = [
+    "#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#d53f8c", "#718096",
+];
+
+/// Success rate per action, one bar group per action, one bar per run.
+pub fn success_chart(runs: &[(String, Value)]) -> impl IntoView {
+    let group = 58.0;
+    let width = (group - 12.0) / runs.len().max(1) as f64;
+    let bars = ACTIONS
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let x0 = 10.0 + i as f64 * group;
+            let runs_bars = runs
+                .iter()
+                .enumerate()
+                .map(|(k, (model, v))| {
+                    let rate = v["summary"]["per_action"][*a]["success_rate"].as_f64().unwrap_or(0.0);
+                    let h = (rate * 110.0).round();
+                    let x = x0 + k as f64 * width;
+                    view! {
+                        <g class="bar" data-action=*a data-model=model.clone() data-rate=format!("{rate:.3}")>
+                            <rect x=x y=125.0 - h width=width - 1.0 height=h fill=RUN_COLOURS[k % RUN_COLOURS.len()]>
+                                <title>{format!("{model}, {a}: {:.0}%", rate * 100.0)}</title>
+                            </rect>
+                        </g>
+                    }
+                })
+                .collect_view();
+            view! {
+                {runs_bars}
+                <text x=x0 + (group - 12.0) / 2.0 y="140" text-anchor="middle" font-size="8">{a.replace('_', " ")}</text>
+            }
+        })
+        .collect_view();
+    view! {
+        <svg id="success-chart" viewBox="0 0 600 150" class="chart" role="img" aria-label="success rate per action and run">
+            <line x1="5" y1="125" x2="595" y2="125" stroke="#999"></line>
+            <line x1="5" y1="15" x2="595" y2="15" stroke="#ddd" stroke-dasharray="3 3"></line>
+            <text x="597" y="18" font-size="7" text-anchor="end">"100%"</text>
+            {bars}
+        </svg>
+    }
+}
+
+/// Bins of the max_dist histogram (normalised units; the matcher accepts ≤ 0.5).
+const BINS: usize = 10;
+const BIN_WIDTH: f64 = 0.05;
+
+/// How many successes of each run fall in each max_dist bin (the last bin also takes larger
+/// values).
+pub fn histogram(results: &[Value]) -> [usize; BINS] {
+    let mut counts = [0; BINS];
+    for r in results {
+        if let Some(d) = r["verdict"]["max_dist"]
+            .as_f64()
+            .filter(|_| r["label"] == "Success")
+        {
+            counts[((d / BIN_WIDTH) as usize).min(BINS - 1)] += 1;
+        }
+    }
+    counts
+}
+
+/// The distribution of max_dist over the successes of each run.
+pub fn max_dist_chart(runs: &[(String, [usize; BINS])]) -> impl IntoView {
+    let peak = runs
+        .iter()
+        .flat_map(|(_, h)| h.iter().copied())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let group = 58.0;
+    let width = (group - 12.0) / runs.len().max(1) as f64;
+    let bars = (0..BINS)
+        .map(|b| {
+            let x0 = 10.0 + b as f64 * group;
+            let run_bars = runs
+                .iter()
+                .enumerate()
+                .map(|(k, (model, h))| {
+                    let n = h[b];
+                    let height = (n as f64 / peak as f64 * 110.0).round();
+                    view! {
+                        <rect class="bin" data-model=model.clone() data-bin=b data-count=n
+                            x=x0 + k as f64 * width y=125.0 - height width=width - 1.0 height=height
+                            fill=RUN_COLOURS[k % RUN_COLOURS.len()]>
+                            <title>{format!("{model}: {n} successes with max_dist in [{:.2}, {:.2})", b as f64 * BIN_WIDTH, (b + 1) as f64 * BIN_WIDTH)}</title>
+                        </rect>
+                    }
+                })
+                .collect_view();
+            let label = if b == BINS - 1 {
+                format!("≥{:.2}", b as f64 * BIN_WIDTH)
+            } else {
+                format!("{:.2}", b as f64 * BIN_WIDTH)
+            };
+            view! {
+                {run_bars}
+                <text x=x0 y="140" font-size="8">{label}</text>
+            }
+        })
+        .collect_view();
+    view! {
+        <svg id="max-dist-chart" viewBox="0 0 600 150" class="chart" role="img" aria-label="max_dist of successes">
+            <line x1="5" y1="125" x2="595" y2="125" stroke="#999"></line>
+            <text x="597" y="148" font-size="7" text-anchor="end">"max_dist (normalised)"</text>
+            {bars}
+        </svg>
+    }
+}
