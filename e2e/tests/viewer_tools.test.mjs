@@ -119,3 +119,24 @@ test("hand edits change the input; undo and redo walk the history; bad input is 
     await page.click(".edit-tools[data-for=viewer] [data-edit=move]");
     assert.match(await page.locator(".edit-tools[data-for=viewer] .edit-error").textContent(), /pick a site first/);
   }));
+
+test("periodic images: 2×2×2 cells draw eight copies; picking still names the cell's own sites", () =>
+  check("images", async () => {
+    const page = session.browser.page;
+    await paste(page, CSCL, 2);
+    const before = await pixels(page);
+    await page.selectOption("select.cells-select[data-for=viewer]", "2");
+    await page.waitForFunction(() => document.querySelector("#viewer").dataset.atoms === "16");
+    // The supercell's bonds: eight cells of the 11 above.
+    assert.equal(await bonds(page), "88");
+    assert.notDeepEqual(await pixels(page), before);
+    assert.equal(JSON.parse(await page.locator("#viewer").getAttribute("data-sites")).length, 2);
+    // Whatever copy is hit (an image may sit in front of the cell's own site), the pick
+    // names one of the cell's two sites.
+    await clickSite(page, 1);
+    const picked = page.locator("ul.picked[data-for=viewer] li[data-site]");
+    await picked.first().waitFor();
+    assert.ok(["0", "1"].includes(await picked.first().getAttribute("data-site")));
+    await page.selectOption("select.cells-select[data-for=viewer]", "1");
+    await page.waitForFunction(() => document.querySelector("#viewer").dataset.atoms === "2");
+  }));

@@ -17,6 +17,8 @@ use crate::viewer::{ColorScheme, Overlay, Style, Viewer, OVERLAY_FULL_SCALE};
 const CLICK_SLOP: i32 = 4;
 /// Above this many sites the canvas does not publish its projected site positions.
 const MAX_PUBLISHED_SITES: usize = 2000;
+/// Largest number of cells drawn along each axis.
+const MAX_CELLS: u32 = 3;
 /// Sites a measurement can involve (two for a distance, three for an angle).
 const MAX_PICKED: usize = 3;
 
@@ -63,9 +65,12 @@ pub fn StructureCanvas(
     // [x, y] CSS pixels) and how many bonds are drawn (`data-bonds`), so that browser
     // tests can click a given site and check the picture.
     let publish = move || {
-        let (Some(canvas), Some((points, bonds))) = (
+        let (Some(canvas), Some((points, bonds, atoms))) = (
             canvas_ref.get_untracked(),
-            viewer.with_value(|v| v.as_ref().map(|v| (v.projected_sites(), v.bond_count()))),
+            viewer.with_value(|v| {
+                v.as_ref()
+                    .map(|v| (v.projected_sites(), v.bond_count(), v.atom_count()))
+            }),
         ) else {
             return;
         };
@@ -76,6 +81,7 @@ pub fn StructureCanvas(
         };
         let _ = canvas.set_attribute("data-sites", &json);
         let _ = canvas.set_attribute("data-bonds", &bonds.to_string());
+        let _ = canvas.set_attribute("data-atoms", &atoms.to_string());
         projected.set(points);
     };
     let with_viewer = move |f: &dyn Fn(&mut Viewer)| {
@@ -300,6 +306,13 @@ pub fn StructureCanvas(
                         style.update(|s| s.scheme = scheme);
                     }>
                     {[ColorScheme::Jmol, ColorScheme::Vesta].into_iter().map(|c| view! { <option value=c.name()>{c.name()}</option> }).collect_view()}
+                </select>
+                <select class="cells-select" data-for=id title="periodic images: cells drawn along a, b, c"
+                    on:change=move |e| {
+                        let k = event_target_value(&e).parse::<u32>().unwrap_or(1).clamp(1, MAX_CELLS);
+                        style.update(|s| s.cells = [k; 3]);
+                    }>
+                    {(1..=MAX_CELLS).map(|k| view! { <option value=k.to_string()>{format!("{k}×{k}×{k}")}</option> }).collect_view()}
                 </select>
                 <button class="secondary small help-button" data-for=id title="keyboard shortcuts (?)" on:click=move |_| run(Command::Help)>"?"</button>
             </div>

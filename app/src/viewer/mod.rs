@@ -52,6 +52,8 @@ pub struct Style {
     pub bonds: bool,
     /// Atom spheres relative to their usual size.
     pub atom_scale: f32,
+    /// Cells drawn along a, b, c (periodic images; [1, 1, 1] draws the cell itself).
+    pub cells: [u32; 3],
 }
 
 impl Default for Style {
@@ -60,6 +62,7 @@ impl Default for Style {
             scheme: ColorScheme::Jmol,
             bonds: true,
             atom_scale: 1.0,
+            cells: [1, 1, 1],
         }
     }
 }

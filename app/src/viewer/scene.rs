@@ -58,6 +58,12 @@ pub struct Viewer {
     answer_sites: Gm<InstancedMesh, PhysicalMaterial>,
     /// What is shown, so a style change can redraw it.
     shown: Option<(Structure, Vec<usize>)>,
+    /// The structure and highlight as given (before repeating cells), for redraws.
+    source: Option<(Structure, Vec<usize>)>,
+    /// Sites of one cell: the first `home` drawn sites are the structure's own.
+    home: usize,
+    /// The overlay drawn, for redraws.
+    overlay_data: Option<Overlay>,
     style: Style,
     /// Bonds drawn in the last frame.
     bond_count: usize,
@@ -172,6 +178,9 @@ impl Viewer {
             worst,
             answer_sites,
             shown: None,
+            source: None,
+            home: 0,
+            overlay_data: None,
             style: Style::default(),
             bond_count: 0,
             detail: (24, 10),
@@ -193,14 +202,21 @@ impl Viewer {
             return;
         }
         self.style = style;
-        if let Some((s, h)) = self.shown.take() {
+        if let Some((s, h)) = self.source.take() {
             self.set_structure(&s, &h);
+            let overlay = self.overlay_data.take();
+            self.set_overlay(overlay.as_ref());
         }
     }
 
     /// Bonds in the current picture.
     pub fn bond_count(&self) -> usize {
         self.bond_count
+    }
+
+    /// Atoms in the current picture (all drawn cells).
+    pub fn atom_count(&self) -> usize {
+        self.spheres.len()
     }
 
     /// Draw `overlay` over the shown structure (or remove it): an arrow from each site to
@@ -210,8 +226,10 @@ impl Viewer {
         let mut arrows = Instances::default();
         let mut answer = Instances::default();
         let mut worst = Instances::default();
+        self.overlay_data = overlay.cloned();
         if let (Some(o), Some((s, _))) = (overlay, self.shown.as_ref()) {
-            if o.displacements.len() == s.len() {
+            // Drawn on the structure's own cell (the first `home` drawn sites).
+            if o.displacements.len() == self.home && self.home <= s.len() {
                 let mut arrow_t = Vec::new();
                 let mut arrow_c = Vec::new();
                 let mut site_t = Vec::new();
@@ -220,6 +238,7 @@ impl Viewer {
                     .sites
                     .iter()
                     .zip(s.cartesian_positions())
+                    .take(self.home)
                     .zip(&o.displacements)
                 {
                     let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
@@ -305,9 +324,23 @@ impl Viewer {
         ));
     }
 
-    /// Show `structure`, with a halo around the sites in `highlight`, and frame it.
+    /// Show `structure`, with a halo around the sites in `highlight`, and frame it. With
+    /// [`Style::cells`] above one, the cell is repeated (the structure's own cell drawn, and
+    /// picking, labels and overlays refer to its sites).
     pub fn set_structure(&mut self, structure: &Structure, highlight: &[usize]) {
-        let detail = detail_for(structure.len());
+        let n = structure.len();
+        let cells = self.style.cells.map(|k| k.max(1));
+        let copies = (cells[0] * cells[1] * cells[2]) as usize;
+        let drawn = if copies == 1 {
+            structure.clone()
+        } else {
+            structure.supercell(cells)
+        };
+        // Supercells list image by image, so site i of copy c is c·n + i.
+        let drawn_highlight: Vec<usize> = (0..copies)
+            .flat_map(|c| highlight.iter().map(move |&h| c * n + h))
+            .collect();
+        let detail = detail_for(drawn.len());
         if detail != self.detail {
             let empty = Instances::default();
             self.atoms.geometry =
@@ -316,26 +349,30 @@ impl Viewer {
                 InstancedMesh::new(&self.context, &empty, &CpuMesh::cylinder(detail.1));
             self.detail = detail;
         }
-        let corners: Vec<Vec3> = (0..8)
-            .map(|i| {
-                let f = [(i & 1) as f64, ((i >> 1) & 1) as f64, ((i >> 2) & 1) as f64];
-                v3(structure.lattice.to_cartesian(f))
-            })
-            .collect();
-        let centre = v3(structure.lattice.to_cartesian([0.5, 0.5, 0.5]));
-        let extent = corners
+        let corners = |l: &engine::Lattice| -> Vec<Vec3> {
+            (0..8)
+                .map(|i| {
+                    let f = [(i & 1) as f64, ((i >> 1) & 1) as f64, ((i >> 2) & 1) as f64];
+                    v3(l.to_cartesian(f))
+                })
+                .collect()
+        };
+        let centre = v3(drawn.lattice.to_cartesian([0.5, 0.5, 0.5]));
+        let extent = corners(&drawn.lattice)
             .iter()
             .map(|c| (c - centre).magnitude())
             .fold(1.0f32, f32::max);
-        self.draw_atoms(structure, highlight, 1.0, self.style.bonds);
+        self.draw_atoms(&drawn, &drawn_highlight, 1.0, self.style.bonds);
         self.overlay_on = false;
-        self.cell.geometry.set_instances(&cell_instances(&corners));
+        self.cell
+            .geometry
+            .set_instances(&cell_instances(&corners(&structure.lattice)));
         let m = structure.lattice.matrix();
         self.axes = [v3(m[0]), v3(m[1]), v3(m[2])];
-        self.spheres = structure
+        self.spheres = drawn
             .sites
             .iter()
-            .zip(structure.cartesian_positions())
+            .zip(drawn.cartesian_positions())
             .map(|(site, p)| {
                 let r = site.element.covalent_radius() as f32 * ATOM_SCALE * self.style.atom_scale;
                 (v3(p), r)
@@ -348,7 +385,9 @@ impl Viewer {
         if reframe {
             self.reset_view();
         }
-        self.shown = Some((structure.clone(), highlight.to_vec()));
+        self.home = n;
+        self.source = Some((structure.clone(), highlight.to_vec()));
+        self.shown = Some((drawn, drawn_highlight));
         self.render();
     }
 
@@ -424,7 +463,7 @@ impl Viewer {
                 best = Some((t, i));
             }
         }
-        best.map(|(_, i)| i)
+        best.map(|(_, i)| if self.home > 0 { i % self.home } else { i })
     }
 
     /// Where each site's centre is drawn, in CSS pixels from the canvas's top-left corner
@@ -434,6 +473,7 @@ impl Viewer {
         let h = self.canvas.client_height() as f32;
         self.spheres
             .iter()
+            .take(self.home)
             .map(|(c, _)| {
                 let p = self.camera.pixel_at_position(*c);
                 [p.x / dpr, h - p.y / dpr]
