@@ -97,3 +97,25 @@ test("the answer over the target: arrows from the matcher's pairing, the worst s
     await page.waitForFunction(() => document.querySelector("#overlay-toggle").disabled);
     await page.waitForFunction(() => !document.querySelector("#viewer-target").dataset.overlay);
   }));
+
+test("the parameter form rewrites the prompt; a bad value is flagged as you type", () =>
+  check("action form", async () => {
+    const page = session.browser.page;
+    await page.selectOption("#action-kind", "move");
+    await page.click("#random");
+    const index = page.locator("#action-form [data-param=index] input");
+    await index.waitFor();
+    await index.fill("1");
+    await index.dispatchEvent("change");
+    await page.waitForFunction(() => document.querySelector("#action-prompt").value.startsWith("Move the atom at index 1 by"));
+    const vector = page.locator("#action-form [data-param=displacement] input");
+    const before = await page.inputValue("#action-prompt");
+    await vector.fill("0.5, x, 0");
+    assert.match(await page.locator("#action-form-error").textContent(), /displacement: 'x' is not a number/);
+    assert.equal(await page.inputValue("#action-prompt"), before, "an invalid value does not touch the prompt");
+    await vector.fill("0.5 0 0");
+    await vector.dispatchEvent("change");
+    await page.waitForFunction(() => /^Move the atom at index 1 by \[0\.5 0\.? ?0\.?\]|by \[0\.5/.test(document.querySelector("#action-prompt").value));
+    assert.equal(await page.locator("#action-form-error").count(), 0);
+    await page.locator("#parsed-action .ok").waitFor();
+  }));

@@ -1,5 +1,6 @@
 //! The page: header, the AtomWorld playground and the server status line.
 
+mod action_form;
 mod ask;
 mod canvas;
 mod edit_panel;

@@ -18,6 +18,7 @@ use engine::symmetry::{space_group, DEFAULT_SYMPREC};
 use engine::Structure;
 use leptos::prelude::*;
 
+use super::action_form::ActionForm;
 use super::ask::AskModel;
 use super::canvas::StructureCanvas;
 use super::edit_panel::EditRequest;
@@ -82,6 +83,7 @@ pub fn Playground(
     let kind = RwSignal::new(ActionKind::Move);
     let seed = RwSignal::new(1u64);
     let prompt = RwSignal::new(String::new());
+    let prompt_form_error = RwSignal::new(None::<String>);
     let semantics = RwSignal::new(shared.as_ref().map(|c| c.semantics).unwrap_or_default());
 
     // The model sees CIF text; act on what that text says (8 decimals).
@@ -444,6 +446,21 @@ pub fn Playground(
                         on:input=move |ev| prompt.set(event_target_value(&ev))
                     ></textarea>
                 </label>
+                <ActionForm
+                    action=Signal::derive(move || parsed.get().and_then(|r| r.ok()))
+                    on_change=Callback::new(move |a: bench::atomworld::Action| {
+                        if let Some(s) = input.get_untracked() {
+                            match render_prompt(&a, PromptStyle::default(), &s) {
+                                Ok(text) => {
+                                    prompt_form_error.set(None);
+                                    prompt.set(text);
+                                }
+                                Err(e) => prompt_form_error.set(Some(e.to_string())),
+                            }
+                        }
+                    })
+                />
+                {move || prompt_form_error.get().map(|e| view! { <p class="error small">{e}</p> })}
                 <p class="parsed" id="parsed-action">
                     {move || match parsed.get() {
                         Some(Ok(a)) => match applied.get() {
