@@ -48,6 +48,10 @@ pub struct Case {
     /// The model that answered, if known.
     #[serde(default)]
     pub model: Option<String>,
+    /// The seed the task was drawn with, if it was drawn (links made before it was
+    /// recorded open without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 /// Why a link could not be opened.
@@ -111,6 +115,7 @@ mod tests {
             semantics: Semantics::Reference,
             answer: "<cif>\ndata_x\n</cif>".into(),
             model: Some("gpt".into()),
+            seed: Some(7),
         };
         let text = encode(&case);
         assert!(text

@@ -82,6 +82,7 @@ test("a share link reopens the same case with the same verdict", () =>
     const detail = await page.locator("#verdict .detail").textContent();
     assert.doesNotMatch(await page.locator("#max-dist").textContent(), /^0\.0000$/, "a perturbed answer");
     const prompt = await page.inputValue("#action-prompt");
+    const seed = await page.inputValue("#seed");
     await page.click("#share");
     const link = await page.inputValue("#share-link");
     assert.ok(link.includes("#case="), link);
@@ -91,6 +92,7 @@ test("a share link reopens the same case with the same verdict", () =>
       await fresh.page.goto(link);
       await fresh.page.waitForSelector("#verdict");
       assert.equal(await fresh.page.inputValue("#action-prompt"), prompt);
+      assert.equal(await fresh.page.inputValue("#seed"), seed, "the seed travels with the case");
       assert.equal(await fresh.page.locator("#verdict").getAttribute("data-label"), label);
       assert.equal(await fresh.page.locator("#verdict .detail").textContent(), detail);
 

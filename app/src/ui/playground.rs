@@ -81,7 +81,7 @@ pub fn Playground(
     let pasted = RwSignal::new(String::new());
     let paste_error = RwSignal::new(None::<String>);
     let kind = RwSignal::new(ActionKind::Move);
-    let seed = RwSignal::new(1u64);
+    let seed = RwSignal::new(shared.as_ref().and_then(|c| c.seed).unwrap_or(1));
     let prompt = RwSignal::new(String::new());
     let prompt_form_error = RwSignal::new(None::<String>);
     let semantics = RwSignal::new(shared.as_ref().map(|c| c.semantics).unwrap_or_default());
@@ -226,6 +226,7 @@ pub fn Playground(
             semantics: semantics.get_untracked(),
             answer: answer.get_untracked(),
             model: answered_by.get_untracked(),
+            seed: Some(seed.get_untracked()),
         })
     };
     let make_link = move |_| {

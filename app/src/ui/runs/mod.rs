@@ -70,6 +70,7 @@ fn case_link(result: &Value, model: &str) -> Option<String> {
         semantics: Semantics::Reference,
         answer: result["response"].as_str().unwrap_or_default().to_string(),
         model: Some(model.to_string()),
+        seed: None,
     };
     Some(format!("/#case={}", encode(&case)))
 }
