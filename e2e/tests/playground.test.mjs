@@ -119,3 +119,25 @@ test("the parameter form rewrites the prompt; a bad value is flagged as you type
     assert.equal(await page.locator("#action-form-error").count(), 0);
     await page.locator("#parsed-action .ok").waitFor();
   }));
+
+test("a large target waits for a click before matching", () =>
+  check("large target", async () => {
+    const page = session.browser.page;
+    await page.fill("#structure-search", "halite");
+    await page.selectOption("#structure-select", await page.locator("#structure-select option").first().getAttribute("value"));
+    await page.selectOption("#action-kind", "super_cell");
+    const size = page.locator("#action-form [data-param=size] input");
+    await size.waitFor();
+    await size.fill("3, 3, 3");
+    await size.dispatchEvent("change");
+    await page.waitForFunction(() => /\((\d+) sites\)|ground truth, (\d+) sites/.test(document.body.textContent) && Number((document.body.textContent.match(/ground truth, (\d+) sites/) || [])[1]) > 128);
+    await page.click("#paste-truth");
+    await page.locator("#large-target").waitFor();
+    assert.equal(await page.locator("#verdict").count(), 0, "no verdict before the click");
+    await page.click("#evaluate-large");
+    await page.waitForSelector("#verdict");
+    assert.equal(await page.locator("#verdict").getAttribute("data-label"), "Success");
+    // Editing the answer asks again.
+    await page.fill("#answer", (await page.inputValue("#answer")) + " ");
+    await page.locator("#large-target").waitFor();
+  }));

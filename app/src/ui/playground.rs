@@ -32,6 +32,9 @@ const DEFAULT_STRUCTURE: &str = "Halite";
 /// thread and takes ~0.3 s natively at 3,000 sites, ~4 s at 10,000 (moyo, measured 2026-11).
 const MAX_SYMMETRY_SITES: usize = 2000;
 
+/// Largest target matched automatically as the answer changes (see `requested_for`).
+const MAX_AUTO_MATCH_SITES: usize = 128;
+
 /// Largest target the answer overlay is drawn for (relating the two site orders is quadratic).
 const MAX_OVERLAY_SITES: usize = 2000;
 
@@ -247,16 +250,30 @@ pub fn Playground(
             }
         });
     };
+    // Matching a large target against an answer that is not an exact copy runs on the page's
+    // one thread and can take long (a 512-site supercell with one atom moved: 19 s natively,
+    // measured 2026-11), so above MAX_AUTO_MATCH_SITES the page waits for a click and never
+    // re-matches on every keystroke.
+    let requested_for = RwSignal::new(None::<String>);
+    let large_target = Memo::new(move |_| {
+        target.with(|t| t.as_ref().map_or(0, |t| t.len())) > MAX_AUTO_MATCH_SITES
+    });
     let verdict = Memo::new(move |_| {
         let text = answer.get();
         if text.trim().is_empty() {
             return None;
         }
-        let t = parse_target(&target_cif.get()?).ok()?;
         let comparison = match parsed.get().and_then(|r| r.ok()).map(|a| a.kind()) {
             Some(ActionKind::MoveAll) => Comparison::Ordered,
             _ => Comparison::Matcher,
         };
+        if comparison == Comparison::Matcher
+            && large_target.get()
+            && requested_for.with(|r| r.as_deref() != Some(text.as_str()))
+        {
+            return None;
+        }
+        let t = parse_target(&target_cif.get()?).ok()?;
         Some(evaluate(&t, &text, comparison))
     });
 
@@ -545,6 +562,15 @@ pub fn Playground(
                     on:input=move |ev| answer.set(event_target_value(&ev))
                 ></textarea>
                 {move || verdict.get().map(|v| view! { <super::verdict::VerdictView verdict=v /> })}
+                {move || (verdict.get().is_none() && large_target.get() && !answer.with(|a| a.trim().is_empty())).then(|| {
+                    let n = target.with(|t| t.as_ref().map_or(0, |t| t.len()));
+                    view! {
+                        <p class="notice" id="large-target">
+                            {format!("The target has {n} sites: matching an answer against it can take a while, so it waits for you. ")}
+                            <button id="evaluate-large" on:click=move |_| requested_for.set(Some(answer.get_untracked()))>"Evaluate"</button>
+                        </p>
+                    }
+                })}
                 <div class="row buttons">
                     <button id="share" class="secondary" on:click=make_link title="the whole case in the link: works on any host">"Share link"</button>
                     <button id="short-link" class="secondary" on:click=make_short_link title="the case kept by this server under a short id">"Short link"</button>
