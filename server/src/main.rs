@@ -102,6 +102,10 @@ enum Command {
         /// Write the summary as JSON to this file.
         #[arg(long)]
         summary_json: Option<PathBuf>,
+        /// Run the tasks of this file (task triples, data/simple or evaluation results: what
+        /// `atomworld import` reads) instead of a seeded set.
+        #[arg(long)]
+        tasks: Option<PathBuf>,
     },
     /// Export or import the response cache (to replay a workshop offline).
     Cache {
@@ -242,6 +246,7 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             no_cache,
             replay_only,
             summary_json,
+            tasks,
         } => {
             let args = cli::run::RunArgs {
                 suite,
@@ -255,6 +260,7 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
                 cache: !no_cache,
                 replay_only,
                 summary_json,
+                tasks_file: tasks,
             };
             let runtime = tokio::runtime::Runtime::new()?;
             Ok(finish(

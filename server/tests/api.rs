@@ -418,3 +418,37 @@ async fn run_progress_streams_as_server_sent_events_until_the_end() {
         .unwrap();
     assert_eq!(missing.status(), 404);
 }
+
+#[tokio::test]
+async fn imported_tasks_run_through_the_api_and_a_bad_one_is_named() {
+    let (base, _d) = start(None, 1000).await;
+    let c = reqwest::Client::new();
+    let cif = "data_x\n_cell_length_a 4\n_cell_length_b 4\n_cell_length_c 4\n_cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90\nloop_\n_atom_site_type_symbol\n_atom_site_label\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\nNa Na0 0 0 0\nCl Cl1 0.5 0.5 0.5\n";
+    let good = serde_json::json!({"id": "t1", "input_cif": cif, "action_prompt": "Remove the atom at index 1 from the cif file.", "target_cif": null});
+    let bad = serde_json::json!({"id": "t2", "input_cif": cif, "action_prompt": "Remove the atom at index 9 from the cif file."});
+    let r = c
+        .post(format!("{base}/api/runs"))
+        .json(&serde_json::json!({"model": "reference", "tasks": [good.clone(), bad]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let e: serde_json::Value = r.json().await.unwrap();
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("task t2:"),
+        "{e}"
+    );
+    let id = create_run(
+        &c,
+        &base,
+        serde_json::json!({"model": "reference", "tasks": [good]}),
+    )
+    .await;
+    let run = wait_run(&c, &base, &id, |r| r["status"] == "finished").await;
+    assert_eq!(run["summary"]["overall"]["n"], 1, "{run}");
+    assert_eq!(run["summary"]["overall"]["success_rate"], 1.0);
+    assert_eq!(run["spec"]["tasks"]["imported_from"], "api");
+}

@@ -229,3 +229,73 @@ async fn cached_repeat_is_free_and_identical() {
     };
     assert_eq!(strip(r1), strip(r2));
 }
+
+#[test]
+fn imported_tasks_run_and_unusable_ones_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks.jsonl");
+    let gen = bin()
+        .args(["gen", "--seed", "5", "--per-action", "1", "-o"])
+        .arg(&tasks)
+        .output()
+        .unwrap();
+    assert!(
+        gen.status.success(),
+        "{}",
+        String::from_utf8_lossy(&gen.stderr)
+    );
+    // One triple without a target (computed from the prompt), one whose prompt is nonsense.
+    let first: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&tasks)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let mut extra = String::new();
+    for (id, prompt, target) in [
+        (
+            "no-target",
+            "Remove the atom at index 0 from the cif file.",
+            serde_json::Value::Null,
+        ),
+        (
+            "nonsense",
+            "Paint the atoms blue.",
+            first["target_cif"].clone(),
+        ),
+    ] {
+        let line = serde_json::json!({"id": id, "input_cif": first["input_cif"], "action_prompt": prompt, "target_cif": target});
+        extra.push_str(&format!("{line}\n"));
+    }
+    let mut text = std::fs::read_to_string(&tasks).unwrap();
+    text.push_str(&extra);
+    std::fs::write(&tasks, text).unwrap();
+
+    let out = dir.path().join("summary.json");
+    let run = bin()
+        .args(["run", "--model", "reference", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .arg("--tasks")
+        .arg(&tasks)
+        .arg("--summary-json")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("1 of 12 imported tasks cannot run"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Paint the atoms blue"), "{stderr}");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    assert_eq!(s["overall"]["n"], 11);
+    assert_eq!(s["overall"]["success_rate"], 1.0);
+    assert_eq!(
+        s["per_action"]["remove"]["n"], 2,
+        "the generated remove task and the imported one"
+    );
+}

@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::CliError;
 use crate::config::Config;
 use crate::llm::{Gateway, GatewayOptions};
-use crate::runs::{self, RunSpec};
+use crate::runs::{self, ImportedTasks, RunSpec, RunTask, TaskSource, TaskTriple};
 use crate::storage::Storage;
 
 /// Arguments of `atomworld run`.
@@ -38,6 +38,55 @@ pub struct RunArgs {
     pub replay_only: bool,
     /// Where to write the summary JSON.
     pub summary_json: Option<PathBuf>,
+    /// Run these imported tasks (any file `atomworld import` reads) instead of a seeded set.
+    pub tasks_file: Option<PathBuf>,
+}
+
+/// The imported tasks of `path`, each checked (prompt parsed, target known or computable);
+/// unusable ones are left out and reported on stderr.
+fn imported(path: &std::path::Path) -> Result<TaskSource, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::input(format!("cannot read {}: {e}", path.display())))?;
+    let (_, records) = bench::atomworld::import::import(&text)
+        .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+    let mut tasks = Vec::new();
+    let mut skipped = Vec::new();
+    for r in records {
+        let triple = TaskTriple {
+            id: r.id,
+            input_cif: r.input_cif,
+            action_prompt: r.action_prompt,
+            target_cif: r.target_cif,
+        };
+        match RunTask::from_triple(&triple) {
+            Ok(_) => tasks.push(triple),
+            Err(e) => {
+                let prompt: String = triple.action_prompt.chars().take(60).collect();
+                skipped.push(format!("record {} (\"{prompt}\"): {e}", triple.id));
+            }
+        }
+    }
+    if !skipped.is_empty() {
+        eprintln!(
+            "{} of {} imported tasks cannot run and are left out; first: {}",
+            skipped.len(),
+            skipped.len() + tasks.len(),
+            skipped[0]
+        );
+    }
+    if tasks.is_empty() {
+        return Err(CliError::input(format!(
+            "{} holds no task that can run",
+            path.display()
+        )));
+    }
+    Ok(TaskSource::Imported(ImportedTasks {
+        imported_from: path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+        tasks,
+    }))
 }
 
 /// Run (or resume) the benchmark; returns the summary table.
@@ -54,9 +103,19 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
         },
     )
     .map_err(|e| CliError::failure(e.to_string()))?;
+    let tasks = match &args.tasks_file {
+        Some(path) => imported(path)?,
+        None => TaskSource::Generated(TaskSetSpec::per_action(args.seed, args.per_action)),
+    };
+    let what = match &tasks {
+        TaskSource::Generated(_) => format!("{} per action, seed {}", args.per_action, args.seed),
+        TaskSource::Imported(set) => {
+            format!("{} tasks from {}", set.tasks.len(), set.imported_from)
+        }
+    };
     let spec = RunSpec {
         suite: args.suite.clone(),
-        tasks: TaskSetSpec::per_action(args.seed, args.per_action),
+        tasks,
         model: args.model.clone(),
         samples: args.samples.max(1),
         concurrency: args.concurrency.max(1),
@@ -70,10 +129,7 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
         }
         None => runs::create_run(&storage, &spec).map_err(|e| CliError::failure(e.to_string()))?,
     };
-    eprintln!(
-        "run {run_id}: {} on {} ({} per action, seed {})",
-        args.model, args.suite, args.per_action, args.seed
-    );
+    eprintln!("run {run_id}: {} on {} ({what})", args.model, args.suite);
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} tasks · {msg} · ETA {eta}")

@@ -229,6 +229,9 @@ pub struct RunBody {
     concurrency: usize,
     #[serde(default = "default_samples")]
     samples: u32,
+    /// Imported tasks to run instead of a seeded set (`per_action` and `seed` then unused).
+    #[serde(default)]
+    tasks: Option<Vec<runs::TaskTriple>>,
 }
 
 fn default_per_action() -> usize {
@@ -251,10 +254,25 @@ pub async fn start_run(
     Json(body): Json<RunBody>,
 ) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
     authorise(&state, &headers)?;
-    let total = body
-        .per_action
-        .saturating_mul(10)
-        .saturating_mul(body.samples.max(1) as usize);
+    let source = match body.tasks {
+        None => runs::TaskSource::Generated(TaskSetSpec::per_action(body.seed, body.per_action)),
+        Some(list) => {
+            // Every imported task must be runnable: a bad one is named, not silently dropped.
+            for t in &list {
+                runs::RunTask::from_triple(t)
+                    .map_err(|e| ApiError::bad(format!("task {}: {e}", t.id)))?;
+            }
+            runs::TaskSource::Imported(runs::ImportedTasks {
+                imported_from: "api".into(),
+                tasks: list,
+            })
+        }
+    };
+    let per_sample = match &source {
+        runs::TaskSource::Generated(_) => body.per_action.saturating_mul(10),
+        runs::TaskSource::Imported(set) => set.tasks.len(),
+    };
+    let total = per_sample.saturating_mul(body.samples.max(1) as usize);
     if total == 0 || total > MAX_RUN_TASKS {
         return Err(ApiError::bad(format!(
             "a run must have 1 to {MAX_RUN_TASKS} task samples"
@@ -267,7 +285,7 @@ pub async fn start_run(
     }
     let spec = RunSpec {
         suite: "atomworld".into(),
-        tasks: TaskSetSpec::per_action(body.seed, body.per_action),
+        tasks: source,
         model: body.model,
         samples: body.samples.max(1),
         concurrency: body.concurrency.clamp(1, 32),

@@ -6,7 +6,7 @@ mod runner;
 mod store;
 mod summary;
 
-pub use runner::{execute, execute_until, Progress, RunError};
+pub use runner::{execute, execute_until, Progress, RunError, RunTask};
 pub use store::{create_run, find_unfinished, load_run, results as store_results, ResultRow};
 pub use summary::{summarise, Summary};
 
@@ -54,13 +54,47 @@ impl Answerer {
     }
 }
 
+/// Where a run's tasks come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TaskSource {
+    /// Drawn by the seeded generator (the stored form of runs made before imports existed).
+    Generated(TaskSetSpec),
+    /// Imported tasks (the upstream data, or any file `atomworld import` reads).
+    Imported(ImportedTasks),
+}
+
+/// An imported task set, kept whole in the run's spec so that a resumed run needs no file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImportedTasks {
+    /// Where the tasks came from (a file name).
+    pub imported_from: String,
+    /// The tasks in order.
+    pub tasks: Vec<TaskTriple>,
+}
+
+/// One imported task: input, action sentence and (optionally) the ground truth; a missing
+/// target is computed from input and prompt with the reference semantics.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskTriple {
+    /// Identifier, unique within the set.
+    pub id: String,
+    /// The input CIF.
+    pub input_cif: String,
+    /// The action sentence.
+    pub action_prompt: String,
+    /// The ground-truth CIF, if the source has one.
+    #[serde(default)]
+    pub target_cif: Option<String>,
+}
+
 /// Everything that defines a run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
     /// The suite (`atomworld`).
     pub suite: String,
     /// The task set.
-    pub tasks: TaskSetSpec,
+    pub tasks: TaskSource,
     /// The model (or baseline) name.
     pub model: String,
     /// Samples per task.

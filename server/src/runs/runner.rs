@@ -7,14 +7,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bench::atomworld::evaluate::{evaluate, parse_target, Comparison};
-use bench::atomworld::generator::{generate, GeneratedTask};
+use bench::atomworld::generator::generate;
 use bench::atomworld::noop::copy_would_pass;
 use bench::atomworld::prompt::model_prompt;
-use bench::atomworld::ActionKind;
+use bench::atomworld::{apply, parse_prompt, ActionKind, Semantics};
+use engine::cif::{read_cif, write_cif};
 use tokio::sync::{Mutex, Semaphore};
 
 use super::store::{self, ResultRow};
-use super::{Answerer, RunSpec};
+use super::{Answerer, RunSpec, TaskSource, TaskTriple};
 use crate::llm::{Gateway, LlmError, Message};
 use crate::storage::{Storage, StorageError};
 
@@ -52,13 +53,70 @@ pub struct Progress {
     pub stopped: Option<String>,
 }
 
+/// One task of a run, whatever its source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunTask {
+    /// Identifier, unique within the run.
+    pub id: String,
+    /// The input CIF the model sees.
+    pub input_cif: String,
+    /// The action sentence.
+    pub prompt: String,
+    /// The ground truth.
+    pub target_cif: String,
+    /// The action's kind.
+    pub kind: ActionKind,
+}
+
+impl RunTask {
+    /// An imported task made runnable: its prompt parsed against its input and its target
+    /// computed (reference semantics) when the source has none.
+    pub fn from_triple(t: &TaskTriple) -> Result<Self, String> {
+        let input = read_cif(&t.input_cif).map_err(|e| format!("input_cif: {e}"))?;
+        let action = parse_prompt(&t.action_prompt, &input).map_err(|e| e.to_string())?;
+        let target_cif = match &t.target_cif {
+            Some(c) => c.clone(),
+            None => {
+                let done = apply(&input, &action, Semantics::Reference)
+                    .map_err(|e| format!("target from prompt: {e}"))?;
+                write_cif(&done.structure.wrapped())
+            }
+        };
+        Ok(Self {
+            id: t.id.clone(),
+            input_cif: t.input_cif.clone(),
+            prompt: t.action_prompt.clone(),
+            target_cif,
+            kind: action.kind(),
+        })
+    }
+}
+
+/// The tasks of a run (CPU work: generation matches for no-op rejection).
+pub fn tasks_of(source: &TaskSource) -> Vec<RunTask> {
+    match source {
+        TaskSource::Generated(spec) => generate(spec, &copy_would_pass)
+            .0
+            .into_iter()
+            .map(|t| RunTask {
+                kind: t.action.kind(),
+                id: t.id,
+                input_cif: t.input_cif,
+                prompt: t.prompt,
+                target_cif: t.target_cif,
+            })
+            .collect(),
+        // Triples were checked when the run was made; one that fails now is left out.
+        TaskSource::Imported(set) => set
+            .tasks
+            .iter()
+            .filter_map(|t| RunTask::from_triple(t).ok())
+            .collect(),
+    }
+}
+
 /// Answer one task sample and score it.
-async fn run_one(
-    task: &GeneratedTask,
-    sample: u32,
-    answerer: &Answerer,
-    gateway: &Gateway,
-) -> ResultRow {
+async fn run_one(task: &RunTask, sample: u32, answerer: &Answerer, gateway: &Gateway) -> ResultRow {
     let prompt = model_prompt(&task.input_cif, &task.prompt);
     let started = Instant::now();
     let answer: Result<crate::llm::Completion, LlmError> = match answerer {
@@ -74,7 +132,7 @@ async fn run_one(
     let mut row = ResultRow {
         task_id: task.id.clone(),
         sample,
-        action: task.action.kind().name().to_string(),
+        action: task.kind.name().to_string(),
         prompt,
         response: None,
         verdict: None,
@@ -89,7 +147,7 @@ async fn run_one(
     match answer {
         Err(e) => row.error = Some(e.to_string()),
         Ok(c) => {
-            let comparison = if task.action.kind() == ActionKind::MoveAll {
+            let comparison = if task.kind == ActionKind::MoveAll {
                 Comparison::Ordered
             } else {
                 Comparison::Matcher
@@ -161,7 +219,7 @@ pub async fn execute_until(
         ..
     } = spec.clone();
     // Generation is CPU work (matching for no-op rejection): keep it off the async workers.
-    let tasks = tokio::task::spawn_blocking(move || generate(&task_spec, &copy_would_pass).0)
+    let tasks = tokio::task::spawn_blocking(move || tasks_of(&task_spec))
         .await
         .unwrap_or_default();
     let done: HashSet<(String, u32)> = store::finished(storage, run_id)?.into_iter().collect();
