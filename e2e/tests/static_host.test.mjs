@@ -44,9 +44,9 @@ test("without a server: tasks, verdicts and probes work; models and runs say the
     const page = browser.page;
     await page.goto(url + "/");
     await page.waitForSelector("ul.legend[data-for=viewer] li");
-    await page.waitForFunction(() => document.querySelector("#server-status").textContent.includes("not available"));
+    await page.waitForFunction(() => document.querySelector("#server-status")?.textContent.includes("not available"));
     assert.match(await page.locator("#server-status").textContent(), /Everything that needs no model still works/);
-    await page.waitForFunction(() => document.querySelector("#ask-status").textContent.includes("No server"));
+    await page.waitForFunction(() => document.querySelector("#ask-status")?.textContent.includes("No server"));
     await page.click("#paste-truth");
     await page.waitForSelector("#verdict");
     assert.equal(await page.locator("#verdict").getAttribute("data-label"), "Success");
@@ -58,5 +58,5 @@ test("without a server: tasks, verdicts and probes work; models and runs say the
     assert.equal(await page.locator("#verdict").getAttribute("data-label"), "Success");
 
     await page.goto(url + "/runs");
-    await page.waitForFunction(() => document.querySelector("#run-model").textContent.includes("no server"));
+    await page.waitForFunction(() => document.querySelector("#run-model")?.textContent.includes("no server"));
   }));

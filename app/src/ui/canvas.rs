@@ -19,6 +19,8 @@ const CLICK_SLOP: i32 = 4;
 const MAX_PUBLISHED_SITES: usize = 2000;
 /// Largest number of cells drawn along each axis.
 const MAX_CELLS: u32 = 3;
+/// Above this many sites bonds start switched off.
+const AUTO_BONDS_SITES: usize = 5000;
 /// Sites a measurement can involve (two for a distance, three for an angle).
 const MAX_PICKED: usize = 3;
 
@@ -60,6 +62,8 @@ pub fn StructureCanvas(
         ..Style::default()
     });
     let help = RwSignal::new(false);
+    // Bonds were switched off because the structure is large (shown next to the checkbox).
+    let bonds_auto_off = RwSignal::new(false);
 
     // After each draw, publish where the sites are on screen (`data-sites`, JSON of
     // [x, y] CSS pixels) and how many bonds are drawn (`data-bonds`), so that browser
@@ -101,6 +105,15 @@ pub fn StructureCanvas(
         let s = structure.get();
         let h = highlight.get();
         let o = overlay.get();
+        // Above AUTO_BONDS_SITES bonds start switched off (they would cost more than the
+        // atoms to draw, and hide them); the checkbox turns them on.
+        let big = s.as_ref().is_some_and(|s| s.len() > AUTO_BONDS_SITES);
+        if big && style.get_untracked().bonds {
+            style.update(|st| st.bonds = false);
+            bonds_auto_off.set(true);
+        } else if !big {
+            bonds_auto_off.set(false);
+        }
         let st = style.get_untracked();
         // Track the canvas too, so the first draw happens once it exists.
         let _ = canvas_ref.get();
@@ -335,6 +348,7 @@ pub fn StructureCanvas(
                     on:change=move |e| style.update(|s| s.bonds = event_target_checked(&e))
                 />
                 " bonds"
+                {move || bonds_auto_off.get().then(|| view! { <span class="muted small">{format!(" (off above {AUTO_BONDS_SITES} atoms)")}</span> })}
             </label>
             {move || error.get().map(|e| view! { <p class="error viewer-error">{e}</p> })}
             <ul class="legend" data-for=id>{legend}</ul>

@@ -6,6 +6,7 @@ use engine::bonds::bonds;
 use engine::Structure;
 use three_d::*;
 
+use super::impostor::{billboards, SphereImpostorMaterial};
 use super::{displacement_color, Overlay, Style};
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlCanvasElement, WebGl2RenderingContext};
@@ -20,6 +21,8 @@ const ATOM_SCALE: f32 = 0.5;
 const EDGE_RADIUS: f32 = 0.03;
 /// Bond cylinder radius in Å.
 const BOND_RADIUS: f32 = 0.09;
+/// Above this many drawn atoms, atoms are sphere impostors (see `impostor`).
+const IMPOSTOR_SITES: usize = 5000;
 /// Above this many bonds none are drawn (a dense picture would hide the atoms anyway).
 pub const MAX_BONDS: usize = 100_000;
 
@@ -71,6 +74,9 @@ pub struct Viewer {
     detail: (u32, u32),
     /// Whether the atoms are drawn shrunk for an overlay.
     overlay_on: bool,
+    /// Sphere impostors of a large structure, and their (centre, radius, colour).
+    impostors: Gm<InstancedMesh, SphereImpostorMaterial>,
+    impostor_atoms: Vec<(Vec3, f32, Srgba)>,
     ambient: AmbientLight,
     key_light: DirectionalLight,
     /// Centre and drawn radius of every site, for picking.
@@ -149,6 +155,10 @@ impl Viewer {
             InstancedMesh::new(&context, &empty, &CpuMesh::sphere(16)),
             PhysicalMaterial::new_opaque(&context, &white),
         );
+        let impostors = Gm::new(
+            InstancedMesh::new(&context, &empty, &CpuMesh::square()),
+            SphereImpostorMaterial,
+        );
         let bond_mesh = Gm::new(
             InstancedMesh::new(&context, &empty, &CpuMesh::cylinder(10)),
             PhysicalMaterial::new_opaque(&context, &white),
@@ -185,6 +195,8 @@ impl Viewer {
             bond_count: 0,
             detail: (24, 10),
             overlay_on: false,
+            impostors,
+            impostor_atoms: Vec::new(),
             ambient,
             key_light,
             spheres: Vec::new(),
@@ -306,9 +318,29 @@ impl Viewer {
     /// Instances of the atoms (spheres scaled by `scale`), their halos and, with `bonds`, the
     /// bonds of `structure`.
     fn draw_atoms(&mut self, structure: &Structure, highlight: &[usize], scale: f32, bonds: bool) {
-        self.atoms
-            .geometry
-            .set_instances(&atom_instances(structure, None, self.style, scale));
+        if structure.len() > IMPOSTOR_SITES {
+            // Large: one shaded square per atom, turned to the camera at every frame.
+            self.atoms.geometry.set_instances(&Instances::default());
+            self.impostor_atoms = structure
+                .sites
+                .iter()
+                .zip(structure.cartesian_positions())
+                .map(|(site, p)| {
+                    let r = site.element.covalent_radius() as f32
+                        * ATOM_SCALE
+                        * self.style.atom_scale
+                        * scale;
+                    let [cr, cg, cb] = self.style.scheme.color(site.element);
+                    (v3(p), r, Srgba::new(cr, cg, cb, 255))
+                })
+                .collect();
+        } else {
+            self.impostor_atoms.clear();
+            self.impostors.geometry.set_instances(&Instances::default());
+            self.atoms
+                .geometry
+                .set_instances(&atom_instances(structure, None, self.style, scale));
+        }
         let bond_instances = if bonds {
             bond_instances(structure, self.style)
         } else {
@@ -495,6 +527,11 @@ impl Viewer {
             self.canvas.set_height(h);
         }
         self.camera.set_viewport(Viewport::new_at_origo(w, h));
+        if !self.impostor_atoms.is_empty() {
+            self.impostors
+                .geometry
+                .set_instances(&billboards(&self.impostor_atoms, &self.camera));
+        }
         let [r, g, b] = BACKGROUND.map(|c| c as f32 / 255.0);
         RenderTarget::screen(&self.context, w, h)
             .clear(ClearState::color_and_depth(r, g, b, 1.0, 1.0))
@@ -502,6 +539,7 @@ impl Viewer {
                 &self.camera,
                 self.atoms
                     .into_iter()
+                    .chain(&self.impostors)
                     .chain(&self.bonds)
                     .chain(&self.cell)
                     .chain(&self.overlay)
@@ -547,7 +585,9 @@ fn detail_for(n: usize) -> (u32, u32) {
     match n {
         0..=300 => (24, 10),
         301..=2000 => (8, 6),
-        _ => (4, 4),
+        2001..=5000 => (4, 4),
+        // At this size an atom covers a few pixels: 16 triangles draw it as well as 576.
+        _ => (2, 3),
     }
 }
 
