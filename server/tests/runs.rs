@@ -299,3 +299,51 @@ fn imported_tasks_run_and_unusable_ones_are_named() {
         "the generated remove task and the imported one"
     );
 }
+
+/// A provider that answers every request with broken JSON.
+async fn broken_provider() -> String {
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(|| async { ([("content-type", "application/json")], "{\"choices\": [") }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}/v1")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_provider_answers_are_recorded_errors_not_a_crashed_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = broken_provider().await;
+    let cfg = config(dir.path(), &base);
+    let out = tokio::task::spawn_blocking({
+        let (d, c) = (dir.path().to_path_buf(), cfg.clone());
+        move || run_args(&d, &c).output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The run goes through every task and ends; each task holds its error, none a verdict.
+    assert!(out.status.success(), "{stderr}");
+    let conn = rusqlite::Connection::open(dir.path().join("data/atomworld.sqlite3")).unwrap();
+    let (rows, errors, verdicts): (i64, i64, i64) = conn
+        .query_row(
+            "SELECT COUNT(*), COUNT(error), COUNT(verdict) FROM results",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((rows, errors, verdicts), (30, 30, 0));
+    let error: String = conn
+        .query_row("SELECT error FROM results LIMIT 1", [], |r| r.get(0))
+        .unwrap();
+    assert!(error.contains("malformed provider answer"), "{error}");
+    let status: String = conn
+        .query_row("SELECT status FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(
+        status, "incomplete",
+        "a later run of the same command retries them"
+    );
+}
