@@ -12,7 +12,8 @@ before(async () => {
   provider = await fakeProvider("Sure.\n<cif>\ndata_broken\n_cell_length_a 1\n</cif>");
   server = await startServer({
     configToml: `[[models]]\nname = "fake-gpt"\nprovider = "openai-compatible"\nmodel = "f"\nbase_url = "${provider.baseUrl}"\napi_key_env = "E2E_FAKE_KEY"\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 2.0\n`,
-    env: { E2E_FAKE_KEY: KEY },
+    // Debug logging, so that the log check below sees everything the server writes.
+    env: { E2E_FAKE_KEY: KEY, RUST_LOG: "debug" },
   });
   browser = await launchBrowser();
   await browser.page.goto(server.url + "/");
@@ -117,3 +118,9 @@ test("a share link reopens the same case with the same verdict", () =>
     assert.match(await third.locator("#share-error").textContent(), /Cannot open the shared case/);
     await third.close();
   }));
+
+test("after all of the above, the server's log never contains the key", () => {
+  const log = server.log();
+  assert.ok(log.length > 0, "the server wrote a log");
+  assert.ok(!log.includes(KEY), "the API key appears in the server log");
+});
