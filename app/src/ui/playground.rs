@@ -258,6 +258,8 @@ pub fn Playground(
     let large_target = Memo::new(move |_| {
         target.with(|t| t.as_ref().map_or(0, |t| t.len())) > MAX_AUTO_MATCH_SITES
     });
+    // The target as the evaluator reads it: parsed once per task, for the verdict and the overlay.
+    let parsed_target = Memo::new(move |_| parse_target(&target_cif.get()?).ok());
     let verdict = Memo::new(move |_| {
         let text = answer.get();
         if text.trim().is_empty() {
@@ -273,8 +275,7 @@ pub fn Playground(
         {
             return None;
         }
-        let t = parse_target(&target_cif.get()?).ok()?;
-        Some(evaluate(&t, &text, comparison))
+        parsed_target.with(|t| t.as_ref().map(|t| evaluate(t, &text, comparison)))
     });
 
     let filtered = move || {
@@ -331,7 +332,7 @@ pub fn Playground(
         if rows.len() > MAX_OVERLAY_SITES {
             return None;
         }
-        let t = parse_target(&target_cif.get()?).ok()?;
+        let t = parsed_target.get()?;
         let p = parse_cif_like_pymatgen_detailed(v.extracted_cif.as_ref()?).ok()?;
         let by_parsed = site_displacements(&t.structure, &p.structure, mapping)?;
         // 1e-3: the parser snaps coordinates near 1/3 and 2/3 (by up to 1e-4); sites closer than

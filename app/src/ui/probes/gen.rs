@@ -6,7 +6,7 @@ use bench::probes::cif_gen::generator::{generate, GenTaskSpec};
 use engine::cif::read_cif;
 use leptos::prelude::*;
 
-use super::{AnswerBox, ProbeVerdict, PromptView, SeedRow};
+use super::{answer_and_verdict, AnswerBox, ProbeVerdict, PromptView, SeedRow};
 use crate::ui::canvas::StructureCanvas;
 
 /// The CIF-Gen probe.
@@ -21,11 +21,8 @@ pub fn GenProbe() -> impl IntoView {
         .into_iter()
         .next()
     });
-    let answer = RwSignal::new(String::new());
-    Effect::new(move |_| {
-        task.track();
-        answer.set(String::new());
-    });
+    let (answer, verdict) =
+        answer_and_verdict(task, |t, text| evaluate(t, text).map_err(|e| e.to_string()));
     let prompt = Signal::derive(move || task.get().map(|t| t.prompt));
     let truth = Signal::derive(move || {
         task.get()
@@ -33,14 +30,6 @@ pub fn GenProbe() -> impl IntoView {
     });
     let reference =
         Signal::derive(move || task.get().and_then(|t| read_cif(&t.reference_cif).ok()));
-    let verdict = Memo::new(move |_| {
-        let text = answer.get();
-        if text.trim().is_empty() {
-            return None;
-        }
-        task.get()
-            .map(|t| evaluate(&t, &text).map_err(|e| e.to_string()))
-    });
     let num = |x: Option<f64>, d: usize| x.map_or("—".to_string(), |v| format!("{v:.d$}"));
     view! {
         <SeedRow seed=seed>

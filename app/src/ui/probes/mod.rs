@@ -63,6 +63,31 @@ pub fn Probes() -> impl IntoView {
     }
 }
 
+/// The answer to `task`, emptied whenever the task changes (a new task starts blank), and its
+/// verdict by `score` (none while the answer is blank). The probes share this wiring.
+fn answer_and_verdict<T, V>(
+    task: Memo<Option<T>>,
+    score: impl Fn(&T, &str) -> V + Send + Sync + 'static,
+) -> (RwSignal<String>, Memo<Option<V>>)
+where
+    T: Clone + PartialEq + Send + Sync + 'static,
+    V: Clone + PartialEq + Send + Sync + 'static,
+{
+    let answer = RwSignal::new(String::new());
+    Effect::new(move |_| {
+        task.track();
+        answer.set(String::new());
+    });
+    let verdict = Memo::new(move |_| {
+        let text = answer.get();
+        if text.trim().is_empty() {
+            return None;
+        }
+        task.with(|t| t.as_ref().map(|t| score(t, &text)))
+    });
+    (answer, verdict)
+}
+
 /// The seed field and the buttons that draw a task (shared by the three probes).
 #[component]
 fn SeedRow(seed: RwSignal<u64>, children: Children) -> impl IntoView {

@@ -10,7 +10,7 @@ use bench::probes::points::score::{evaluate, PointLabel, PASS_THRESHOLD};
 use engine::{Element, Lattice, Site, Structure};
 use leptos::prelude::*;
 
-use super::{AnswerBox, ProbeVerdict, PromptView, SeedRow};
+use super::{answer_and_verdict, AnswerBox, ProbeVerdict, PromptView, SeedRow};
 use crate::ui::canvas::StructureCanvas;
 use crate::viewer::Overlay;
 
@@ -48,11 +48,7 @@ pub fn PointsProbe() -> impl IntoView {
         spec.counts.insert(kind.get(), 1);
         generate(&spec).into_iter().next()
     });
-    let answer = RwSignal::new(String::new());
-    Effect::new(move |_| {
-        task.track();
-        answer.set(String::new());
-    });
+    let (answer, verdict) = answer_and_verdict(task, |t, text| evaluate(&t.target, text));
     let prompt = Signal::derive(move || task.get().map(|t| t.prompt));
     let truth = Signal::derive(move || {
         task.get()
@@ -60,13 +56,6 @@ pub fn PointsProbe() -> impl IntoView {
     });
     let input = Signal::derive(move || task.get().and_then(|t| as_structure(&t.points, "C")));
     let target = Signal::derive(move || task.get().and_then(|t| as_structure(&t.target, "O")));
-    let verdict = Memo::new(move |_| {
-        let text = answer.get();
-        if text.trim().is_empty() {
-            return None;
-        }
-        task.get().map(|t| evaluate(&t.target, &text))
-    });
     // The answer's points over the target, paired as the score pairs them.
     let overlay = Signal::derive(move || {
         let (t, v) = (task.get()?, verdict.get()?);

@@ -8,7 +8,7 @@ use bench::probes::cif_repair::generator::{generate, RepairTaskSpec};
 use engine::cif::read_cif;
 use leptos::prelude::*;
 
-use super::{AnswerBox, PromptView, SeedRow};
+use super::{answer_and_verdict, AnswerBox, PromptView, SeedRow};
 use crate::ui::canvas::StructureCanvas;
 use crate::ui::verdict::VerdictView;
 
@@ -42,25 +42,14 @@ pub fn RepairProbe() -> impl IntoView {
             .into_iter()
             .next()
     });
-    let answer = RwSignal::new(String::new());
-    Effect::new(move |_| {
-        task.track();
-        answer.set(String::new());
-    });
+    let (answer, verdict) =
+        answer_and_verdict(task, |t, text| evaluate(t, text).map_err(|e| e.to_string()));
     let prompt = Signal::derive(move || task.get().map(|t| t.prompt));
     let truth = Signal::derive(move || {
         task.get()
             .map(|t| format!("<cif>\n{}\n</cif>", t.original_cif))
     });
     let original = Signal::derive(move || task.get().and_then(|t| read_cif(&t.original_cif).ok()));
-    let verdict = Memo::new(move |_| {
-        let text = answer.get();
-        if text.trim().is_empty() {
-            return None;
-        }
-        task.get()
-            .map(|t| evaluate(&t, &text).map_err(|e| e.to_string()))
-    });
     let diff = move || {
         task.get().map(|t| {
             let rows = t
