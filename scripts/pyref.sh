@@ -32,11 +32,14 @@ fi
 VERSIONS="$("$PY" -c 'import importlib.metadata as m; print("pmg" + m.version("pymatgen") + "-ase" + m.version("ase"))')"
 HASH="$(cat bench/tests/pyref/atomworld_ref.py bench/tests/pyref/driver.py | sha256sum | cut -c1-10)"
 mkdir -p "$DIR"
-# The task set depends on our generator, not on Python: key it by seed and size only. The
+# The task set depends on our generator, not on Python: key it by GEN, seed and size. The
 # outputs below copy everything they use from it, so each one is a complete test case.
-TASKS="$DIR/pyref-tasks-seed$SEED-n$PER_ACTION.jsonl"
-ACTIONS="$DIR/pyref-actions-$VERSIONS-seed$SEED-n$PER_ACTION-$HASH.jsonl"
-EVAL="$DIR/pyref-eval-$VERSIONS-seed$SEED-n$PER_ACTION-k$PER_TASK-$HASH.jsonl"
+# GEN names the generator's behaviour: bump it when the same seed yields other tasks (gen2:
+# the no-op check asks `fit`, as the evaluator does, so fewer tasks are rejected).
+GEN=gen2
+TASKS="$DIR/pyref-tasks-$GEN-seed$SEED-n$PER_ACTION.jsonl"
+ACTIONS="$DIR/pyref-actions-$GEN-$VERSIONS-seed$SEED-n$PER_ACTION-$HASH.jsonl"
+EVAL="$DIR/pyref-eval-$GEN-$VERSIONS-seed$SEED-n$PER_ACTION-k$PER_TASK-$HASH.jsonl"
 
 if ! [ -s "$TASKS" ] && { ! [ -s "$ACTIONS" ] || ! [ -s "$EVAL" ]; }; then
   note "generating the task set (seed $SEED, $PER_ACTION per action) with atomworld gen"

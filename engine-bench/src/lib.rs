@@ -9,7 +9,7 @@
 //! all of them on the same pairs and checks that their verdicts agree.
 
 use engine::cif::parse_cif_like_pymatgen;
-use engine::matcher::{fit, get_rms_dist, MatcherOptions};
+use engine::matcher::{rms_dist_if_fit, MatcherOptions};
 use engine::Structure;
 use serde::Serialize;
 
@@ -64,11 +64,7 @@ pub fn evaluate_pair(target: &str, prediction: &str) -> Verdict {
     if !same_composition(&t, &p) {
         return Verdict::AtomCountMismatch;
     }
-    let opts = MatcherOptions::atomworld();
-    if !matches!(fit(&t, &p, &opts), Ok(true)) {
-        return Verdict::StructureMismatch;
-    }
-    match get_rms_dist(&t, &p, &opts) {
+    match rms_dist_if_fit(&t, &p, &MatcherOptions::atomworld()) {
         Ok(Some(r)) => Verdict::Success {
             rms: r.rms,
             max_dist: r.max_dist,

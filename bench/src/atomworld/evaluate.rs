@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use engine::cif::{parse_cif_like_pymatgen_detailed, CifError, PymatgenCif};
-use engine::matcher::{get_rms_dist, MatcherOptions};
+use engine::matcher::{fit, rms_dist_if_fit, MatcherOptions};
 use engine::ordered::ordered_distances;
 use serde::{Deserialize, Serialize};
 
@@ -178,7 +178,40 @@ pub fn evaluate(target: &PymatgenCif, response: &str, comparison: Comparison) ->
     v
 }
 
-fn compare(target: &PymatgenCif, predicted: &PymatgenCif, comparison: Comparison) -> Verdict {
+/// Whether `response` would score [`Label::Success`] against `target`: the same steps as
+/// [`evaluate`], but a match only needs `fit`, not the smallest-RMS search that reports the
+/// numbers (so a no-op check costs one early-stopping search, not an exhaustive one).
+pub fn would_succeed(target: &PymatgenCif, response: &str, comparison: Comparison) -> bool {
+    let Some(predicted) =
+        extract_cif(response).and_then(|t| parse_cif_like_pymatgen_detailed(t).ok())
+    else {
+        return false;
+    };
+    if precheck(target, &predicted, comparison).is_some() {
+        return false;
+    }
+    match comparison {
+        Comparison::Matcher => matches!(
+            fit(
+                &target.structure,
+                &predicted.structure,
+                &MatcherOptions::atomworld()
+            ),
+            Ok(true)
+        ),
+        Comparison::Ordered => {
+            ordered_distances(&target.structure, &predicted.structure).is_ok_and(|d| d.pass)
+        }
+    }
+}
+
+/// The failures decided before any matching: element counts, and (for the matcher) sites
+/// holding more than one atom.
+fn precheck(
+    target: &PymatgenCif,
+    predicted: &PymatgenCif,
+    comparison: Comparison,
+) -> Option<Verdict> {
     let (ct, cp) = (site_counts(target), site_counts(predicted));
     if ct != cp {
         let elements: std::collections::BTreeSet<&String> = ct.keys().chain(cp.keys()).collect();
@@ -211,23 +244,35 @@ fn compare(target: &PymatgenCif, predicted: &PymatgenCif, comparison: Comparison
             format!("element counts differ ({text})"),
         );
         v.count_diff = count_diff;
+        return Some(v);
+    }
+    if comparison == Comparison::Matcher {
+        for (which, p) in [("target", target), ("prediction", predicted)] {
+            if let Some(i) = overfull_site(p) {
+                return Some(Verdict::fail(
+                    Label::StructureMismatch,
+                    format!(
+                        "the {which}'s site {i} holds more than one atom (atoms stacked on \
+                         one spot merge into one site of occupancy > 1), which \
+                         StructureMatcher cannot match"
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
+
+fn compare(target: &PymatgenCif, predicted: &PymatgenCif, comparison: Comparison) -> Verdict {
+    if let Some(v) = precheck(target, predicted, comparison) {
         return v;
     }
     match comparison {
         Comparison::Matcher => {
-            for (which, p) in [("target", target), ("prediction", predicted)] {
-                if let Some(i) = overfull_site(p) {
-                    return Verdict::fail(
-                        Label::StructureMismatch,
-                        format!(
-                            "the {which}'s site {i} holds more than one atom (atoms stacked on \
-                             one spot merge into one site of occupancy > 1), which \
-                             StructureMatcher cannot match"
-                        ),
-                    );
-                }
-            }
-            match get_rms_dist(&target.structure, &predicted.structure, &MatcherOptions::atomworld()) {
+            // As the reference: `fit` decides (every site within stol for some candidate);
+            // only then does `get_rms_dist` report the smallest-RMS match. The smallest RMS
+            // alone can be below stol while no candidate has all sites within it.
+            match rms_dist_if_fit(&target.structure, &predicted.structure, &MatcherOptions::atomworld()) {
                 Ok(Some(m)) => Verdict {
                     label: Label::Success,
                     rms: Some(m.rms),
@@ -244,7 +289,8 @@ fn compare(target: &PymatgenCif, predicted: &PymatgenCif, comparison: Comparison
                 },
                 Ok(None) => Verdict::fail(
                     Label::StructureMismatch,
-                    "same composition, but StructureMatcher(stol=0.5) finds no match",
+                    "same composition, but StructureMatcher(stol=0.5) finds no fit: no match \
+                     puts every site within 0.5 (normalised) of its partner",
                 ),
                 Err(e) => Verdict::fail(
                     Label::StructureMismatch,

@@ -3,7 +3,7 @@
 use engine::cif::write_cif;
 use engine::Structure;
 
-use super::evaluate::{evaluate, parse_target, Comparison, Label};
+use super::evaluate::{parse_target, would_succeed, Comparison};
 
 /// True when the evaluator scores the unchanged input as a success against `target`.
 pub fn copy_would_pass(input: &Structure, target: &Structure) -> bool {
@@ -11,5 +11,5 @@ pub fn copy_would_pass(input: &Structure, target: &Structure) -> bool {
         return false;
     };
     let answer = format!("<cif>\n{}\n</cif>", write_cif(input));
-    evaluate(&t, &answer, Comparison::Matcher).label == Label::Success
+    would_succeed(&t, &answer, Comparison::Matcher)
 }

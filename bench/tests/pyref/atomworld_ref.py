@@ -351,9 +351,13 @@ def evaluate(target, response: str) -> dict:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            r = matcher().get_rms_dist(target, predicted)
+            fits = matcher().fit(target, predicted)
+            r = matcher().get_rms_dist(target, predicted) if fits else None
     except Exception as e:  # noqa: BLE001
         out.update(label="StructureMismatch", detail=f"matcher error {type(e).__name__}: {e}")
+        return out
+    if not fits:
+        out.update(label="StructureMismatch", detail="no fit")
         return out
     if r is None:
         out.update(label="StructureMismatch", detail="no match")

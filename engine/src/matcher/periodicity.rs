@@ -27,7 +27,7 @@ pub const SELF_TOL: f64 = 5e-8;
 const CELL: f64 = 1e-4;
 
 /// Positions of a structure, looked up by place.
-struct Places<'a> {
+pub(super) struct Places<'a> {
     frac: &'a [Vec3],
     elements: &'a [Element],
     grid: HashMap<[i64; 3], Vec<usize>>,
@@ -35,7 +35,7 @@ struct Places<'a> {
 }
 
 impl<'a> Places<'a> {
-    fn new(frac: &'a [Vec3], elements: &'a [Element]) -> Self {
+    pub(super) fn new(frac: &'a [Vec3], elements: &'a [Element]) -> Self {
         let cells = (1.0 / CELL).round() as i64;
         let mut grid: HashMap<[i64; 3], Vec<usize>> = HashMap::new();
         for (i, f) in frac.iter().enumerate() {
@@ -53,9 +53,10 @@ impl<'a> Places<'a> {
         f.map(|x| (((x - x.floor()) / CELL).floor() as i64).rem_euclid(cells))
     }
 
-    /// Whether a site of `element` sits at `f` (modulo 1, within `SELF_TOL`).
-    fn has(&self, f: Vec3, element: Element) -> bool {
+    /// The first site of `element` at `f` (modulo 1, within `SELF_TOL`).
+    fn find(&self, f: Vec3, element: Element) -> Option<usize> {
         let k = Self::key(f, self.cells);
+        let mut found: Option<usize> = None;
         for dx in -1..=1 {
             for dy in -1..=1 {
                 for dz in -1..=1 {
@@ -67,17 +68,34 @@ impl<'a> Places<'a> {
                     let Some(list) = self.grid.get(&cell) else {
                         continue;
                     };
-                    if list.iter().any(|&j| {
+                    let hit = list.iter().copied().find(|&j| {
                         self.elements[j] == element
                             && (0..3)
                                 .all(|a| distance_to_integer(self.frac[j][a] - f[a]) <= SELF_TOL)
-                    }) {
-                        return true;
-                    }
+                    });
+                    found = match (found, hit) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
                 }
             }
         }
-        false
+        found
+    }
+
+    /// Whether the sites moved to `moved` (in site order) land, one to one, on sites of
+    /// their own element: the move maps the structure onto itself. A site landing where
+    /// another already landed (coincident atoms) counts as a miss, so the answer errs
+    /// towards "no".
+    pub(super) fn maps_onto_itself(&self, moved: impl Iterator<Item = Vec3>) -> bool {
+        let mut taken = vec![false; self.frac.len()];
+        for (m, &e) in moved.zip(self.elements) {
+            match self.find(m, e) {
+                Some(j) if !taken[j] => taken[j] = true,
+                _ => return false,
+            }
+        }
+        true
     }
 }
 
@@ -97,11 +115,7 @@ pub fn self_translations(frac: &[Vec3], elements: &[Element], anchor: usize) -> 
         if (0..3).all(|a| distance_to_integer(t[a]) <= SELF_TOL) {
             continue; // a coincident copy, not a translation
         }
-        let maps = frac
-            .iter()
-            .zip(elements)
-            .all(|(f, &e)| places.has(std::array::from_fn(|a| f[a] + t[a]), e));
-        if maps {
+        if places.maps_onto_itself(frac.iter().map(|f| std::array::from_fn(|a| f[a] + t[a]))) {
             out.push(t);
         }
     }

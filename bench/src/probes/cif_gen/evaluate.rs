@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use engine::cif::{parse_cif_like_pymatgen_detailed, CifError, PymatgenCif};
-use engine::matcher::{get_rms_dist, MatcherOptions};
+use engine::matcher::{rms_dist_if_fit, MatcherOptions};
 use serde::{Deserialize, Serialize};
 
 use super::generator::CifGenTask;
@@ -151,7 +151,7 @@ pub fn evaluate_against(
         v.detail = format!("element proportions differ: reference {ct:?}, answer {cp:?}");
         return v;
     }
-    match get_rms_dist(&reference.structure, &predicted.structure, options) {
+    match rms_dist_if_fit(&reference.structure, &predicted.structure, options) {
         Ok(Some(m)) => {
             v.label = GenLabel::Success;
             v.detail = format!(
@@ -165,7 +165,7 @@ pub fn evaluate_against(
         Ok(None) => {
             v.label = GenLabel::StructureMismatch;
             v.detail = format!(
-                "same proportions, but StructureMatcher(stol={}) finds no match",
+                "same proportions, but StructureMatcher(stol={}) finds no fit",
                 options.stol
             );
         }

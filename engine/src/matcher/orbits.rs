@@ -1,0 +1,252 @@
+//! Lattice mappings that a point symmetry of struct1 makes redundant.
+//!
+//! Why by hand: this is specific to pymatgen's search. `get_rms_dist` tries every lattice
+//! mapping `S` (a basis `S · L` of struct1's lattice close to struct2's) and, for each, one
+//! translation per struct1 site of the rarest element. Let `f ↦ f·W + τ` be a symmetry
+//! operation of struct1 (integer `W` in struct1's reduced basis, preserving the metric, every
+//! site sent onto a site of its element by a permutation `π`). Then the mapping `S' = S · W⁻¹`
+//! has the same lengths and angles as `S`, struct1's fractional coordinates in the basis `S'`
+//! are those in `S` permuted by `π` and shifted by a constant, and its candidate translations
+//! are those of `S` under `π`: the same point sets, compared on the same average lattice.
+//!
+//! One more condition makes the distance tables equal: the reference measures distances in
+//! the LLL basis of the average lattice, and its per-axis tolerance box is not invariant
+//! under the symmetry. Where the lattice has equally short vectors (a bcc primitive cell has
+//! four), the last printed digit of the cell decides which basis LLL picks, and with it which
+//! pairs are allowed: measured on alpha-Mn (case 6914 of the differential set), two
+//! symmetry-related mappings give RMS 0.274 and 0.216. So a mapping is only folded into a
+//! representative whose average lattice agrees to `AVERAGE_TOL` and whose LLL basis is the
+//! same integer combination; then every table of `S'` is a table of `S` with its columns
+//! permuted, and has the same smallest sum of squares. Trying one mapping of each orbit
+//! divides the work by up to the order of the point group (48 for a cubic structure).
+//!
+//! As for [`super::periodicity`], equal means equal up to the rounding of a CIF's printed
+//! decimals (`SELF_TOL`), and where equal-cost assignments tie the reported RMS after the
+//! mean shift and the largest distance may be another of the tied values. The matcher uses
+//! it only when looking for the smallest RMS (`get_rms_dist`), where the search visits every
+//! mapping; the mapping kept in each orbit is the first one in the reference's order, so an
+//! early exit on a near-zero RMS happens on an equivalent candidate.
+
+use super::linalg::{vec_mat, Mat3, Vec3};
+use super::periodicity::Places;
+use crate::element::Element;
+
+/// Relative tolerance on the metric `W G Wᵀ = G` (the lattice is read from 8 printed
+/// decimals; an operation that is not an isometry to far better than that is not one).
+const METRIC_TOL: f64 = 1e-9;
+
+/// Relative agreement of two average lattices (entry by entry, against the largest entry)
+/// for their mappings to share an orbit: RMS values then agree to about this much.
+const AVERAGE_TOL: f64 = 1e-9;
+
+/// Integer 3×3 matrix.
+type IMat = [[i64; 3]; 3];
+
+/// The representatives chosen so far and what is needed to test a new mapping.
+pub struct MappingOrbits<'a> {
+    frac: &'a [Vec3],
+    elements: &'a [Element],
+    places: Places<'a>,
+    gram: Mat3,
+    scale: f64,
+    anchor: usize,
+    representatives: Vec<Representative>,
+    /// Point operations already tested, with the answer (a cubic lattice has 48: the same
+    /// ones come back for every pair of mappings).
+    tested: Vec<(IMat, bool)>,
+}
+
+/// A mapping tried in full, with the average lattice and LLL basis its tables used.
+struct Representative {
+    scale: IMat,
+    average: Mat3,
+    lll: IMat,
+}
+
+impl<'a> MappingOrbits<'a> {
+    /// For struct1 with reduced lattice rows `lattice`, fractional coordinates `frac` and
+    /// `elements`; `anchor` is a site of its rarest element (fewest translations to try).
+    pub fn new(lattice: &Mat3, frac: &'a [Vec3], elements: &'a [Element], anchor: usize) -> Self {
+        let gram: Mat3 = std::array::from_fn(|i| {
+            std::array::from_fn(|j| (0..3).map(|k| lattice[i][k] * lattice[j][k]).sum())
+        });
+        let scale = gram.iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
+        Self {
+            frac,
+            elements,
+            places: Places::new(frac, elements),
+            gram,
+            scale,
+            anchor,
+            representatives: Vec::new(),
+            tested: Vec::new(),
+        }
+    }
+
+    /// Whether the mapping with integer matrix `scale` (|det| = 1), average lattice
+    /// `average` and LLL basis `lll` (as integer rows over `average`) gives the tables of a
+    /// representative seen before; if not, it becomes a representative. Call in the search
+    /// order.
+    pub fn is_redundant(&mut self, scale: &IMat, average: &Mat3, lll: &IMat) -> bool {
+        let Some(inv) = unimodular_inverse(scale) else {
+            return false;
+        };
+        let mut redundant = false;
+        for k in 0..self.representatives.len() {
+            let rep = &self.representatives[k];
+            if rep.lll != *lll || !same_lattice(&rep.average, average) {
+                continue;
+            }
+            let w = imul(&inv, &rep.scale);
+            if self.is_symmetry_cached(&w) {
+                redundant = true;
+                break;
+            }
+        }
+        if !redundant {
+            self.representatives.push(Representative {
+                scale: *scale,
+                average: *average,
+                lll: *lll,
+            });
+        }
+        redundant
+    }
+
+    /// [`Self::is_symmetry`], remembered.
+    fn is_symmetry_cached(&mut self, w: &IMat) -> bool {
+        if let Some(&(_, known)) = self.tested.iter().find(|(x, _)| x == w) {
+            return known;
+        }
+        let answer = self.is_symmetry(w);
+        self.tested.push((*w, answer));
+        answer
+    }
+
+    /// Whether `f ↦ f·W + τ` is a symmetry of struct1 for some translation `τ`.
+    fn is_symmetry(&self, w: &IMat) -> bool {
+        if !self.preserves_metric(w) {
+            return false;
+        }
+        let wf: Mat3 = w.map(|r| r.map(|x| x as f64));
+        let Some(&el) = self.elements.get(self.anchor) else {
+            return false;
+        };
+        let moved: Vec<Vec3> = self.frac.iter().map(|f| vec_mat(*f, &wf)).collect();
+        let anchor = moved[self.anchor];
+        self.frac
+            .iter()
+            .zip(self.elements)
+            .filter(|(_, &e)| e == el)
+            .any(|(fk, _)| {
+                let tau: Vec3 = std::array::from_fn(|a| fk[a] - anchor[a]);
+                self.places
+                    .maps_onto_itself(moved.iter().map(|m| std::array::from_fn(|a| m[a] + tau[a])))
+            })
+    }
+
+    fn preserves_metric(&self, w: &IMat) -> bool {
+        let wf: Mat3 = w.map(|r| r.map(|x| x as f64));
+        (0..3).all(|i| {
+            (0..3).all(|j| {
+                let mut x = 0.0;
+                for k in 0..3 {
+                    for l in 0..3 {
+                        x += wf[i][k] * self.gram[k][l] * wf[j][l];
+                    }
+                }
+                (x - self.gram[i][j]).abs() <= METRIC_TOL * self.scale
+            })
+        })
+    }
+}
+
+/// Whether two lattices agree to `AVERAGE_TOL`.
+fn same_lattice(a: &Mat3, b: &Mat3) -> bool {
+    let scale = a.iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
+    a.iter()
+        .flatten()
+        .zip(b.iter().flatten())
+        .all(|(x, y)| (x - y).abs() <= AVERAGE_TOL * scale)
+}
+
+/// Product of integer matrices (saturating; entries here are small).
+fn imul(a: &IMat, b: &IMat) -> IMat {
+    std::array::from_fn(|i| {
+        std::array::from_fn(|j| {
+            (0..3).fold(0i64, |s, k| {
+                s.saturating_add(a[i][k].saturating_mul(b[k][j]))
+            })
+        })
+    })
+}
+
+/// The inverse of an integer matrix with determinant ±1 (its adjugate times the
+/// determinant), or `None` for any other determinant.
+fn unimodular_inverse(m: &IMat) -> Option<IMat> {
+    let d = super::linalg::det_i64(m);
+    if d != 1 && d != -1 {
+        return None;
+    }
+    let c = |i: usize, j: usize| {
+        let (r0, r1) = ((i + 1) % 3, (i + 2) % 3);
+        let (c0, c1) = ((j + 1) % 3, (j + 2) % 3);
+        m[r0][c0]
+            .saturating_mul(m[r1][c1])
+            .saturating_sub(m[r0][c1].saturating_mul(m[r1][c0]))
+    };
+    // inverse[j][i] = cofactor(i, j) / det (the cyclic indices carry the cofactor's sign).
+    Some(std::array::from_fn(|j| {
+        std::array::from_fn(|i| c(i, j) * d)
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unimodular_inverse_inverts() {
+        let m = [[2, 1, 0], [1, 1, 0], [0, 3, -1]];
+        let inv = unimodular_inverse(&m).unwrap();
+        assert_eq!(imul(&m, &inv), [[1, 0, 0], [0, 1, 0], [0, 0, 1]]);
+        assert!(unimodular_inverse(&[[2, 0, 0], [0, 1, 0], [0, 0, 1]]).is_none());
+    }
+
+    #[test]
+    fn a_cubic_structure_folds_its_axis_permutations() {
+        let el = |s: &str| Element::from_symbol(s).unwrap();
+        // CsCl: cubic, point group m-3m; every axis permutation is a symmetry.
+        let lattice = [[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 4.0]];
+        let frac = vec![[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]];
+        let elements = vec![el("Cs"), el("Cl")];
+        let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0);
+        let id = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
+        let (avg, lll) = (lattice, id);
+        let swap = [[0, 1, 0], [1, 0, 0], [0, 0, 1]];
+        assert!(!orbits.is_redundant(&id, &avg, &lll));
+        assert!(orbits.is_redundant(&swap, &avg, &lll));
+        // The same symmetry, but distances measured in another LLL basis or on an average
+        // lattice that differs beyond the last printed digits: not the same tables.
+        assert!(!orbits.is_redundant(&swap, &avg, &[[1, 0, 0], [0, 1, 0], [1, 1, 1]]));
+        let mut other = avg;
+        other[2][2] += 1e-6;
+        let mut fresh = MappingOrbits::new(&lattice, &frac, &elements, 0);
+        assert!(!fresh.is_redundant(&id, &avg, &lll));
+        assert!(!fresh.is_redundant(&swap, &other, &lll));
+        // Move Cl off the body diagonal along x: swapping x and y is no longer a symmetry,
+        // inverting z still is.
+        let frac = vec![[0.0, 0.0, 0.0], [0.6, 0.5, 0.5]];
+        let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0);
+        assert!(!orbits.is_redundant(&id, &avg, &lll));
+        assert!(!orbits.is_redundant(&swap, &avg, &lll));
+        assert!(orbits.is_redundant(&[[1, 0, 0], [0, 1, 0], [0, 0, -1]], &avg, &lll));
+        // A tetragonal metric: swapping a and c does not preserve it.
+        let lattice = [[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 5.0]];
+        let frac = vec![[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]];
+        let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0);
+        assert!(!orbits.is_redundant(&id, &avg, &lll));
+        assert!(!orbits.is_redundant(&[[0, 0, 1], [0, 1, 0], [1, 0, 0]], &avg, &lll));
+        assert!(orbits.is_redundant(&swap, &avg, &lll));
+    }
+}

@@ -1,0 +1,444 @@
+//! The search over lattice mappings and translations (pymatgen's `_strict_match`).
+//!
+//! Every candidate is a lattice mapping (a basis of the moving structure's lattice close to
+//! the fixed one's) and a translation (the first struct2 site of the rarest element put onto
+//! one struct1 site of that element). A candidate's sites are paired by a minimum-cost
+//! assignment of squared periodic distances on the average lattice; its value is the RMS or
+//! the largest of the distances after removing their mean.
+//!
+//! Two questions, two visiting orders, one answer each as the reference's:
+//! - [`Goal::Fit`] asks whether *some* candidate has every distance below `stol`. The answer
+//!   does not depend on the order, so the search starts with the most promising mappings
+//!   (rotation closest to the identity) and translations (shortest): a correct answer in the
+//!   target's own frame is found on the first candidate instead of after every mapping the
+//!   reference happens to list first (a 512-site supercell: 5.5 s → a few ms).
+//! - [`Goal::SmallestRms`] returns the first candidate, in the reference's order, with the
+//!   smallest RMS (or the first below 1e-5, where the reference stops). The order matters
+//!   for ties, so it is kept; but one promising candidate is scored first, and its RMS caps
+//!   every later candidate: a candidate whose RMS provably exceeds that cap ([`bound`]) can be
+//!   neither the smallest nor below 1e-5 (the cap never goes below 1e-5), so it is skipped
+//!   without solving its assignment. The result is the one the full search gives.
+
+use super::assignment::{self, Assignment, AssignmentError};
+use super::bound;
+use super::lattice_mapping::{self, LatticeMapping};
+use super::linalg::{det_i64, inverse, reciprocal_lengths, vec_mat, volume, Mat3, Vec3};
+use super::orbits::MappingOrbits;
+use super::pbc::{self, distance_to_integer};
+use super::periodicity;
+use super::reduced::ReducedStructure;
+use super::supercell::{supercell_frac, Mask};
+use super::{average_lattice, MatcherError, MatcherOptions};
+use crate::reduction::{lll_reduce_matrix, LllReduction, LLL_DELTA};
+
+/// Site counts from which candidates are dismissed by [`bound`] before their assignment is
+/// solved (smaller tables solve faster than the proof runs). Measured on the evaluate and
+/// matcher benchmarks: looking for the smallest RMS, the cap is tight and the proof usually
+/// succeeds; looking for a fit against stol it mostly fails and only pays off on large cells.
+const BOUND_MIN_ROWS_RMS: usize = 24;
+const BOUND_MIN_ROWS_FIT: usize = 64;
+
+/// Relative margin on the sum of squares before a bound dismisses a candidate (covers the
+/// rounding of the bound against the rounding of the candidate's own value).
+const BOUND_MARGIN: f64 = 4e-9;
+
+/// Below this RMS the reference stops searching.
+const RMS_EXACT: f64 = 1e-5;
+
+/// A candidate match.
+pub(super) struct Match {
+    /// The figure being minimised: RMS or largest normalised distance.
+    pub val: f64,
+    /// Normalised distance of each struct2 site to its partner.
+    pub dist: Vec<f64>,
+    /// For each struct2 site, the struct1 site it is paired with.
+    pub sol: Vec<usize>,
+    /// `(n/V)^(1/3)` of the average lattice.
+    pub normalization: f64,
+}
+
+/// What the search is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Goal {
+    /// Whether some candidate has its largest distance below `stol` (`fit`).
+    Fit,
+    /// The candidate with the smallest RMS (`get_rms_dist`).
+    SmallestRms,
+}
+
+/// The fixed data of one search.
+struct Search<'a> {
+    s1: &'a ReducedStructure,
+    moving: &'a ReducedStructure,
+    fixed: &'a ReducedStructure,
+    cart_moving: Vec<Vec3>,
+    mask: Mask,
+    n1: usize,
+    n2: usize,
+    s2_t_ind: usize,
+    s1_t_inds: Vec<usize>,
+    fu: usize,
+    s1_supercell: bool,
+    opts: &'a MatcherOptions,
+    goal: Goal,
+    /// Struct1's internal translations in its own reduced basis, when candidates are thinned
+    /// by them (see [`Search::candidates`]); found once, carried into each mapping's basis.
+    self_translations: Option<Vec<Vec3>>,
+}
+
+/// One lattice mapping, ready for its candidates.
+struct Prepared {
+    /// The moving structure's sites in the mapped basis (expanded when `fu > 1`).
+    moved: Vec<Vec3>,
+    /// Cartesian → mapped fractional coordinates (`fu == 1`).
+    to_mapped: Option<Mat3>,
+    average: Mat3,
+    normalization: f64,
+    frac_tol: Vec3,
+    /// The LLL reduction of the average lattice and its fractional tolerance, computed when
+    /// a first candidate passes the subset test (as the reference does).
+    lll: Option<(LllReduction, Vec3)>,
+}
+
+/// Matches struct2 onto struct1 (pymatgen's `_strict_match`): struct1, after expansion into
+/// `fu` cells when `s1_supercell`, must have at least as many sites as struct2 (after its
+/// expansion otherwise).
+pub(super) fn strict_match(
+    s1: &ReducedStructure,
+    s2: &ReducedStructure,
+    fu: usize,
+    s1_supercell: bool,
+    opts: &MatcherOptions,
+    goal: Goal,
+) -> Result<Option<Match>, MatcherError> {
+    let mask = Mask::new(&s1.elements, &s2.elements, fu, s1_supercell);
+    let (n1, n2) = (mask.cols.len(), mask.rows.len());
+    // Without subsets the expanded site counts must agree; in any case every struct2 site
+    // needs its own partner of the same element.
+    if n2 > n1 || (!opts.allow_subset && n1 != n2) || !mask.feasible() {
+        return Ok(None);
+    }
+    // The struct2 site of the rarest element (first one), and its struct1 partners.
+    let (s2_t_ind, s1_t_inds) = mask.translation_indices(fu, s1_supercell);
+    // The structure whose lattice is mapped onto the other's (and expanded when fu > 1).
+    let (moving, fixed) = if s1_supercell { (s1, s2) } else { (s2, s1) };
+    let mappings: Vec<LatticeMapping> = lattice_mapping::find_all_mappings(
+        &moving.lattice,
+        &fixed.lattice,
+        opts.ltol,
+        opts.angle_tol,
+    )?
+    .into_iter()
+    .filter(|m| det_i64(&m.scale).unsigned_abs() == fu as u64)
+    .collect();
+    // Looking for the smallest RMS, candidates a translation of struct1's own periodicity
+    // apart give the same distance tables up to a column permutation (see `periodicity`): one
+    // of each is kept. Not when looking for a fit: there the permutation can break ties
+    // between equal-cost assignments differently and change whether some candidate's largest
+    // distance is within stol (measured: one of 10,282 differential cases). With fu > 1
+    // `translation_indices` already thins the copies.
+    let self_translations = match s1_t_inds.first() {
+        Some(&anchor) if goal == Goal::SmallestRms && fu == 1 && s1_t_inds.len() > 1 => Some(
+            periodicity::self_translations(&s1.frac, &s1.elements, anchor),
+        ),
+        _ => None,
+    };
+    let search = Search {
+        s1,
+        moving,
+        fixed,
+        cart_moving: moving
+            .frac
+            .iter()
+            .map(|f| vec_mat(*f, &moving.lattice))
+            .collect(),
+        mask,
+        n1,
+        n2,
+        s2_t_ind,
+        s1_t_inds,
+        fu,
+        s1_supercell,
+        opts,
+        goal,
+        self_translations,
+    };
+    match goal {
+        Goal::Fit => search.first_fit(&mappings),
+        Goal::SmallestRms => search.smallest_rms(&mappings),
+    }
+}
+
+impl Search<'_> {
+    /// Struct1's and struct2's fractional coordinates for a prepared mapping.
+    fn coords<'p>(&'p self, p: &'p Prepared) -> (&'p [Vec3], &'p [Vec3]) {
+        if self.s1_supercell {
+            (&p.moved, &self.fixed.frac)
+        } else {
+            (&self.fixed.frac, &p.moved)
+        }
+    }
+
+    /// The moved sites, average lattice and tolerances of one mapping; `None` when the
+    /// mapping is degenerate (the reference would skip it too).
+    fn prepare(&self, mapping: &LatticeMapping) -> Option<Prepared> {
+        let (moved, to_mapped) = if self.fu == 1 {
+            let inv = inverse(&mapping.aligned)?;
+            let moved = self
+                .cart_moving
+                .iter()
+                .map(|c| vec_mat(*c, &inv).map(|x| x - x.floor()))
+                .collect();
+            (moved, Some(inv))
+        } else {
+            (supercell_frac(&self.moving.frac, &mapping.scale)?, None)
+        };
+        let average = average_lattice(&mapping.aligned, &self.fixed.lattice);
+        let normalization = libm::pow(self.n1 as f64 / volume(&average), 1.0 / 3.0);
+        let inv_abc = reciprocal_lengths(&average)?;
+        if !normalization.is_finite() {
+            return None;
+        }
+        let frac_tol = inv_abc.map(|x| x * self.opts.stol / (std::f64::consts::PI * normalization));
+        Some(Prepared {
+            moved,
+            to_mapped,
+            average,
+            normalization,
+            frac_tol,
+            lll: None,
+        })
+    }
+
+    /// The translation candidates of a prepared mapping, in the reference's order, thinned by
+    /// struct1's internal translations when [`Search::self_translations`] holds them.
+    fn candidates(&self, p: &Prepared) -> Vec<usize> {
+        let Some(own) = self.self_translations.as_ref() else {
+            return self.s1_t_inds.clone();
+        };
+        let (s1fc, _) = self.coords(p);
+        // Struct1 is the moving structure: its translations follow its sites into the
+        // mapped basis (through Cartesian coordinates, as the sites do).
+        let translations: Vec<Vec3> = match (self.s1_supercell, p.to_mapped) {
+            (true, Some(inv)) => own
+                .iter()
+                .map(|t| vec_mat(vec_mat(*t, &self.s1.lattice), &inv))
+                .collect(),
+            _ => own.clone(),
+        };
+        periodicity::distinct_candidates(s1fc, &self.s1_t_inds, &translations)
+    }
+
+    /// The translation candidates ordered by the length of their translation (shortest
+    /// first; ties in the reference's order).
+    fn candidates_by_promise(&self, p: &Prepared) -> Vec<usize> {
+        let (s1fc, s2fc) = self.coords(p);
+        let anchor = s2fc[self.s2_t_ind];
+        let mut keyed: Vec<(f64, usize)> = self
+            .candidates(p)
+            .into_iter()
+            .map(|s1i| {
+                let t: Vec3 =
+                    std::array::from_fn(|k| distance_to_integer(s1fc[s1i][k] - anchor[k]));
+                let c = vec_mat(t, &p.average);
+                (c[0] * c[0] + c[1] * c[1] + c[2] * c[2], s1i)
+            })
+            .collect();
+        keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+        keyed.into_iter().map(|(_, s1i)| s1i).collect()
+    }
+
+    /// Scores one candidate: `None` when it fails the subset test, cannot pair every site
+    /// without a forbidden pair, or provably has an RMS above `cap` (when given).
+    fn score(
+        &self,
+        p: &mut Prepared,
+        s1i: usize,
+        cap: Option<f64>,
+        solver: &mut Assignment,
+    ) -> Result<Option<Match>, MatcherError> {
+        let (n1, n2) = (self.n1, self.n2);
+        let forbidden = |i: usize, j: usize| self.mask.forbidden(i, j);
+        let (t_s2fc, passes) = {
+            let (s1fc, s2fc) = self.coords(p);
+            let t: Vec3 = std::array::from_fn(|k| s1fc[s1i][k] - s2fc[self.s2_t_ind][k]);
+            let t_s2fc: Vec<Vec3> = s2fc
+                .iter()
+                .map(|f| std::array::from_fn(|k| f[k] + t[k]))
+                .collect();
+            let passes = pbc::is_coord_subset_pbc(&t_s2fc, s1fc, p.frac_tol, forbidden);
+            (t_s2fc, passes)
+        };
+        if !passes {
+            return Ok(None);
+        }
+        if p.lll.is_none() {
+            let lll = lll_reduce_matrix(&p.average, LLL_DELTA)?;
+            let inv_lll_abc = reciprocal_lengths(&lll.matrix)
+                .ok_or_else(|| MatcherError::Degenerate("average lattice".into()))?;
+            let tol =
+                inv_lll_abc.map(|x| x * self.opts.stol / (std::f64::consts::PI * p.normalization));
+            p.lll = Some((lll, tol));
+        }
+        let Some((lll, lll_frac_tol)) = p.lll.as_ref() else {
+            return Ok(None);
+        };
+        let (s1fc, _) = self.coords(p);
+        let sv = pbc::pbc_shortest_vectors(lll, &t_s2fc, s1fc, forbidden, Some(*lll_frac_tol));
+        let sol = match assignment::unique_nearest(&sv.d2, n2, n1, pbc::FORBIDDEN) {
+            // Every site has its own nearest partner: the optimum, found in O(n²).
+            Some(sol) => sol,
+            None => {
+                let min_rows = match self.goal {
+                    Goal::SmallestRms => BOUND_MIN_ROWS_RMS,
+                    Goal::Fit => BOUND_MIN_ROWS_FIT,
+                };
+                if let Some(cap) = cap.filter(|_| n2 >= min_rows) {
+                    let Some(rows) =
+                        bound::RowVectors::new(&sv.vectors, &sv.d2, n2, n1, pbc::FORBIDDEN)
+                    else {
+                        return Ok(None); // a row with no allowed partner: infeasible
+                    };
+                    let limit = n2 as f64 * (cap / p.normalization).powi(2) * (1.0 + BOUND_MARGIN);
+                    if rows.exceeds(limit) {
+                        return Ok(None);
+                    }
+                }
+                // Every complete assignment of an infeasible block pays a forbidden pair:
+                // its value is astronomically above stol, so it can neither win nor be
+                // returned.
+                match assignment::solve_blocks(solver, &sv.d2, n2, n1, pbc::FORBIDDEN) {
+                    Ok(sol) => sol,
+                    Err(AssignmentError::Infeasible) => return Ok(None),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        };
+        let short: Vec<Vec3> = sol
+            .iter()
+            .enumerate()
+            .map(|(i, &j)| sv.vectors[i * n1 + j])
+            .collect();
+        let mut translation = [0.0; 3];
+        for v in &short {
+            for k in 0..3 {
+                translation[k] += v[k];
+            }
+        }
+        let translation = translation.map(|x| x / n2 as f64);
+        let dist: Vec<f64> = short
+            .iter()
+            .map(|v| {
+                let d: Vec3 = std::array::from_fn(|k| v[k] - translation[k]);
+                (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() * p.normalization
+            })
+            .collect();
+        let val = match self.goal {
+            Goal::SmallestRms => {
+                dist.iter().map(|d| d * d).sum::<f64>().sqrt() / (dist.len() as f64).sqrt()
+            }
+            Goal::Fit => dist.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        };
+        Ok(Some(Match {
+            val,
+            dist,
+            sol,
+            normalization: p.normalization,
+        }))
+    }
+
+    /// The first candidate found with its largest distance below stol, trying the most
+    /// promising mappings and translations first. A candidate whose RMS provably exceeds
+    /// stol cannot qualify (the largest distance is at least the RMS) and is not solved.
+    fn first_fit(&self, mappings: &[LatticeMapping]) -> Result<Option<Match>, MatcherError> {
+        let mut solver = Assignment::new();
+        for i in by_promise(mappings) {
+            let Some(mut p) = self.prepare(&mappings[i]) else {
+                continue;
+            };
+            for s1i in self.candidates_by_promise(&p) {
+                if let Some(m) = self.score(&mut p, s1i, Some(self.opts.stol), &mut solver)? {
+                    if m.val < self.opts.stol {
+                        return Ok(Some(m));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The smallest-RMS candidate in the reference's order (see the module notes).
+    fn smallest_rms(&self, mappings: &[LatticeMapping]) -> Result<Option<Match>, MatcherError> {
+        let stol = self.opts.stol;
+        let mut solver = Assignment::new();
+        // A cap from the most promising mapping's shortest translations.
+        let mut cap = stol;
+        if let Some(&i) = by_promise(mappings).first() {
+            if let Some(mut p) = self.prepare(&mappings[i]) {
+                for s1i in self.candidates_by_promise(&p).into_iter().take(3) {
+                    if let Ok(Some(m)) = self.score(&mut p, s1i, None, &mut solver) {
+                        cap = cap.min(m.val);
+                    }
+                }
+            }
+        }
+        // Looking for the smallest RMS, a mapping a point symmetry of struct1 away from an
+        // earlier one gives the same tables (see `orbits`): try the first of each orbit.
+        let mut orbits = match self.s1_t_inds.first() {
+            Some(&anchor) if self.fu == 1 && self.s1_supercell => Some(MappingOrbits::new(
+                &self.s1.lattice,
+                &self.s1.frac,
+                &self.s1.elements,
+                anchor,
+            )),
+            _ => None,
+        };
+        let mut best: Option<Match> = None;
+        for mapping in mappings {
+            let Some(mut p) = self.prepare(mapping) else {
+                continue;
+            };
+            if let Some(o) = orbits.as_mut() {
+                // The orbit test also needs the LLL basis the distances are measured in.
+                if let Ok(lll) = lll_reduce_matrix(&p.average, LLL_DELTA) {
+                    if o.is_redundant(&mapping.scale, &p.average, &lll.mapping) {
+                        continue;
+                    }
+                }
+            }
+            for s1i in self.candidates(&p) {
+                let limit = best.as_ref().map_or(cap, |b| b.val.min(cap)).max(RMS_EXACT);
+                let Some(m) = self.score(&mut p, s1i, Some(limit), &mut solver)? else {
+                    continue;
+                };
+                if best.as_ref().is_none_or(|b| m.val < b.val) {
+                    let exact = m.val < RMS_EXACT && m.val < stol;
+                    best = Some(m);
+                    if exact {
+                        return Ok(best);
+                    }
+                }
+            }
+        }
+        Ok(best.filter(|b| b.val < stol))
+    }
+}
+
+/// Mapping indices with the rotation closest to the identity first (ties in the
+/// reference's order): for an answer given in the target's own frame, the mapping that fits.
+fn by_promise(mappings: &[LatticeMapping]) -> Vec<usize> {
+    let mut keyed: Vec<(f64, usize)> = mappings
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let r = &m.rotation;
+            let off: f64 = (0..3)
+                .flat_map(|a| (0..3).map(move |b| (a, b)))
+                .map(|(a, b)| (r[a][b] - f64::from(u8::from(a == b))).powi(2))
+                .sum();
+            (off, i)
+        })
+        .collect();
+    keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    keyed.into_iter().map(|(_, i)| i).collect()
+}
