@@ -161,30 +161,65 @@ impl Assignment {
     }
 }
 
-/// Solves the assignment of a `rows × cols` cost matrix whose entries at or above
-/// `forbidden` mark pairs that may not be matched, one connected block at a time (callers
-/// try [`unique_nearest`] first).
+/// A sparse cost matrix: row `i` may pair only with columns `col[start[i]..start[i + 1]]`
+/// (increasing), at costs `cost[…]`; every other pair is forbidden (the dense matrix the
+/// reference solves holds `forbidden` there).
+#[derive(Debug, Clone, Copy)]
+pub struct SparseCosts<'a> {
+    /// Rows of the dense matrix.
+    pub rows: usize,
+    /// Columns of the dense matrix.
+    pub cols: usize,
+    /// Row starts into `col` and `cost` (`rows + 1` entries).
+    pub start: &'a [usize],
+    /// Column of each allowed pair.
+    pub col: &'a [usize],
+    /// Cost of each allowed pair (below `forbidden`).
+    pub cost: &'a [f64],
+    /// The value the dense matrix holds at forbidden pairs.
+    pub forbidden: f64,
+}
+
+impl SparseCosts<'_> {
+    fn check(&self) -> Result<(), AssignmentError> {
+        let consistent = self.start.len() == self.rows + 1
+            && self.col.len() == self.cost.len()
+            && self.start.last() == Some(&self.col.len())
+            && self.start.windows(2).all(|w| w[0] <= w[1])
+            && self.col.iter().all(|&j| j < self.cols);
+        if self.rows > self.cols || !consistent {
+            return Err(AssignmentError::Shape {
+                rows: self.rows,
+                cols: self.cols,
+                len: self.cost.len(),
+            });
+        }
+        if self.cost.iter().any(|c| c.is_nan()) {
+            return Err(AssignmentError::Invalid);
+        }
+        Ok(())
+    }
+}
+
+/// Solves the assignment of a sparse cost matrix one connected block at a time (callers try
+/// [`unique_nearest`] first).
 ///
 /// Why by hand: no assignment crate solves sparse blocks with SciPy's tie-breaking. The
 /// matcher's cost matrices are almost empty (a site may only pair with the few sites within
 /// the fractional tolerance), so the bipartite graph of allowed pairs falls apart into small
 /// connected blocks. An optimal assignment that uses no forbidden pair is optimal on every
-/// block, so solving each block with [`Assignment::solve`] gives the same optimum as solving
-/// the dense matrix, in O(Σ block³) instead of O(rows · cols²): hundreds of times faster for
-/// a 500-site supercell. Returns [`AssignmentError::Infeasible`] when some block has more
-/// rows than columns, i.e. when every complete assignment must use a forbidden pair (the
-/// dense solution would then cost at least `forbidden`).
+/// block, so solving each block's dense submatrix (forbidden pairs filled in) with
+/// [`Assignment::solve`] gives the same optimum as solving the dense matrix, in
+/// O(Σ block³) instead of O(rows · cols²): hundreds of times faster for a 500-site
+/// supercell. Returns [`AssignmentError::Infeasible`] when some block has more rows than
+/// columns, i.e. when every complete assignment must use a forbidden pair (the dense
+/// solution would then cost at least `forbidden`).
 pub fn solve_blocks(
     solver: &mut Assignment,
-    cost: &[f64],
-    rows: usize,
-    cols: usize,
-    forbidden: f64,
+    m: SparseCosts<'_>,
 ) -> Result<Vec<usize>, AssignmentError> {
-    check_shape(cost, rows, cols)?;
-    if cost.iter().any(|c| c.is_nan()) {
-        return Err(AssignmentError::Invalid);
-    }
+    m.check()?;
+    let (rows, cols) = (m.rows, m.cols);
     // Union-find over rows (0..rows) and columns (rows..rows + cols).
     let mut parent: Vec<usize> = (0..rows + cols).collect();
     fn root(parent: &mut [usize], mut x: usize) -> usize {
@@ -195,12 +230,10 @@ pub fn solve_blocks(
         x
     }
     for i in 0..rows {
-        for j in 0..cols {
-            if cost[i * cols + j] < forbidden {
-                let (a, b) = (root(&mut parent, i), root(&mut parent, rows + j));
-                if a != b {
-                    parent[a.max(b)] = a.min(b);
-                }
+        for &j in &m.col[m.start[i]..m.start[i + 1]] {
+            let (a, b) = (root(&mut parent, i), root(&mut parent, rows + j));
+            if a != b {
+                parent[a.max(b)] = a.min(b);
             }
         }
     }
@@ -222,6 +255,7 @@ pub fn solve_blocks(
     }
     let mut out = vec![NONE; rows];
     let mut sub = Vec::new();
+    let mut position = vec![NONE; cols];
     for (brows, bcols) in &blocks {
         if brows.is_empty() {
             continue;
@@ -229,9 +263,15 @@ pub fn solve_blocks(
         if brows.len() > bcols.len() {
             return Err(AssignmentError::Infeasible);
         }
+        for (k, &j) in bcols.iter().enumerate() {
+            position[j] = k;
+        }
         sub.clear();
-        for &i in brows {
-            sub.extend(bcols.iter().map(|&j| cost[i * cols + j]));
+        sub.resize(brows.len() * bcols.len(), m.forbidden);
+        for (r, &i) in brows.iter().enumerate() {
+            for k in m.start[i]..m.start[i + 1] {
+                sub[r * bcols.len() + position[m.col[k]]] = m.cost[k];
+            }
         }
         let sol = solver.solve(&sub, brows.len(), bcols.len())?;
         for (k, &i) in brows.iter().enumerate() {
@@ -247,29 +287,22 @@ pub fn solve_blocks(
 /// That assignment costs the sum of the row minima, a lower bound of every assignment, and
 /// any other assignment gives some row a strictly dearer column: it is the unique optimum,
 /// the one any exact solver returns. For a good match (every site near its partner, the
-/// common case in evaluation) this replaces the O(n³) solve by the O(n²) scan.
-pub fn unique_nearest(
-    cost: &[f64],
-    rows: usize,
-    cols: usize,
-    forbidden: f64,
-) -> Option<Vec<usize>> {
-    let mut taken = vec![false; cols];
-    let mut sol = Vec::with_capacity(rows);
-    for i in 0..rows {
-        let row = &cost[i * cols..(i + 1) * cols];
+/// common case in evaluation) this replaces the O(n³) solve by a scan of the allowed pairs.
+pub fn unique_nearest(m: SparseCosts<'_>) -> Option<Vec<usize>> {
+    m.check().ok()?;
+    let mut taken = vec![false; m.cols];
+    let mut sol = Vec::with_capacity(m.rows);
+    for i in 0..m.rows {
         let (mut best, mut best_j, mut tie) = (f64::INFINITY, NONE, false);
-        for (j, &c) in row.iter().enumerate() {
-            if c.is_nan() {
-                return None; // the full solver reports it
-            }
+        for k in m.start[i]..m.start[i + 1] {
+            let c = m.cost[k];
             if c < best {
-                (best, best_j, tie) = (c, j, false);
+                (best, best_j, tie) = (c, m.col[k], false);
             } else if c == best {
                 tie = true;
             }
         }
-        if tie || best_j == NONE || best >= forbidden || taken[best_j] {
+        if tie || best_j == NONE || best >= m.forbidden || taken[best_j] {
             return None;
         }
         taken[best_j] = true;
@@ -307,6 +340,51 @@ pub fn linear_sum_assignment(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The allowed pairs of a dense matrix (entries below `forbidden`), as sparse rows.
+    struct Owned {
+        rows: usize,
+        cols: usize,
+        start: Vec<usize>,
+        col: Vec<usize>,
+        cost: Vec<f64>,
+        forbidden: f64,
+    }
+
+    impl Owned {
+        fn of(dense: &[f64], rows: usize, cols: usize, forbidden: f64) -> Self {
+            let mut o = Owned {
+                rows,
+                cols,
+                start: vec![0],
+                col: Vec::new(),
+                cost: Vec::new(),
+                forbidden,
+            };
+            for i in 0..rows {
+                for j in 0..cols {
+                    let c = dense[i * cols + j];
+                    if c < forbidden || c.is_nan() {
+                        o.col.push(j);
+                        o.cost.push(c);
+                    }
+                }
+                o.start.push(o.col.len());
+            }
+            o
+        }
+
+        fn view(&self) -> SparseCosts<'_> {
+            SparseCosts {
+                rows: self.rows,
+                cols: self.cols,
+                start: &self.start,
+                col: &self.col,
+                cost: &self.cost,
+                forbidden: self.forbidden,
+            }
+        }
+    }
 
     fn total(cost: &[f64], cols: usize, sol: &[usize]) -> f64 {
         sol.iter()
@@ -386,14 +464,14 @@ mod tests {
                 }
             }
             let dense = linear_sum_assignment(&c, rows, cols).unwrap();
-            let blocks = solve_blocks(&mut solver, &c, rows, cols, F).unwrap();
+            let blocks = solve_blocks(&mut solver, Owned::of(&c, rows, cols, F).view()).unwrap();
             assert!((total(&c, cols, &dense) - total(&c, cols, &blocks)).abs() < 1e-9);
             assert!(total(&c, cols, &blocks) < F);
         }
         // Two rows that can only take the same column: infeasible without a forbidden pair.
         let c = [1.0, F, F, 2.0, F, F, F, F, 3.0];
         assert_eq!(
-            solve_blocks(&mut solver, &c, 3, 3, F),
+            solve_blocks(&mut solver, Owned::of(&c, 3, 3, F).view()),
             Err(AssignmentError::Infeasible)
         );
     }
@@ -403,20 +481,29 @@ mod tests {
         const F: f64 = 1e20;
         let mut solver = Assignment::new();
         let c = [0.1, 5.0, F, 4.0, 0.2, 3.0, F, 6.0, 0.3];
-        assert_eq!(unique_nearest(&c, 3, 3, F), Some(vec![0, 1, 2]));
-        assert_eq!(solve_blocks(&mut solver, &c, 3, 3, F), Ok(vec![0, 1, 2]));
+        assert_eq!(
+            unique_nearest(Owned::of(&c, 3, 3, F).view()),
+            Some(vec![0, 1, 2])
+        );
+        assert_eq!(
+            solve_blocks(&mut solver, Owned::of(&c, 3, 3, F).view()),
+            Ok(vec![0, 1, 2])
+        );
         assert_eq!(linear_sum_assignment(&c, 3, 3), Ok(vec![0, 1, 2]));
         // A tie in row 0: not unique, so the solver decides (as SciPy would).
         let t = [1.0, 1.0, 2.0, 3.0];
-        assert_eq!(unique_nearest(&t, 2, 2, F), None);
+        assert_eq!(unique_nearest(Owned::of(&t, 2, 2, F).view()), None);
         assert_eq!(
-            solve_blocks(&mut solver, &t, 2, 2, F),
+            solve_blocks(&mut solver, Owned::of(&t, 2, 2, F).view()),
             linear_sum_assignment(&t, 2, 2)
         );
         // Two rows preferring the same column.
         let s = [1.0, 2.0, 1.5, 9.0];
-        assert_eq!(unique_nearest(&s, 2, 2, F), None);
-        assert_eq!(solve_blocks(&mut solver, &s, 2, 2, F), Ok(vec![1, 0]));
+        assert_eq!(unique_nearest(Owned::of(&s, 2, 2, F).view()), None);
+        assert_eq!(
+            solve_blocks(&mut solver, Owned::of(&s, 2, 2, F).view()),
+            Ok(vec![1, 0])
+        );
     }
 
     #[test]

@@ -23,41 +23,21 @@ use super::linalg::Vec3;
 /// Box evaluations allowed per candidate before giving up the proof.
 const BUDGET: usize = 32;
 
-/// Allowed shortest vectors of each row, flattened.
-pub struct RowVectors {
-    starts: Vec<usize>,
-    vectors: Vec<Vec3>,
+/// Allowed shortest vectors of each row, flattened (a view of a sparse table's rows).
+pub struct RowVectors<'a> {
+    starts: &'a [usize],
+    vectors: &'a [Vec3],
 }
 
-impl RowVectors {
-    /// The allowed vectors (cost below `forbidden`) of each of `rows` rows of a `rows × cols`
-    /// table; `None` when some row has none (no complete assignment avoids a forbidden pair).
-    pub fn new(
-        vectors: &[Vec3],
-        d2: &[f64],
-        rows: usize,
-        cols: usize,
-        forbidden: f64,
-    ) -> Option<Self> {
-        let mut starts = Vec::with_capacity(rows + 1);
-        let mut flat = Vec::new();
-        for i in 0..rows {
-            starts.push(flat.len());
-            let before = flat.len();
-            for j in 0..cols {
-                if d2[i * cols + j] < forbidden {
-                    flat.push(vectors[i * cols + j]);
-                }
-            }
-            if flat.len() == before {
-                return None;
-            }
-        }
-        starts.push(flat.len());
-        Some(Self {
-            starts,
-            vectors: flat,
-        })
+impl<'a> RowVectors<'a> {
+    /// Rows `starts[i]..starts[i + 1]` of `vectors` (each row's allowed vectors); `None` when
+    /// some row has none (no complete assignment avoids a forbidden pair) or the starts do
+    /// not index `vectors`.
+    pub fn new(starts: &'a [usize], vectors: &'a [Vec3]) -> Option<Self> {
+        let valid = !starts.is_empty()
+            && starts.last() == Some(&vectors.len())
+            && starts.windows(2).all(|w| w[0] < w[1]);
+        valid.then_some(Self { starts, vectors })
     }
 
     fn row(&self, i: usize) -> &[Vec3] {
@@ -175,8 +155,8 @@ mod tests {
                 .map(|_| (0..3).map(|_| [rnd(), rnd(), rnd()]).collect())
                 .collect();
             let flat: Vec<Vec3> = rows.iter().flatten().copied().collect();
-            let d2 = vec![1.0; flat.len()];
-            let table = RowVectors::new(&flat, &d2, 5, 3, 1e20).unwrap();
+            let starts: Vec<usize> = (0..=5).map(|i| 3 * i).collect();
+            let table = RowVectors::new(&starts, &flat).unwrap();
             let truth = brute(&rows);
             // Just below the truth the bound must never claim more.
             assert!(!table.exceeds(truth * (1.0 - 1e-12)), "{truth}");
@@ -186,6 +166,6 @@ mod tests {
         }
         assert!(dismissed > 100, "the bound is too weak: {dismissed}/300");
         // A row with no allowed vector has no table.
-        assert!(RowVectors::new(&[[0.0; 3]], &[1e20], 1, 1, 1e20).is_none());
+        assert!(RowVectors::new(&[0, 1, 1], &[[0.0; 3]]).is_none());
     }
 }

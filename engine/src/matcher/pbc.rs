@@ -26,6 +26,45 @@ pub fn distance_to_integer(x: f64) -> f64 {
     }
 }
 
+/// The superset side of pymatgen's `is_coord_subset_pbc`, indexed once (per lattice mapping)
+/// for the subset tests of many translation candidates: each test then looks at the points
+/// within the tolerance along the first axis instead of at all of them.
+pub struct SupersetIndex {
+    window: ColumnWindow,
+    atol: Vec3,
+}
+
+impl SupersetIndex {
+    /// An index of `superset` for the per-axis fractional tolerance `atol`.
+    pub fn new(superset: &[Vec3], atol: Vec3) -> Self {
+        Self {
+            window: ColumnWindow::new(superset, Some(atol[0])),
+            atol,
+        }
+    }
+
+    /// True when every point of `subset` lies within the tolerance (per fractional axis,
+    /// periodic) of a point of `superset` (the list indexed) it may be matched to;
+    /// `forbidden(i, j)` says whether subset point `i` may not be matched to superset point
+    /// `j`. The same answer as [`is_coord_subset_pbc`]: the window never misses a point the
+    /// exact test accepts.
+    pub fn contains(
+        &self,
+        superset: &[Vec3],
+        subset: &[Vec3],
+        forbidden: impl Fn(usize, usize) -> bool,
+    ) -> bool {
+        let mut near = Vec::new();
+        subset.iter().enumerate().all(|(i, p)| {
+            self.window.near(p[0], &mut near);
+            near.iter().any(|&j| {
+                let q = &superset[j];
+                !forbidden(i, j) && (0..3).all(|k| distance_to_integer(p[k] - q[k]) <= self.atol[k])
+            })
+        })
+    }
+}
+
 /// True when every point of `subset` lies within `atol` (per fractional axis, periodic) of a
 /// point of `superset` it may be matched to. `forbidden(i, j)` says whether subset point `i`
 /// may not be matched to superset point `j`.
@@ -53,92 +92,160 @@ fn images() -> [Vec3; 27] {
     })
 }
 
-/// Shortest periodic vectors from each point of `fc1` to each point of `fc2` on a lattice
-/// given by its LLL reduction, searching the 27 neighbouring images of the LLL cell.
+/// A table of shortest periodic vectors from each point of a row list to each allowed point
+/// of a column list (pymatgen's `pbc_shortest_vectors`), kept sparse: a row holds only the
+/// columns it may pair with, in column order. Pairs that are masked, or whose LLL-fractional
+/// separation exceeds the tolerance on some axis, are the reference's `1e20` entries
+/// ([`FORBIDDEN`]) and are simply absent.
 ///
-/// Output is row-major `fc1.len() × fc2.len()`: `vectors[i * n2 + j]` and its squared length
-/// `d2[i * n2 + j]`. Forbidden pairs, and pairs whose LLL-fractional separation exceeds
-/// `lll_frac_tol` on some axis, get [`FORBIDDEN`].
-pub struct ShortestVectors {
-    /// Displacement vectors (Å).
-    pub vectors: Vec<Vec3>,
-    /// Squared lengths (Å²).
+/// Why sparse: with the matcher's tolerance a site has a handful of possible partners, so a
+/// dense `n × n` table is almost all `1e20`; for a 512-site supercell writing it cost more
+/// than everything else a candidate needs.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    /// Rows and columns of the dense table this one stands for.
+    pub rows: usize,
+    /// See `rows`.
+    pub cols: usize,
+    /// `start[i]..start[i + 1]` indexes row `i`'s entries.
+    pub start: Vec<usize>,
+    /// Column of each entry (increasing within a row).
+    pub col: Vec<usize>,
+    /// Squared length of each entry's vector (Å²).
     pub d2: Vec<f64>,
+    /// Each entry's displacement vector (Å), from the row point to the column point.
+    pub vectors: Vec<Vec3>,
 }
 
-/// Computes [`ShortestVectors`]; see there.
-pub fn pbc_shortest_vectors(
-    lll: &LllReduction,
-    fc1: &[Vec3],
-    fc2: &[Vec3],
-    forbidden: impl Fn(usize, usize) -> bool,
-    lll_frac_tol: Option<Vec3>,
-) -> ShortestVectors {
-    let inv = lll.mapping_inverse();
-    let lat: &Mat3 = &lll.matrix;
-    let to_lll = |f: &Vec3| vec_mat(*f, &inv);
-    let l1: Vec<Vec3> = fc1.iter().map(to_lll).collect();
-    let l2: Vec<Vec3> = fc2.iter().map(to_lll).collect();
-    let cart_mod = |f: &Vec3| -> Vec3 {
-        let w = f.map(py_mod1);
-        let mut o = [0.0; 3];
-        for (k, wk) in w.iter().enumerate() {
-            for (j, oj) in o.iter_mut().enumerate() {
-                *oj += wk * lat[k][j];
-            }
-        }
-        o
-    };
-    let c1: Vec<Vec3> = l1.iter().map(cart_mod).collect();
-    let c2: Vec<Vec3> = l2.iter().map(cart_mod).collect();
-    let cart_im: Vec<Vec3> = images()
-        .iter()
-        .map(|im| {
-            let mut o = [0.0; 3];
-            for (k, ik) in im.iter().enumerate() {
-                for (j, oj) in o.iter_mut().enumerate() {
-                    *oj += ik * lat[k][j];
-                }
-            }
-            o
-        })
-        .collect();
+impl Table {
+    /// The entry range of row `i`.
+    pub fn range(&self, i: usize) -> std::ops::Range<usize> {
+        self.start[i]..self.start[i + 1]
+    }
 
-    let (n1, n2) = (fc1.len(), fc2.len());
-    let mut vectors = vec![[FORBIDDEN; 3]; n1 * n2];
-    let mut d2 = vec![FORBIDDEN; n1 * n2];
-    let columns = ColumnWindow::new(&l2, lll_frac_tol.map(|t| t[0]));
-    let mut candidates = Vec::with_capacity(n2);
-    for i in 0..n1 {
-        columns.near(l1[i][0], &mut candidates);
-        for &j in &candidates {
-            if forbidden(i, j) {
-                continue;
-            }
-            if let Some(tol) = lll_frac_tol {
-                let beyond = (0..3).any(|l| distance_to_integer(l2[j][l] - l1[i][l]) > tol[l]);
-                if beyond {
-                    continue;
-                }
-            }
-            let pre: Vec3 = std::array::from_fn(|l| c2[j][l] - c1[i][l]);
-            let mut best = 1e100;
-            let mut best_k = 0;
-            for (k, im) in cart_im.iter().enumerate() {
-                let da = pre[0] + im[0];
-                let db = pre[1] + im[1];
-                let dc = pre[2] + im[2];
-                let d = da * da + db * db + dc * dc;
-                if d < best {
-                    best = d;
-                    best_k = k;
-                }
-            }
-            d2[i * n2 + j] = best;
-            vectors[i * n2 + j] = std::array::from_fn(|l| pre[l] + cart_im[best_k][l]);
+    /// The vector of pair `(i, j)`, or `[FORBIDDEN; 3]` when the pair is not allowed (what
+    /// the reference's dense table holds there).
+    pub fn vector(&self, i: usize, j: usize) -> Vec3 {
+        let r = self.range(i);
+        match self.col[r.clone()].binary_search(&j) {
+            Ok(k) => self.vectors[r.start + k],
+            Err(_) => [FORBIDDEN; 3],
         }
     }
-    ShortestVectors { vectors, d2 }
+
+    /// The dense `rows × cols` squared lengths, [`FORBIDDEN`] where no entry is.
+    pub fn dense_d2(&self) -> Vec<f64> {
+        let mut out = vec![FORBIDDEN; self.rows * self.cols];
+        for i in 0..self.rows {
+            for k in self.range(i) {
+                out[i * self.cols + self.col[k]] = self.d2[k];
+            }
+        }
+        out
+    }
+}
+
+/// The column points of shortest-vector tables on one lattice, prepared once (their LLL
+/// coordinates, the 27 image offsets, the window over the first coordinate) for tables
+/// against many row lists (one per translation candidate).
+pub struct Columns {
+    inv: Mat3,
+    lat: Mat3,
+    l2: Vec<Vec3>,
+    c2: Vec<Vec3>,
+    images: [Vec3; 27],
+    window: ColumnWindow,
+    tol: Option<Vec3>,
+}
+
+impl Columns {
+    /// Columns `fc2` (fractional coordinates of the lattice whose LLL reduction is `lll`);
+    /// pairs whose LLL-fractional separation exceeds `lll_frac_tol` on some axis are left
+    /// out of every table.
+    pub fn new(lll: &LllReduction, fc2: &[Vec3], lll_frac_tol: Option<Vec3>) -> Self {
+        let inv = lll.mapping_inverse();
+        let lat = lll.matrix;
+        let l2: Vec<Vec3> = fc2.iter().map(|f| vec_mat(*f, &inv)).collect();
+        let c2 = l2.iter().map(|l| cart_mod(l, &lat)).collect();
+        let images = images().map(|im| vec_mat(im, &lat));
+        let window = ColumnWindow::new(&l2, lll_frac_tol.map(|t| t[0]));
+        Self {
+            inv,
+            lat,
+            l2,
+            c2,
+            images,
+            window,
+            tol: lll_frac_tol,
+        }
+    }
+
+    /// The table from each point of `fc1` to the columns; `forbidden(i, j)` masks pairs.
+    /// Each allowed pair gets the shortest of the 27 images of the LLL cell around the
+    /// wrapped points (first one on ties), as the reference computes it.
+    pub fn table(&self, fc1: &[Vec3], forbidden: impl Fn(usize, usize) -> bool) -> Table {
+        let (n1, n2) = (fc1.len(), self.l2.len());
+        let mut t = Table {
+            rows: n1,
+            cols: n2,
+            start: Vec::with_capacity(n1 + 1),
+            col: Vec::new(),
+            d2: Vec::new(),
+            vectors: Vec::new(),
+        };
+        let mut near = Vec::with_capacity(n2);
+        for (i, f) in fc1.iter().enumerate() {
+            t.start.push(t.col.len());
+            let l1 = vec_mat(*f, &self.inv);
+            let c1 = cart_mod(&l1, &self.lat);
+            self.window.near(l1[0], &mut near);
+            near.sort_unstable();
+            for &j in &near {
+                if forbidden(i, j) {
+                    continue;
+                }
+                if let Some(tol) = self.tol {
+                    let l2 = &self.l2[j];
+                    if (0..3).any(|a| distance_to_integer(l2[a] - l1[a]) > tol[a]) {
+                        continue;
+                    }
+                }
+                let c2 = &self.c2[j];
+                let pre: Vec3 = std::array::from_fn(|a| c2[a] - c1[a]);
+                let mut best = 1e100;
+                let mut best_k = 0;
+                for (k, im) in self.images.iter().enumerate() {
+                    let da = pre[0] + im[0];
+                    let db = pre[1] + im[1];
+                    let dc = pre[2] + im[2];
+                    let d = da * da + db * db + dc * dc;
+                    if d < best {
+                        best = d;
+                        best_k = k;
+                    }
+                }
+                t.col.push(j);
+                t.d2.push(best);
+                t.vectors
+                    .push(std::array::from_fn(|a| pre[a] + self.images[best_k][a]));
+            }
+        }
+        t.start.push(t.col.len());
+        t
+    }
+}
+
+/// LLL-fractional coordinates wrapped into [0, 1) and turned Cartesian (the reference wraps
+/// with Python's `%`).
+fn cart_mod(l: &Vec3, lat: &Mat3) -> Vec3 {
+    let w = l.map(py_mod1);
+    let mut o = [0.0; 3];
+    for (k, wk) in w.iter().enumerate() {
+        for (j, oj) in o.iter_mut().enumerate() {
+            *oj += wk * lat[k][j];
+        }
+    }
+    o
 }
 
 /// The columns whose first LLL-fractional coordinate can lie within a tolerance of a given
@@ -268,19 +375,53 @@ mod tests {
     fn shortest_vector_crosses_the_boundary() {
         let m = [[4.0, 0.0, 0.0], [0.0, 5.0, 0.0], [0.0, 0.0, 6.0]];
         let lll = lll_reduce_matrix(&m, LLL_DELTA).unwrap();
-        let sv = pbc_shortest_vectors(
-            &lll,
-            &[[0.05, 0.0, 0.0]],
-            &[[0.95, 0.5, 0.0], [0.1, 0.0, 0.0]],
-            |_, j| j == 1,
-            None,
-        );
-        let v = sv.vectors[0];
+        let columns = Columns::new(&lll, &[[0.95, 0.5, 0.0], [0.1, 0.0, 0.0]], None);
+        let t = columns.table(&[[0.05, 0.0, 0.0]], |_, j| j == 1);
+        let v = t.vector(0, 0);
         assert!(
             (v[0] + 0.4).abs() < 1e-12 && (v[1].abs() - 2.5).abs() < 1e-12,
             "{v:?}"
         );
-        assert_eq!(sv.d2[1], FORBIDDEN);
+        assert_eq!(t.vector(0, 1), [FORBIDDEN; 3]);
+        assert_eq!(t.dense_d2()[1], FORBIDDEN);
+        assert_eq!(t.col, vec![0]);
+    }
+
+    #[test]
+    fn the_indexed_subset_test_agrees_with_the_plain_one() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rnd = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 * 3.0 - 1.0
+        };
+        let (mut yes, mut no) = (0, 0);
+        for round in 0..400 {
+            let sup: Vec<Vec3> = (0..12).map(|_| [rnd(), rnd(), rnd()]).collect();
+            // Subsets near superset points (some beyond the tolerance), shifted by integers.
+            let sub: Vec<Vec3> = (0..6)
+                .map(|k| {
+                    let q = sup[(k * 5 + round) % 12];
+                    [
+                        q[0] + 0.01 * rnd() + 1.0,
+                        q[1] + 0.015 * rnd() - 2.0,
+                        q[2] + 0.01 * rnd(),
+                    ]
+                })
+                .collect();
+            let atol = [0.05, 0.03, 0.04];
+            let forbidden = |i: usize, j: usize| (3 * i + j + round) % 23 == 0;
+            let plain = is_coord_subset_pbc(&sub, &sup, atol, forbidden);
+            let index = SupersetIndex::new(&sup, atol);
+            assert_eq!(index.contains(&sup, &sub, forbidden), plain);
+            if plain {
+                yes += 1;
+            } else {
+                no += 1;
+            }
+        }
+        assert!(yes > 20 && no > 20, "{yes} / {no}");
     }
 
     #[test]

@@ -29,7 +29,7 @@ use super::periodicity;
 use super::reduced::ReducedStructure;
 use super::supercell::{supercell_frac, Mask};
 use super::{average_lattice, MatcherError, MatcherOptions};
-use crate::reduction::{lll_reduce_matrix, LllReduction, LLL_DELTA};
+use crate::reduction::{lll_reduce_matrix, LLL_DELTA};
 
 /// Site counts from which candidates are dismissed by [`bound`] before their assignment is
 /// solved (smaller tables solve faster than the proof runs). Measured on the evaluate and
@@ -94,10 +94,12 @@ struct Prepared {
     to_mapped: Option<Mat3>,
     average: Mat3,
     normalization: f64,
-    frac_tol: Vec3,
-    /// The LLL reduction of the average lattice and its fractional tolerance, computed when
-    /// a first candidate passes the subset test (as the reference does).
-    lll: Option<(LllReduction, Vec3)>,
+    /// Struct1's sites indexed for the subset test of each translation.
+    superset: pbc::SupersetIndex,
+    /// Struct1's sites as the columns of distance tables on the LLL reduction of the average
+    /// lattice, prepared when a first candidate passes the subset test (the reference reduces
+    /// the lattice at that point).
+    columns: Option<pbc::Columns>,
 }
 
 /// Matches struct2 onto struct1 (pymatgen's `_strict_match`): struct1, after expansion into
@@ -200,13 +202,21 @@ impl Search<'_> {
             return None;
         }
         let frac_tol = inv_abc.map(|x| x * self.opts.stol / (std::f64::consts::PI * normalization));
+        let superset = pbc::SupersetIndex::new(
+            if self.s1_supercell {
+                &moved
+            } else {
+                &self.fixed.frac
+            },
+            frac_tol,
+        );
         Some(Prepared {
             moved,
             to_mapped,
             average,
             normalization,
-            frac_tol,
-            lll: None,
+            superset,
+            columns: None,
         })
     }
 
@@ -266,26 +276,34 @@ impl Search<'_> {
                 .iter()
                 .map(|f| std::array::from_fn(|k| f[k] + t[k]))
                 .collect();
-            let passes = pbc::is_coord_subset_pbc(&t_s2fc, s1fc, p.frac_tol, forbidden);
+            let passes = p.superset.contains(s1fc, &t_s2fc, forbidden);
             (t_s2fc, passes)
         };
         if !passes {
             return Ok(None);
         }
-        if p.lll.is_none() {
+        if p.columns.is_none() {
             let lll = lll_reduce_matrix(&p.average, LLL_DELTA)?;
             let inv_lll_abc = reciprocal_lengths(&lll.matrix)
                 .ok_or_else(|| MatcherError::Degenerate("average lattice".into()))?;
             let tol =
                 inv_lll_abc.map(|x| x * self.opts.stol / (std::f64::consts::PI * p.normalization));
-            p.lll = Some((lll, tol));
+            let (s1fc, _) = self.coords(p);
+            p.columns = Some(pbc::Columns::new(&lll, s1fc, Some(tol)));
         }
-        let Some((lll, lll_frac_tol)) = p.lll.as_ref() else {
+        let Some(columns) = p.columns.as_ref() else {
             return Ok(None);
         };
-        let (s1fc, _) = self.coords(p);
-        let sv = pbc::pbc_shortest_vectors(lll, &t_s2fc, s1fc, forbidden, Some(*lll_frac_tol));
-        let sol = match assignment::unique_nearest(&sv.d2, n2, n1, pbc::FORBIDDEN) {
+        let table = columns.table(&t_s2fc, forbidden);
+        let costs = assignment::SparseCosts {
+            rows: n2,
+            cols: n1,
+            start: &table.start,
+            col: &table.col,
+            cost: &table.d2,
+            forbidden: pbc::FORBIDDEN,
+        };
+        let sol = match assignment::unique_nearest(costs) {
             // Every site has its own nearest partner: the optimum, found in O(n²).
             Some(sol) => sol,
             None => {
@@ -294,9 +312,7 @@ impl Search<'_> {
                     Goal::Fit => BOUND_MIN_ROWS_FIT,
                 };
                 if let Some(cap) = cap.filter(|_| n2 >= min_rows) {
-                    let Some(rows) =
-                        bound::RowVectors::new(&sv.vectors, &sv.d2, n2, n1, pbc::FORBIDDEN)
-                    else {
+                    let Some(rows) = bound::RowVectors::new(&table.start, &table.vectors) else {
                         return Ok(None); // a row with no allowed partner: infeasible
                     };
                     let limit = n2 as f64 * (cap / p.normalization).powi(2) * (1.0 + BOUND_MARGIN);
@@ -307,7 +323,7 @@ impl Search<'_> {
                 // Every complete assignment of an infeasible block pays a forbidden pair:
                 // its value is astronomically above stol, so it can neither win nor be
                 // returned.
-                match assignment::solve_blocks(solver, &sv.d2, n2, n1, pbc::FORBIDDEN) {
+                match assignment::solve_blocks(solver, costs) {
                     Ok(sol) => sol,
                     Err(AssignmentError::Infeasible) => return Ok(None),
                     Err(e) => return Err(e.into()),
@@ -317,7 +333,7 @@ impl Search<'_> {
         let short: Vec<Vec3> = sol
             .iter()
             .enumerate()
-            .map(|(i, &j)| sv.vectors[i * n1 + j])
+            .map(|(i, &j)| table.vector(i, j))
             .collect();
         let mut translation = [0.0; 3];
         for v in &short {
