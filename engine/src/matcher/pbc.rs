@@ -411,7 +411,7 @@ mod tests {
                 })
                 .collect();
             let atol = [0.05, 0.03, 0.04];
-            let forbidden = |i: usize, j: usize| (3 * i + j + round) % 23 == 0;
+            let forbidden = |i: usize, j: usize| (3 * i + j + round).is_multiple_of(23);
             let plain = is_coord_subset_pbc(&sub, &sup, atol, forbidden);
             let index = SupersetIndex::new(&sup, atol);
             assert_eq!(index.contains(&sup, &sub, forbidden), plain);
