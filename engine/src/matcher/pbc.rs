@@ -152,8 +152,15 @@ pub struct Columns {
     inv: Mat3,
     lat: Mat3,
     l2: Vec<Vec3>,
+    /// Wrapped LLL-fractional coordinates of the columns.
+    w2: Vec<Vec3>,
     c2: Vec<Vec3>,
     images: [Vec3; 27],
+    /// `1 / |b_k|²` for the dual basis vectors `b_k` (columns of the inverse lattice): a
+    /// vector with fractional coordinate `x_k` is at least `|x_k| / |b_k|` long.
+    axis_weight: Vec3,
+    /// Absolute margin (Å²) for dismissing an image by that bound.
+    margin: f64,
     window: ColumnWindow,
     tol: Option<Vec3>,
 }
@@ -167,14 +174,29 @@ impl Columns {
         let lat = lll.matrix;
         let l2: Vec<Vec3> = fc2.iter().map(|f| vec_mat(*f, &inv)).collect();
         let c2 = l2.iter().map(|l| cart_mod(l, &lat)).collect();
+        let w2 = l2.iter().map(|l| l.map(py_mod1)).collect();
         let images = images().map(|im| vec_mat(im, &lat));
         let window = ColumnWindow::new(&l2, lll_frac_tol.map(|t| t[0]));
+        let dual = super::linalg::inverse(&lat);
+        let axis_weight = std::array::from_fn(|k| {
+            dual.map_or(0.0, |d| {
+                1.0 / (d[0][k] * d[0][k] + d[1][k] * d[1][k] + d[2][k] * d[2][k])
+            })
+        })
+        .map(|w: f64| if w.is_finite() { w } else { 0.0 });
+        let longest = lat
+            .iter()
+            .map(|r| r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
+            .fold(0.0f64, f64::max);
         Self {
             inv,
             lat,
             l2,
+            w2,
             c2,
             images,
+            axis_weight,
+            margin: 1e-9 * longest,
             window,
             tol: lll_frac_tol,
         }
@@ -198,6 +220,7 @@ impl Columns {
             t.start.push(t.col.len());
             let l1 = vec_mat(*f, &self.inv);
             let c1 = cart_mod(&l1, &self.lat);
+            let w1 = l1.map(py_mod1);
             self.window.near(l1[0], &mut near);
             near.sort_unstable();
             for &j in &near {
@@ -212,18 +235,8 @@ impl Columns {
                 }
                 let c2 = &self.c2[j];
                 let pre: Vec3 = std::array::from_fn(|a| c2[a] - c1[a]);
-                let mut best = 1e100;
-                let mut best_k = 0;
-                for (k, im) in self.images.iter().enumerate() {
-                    let da = pre[0] + im[0];
-                    let db = pre[1] + im[1];
-                    let dc = pre[2] + im[2];
-                    let d = da * da + db * db + dc * dc;
-                    if d < best {
-                        best = d;
-                        best_k = k;
-                    }
-                }
+                let pre_frac: Vec3 = std::array::from_fn(|a| self.w2[j][a] - w1[a]);
+                let (best, best_k) = self.nearest_image(&pre, &pre_frac);
                 t.col.push(j);
                 t.d2.push(best);
                 t.vectors
@@ -233,6 +246,77 @@ impl Columns {
         t.start.push(t.col.len());
         t
     }
+}
+
+impl Columns {
+    /// The squared length of `pre + image` and the index of the image, for the first of the
+    /// 27 images with the smallest value, exactly as scanning all 27 in order gives it.
+    ///
+    /// Why not scan all 27: an image whose fractional offset puts some axis far from the
+    /// nearest lattice plane is provably longer than one already measured (a vector with
+    /// fractional coordinate `x_k` is at least `|x_k| / |b_k|` long); the image nearest by
+    /// rounding is measured first, then only the images no axis rules out (usually 1 to 4),
+    /// in order. An image is ruled out only when its bound exceeds the best value by a margin
+    /// far above the rounding of either side, so it could never have been the minimum.
+    fn nearest_image(&self, pre: &Vec3, pre_frac: &Vec3) -> (f64, usize) {
+        let measure = |k: usize| {
+            let im = &self.images[k];
+            let da = pre[0] + im[0];
+            let db = pre[1] + im[1];
+            let dc = pre[2] + im[2];
+            da * da + db * db + dc * dc
+        };
+        // Offsets -1, 0, 1 per axis; image k = 9 (i0 + 1) + 3 (i1 + 1) + (i2 + 1).
+        let nearest: [usize; 3] =
+            std::array::from_fn(|a| (1.0 - pre_frac[a].round()).clamp(0.0, 2.0) as usize);
+        let first = 9 * nearest[0] + 3 * nearest[1] + nearest[2];
+        let mut best = measure(first);
+        let mut best_k = first;
+        if !best.is_finite() {
+            return nearest_image_scan(&self.images, pre);
+        }
+        let limit = best + self.margin;
+        let allowed: [[bool; 3]; 3] = std::array::from_fn(|a| {
+            std::array::from_fn(|o| {
+                let x = pre_frac[a] + o as f64 - 1.0;
+                x * x * self.axis_weight[a] <= limit
+            })
+        });
+        for o0 in (0..3).filter(|&o| allowed[0][o]) {
+            for o1 in (0..3).filter(|&o| allowed[1][o]) {
+                for o2 in (0..3).filter(|&o| allowed[2][o]) {
+                    let k = 9 * o0 + 3 * o1 + o2;
+                    if k == first {
+                        continue;
+                    }
+                    let d = measure(k);
+                    if d < best || (d == best && k < best_k) {
+                        best = d;
+                        best_k = k;
+                    }
+                }
+            }
+        }
+        (best, best_k)
+    }
+}
+
+/// The first of the 27 images with the smallest squared length of `pre + image` (the
+/// reference's scan).
+fn nearest_image_scan(images: &[Vec3; 27], pre: &Vec3) -> (f64, usize) {
+    let mut best = 1e100;
+    let mut best_k = 0;
+    for (k, im) in images.iter().enumerate() {
+        let da = pre[0] + im[0];
+        let db = pre[1] + im[1];
+        let dc = pre[2] + im[2];
+        let d = da * da + db * db + dc * dc;
+        if d < best {
+            best = d;
+            best_k = k;
+        }
+    }
+    (best, best_k)
 }
 
 /// LLL-fractional coordinates wrapped into [0, 1) and turned Cartesian (the reference wraps
@@ -422,6 +506,60 @@ mod tests {
             }
         }
         assert!(yes > 20 && no > 20, "{yes} / {no}");
+    }
+
+    #[test]
+    fn pruned_image_search_equals_the_full_scan() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rnd = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut pairs = 0;
+        for _ in 0..200 {
+            // Skewed cells, some with exact ties (half-cell separations below).
+            let m = [
+                [3.0 + 4.0 * rnd(), 0.0, 0.0],
+                [4.0 * rnd() - 2.0, 3.0 + 4.0 * rnd(), 0.0],
+                [4.0 * rnd() - 2.0, 4.0 * rnd() - 2.0, 3.0 + 4.0 * rnd()],
+            ];
+            let lll = lll_reduce_matrix(&m, LLL_DELTA).unwrap();
+            let cols: Vec<Vec3> = (0..8)
+                .map(|k| {
+                    if k < 2 {
+                        [0.5 * k as f64, 0.5, 0.0]
+                    } else {
+                        [3.0 * rnd() - 1.0, 3.0 * rnd() - 1.0, 3.0 * rnd() - 1.0]
+                    }
+                })
+                .collect();
+            let columns = Columns::new(&lll, &cols, None);
+            let rows: Vec<Vec3> = (0..8)
+                .map(|k| {
+                    if k < 2 {
+                        [0.0; 3]
+                    } else {
+                        [3.0 * rnd() - 1.0, 3.0 * rnd() - 1.0, 3.0 * rnd() - 1.0]
+                    }
+                })
+                .collect();
+            for f in &rows {
+                let l1 = vec_mat(*f, &columns.inv);
+                let c1 = cart_mod(&l1, &columns.lat);
+                let w1 = l1.map(py_mod1);
+                for j in 0..cols.len() {
+                    let pre: Vec3 = std::array::from_fn(|a| columns.c2[j][a] - c1[a]);
+                    let pre_frac: Vec3 = std::array::from_fn(|a| columns.w2[j][a] - w1[a]);
+                    let (d, k) = columns.nearest_image(&pre, &pre_frac);
+                    let (d0, k0) = nearest_image_scan(&columns.images, &pre);
+                    assert_eq!((d.to_bits(), k), (d0.to_bits(), k0), "{m:?} {f:?} {j}");
+                    pairs += 1;
+                }
+            }
+        }
+        assert_eq!(pairs, 200 * 64);
     }
 
     #[test]
