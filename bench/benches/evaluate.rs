@@ -3,14 +3,19 @@
 //! Generates `TaskSetSpec::atommotor_default()` (2,500 tasks, seed 2026, no-op rejection as
 //! `atomworld gen` does; not timed), makes one perturbed answer per task (one site moved by
 //! 0.3 Å, written as CIF and wrapped in `<cif>` tags), then times parsing each target and
-//! evaluating its answer. One round: `get_rms_dist` enumerates every lattice mapping and
-//! translation (one per class of the target's own periodicity) for an answer that is not an
-//! exact match: 8.6 s natively for the set, 3.5 ms per task (project machine, 2026-11-25;
-//! 71 s before the periodicity shortcut).
+//! evaluating its answer as the reference does: `fit`, then on a fit `get_rms_dist`, which
+//! enumerates every lattice mapping and translation (thinned by the target's own symmetry)
+//! for an answer that is not an exact match. Project machine, 2026-11-25 (2 cores): 6.2 s
+//! natively for the set (2.5 ms per task), 8.1 s in wasm32 under node; goal < 1 s in wasm,
+//! not reached. History: 71 s (get_rms_dist alone, before the periodicity shortcut) → 8.6 s
+//! (periodicity) → 18.4 s (fit first, as the spec says) → 6.2 s (fit visiting promising
+//! mappings first, symmetry orbits, a cap from a promising candidate, sparse tables).
 //!
-//! Native: `cargo bench -p bench --bench evaluate`.
-//! wasm32 under node: `cargo bench -p bench --bench evaluate --target wasm32-unknown-unknown`
-//! (wasm-bindgen-test-runner runs the `evaluate_default_set` test below; goal < 1 s for all).
+//! Native: `cargo bench -p bench --bench evaluate` (`ATOMWORLD_BENCH_SLOWEST=1` lists the
+//! twenty slowest tasks).
+//! wasm32 under node: `cargo test --release -p bench --bench evaluate --target
+//! wasm32-unknown-unknown -- --nocapture` (wasm-bindgen-test-runner runs the
+//! `evaluate_default_set` test below).
 
 use bench::atomworld::evaluate::{evaluate, parse_target, Comparison, Label};
 use bench::atomworld::generator::{generate, GeneratedTask, TaskSetSpec};
