@@ -11,7 +11,8 @@
 //!   does not depend on the order, so the search starts with the most promising mappings
 //!   (rotation closest to the identity) and translations (shortest): a correct answer in the
 //!   target's own frame is found on the first candidate instead of after every mapping the
-//!   reference happens to list first (a 512-site supercell: 5.5 s → a few ms).
+//!   reference happens to list first (a 512-site supercell with one site moved: fit and
+//!   get_rms_dist together 5.5 s → 0.33 s).
 //! - [`Goal::SmallestRms`] returns the first candidate, in the reference's order, with the
 //!   smallest RMS (or the first below 1e-5, where the reference stops). The order matters
 //!   for ties, so it is kept; but one promising candidate is scored first, and its RMS caps
