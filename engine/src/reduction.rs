@@ -49,16 +49,12 @@ pub struct LllReduction {
 impl LllReduction {
     /// Inverse of [`LllReduction::mapping`] (exact: the mapping is unimodular).
     pub fn mapping_inverse(&self) -> Mat3 {
-        let m = self.mapping.map(|r| r.map(i128::from));
-        let d = crate::matcher::linalg::det_i64(&self.mapping) as f64;
-        // Adjugate divided by the determinant (±1).
-        std::array::from_fn(|i| {
-            std::array::from_fn(|j| {
-                let (r0, r1) = ((j + 1) % 3, (j + 2) % 3);
-                let (c0, c1) = ((i + 1) % 3, (i + 2) % 3);
-                (m[r0][c0] * m[r1][c1] - m[r0][c1] * m[r1][c0]) as f64 / d
-            })
-        })
+        use crate::matcher::linalg::{inverse, unimodular_inverse};
+        match unimodular_inverse(&self.mapping) {
+            Some(inv) => inv.map(|r| r.map(|x| x as f64)),
+            // Not reached (LLL only applies unimodular steps); kept total without a panic.
+            None => inverse(&self.mapping.map(|r| r.map(|x| x as f64))).unwrap_or([[0.0; 3]; 3]),
+        }
     }
 }
 

@@ -25,6 +25,26 @@ pub fn det_i64(m: &[[i64; 3]; 3]) -> i64 {
     d.clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
+/// The inverse of an integer matrix with determinant ±1 (its adjugate times the
+/// determinant, exactly), or `None` for any other determinant.
+pub fn unimodular_inverse(m: &[[i64; 3]; 3]) -> Option<[[i64; 3]; 3]> {
+    let d = det_i64(m);
+    if d != 1 && d != -1 {
+        return None;
+    }
+    let c = |i: usize, j: usize| {
+        let (r0, r1) = ((i + 1) % 3, (i + 2) % 3);
+        let (c0, c1) = ((j + 1) % 3, (j + 2) % 3);
+        m[r0][c0]
+            .saturating_mul(m[r1][c1])
+            .saturating_sub(m[r0][c1].saturating_mul(m[r1][c0]))
+    };
+    // inverse[j][i] = cofactor(i, j) / det (the cyclic indices carry the cofactor's sign).
+    Some(std::array::from_fn(|j| {
+        std::array::from_fn(|i| c(i, j) * d)
+    }))
+}
+
 /// Cell volume as pymatgen reports it: `|(a × b) · c|`.
 pub fn volume(m: &Mat3) -> f64 {
     dot(cross(m[0], m[1]), m[2]).abs()

@@ -27,7 +27,7 @@
 //! mapping; the mapping kept in each orbit is the first one in the reference's order, so an
 //! early exit on a near-zero RMS happens on an equivalent candidate.
 
-use super::linalg::{vec_mat, Mat3, Vec3};
+use super::linalg::{unimodular_inverse, vec_mat, Mat3, Vec3};
 use super::periodicity::Places;
 use crate::element::Element;
 
@@ -179,26 +179,6 @@ fn imul(a: &IMat, b: &IMat) -> IMat {
             })
         })
     })
-}
-
-/// The inverse of an integer matrix with determinant ±1 (its adjugate times the
-/// determinant), or `None` for any other determinant.
-fn unimodular_inverse(m: &IMat) -> Option<IMat> {
-    let d = super::linalg::det_i64(m);
-    if d != 1 && d != -1 {
-        return None;
-    }
-    let c = |i: usize, j: usize| {
-        let (r0, r1) = ((i + 1) % 3, (i + 2) % 3);
-        let (c0, c1) = ((j + 1) % 3, (j + 2) % 3);
-        m[r0][c0]
-            .saturating_mul(m[r1][c1])
-            .saturating_sub(m[r0][c1].saturating_mul(m[r1][c0]))
-    };
-    // inverse[j][i] = cofactor(i, j) / det (the cyclic indices carry the cofactor's sign).
-    Some(std::array::from_fn(|j| {
-        std::array::from_fn(|i| c(i, j) * d)
-    }))
 }
 
 #[cfg(test)]

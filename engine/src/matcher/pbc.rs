@@ -46,8 +46,8 @@ impl SupersetIndex {
     /// True when every point of `subset` lies within the tolerance (per fractional axis,
     /// periodic) of a point of `superset` (the list indexed) it may be matched to;
     /// `forbidden(i, j)` says whether subset point `i` may not be matched to superset point
-    /// `j`. The same answer as [`is_coord_subset_pbc`]: the window never misses a point the
-    /// exact test accepts.
+    /// `j`. The same answer as pymatgen's plain all-pairs test (checked against it in the
+    /// tests): the window never misses a point the exact test accepts.
     pub fn contains(
         &self,
         superset: &[Vec3],
@@ -63,22 +63,6 @@ impl SupersetIndex {
             })
         })
     }
-}
-
-/// True when every point of `subset` lies within `atol` (per fractional axis, periodic) of a
-/// point of `superset` it may be matched to. `forbidden(i, j)` says whether subset point `i`
-/// may not be matched to superset point `j`.
-pub fn is_coord_subset_pbc(
-    subset: &[Vec3],
-    superset: &[Vec3],
-    atol: Vec3,
-    forbidden: impl Fn(usize, usize) -> bool,
-) -> bool {
-    subset.iter().enumerate().all(|(i, p)| {
-        superset.iter().enumerate().any(|(j, q)| {
-            !forbidden(i, j) && (0..3).all(|k| distance_to_integer(p[k] - q[k]) <= atol[k])
-        })
-    })
 }
 
 /// The 27 image offsets `(-1..=1)³` with the last index fastest.
@@ -387,6 +371,23 @@ impl ColumnWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// pymatgen's `is_coord_subset_pbc` as written, the reference for [`SupersetIndex`]: true
+    /// when every point of `subset` lies within `atol` (per fractional axis, periodic) of a
+    /// point of `superset` it may be matched to. `forbidden(i, j)` says whether subset point `i`
+    /// may not be matched to superset point `j`.
+    fn is_coord_subset_pbc(
+        subset: &[Vec3],
+        superset: &[Vec3],
+        atol: Vec3,
+        forbidden: impl Fn(usize, usize) -> bool,
+    ) -> bool {
+        subset.iter().enumerate().all(|(i, p)| {
+            superset.iter().enumerate().any(|(j, q)| {
+                !forbidden(i, j) && (0..3).all(|k| distance_to_integer(p[k] - q[k]) <= atol[k])
+            })
+        })
+    }
 
     #[test]
     fn the_column_window_never_misses_a_pair_the_exact_test_accepts() {

@@ -30,7 +30,7 @@ use super::periodicity;
 use super::reduced::ReducedStructure;
 use super::supercell::{supercell_frac, Mask};
 use super::{average_lattice, MatcherError, MatcherOptions};
-use crate::reduction::{lll_reduce_matrix, LLL_DELTA};
+use crate::reduction::{lll_reduce_matrix, LllReduction, LLL_DELTA};
 
 /// Site counts from which candidates are dismissed by [`bound`] before their assignment is
 /// solved (smaller tables solve faster than the proof runs). Measured on the evaluate and
@@ -97,6 +97,9 @@ struct Prepared {
     normalization: f64,
     /// Struct1's sites indexed for the subset test of each translation.
     superset: pbc::SupersetIndex,
+    /// The LLL reduction of the average lattice when it was already computed (for the
+    /// orbit test), so the columns below need not reduce it again.
+    lll: Option<LllReduction>,
     /// Struct1's sites as the columns of distance tables on the LLL reduction of the average
     /// lattice, prepared when a first candidate passes the subset test (the reference reduces
     /// the lattice at that point).
@@ -217,6 +220,7 @@ impl Search<'_> {
             average,
             normalization,
             superset,
+            lll: None,
             columns: None,
         })
     }
@@ -284,7 +288,10 @@ impl Search<'_> {
             return Ok(None);
         }
         if p.columns.is_none() {
-            let lll = lll_reduce_matrix(&p.average, LLL_DELTA)?;
+            let lll = match p.lll.take() {
+                Some(lll) => lll,
+                None => lll_reduce_matrix(&p.average, LLL_DELTA)?,
+            };
             let inv_lll_abc = reciprocal_lengths(&lll.matrix)
                 .ok_or_else(|| MatcherError::Degenerate("average lattice".into()))?;
             let tol =
@@ -421,6 +428,7 @@ impl Search<'_> {
                     if o.is_redundant(&mapping.scale, &p.average, &lll.mapping) {
                         continue;
                     }
+                    p.lll = Some(lll);
                 }
             }
             for s1i in self.candidates(&p) {
