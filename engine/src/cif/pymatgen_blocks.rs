@@ -126,9 +126,21 @@ type Ch = (char, usize);
 /// fields), the joined value, and where it starts.
 #[derive(Clone, Debug)]
 struct Token {
-    bare: String,
+    /// Whether the value was quoted or a text field (then the first group is empty).
+    quoted: bool,
     text: String,
     at: usize,
+}
+
+impl Token {
+    /// pymatgen's first regex group: the word itself, or empty for a quoted value.
+    fn bare(&self) -> &str {
+        if self.quoted {
+            ""
+        } else {
+            &self.text
+        }
+    }
 }
 
 /// Maps character indices of the original text to line and column (the lexer's convention:
@@ -254,10 +266,10 @@ fn strip_blank_lines(s: &[Ch]) -> Vec<Ch> {
     out
 }
 
-/// Python `str.splitlines()` on ASCII text.
-fn split_lines(s: &[Ch]) -> Vec<Vec<Ch>> {
+/// Python `str.splitlines()` on ASCII text, as slices of `s`.
+fn split_lines(s: &[Ch]) -> Vec<&[Ch]> {
     let mut lines = Vec::new();
-    let mut cur = Vec::new();
+    let mut start = 0;
     let mut i = 0;
     while i < s.len() {
         let c = s[i].0;
@@ -265,17 +277,16 @@ fn split_lines(s: &[Ch]) -> Vec<Vec<Ch>> {
             c,
             '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{1c}' | '\u{1d}' | '\u{1e}'
         ) {
+            lines.push(&s[start..i]);
             if c == '\r' && s.get(i + 1).is_some_and(|n| n.0 == '\n') {
                 i += 1;
             }
-            lines.push(std::mem::take(&mut cur));
-        } else {
-            cur.push(s[i]);
+            start = i + 1;
         }
         i += 1;
     }
-    if !cur.is_empty() {
-        lines.push(cur);
+    if start < s.len() {
+        lines.push(&s[start..]);
     }
     lines
 }
@@ -308,10 +319,9 @@ fn tokenize_line(line: &[Ch], out: &mut Vec<Token>) {
             while q < line.len() && !is_py_space(line[q].0) {
                 q += 1;
             }
-            let word = string_of(&line[p..q]);
             out.push(Token {
-                bare: word.clone(),
-                text: word,
+                quoted: false,
+                text: string_of(&line[p..q]),
                 at: line[p].1,
             });
             p = q;
@@ -322,7 +332,7 @@ fn tokenize_line(line: &[Ch], out: &mut Vec<Token>) {
         match close {
             Some(q) => {
                 out.push(Token {
-                    bare: String::new(),
+                    quoted: true,
                     text: string_of(&line[p + 1..q]),
                     at: line[p].1,
                 });
@@ -344,12 +354,12 @@ fn tokens_of(block: &[Ch]) -> Vec<Token> {
     let mut field: Vec<String> = Vec::new();
     let mut field_at = 0;
     for line in split_lines(&cleaned) {
-        let mut line: &[Ch] = &line;
+        let mut line: &[Ch] = line;
         if multiline {
             if line.first().is_some_and(|c| c.0 == ';') {
                 multiline = false;
                 tokens.push(Token {
-                    bare: String::new(),
+                    quoted: true,
                     text: field.join(" "),
                     at: field_at,
                 });
@@ -378,7 +388,7 @@ fn parse_block(block: &[Ch], positions: &Positions) -> Result<PmgBlock, CifError
     let Some(first) = it.next() else {
         return Err(CifError::general("empty data block"));
     };
-    let header: String = first.bare.chars().skip(5).take(74).collect();
+    let header: String = first.bare().chars().skip(5).take(74).collect();
     let mut out = PmgBlock {
         header,
         pos: positions.at(first.at),
@@ -393,10 +403,10 @@ fn parse_block(block: &[Ch], positions: &Positions) -> Result<PmgBlock, CifError
         pos: positions.at(t.at),
     };
     while let Some(tok) = it.next() {
-        if tok.bare == "_eof" {
+        if tok.bare() == "_eof" {
             break;
         }
-        if tok.bare.starts_with('_') {
+        if tok.bare().starts_with('_') {
             let value = match it.next() {
                 Some(v) => text_of(&v, false),
                 None => Text {
@@ -404,12 +414,12 @@ fn parse_block(block: &[Ch], positions: &Positions) -> Result<PmgBlock, CifError
                     pos: positions.at(tok.at),
                 },
             };
-            out.set(&tok.bare, Item::Scalar(value));
-        } else if tok.bare.starts_with("loop_") {
+            out.set(tok.bare(), Item::Scalar(value));
+        } else if tok.bare().starts_with("loop_") {
             let loop_pos = positions.at(tok.at);
             let mut columns: Vec<String> = Vec::new();
             while let Some(next) = it.peek() {
-                if next.bare.starts_with("loop_") || !next.bare.starts_with('_') {
+                if next.bare().starts_with("loop_") || !next.bare().starts_with('_') {
                     break;
                 }
                 let col = next.text.clone();
@@ -419,7 +429,7 @@ fn parse_block(block: &[Ch], positions: &Positions) -> Result<PmgBlock, CifError
             }
             let mut items: Vec<Text> = Vec::new();
             while let Some(next) = it.peek() {
-                if next.bare.starts_with("loop_") || next.bare.starts_with('_') {
+                if next.bare().starts_with("loop_") || next.bare().starts_with('_') {
                     break;
                 }
                 items.push(text_of(next, true));
@@ -453,8 +463,16 @@ fn parse_block(block: &[Ch], positions: &Positions) -> Result<PmgBlock, CifError
                     pos: items.last().and_then(|t| t.pos).or(loop_pos),
                 });
             }
-            for (k, v) in columns.iter().cycle().zip(items) {
-                if let Some(Item::List(list)) = out.get_mut(k) {
+            // Each column's slot, found once (a tag repeated in the header shares one slot,
+            // as one dict key).
+            let slots: Vec<Option<usize>> = columns
+                .iter()
+                .map(|k| out.data.iter().position(|(key, _)| key == k))
+                .collect();
+            for (slot, v) in slots.iter().cycle().zip(items) {
+                if let Some(Item::List(list)) =
+                    slot.and_then(|i| out.data.get_mut(i)).map(|e| &mut e.1)
+                {
                     list.push(v);
                 }
             }
