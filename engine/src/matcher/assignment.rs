@@ -162,7 +162,7 @@ impl Assignment {
 }
 
 /// A sparse cost matrix: row `i` may pair only with columns `col[start[i]..start[i + 1]]`
-/// (increasing), at costs `cost[…]`; every other pair is forbidden (the dense matrix the
+/// (in any order), at costs `cost[…]`; every other pair is forbidden (the dense matrix the
 /// reference solves holds `forbidden` there).
 #[derive(Debug, Clone, Copy)]
 pub struct SparseCosts<'a> {

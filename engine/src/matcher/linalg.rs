@@ -157,10 +157,27 @@ pub fn reciprocal_lengths(m: &Mat3) -> Option<Vec3> {
 ///
 /// The remainder is taken as `x − trunc(x)`: exact for every finite `x` (the fractional
 /// bits of `x` are representable), so it equals Rust's `x % 1.0` up to the sign of a zero
-/// result, which the branch below maps to `0.0` either way; `trunc` is one instruction where
-/// `%` calls `fmod` (it was a visible share of the matcher's distance tables).
+/// result, which the branch below maps to `0.0` either way; no `fmod` call (it was a visible
+/// share of the matcher's distance tables).
 pub fn py_mod1(x: f64) -> f64 {
-    let r = if x.is_finite() {
+    let r = if x.abs() < 2_251_799_813_685_248.0 {
+        // trunc(x) from the nearest integer (the 1.5·2⁵² addition; `trunc` itself is a
+        // library call on baseline x86-64).
+        const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5 · 2^52
+        let n = (x + MAGIC) - MAGIC;
+        let t = if x >= 0.0 {
+            if n > x {
+                n - 1.0
+            } else {
+                n
+            }
+        } else if n < x {
+            n + 1.0
+        } else {
+            n
+        };
+        x - t
+    } else if x.is_finite() {
         x - x.trunc()
     } else {
         x % 1.0

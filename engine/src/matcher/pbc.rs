@@ -9,6 +9,18 @@ use crate::reduction::LllReduction;
 /// tolerance), as in the reference.
 pub const FORBIDDEN: f64 = 1e20;
 
+/// The integer nearest to `x` (ties to even) for |x| < 2⁵¹ by the 1.5·2⁵² addition, else
+/// `x.round()`; a call-free rounding for picking the first image to measure.
+#[inline]
+fn nearest_integer(x: f64) -> f64 {
+    const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5 · 2^52
+    if x.abs() < 2_251_799_813_685_248.0 {
+        (x + MAGIC) - MAGIC
+    } else {
+        x.round()
+    }
+}
+
 /// |x − nearest integer|, bit for bit what `(x - x.round()).abs()` gives, without the libm
 /// call (`round` was an eighth of the matcher's time on large structures).
 ///
@@ -78,9 +90,11 @@ fn images() -> [Vec3; 27] {
 
 /// A table of shortest periodic vectors from each point of a row list to each allowed point
 /// of a column list (pymatgen's `pbc_shortest_vectors`), kept sparse: a row holds only the
-/// columns it may pair with, in column order. Pairs that are masked, or whose LLL-fractional
+/// columns it may pair with. Pairs that are masked, or whose LLL-fractional
 /// separation exceeds the tolerance on some axis, are the reference's `1e20` entries
-/// ([`FORBIDDEN`]) and are simply absent.
+/// ([`FORBIDDEN`]) and are simply absent. Within a row the entries come in the order the
+/// column window lists them; nothing downstream depends on that order (ties are detected
+/// whatever the order, blocks are keyed by column).
 ///
 /// Why sparse: with the matcher's tolerance a site has a handful of possible partners, so a
 /// dense `n × n` table is almost all `1e20`; for a 512-site supercell writing it cost more
@@ -93,7 +107,7 @@ pub struct Table {
     pub cols: usize,
     /// `start[i]..start[i + 1]` indexes row `i`'s entries.
     pub start: Vec<usize>,
-    /// Column of each entry (increasing within a row).
+    /// Column of each entry.
     pub col: Vec<usize>,
     /// Squared length of each entry's vector (Å²).
     pub d2: Vec<f64>,
@@ -111,9 +125,9 @@ impl Table {
     /// the reference's dense table holds there).
     pub fn vector(&self, i: usize, j: usize) -> Vec3 {
         let r = self.range(i);
-        match self.col[r.clone()].binary_search(&j) {
-            Ok(k) => self.vectors[r.start + k],
-            Err(_) => [FORBIDDEN; 3],
+        match self.col[r.clone()].iter().position(|&c| c == j) {
+            Some(k) => self.vectors[r.start + k],
+            None => [FORBIDDEN; 3],
         }
     }
 
@@ -206,7 +220,6 @@ impl Columns {
             let c1 = cart_mod(&l1, &self.lat);
             let w1 = l1.map(py_mod1);
             self.window.near(l1[0], &mut near);
-            near.sort_unstable();
             for &j in &near {
                 if forbidden(i, j) {
                     continue;
@@ -252,7 +265,7 @@ impl Columns {
         };
         // Offsets -1, 0, 1 per axis; image k = 9 (i0 + 1) + 3 (i1 + 1) + (i2 + 1).
         let nearest: [usize; 3] =
-            std::array::from_fn(|a| (1.0 - pre_frac[a].round()).clamp(0.0, 2.0) as usize);
+            std::array::from_fn(|a| (1.0 - nearest_integer(pre_frac[a])).clamp(0.0, 2.0) as usize);
         let first = 9 * nearest[0] + 3 * nearest[1] + nearest[2];
         let mut best = measure(first);
         let mut best_k = first;
