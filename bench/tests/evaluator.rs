@@ -1,7 +1,7 @@
 //! The evaluator on generated tasks: the target itself, the unchanged input, and typical
 //! broken answers get the labels the benchmark defines.
 
-use bench::atomworld::evaluate::{evaluate, parse_target, Comparison, Label};
+use bench::atomworld::evaluate::{evaluate, explain_mismatch, parse_target, Comparison, Label};
 use bench::atomworld::generator::{generate, TaskSetSpec};
 use bench::atomworld::noop::copy_would_pass;
 use bench::atomworld::ActionKind;
@@ -100,13 +100,35 @@ fn an_unchanged_input_with_a_small_rms_but_no_fit_is_a_mismatch() {
         )
         .unwrap();
         assert!(
-            rms.is_some_and(|r| r.rms < 0.5),
+            rms.as_ref().is_some_and(|r| r.rms < 0.5),
             "frame {}",
             row["frame_index"]
         );
-        let v = evaluate(&target, &wrap(input), Comparison::Matcher);
+        let mut v = evaluate(&target, &wrap(input), Comparison::Matcher);
         assert_eq!(v.label, Label::StructureMismatch, "{}", v.detail);
         assert!(v.detail.contains("no fit"), "{}", v.detail);
+        assert!(v.closest.is_none() && v.mapping.is_none());
+        // Explained: the closest match is get_rms_dist's, and some site is beyond stol.
+        explain_mismatch(&target, &mut v);
+        let closest = v.closest.clone().expect("a closest match");
+        let expected = rms.unwrap();
+        assert_eq!(closest.rms.to_bits(), expected.rms.to_bits());
+        assert!(closest.max_dist >= 0.5, "{closest:?}");
+        assert_eq!(v.mapping.as_deref(), Some(expected.mapping.as_slice()));
+        assert_eq!(v.label, Label::StructureMismatch);
+        // The matcher's own vectors, in the target's cell: the longest is its max_dist in Å
+        // (input and target share the cell).
+        let arrows = v.displacements.clone().expect("displacements");
+        assert_eq!(arrows.len(), target.structure.len());
+        let longest = arrows
+            .iter()
+            .map(|a| (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt())
+            .fold(0.0, f64::max);
+        assert!(
+            (longest - closest.max_dist_angstrom).abs() < 1e-6,
+            "{longest} vs {}",
+            closest.max_dist_angstrom
+        );
         checked += 1;
     }
     assert_eq!(checked, 5);

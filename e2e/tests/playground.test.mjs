@@ -1,7 +1,11 @@
 // The AtomWorld playground: structure → action → prompt → answer → verdict, in the page.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
 import { usePlayground } from "../harness.mjs";
+
+// The upstream AtomWorld triples (shared data next to the repository).
+const UPSTREAM = new URL("../../../shared/data/atomworld/upstream-tasks.jsonl", import.meta.url);
 
 const session = usePlayground();
 const check = session.check;
@@ -92,10 +96,59 @@ test("the answer over the target: arrows from the matcher's pairing, the worst s
     assert.equal(await page.locator(".overlay-legend[data-for=viewer-target] .worst").textContent(), o.worst_angstrom.toFixed(3));
     assert.notDeepEqual(await canvas.screenshot(), before, "the overlay is drawn");
 
-    // An answer the matcher cannot pair turns the overlay off.
+    // The unchanged input has no fit. When the matcher still finds a closest (smallest-RMS)
+    // match, the verdict shows it and the overlay draws its pairing: its longest arrow is
+    // that match's max_dist, at least 0.5 normalised. Otherwise there is nothing to draw.
     await page.click("#paste-input");
+    assert.equal(await verdictLabel(), "StructureMismatch");
+    if (await page.locator("#closest").count()) {
+      assert.ok(Number(await page.locator("#closest-max-dist").textContent()) >= 0.5);
+      const closestA = Number(await page.locator("#closest-max-dist-angstrom").textContent());
+      await page.waitForFunction(() => !document.querySelector("#overlay-toggle").disabled);
+      await page.waitForFunction((a) => {
+        const d = document.querySelector("#viewer-target").dataset.overlay;
+        return d && Math.abs(JSON.parse(d).worst_angstrom - a) < 6e-4;
+      }, closestA);
+      console.log(`# [info] unchanged input: closest match drawn, max_dist ${closestA} Å`);
+    } else {
+      await page.waitForFunction(() => document.querySelector("#overlay-toggle").disabled);
+      console.log("# [info] unchanged input: no closest match");
+    }
+    // An answer the matcher cannot pair turns the overlay off.
+    await page.fill("#answer", "no structure here");
+    assert.equal(await verdictLabel(), "OutputFormatError");
     await page.waitForFunction(() => document.querySelector("#overlay-toggle").disabled);
     await page.waitForFunction(() => !document.querySelector("#viewer-target").dataset.overlay);
+  }));
+
+test("an unchanged input with no fit is explained by its closest match", { skip: !existsSync(UPSTREAM) && "no shared data" }, () =>
+  check("closest match", async () => {
+    const page = session.browser.page;
+    // An upstream move task: returning its input unchanged has a smallest RMS below 0.5 but
+    // no fit (pymatgen: fit False, get_rms_dist 0.295; bench/tests/evaluator.rs).
+    const task = readFileSync(UPSTREAM, "utf8").trim().split("\n").map((l) => JSON.parse(l)).find((t) => t.action === "move");
+    await page.locator("details.paste summary").click();
+    await page.fill("#cif-paste", task.input_cif);
+    await page.click("#use-pasted");
+    await page.waitForFunction(() => document.querySelector("#input-name").textContent.startsWith("pasted"));
+    await page.fill("#action-prompt", task.action_prompt);
+    await page.locator("#parsed-action .ok").waitFor();
+    await page.click("#paste-input");
+    assert.equal(await verdictLabel(), "StructureMismatch");
+    assert.match(await page.locator("#verdict .detail").textContent(), /no fit/);
+    await page.locator("#closest").waitFor();
+    const rms = Number(await page.locator("#closest-rms").textContent());
+    assert.ok(rms > 0 && rms < 0.5, `closest rms ${rms}`);
+    assert.ok(Number(await page.locator("#closest-max-dist").textContent()) >= 0.5);
+    assert.equal(await page.locator("#rms").count(), 0, "no score is shown for a mismatch");
+    const closestA = Number(await page.locator("#closest-max-dist-angstrom").textContent());
+    await page.waitForFunction(() => !document.querySelector("#overlay-toggle").disabled);
+    await page.check("#overlay-toggle");
+    await page.waitForFunction((a) => {
+      const d = document.querySelector("#viewer-target").dataset.overlay;
+      return d && Math.abs(JSON.parse(d).worst_angstrom - a) < 6e-4;
+    }, closestA);
+    await page.uncheck("#overlay-toggle");
   }));
 
 test("the parameter form rewrites the prompt; a bad value is flagged as you type", () =>

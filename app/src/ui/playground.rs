@@ -1,7 +1,7 @@
 //! The AtomWorld playground: pick a structure and an action, see the exact prompt a model
 //! receives and the ground truth next to the input, with the touched sites highlighted.
 
-use bench::atomworld::evaluate::{evaluate, parse_target, Comparison};
+use bench::atomworld::evaluate::{evaluate, explain_mismatch, parse_target, Comparison};
 use bench::atomworld::generator::pool::{pool, PoolEntry};
 use bench::atomworld::generator::rng::TaskRng;
 use bench::atomworld::generator::sample::sample;
@@ -11,9 +11,9 @@ use bench::atomworld::{
     Semantics,
 };
 use bench::case::{Case, CaseStructure, CASE_VERSION};
-use engine::cif::{parse_cif_like_pymatgen_detailed, read_cif, write_cif};
+use engine::cif::{read_cif, write_cif};
 use engine::format::Format;
-use engine::matcher::displacement::{correspondence, site_displacements};
+use engine::matcher::displacement::correspondence;
 use engine::symmetry::{space_group, DEFAULT_SYMPREC};
 use engine::Structure;
 use leptos::prelude::*;
@@ -275,7 +275,17 @@ pub fn Playground(
         {
             return None;
         }
-        parsed_target.with(|t| t.as_ref().map(|t| evaluate(t, &text, comparison)))
+        // A mismatch without a fit is explained by the closest (smallest-RMS) match: its
+        // numbers in the verdict and its pairing in the overlay.
+        parsed_target.with(|t| {
+            t.as_ref().map(|t| {
+                let mut v = evaluate(t, &text, comparison);
+                if comparison == Comparison::Matcher {
+                    explain_mismatch(t, &mut v);
+                }
+                v
+            })
+        })
     });
 
     let filtered = move || {
@@ -327,21 +337,26 @@ pub fn Playground(
             return None; // site-by-site metric: no matcher pairing to draw
         }
         let v = verdict.get()?;
-        let mapping = v.mapping.as_ref()?;
+        let by_parsed = v.displacements.as_ref()?;
         let rows = target.get()?;
         if rows.len() > MAX_OVERLAY_SITES {
             return None;
         }
         let t = parsed_target.get()?;
-        let p = parse_cif_like_pymatgen_detailed(v.extracted_cif.as_ref()?).ok()?;
-        let by_parsed = site_displacements(&t.structure, &p.structure, mapping)?;
         // 1e-3: the parser snaps coordinates near 1/3 and 2/3 (by up to 1e-4); sites closer than
         // that would be ambiguous, and then no overlay is drawn.
         let order = correspondence(&t.structure, &rows, 1e-3)?;
-        let displacements = order.into_iter().map(|i| by_parsed[i]).collect();
+        let displacements = order
+            .into_iter()
+            .map(|i| by_parsed.get(i).copied())
+            .collect::<Option<Vec<_>>>()?;
         Some(Overlay {
             displacements,
-            pairing: "the matcher paired with it (common shift removed)",
+            pairing: if v.closest.is_some() {
+                "the closest match paired with it (no fit; common shift removed)"
+            } else {
+                "the matcher paired with it (common shift removed)"
+            },
         })
     });
     let overlay = Signal::derive(move || show_overlay.get().then(|| overlay_data.get()).flatten());

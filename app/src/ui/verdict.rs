@@ -48,6 +48,20 @@ pub fn VerdictView(verdict: Verdict) -> impl IntoView {
                     "the matcher accepts max_dist ≤ 0.5."
                 </p>
             })}
+            {verdict.closest.clone().map(|c| view! {
+                <div class="closest" id="closest">
+                    <p class="small">
+                        "No fit: in every candidate match some site stays farther than 0.5 \
+                         (normalised) from its partner. The closest match (smallest RMS, which \
+                         the overlay draws) is not a score:"
+                    </p>
+                    <dl class="numbers">
+                        <dt>"rms"</dt><dd id="closest-rms">{num(Some(c.rms), 4)}</dd>
+                        <dt>"max_dist"</dt><dd id="closest-max-dist">{num(Some(c.max_dist), 4)}</dd>
+                        <dt>"max_dist (Å)"</dt><dd id="closest-max-dist-angstrom">{num(Some(c.max_dist_angstrom), 3)}</dd>
+                    </dl>
+                </div>
+            })}
         </div>
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use engine::cif::{parse_cif_like_pymatgen_detailed, CifError, PymatgenCif};
-use engine::matcher::{fit, rms_dist_if_fit, MatcherOptions};
+use engine::matcher::{fit, get_rms_dist, rms_dist_if_fit, MatcherOptions};
 use engine::ordered::ordered_distances;
 use serde::{Deserialize, Serialize};
 
@@ -86,8 +86,31 @@ pub struct Verdict {
     pub parse_error: Option<CifError>,
     /// Element counts that differ.
     pub count_diff: Vec<CountDiff>,
-    /// For each target site (in pymatgen's parsed order), the prediction site it matched.
+    /// For each target site (in pymatgen's parsed order), the prediction site it matched
+    /// (for a mismatch explained by [`explain_mismatch`], in the closest match).
     pub mapping: Option<Vec<usize>>,
+    /// With `mapping` from the matcher: each target site's vector to its partner (Å, target
+    /// cell, common shift removed; `engine::matcher::RmsDist::displacements`), for drawing.
+    /// Not serialised: a page recomputes it.
+    #[serde(skip)]
+    pub displacements: Option<Vec<[f64; 3]>>,
+    /// For a mismatch with no fit, the smallest-RMS match, when [`explain_mismatch`] looked
+    /// for it: how close the answer came. A diagnostic, never a score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closest: Option<ClosestMatch>,
+}
+
+/// The smallest-RMS match of an answer that has no fit (`get_rms_dist` on the same pair):
+/// every candidate leaves some site farther than stol from its partner, this one least so on
+/// average.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClosestMatch {
+    /// Normalised RMS displacement.
+    pub rms: f64,
+    /// Normalised largest displacement (at least stol, since there is no fit).
+    pub max_dist: f64,
+    /// Largest displacement in Å.
+    pub max_dist_angstrom: f64,
 }
 
 impl Verdict {
@@ -102,6 +125,8 @@ impl Verdict {
             parse_error: None,
             count_diff: Vec::new(),
             mapping: None,
+            displacements: None,
+            closest: None,
         }
     }
 }
@@ -176,6 +201,36 @@ pub fn evaluate(target: &PymatgenCif, response: &str, comparison: Comparison) ->
     };
     v.extracted_cif = Some(text.to_string());
     v
+}
+
+/// For a verdict that is a mismatch because the matcher found no fit (compositions equal):
+/// looks for the smallest-RMS match anyway and records it in `closest` and its site pairing
+/// in `mapping`, so a page can show how close the answer came and which site is off. Costs one
+/// more full search, so the benchmark's scoring (runs, `atomworld eval`) never calls it.
+pub fn explain_mismatch(target: &PymatgenCif, v: &mut Verdict) {
+    if v.label != Label::StructureMismatch || v.closest.is_some() {
+        return;
+    }
+    let Some(p) = v
+        .extracted_cif
+        .as_deref()
+        .and_then(|text| parse_cif_like_pymatgen_detailed(text).ok())
+    else {
+        return;
+    };
+    if precheck(target, &p, Comparison::Matcher).is_some() {
+        return;
+    }
+    let opts = MatcherOptions::atomworld();
+    if let Ok(Some(m)) = get_rms_dist(&target.structure, &p.structure, &opts) {
+        v.closest = Some(ClosestMatch {
+            rms: m.rms,
+            max_dist: m.max_dist,
+            max_dist_angstrom: m.max_dist_angstrom,
+        });
+        v.mapping = Some(m.mapping);
+        v.displacements = Some(m.displacements);
+    }
 }
 
 /// Whether `response` would score [`Label::Success`] against `target`: the same steps as
@@ -286,6 +341,8 @@ fn compare(target: &PymatgenCif, predicted: &PymatgenCif, comparison: Comparison
                     parse_error: None,
                     count_diff: Vec::new(),
                     mapping: Some(m.mapping),
+                    displacements: Some(m.displacements),
+                    closest: None,
                 },
                 Ok(None) => Verdict::fail(
                     Label::StructureMismatch,
@@ -318,6 +375,8 @@ fn compare(target: &PymatgenCif, predicted: &PymatgenCif, comparison: Comparison
                     parse_error: None,
                     count_diff: Vec::new(),
                     mapping: Some((0..target.structure.len()).collect()),
+                    displacements: None,
+                    closest: None,
                 }
             }
             Err(e) => Verdict::fail(Label::StructureMismatch, e.to_string()),

@@ -1,45 +1,8 @@
-//! Per-site displacements of a match, for pictures: where each site of one structure went
-//! in the other, once the common shift is taken out.
+//! For pictures of a match: the matcher's per-site displacements
+//! ([`super::RmsDist::displacements`]) index sites in pymatgen's parsed order, a picture shows
+//! CIF rows; [`correspondence`] relates the two orders.
 
 use crate::structure::Structure;
-
-/// For each site `i` of `s1`, the Cartesian vector (Å, in `s1`'s frame) from it to site
-/// `mapping[i]` of `s2`, minimum image, after subtracting the mean of all those vectors
-/// (a rigid translation is not a displacement, as in the matcher).
-///
-/// Both structures are read in `s1`'s lattice (the prediction and target of an AtomWorld task
-/// share their cell), so for equal lattices the longest vector is the matcher's
-/// `max_dist_angstrom`. `None` when the mapping does not fit the structures.
-pub fn site_displacements(
-    s1: &Structure,
-    s2: &Structure,
-    mapping: &[usize],
-) -> Option<Vec<[f64; 3]>> {
-    if s1.is_empty() || mapping.len() != s1.len() || mapping.iter().any(|&j| j >= s2.len()) {
-        return None;
-    }
-    let diff = |i: usize| -> [f64; 3] {
-        let (a, b) = (s1.sites[i].frac, s2.sites[mapping[i]].frac);
-        std::array::from_fn(|k| b[k] - a[k])
-    };
-    // Relative to the first pair's shift, each pair's nearest image; then remove the mean.
-    let anchor = diff(0);
-    let vectors: Vec<[f64; 3]> = (0..s1.len())
-        .map(|i| {
-            let d = diff(i);
-            s1.lattice
-                .shortest_vector(std::array::from_fn(|k| d[k] - anchor[k]))
-        })
-        .collect();
-    let n = vectors.len() as f64;
-    let mean: [f64; 3] = std::array::from_fn(|k| vectors.iter().map(|v| v[k]).sum::<f64>() / n);
-    Some(
-        vectors
-            .into_iter()
-            .map(|v| std::array::from_fn(|k| v[k] - mean[k]))
-            .collect(),
-    )
-}
 
 /// For each site of `b`, the index of the site of `a` at the same place: same element and
 /// fractional coordinates equal modulo 1 within `tol` on each axis. `None` when the site
@@ -123,8 +86,14 @@ mod tests {
             })
             .collect();
         let s2 = Structure::new(l, moved);
-        let mapping = [1, 3, 2, 0];
-        let d = site_displacements(&s1, &s2, &mapping).unwrap();
+        // The matcher pairs the same sites, and its vectors, back in s1's cell, are the
+        // displacements: site 2 moved, the others carry the removed mean.
+        let m = get_rms_dist(&s1, &s2, &MatcherOptions::atomworld())
+            .unwrap()
+            .unwrap();
+        assert_eq!(m.mapping, [1, 3, 2, 0]);
+        let d = &m.displacements;
+        assert_eq!(d.len(), 4);
         for (i, v) in d.iter().enumerate() {
             let expected_x = if i == 2 { 0.3 * 0.75 } else { -0.3 / 4.0 };
             assert!(
@@ -132,11 +101,6 @@ mod tests {
                 "{i}: {v:?}"
             );
         }
-        // The longest is the matcher's max_dist in Å, and the matcher pairs the same sites.
-        let m = get_rms_dist(&s1, &s2, &MatcherOptions::atomworld())
-            .unwrap()
-            .unwrap();
-        assert_eq!(m.mapping, mapping);
         let longest = d
             .iter()
             .map(|v| crate::numeric::norm(*v))
@@ -146,7 +110,6 @@ mod tests {
             "{longest} vs {}",
             m.max_dist_angstrom
         );
-        assert_eq!(site_displacements(&s1, &s2, &[0, 1]), None);
         // The shifted copy is not the same sites; the reordered unshifted one is.
         assert_eq!(correspondence(&s1, &s2, 1e-6), None);
         let mut reordered = s1.clone();
@@ -159,6 +122,5 @@ mod tests {
             })
             .collect();
         assert_eq!(correspondence(&s1, &reordered, 1e-6), Some(order.to_vec()));
-        assert_eq!(site_displacements(&s1, &s2, &[0, 1, 2, 9]), None);
     }
 }

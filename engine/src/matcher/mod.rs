@@ -43,7 +43,7 @@ use crate::primitive::PrimitiveError;
 use crate::structure::Structure;
 use assignment::AssignmentError;
 use lattice_mapping::MappingError;
-use linalg::{from_parameters_pymatgen, parameters, volume, Mat3};
+use linalg::{from_parameters_pymatgen, parameters, volume, Mat3, Vec3};
 use reduced::ReducedStructure;
 use search::{strict_match, Goal, Match};
 use supercell::supercell_size;
@@ -150,6 +150,11 @@ pub struct RmsDist {
     /// when the match was made between transformed site lists (`primitive_cell`,
     /// `attempt_supercell` or `allow_subset` set), whose sites are not the input sites.
     pub mapping: Vec<usize>,
+    /// With `mapping`: for each site of struct1, the vector (Å, struct1's Cartesian frame)
+    /// to its partner, common shift removed: the very vectors the distances were measured
+    /// from, carried from the average lattice back into struct1's cell (so the longest has
+    /// length `max_dist_angstrom` when the two cells agree). For drawing a match.
+    pub displacements: Vec<Vec3>,
 }
 
 /// Whether two structures match (pymatgen's `StructureMatcher.fit` with `symmetric=False`).
@@ -175,11 +180,11 @@ pub fn get_rms_dist(
 ) -> Result<Option<RmsDist>, MatcherError> {
     check_options(opts)?;
     let pre = preprocess(s1, s2, opts)?;
-    Ok(match_structures(&pre, opts, Goal::SmallestRms)?.map(|m| rms_dist(m, opts)))
+    Ok(match_structures(&pre, opts, Goal::SmallestRms)?.map(|m| rms_dist(m, opts, s1)))
 }
 
 /// The reported figures of the smallest-RMS match.
-fn rms_dist(m: Match, opts: &MatcherOptions) -> RmsDist {
+fn rms_dist(m: Match, opts: &MatcherOptions, s1: &Structure) -> RmsDist {
     let max_dist = m.dist.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let plain = !(opts.primitive_cell || opts.attempt_supercell || opts.allow_subset);
     let mut mapping = Vec::new();
@@ -196,6 +201,11 @@ fn rms_dist(m: Match, opts: &MatcherOptions) -> RmsDist {
         rms: m.val,
         max_dist,
         max_dist_angstrom: max_dist / m.normalization,
+        displacements: if plain {
+            displacements(&m, s1)
+        } else {
+            Vec::new()
+        },
         mapping,
     }
 }
@@ -218,7 +228,31 @@ pub fn rms_dist_if_fit(
         return Ok(None);
     }
     let found = match_structures(&pre, opts, Goal::SmallestRms)?;
-    Ok(found.map(|m| rms_dist(m, opts)))
+    Ok(found.map(|m| rms_dist(m, opts, s1)))
+}
+
+/// [`RmsDist::displacements`] of a plain match: each vector from struct1 site `sol[i]` to
+/// struct2 site `i` is the negated centred pair vector; its fractional coordinates on the
+/// average lattice are coordinates in the mapped basis `aligned` of struct1's (volume-scaled)
+/// lattice, which the scale factor takes back to struct1's own cell.
+fn displacements(m: &Match, s1: &Structure) -> Vec<Vec3> {
+    let Some(inv) = linalg::inverse(&m.average) else {
+        return Vec::new();
+    };
+    let scale = libm::cbrt(volume(&m.aligned) / s1.lattice.volume());
+    if !(scale.is_finite() && scale > 0.0) {
+        return Vec::new();
+    }
+    let mut out = vec![[0.0; 3]; s1.len()];
+    for (i, &j) in m.sol.iter().enumerate() {
+        let (Some(v), Some(slot)) = (m.short.get(i), out.get_mut(j)) else {
+            return Vec::new();
+        };
+        let back: Vec3 = std::array::from_fn(|k| m.translation[k] - v[k]);
+        let frac = linalg::vec_mat(back, &inv);
+        *slot = linalg::vec_mat(frac, &m.aligned).map(|x| x / scale);
+    }
+    out
 }
 
 fn check_options(opts: &MatcherOptions) -> Result<(), MatcherError> {

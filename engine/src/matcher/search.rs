@@ -56,6 +56,15 @@ pub(super) struct Match {
     pub sol: Vec<usize>,
     /// `(n/V)^(1/3)` of the average lattice.
     pub normalization: f64,
+    /// Each struct2 site's vector to its partner (Å, average lattice frame), and their mean.
+    pub short: Vec<Vec3>,
+    /// The mean of `short` (the common shift the distances are measured without).
+    pub translation: Vec3,
+    /// The average lattice the vectors live on.
+    pub average: Mat3,
+    /// The mapped basis of the moving structure (rows, its own Cartesian frame) that the
+    /// average lattice stands for.
+    pub aligned: Mat3,
 }
 
 /// What the search is for.
@@ -93,6 +102,8 @@ struct Prepared {
     moved: Vec<Vec3>,
     /// Cartesian → mapped fractional coordinates (`fu == 1`).
     to_mapped: Option<Mat3>,
+    /// The mapping's basis of the moving lattice.
+    aligned: Mat3,
     average: Mat3,
     normalization: f64,
     /// Struct1's sites indexed for the subset test of each translation.
@@ -217,6 +228,7 @@ impl Search<'_> {
         Some(Prepared {
             moved,
             to_mapped,
+            aligned: mapping.aligned,
             average,
             normalization,
             superset,
@@ -368,6 +380,10 @@ impl Search<'_> {
             dist,
             sol,
             normalization: p.normalization,
+            short,
+            translation,
+            average: p.average,
+            aligned: p.aligned,
         }))
     }
 
