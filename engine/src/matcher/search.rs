@@ -119,7 +119,8 @@ struct Prepared {
 
 /// Matches struct2 onto struct1 (pymatgen's `_strict_match`): struct1, after expansion into
 /// `fu` cells when `s1_supercell`, must have at least as many sites as struct2 (after its
-/// expansion otherwise).
+/// expansion otherwise). `mappings` holds the lattice mappings once found, so a second search
+/// of the same pair (a fit, then the smallest RMS) does not enumerate them again.
 pub(super) fn strict_match(
     s1: &ReducedStructure,
     s2: &ReducedStructure,
@@ -127,6 +128,7 @@ pub(super) fn strict_match(
     s1_supercell: bool,
     opts: &MatcherOptions,
     goal: Goal,
+    mappings: &mut Option<Vec<LatticeMapping>>,
 ) -> Result<Option<Match>, MatcherError> {
     let mask = Mask::new(&s1.elements, &s2.elements, fu, s1_supercell);
     let (n1, n2) = (mask.cols.len(), mask.rows.len());
@@ -139,15 +141,20 @@ pub(super) fn strict_match(
     let (s2_t_ind, s1_t_inds) = mask.translation_indices(fu, s1_supercell);
     // The structure whose lattice is mapped onto the other's (and expanded when fu > 1).
     let (moving, fixed) = if s1_supercell { (s1, s2) } else { (s2, s1) };
-    let mappings: Vec<LatticeMapping> = lattice_mapping::find_all_mappings(
-        &moving.lattice,
-        &fixed.lattice,
-        opts.ltol,
-        opts.angle_tol,
-    )?
-    .into_iter()
-    .filter(|m| det_i64(&m.scale).unsigned_abs() == fu as u64)
-    .collect();
+    if mappings.is_none() {
+        *mappings = Some(
+            lattice_mapping::find_all_mappings(
+                &moving.lattice,
+                &fixed.lattice,
+                opts.ltol,
+                opts.angle_tol,
+            )?
+            .into_iter()
+            .filter(|m| det_i64(&m.scale).unsigned_abs() == fu as u64)
+            .collect(),
+        );
+    }
+    let mappings: &[LatticeMapping] = mappings.as_deref().unwrap_or_default();
     // Looking for the smallest RMS, candidates a translation of struct1's own periodicity
     // apart give the same distance tables up to a column permutation (see `periodicity`): one
     // of each is kept. Not when looking for a fit: there the permutation can break ties
@@ -181,8 +188,8 @@ pub(super) fn strict_match(
         self_translations,
     };
     match goal {
-        Goal::Fit => search.first_fit(&mappings),
-        Goal::SmallestRms => search.smallest_rms(&mappings),
+        Goal::Fit => search.first_fit(mappings),
+        Goal::SmallestRms => search.smallest_rms(mappings),
     }
 }
 
