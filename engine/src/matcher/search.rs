@@ -418,13 +418,15 @@ impl Search<'_> {
     fn smallest_rms(&self, mappings: &[LatticeMapping]) -> Result<Option<Match>, MatcherError> {
         let stol = self.opts.stol;
         let mut solver = Assignment::new();
-        // A cap from the most promising mapping's shortest translations.
+        // A cap from the most promising mapping's shortest translations. Its mapping may be
+        // folded into an orbit below, whose representative scores the same candidate only to
+        // within the orbit tolerance (1e-9 relative), so the cap keeps a 1e-6 relative margin.
         let mut cap = stol;
         if let Some(&i) = by_promise(mappings).first() {
             if let Some(mut p) = self.prepare(&mappings[i]) {
                 for s1i in self.candidates_by_promise(&p).into_iter().take(3) {
                     if let Ok(Some(m)) = self.score(&mut p, s1i, None, &mut solver) {
-                        cap = cap.min(m.val);
+                        cap = cap.min(m.val * (1.0 + 1e-6));
                     }
                 }
             }
