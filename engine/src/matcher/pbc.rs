@@ -131,6 +131,52 @@ impl Table {
         }
     }
 
+    /// A table with no rows yet, against `cols` columns.
+    pub fn empty(cols: usize) -> Self {
+        Self {
+            cols,
+            start: vec![0],
+            ..Self::default()
+        }
+    }
+
+    /// Appends the rows of `other` (a table against the same columns) after this one's.
+    pub fn append(&mut self, other: Table) {
+        let offset = self.col.len();
+        self.start
+            .extend(other.start.iter().skip(1).map(|s| s + offset));
+        self.rows += other.rows;
+        self.col.extend(other.col);
+        self.d2.extend(other.d2);
+        self.vectors.extend(other.vectors);
+    }
+
+    /// The table with row `order[r]` of the result taken from row `r` of this one (`order`
+    /// a permutation of the rows): tables built in another row order put back in place.
+    pub fn reordered(&self, order: &[usize]) -> Table {
+        let mut at = vec![0; self.rows];
+        for (r, &o) in order.iter().enumerate() {
+            at[o] = r;
+        }
+        let mut t = Table {
+            rows: self.rows,
+            cols: self.cols,
+            start: Vec::with_capacity(self.rows + 1),
+            col: Vec::with_capacity(self.col.len()),
+            d2: Vec::with_capacity(self.d2.len()),
+            vectors: Vec::with_capacity(self.vectors.len()),
+        };
+        for &r in &at {
+            t.start.push(t.col.len());
+            let range = self.range(r);
+            t.col.extend_from_slice(&self.col[range.clone()]);
+            t.d2.extend_from_slice(&self.d2[range.clone()]);
+            t.vectors.extend_from_slice(&self.vectors[range]);
+        }
+        t.start.push(t.col.len());
+        t
+    }
+
     /// The dense `rows × cols` squared lengths, [`FORBIDDEN`] where no entry is.
     pub fn dense_d2(&self) -> Vec<f64> {
         let mut out = vec![FORBIDDEN; self.rows * self.cols];
@@ -483,6 +529,49 @@ mod tests {
         assert_eq!(t.vector(0, 1), [FORBIDDEN; 3]);
         assert_eq!(t.dense_d2()[1], FORBIDDEN);
         assert_eq!(t.col, vec![0]);
+    }
+
+    #[test]
+    fn a_table_built_in_stages_and_reordered_is_the_table_built_at_once() {
+        let lll = lll_reduce_matrix(
+            &[[4.0, 0.0, 0.0], [0.5, 3.5, 0.0], [0.2, 0.3, 5.0]],
+            LLL_DELTA,
+        )
+        .unwrap();
+        let cols: Vec<Vec3> = (0..7)
+            .map(|i| {
+                [
+                    0.13 * i as f64,
+                    0.29 * i as f64 % 1.0,
+                    0.41 * i as f64 % 1.0,
+                ]
+            })
+            .collect();
+        let rows: Vec<Vec3> = (0..5)
+            .map(|i| {
+                [
+                    0.07 + 0.17 * i as f64,
+                    0.31 * i as f64 % 1.0,
+                    0.9 - 0.11 * i as f64,
+                ]
+            })
+            .collect();
+        let columns = Columns::new(&lll, &cols, Some([0.4, 0.4, 0.4]));
+        let forbidden = |i: usize, j: usize| (i + j).is_multiple_of(3);
+        let whole = columns.table(&rows, forbidden);
+        let order = [3, 0, 4, 1, 2];
+        let mut staged = Table::empty(cols.len());
+        for part in [&order[..2], &order[2..]] {
+            let sub: Vec<Vec3> = part.iter().map(|&i| rows[i]).collect();
+            staged.append(columns.table(&sub, |a, j| forbidden(part[a], j)));
+        }
+        let back = staged.reordered(&order);
+        assert_eq!(back.rows, whole.rows);
+        assert_eq!(back.start, whole.start);
+        assert_eq!(back.col, whole.col);
+        assert_eq!(back.d2, whole.d2);
+        assert_eq!(back.vectors, whole.vectors);
+        assert!(!whole.col.is_empty());
     }
 
     #[test]
