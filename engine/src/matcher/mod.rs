@@ -180,7 +180,8 @@ pub fn get_rms_dist(
 ) -> Result<Option<RmsDist>, MatcherError> {
     check_options(opts)?;
     let pre = preprocess(s1, s2, opts)?;
-    Ok(match_structures(&pre, opts, Goal::SmallestRms, &mut None)?.map(|m| rms_dist(m, opts, s1)))
+    let goal = Goal::SmallestRms { known: None };
+    Ok(match_structures(&pre, opts, goal, &mut None)?.map(|m| rms_dist(m, opts, s1)))
 }
 
 /// The reported figures of the smallest-RMS match.
@@ -224,12 +225,15 @@ pub fn rms_dist_if_fit(
     }
     let pre = preprocess(s1, s2, opts)?;
     let mut mappings = None;
-    let fits =
-        match_structures(&pre, opts, Goal::Fit, &mut mappings)?.is_some_and(|m| m.val <= opts.stol);
-    if !fits {
+    let fit = match_structures(&pre, opts, Goal::Fit, &mut mappings)?;
+    let Some(fit) = fit.filter(|m| m.val <= opts.stol) else {
         return Ok(None);
-    }
-    let found = match_structures(&pre, opts, Goal::SmallestRms, &mut mappings)?;
+    };
+    // The fitting candidate is one of those the smallest-RMS search visits: its RMS caps it.
+    let goal = Goal::SmallestRms {
+        known: Some(search::rms(&fit.dist)),
+    };
+    let found = match_structures(&pre, opts, goal, &mut mappings)?;
     Ok(found.map(|m| rms_dist(m, opts, s1)))
 }
 

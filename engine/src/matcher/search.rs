@@ -73,12 +73,14 @@ pub(super) struct Match {
 }
 
 /// What the search is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Goal {
     /// Whether some candidate has its largest distance below `stol` (`fit`).
     Fit,
-    /// The candidate with the smallest RMS (`get_rms_dist`).
-    SmallestRms,
+    /// The candidate with the smallest RMS (`get_rms_dist`). `known`: an RMS that some
+    /// candidate of this search is known to reach (the fit found before), which caps the
+    /// search from its start.
+    SmallestRms { known: Option<f64> },
 }
 
 /// The fixed data of one search.
@@ -171,9 +173,15 @@ pub(super) fn strict_match(
     // distance is within stol (measured: one of 10,282 differential cases). With fu > 1
     // `translation_indices` already thins the copies.
     let self_translations = match s1_t_inds.first() {
-        Some(&anchor) if goal == Goal::SmallestRms && fu == 1 && s1_t_inds.len() > 1 => Some(
-            periodicity::self_translations(&s1.frac, &s1.elements, anchor),
-        ),
+        Some(&anchor)
+            if matches!(goal, Goal::SmallestRms { .. }) && fu == 1 && s1_t_inds.len() > 1 =>
+        {
+            Some(periodicity::self_translations(
+                &s1.frac,
+                &s1.elements,
+                anchor,
+            ))
+        }
         _ => None,
     };
     let search = Search {
@@ -200,7 +208,7 @@ pub(super) fn strict_match(
     };
     match goal {
         Goal::Fit => search.first_fit(mappings),
-        Goal::SmallestRms => search.smallest_rms(mappings),
+        Goal::SmallestRms { known } => search.smallest_rms(mappings, known),
     }
 }
 
@@ -333,7 +341,7 @@ impl Search<'_> {
             return Ok(None);
         };
         let min_rows = match self.goal {
-            Goal::SmallestRms => BOUND_MIN_ROWS_RMS,
+            Goal::SmallestRms { .. } => BOUND_MIN_ROWS_RMS,
             Goal::Fit => BOUND_MIN_ROWS_FIT,
         };
         let bounded = cap.filter(|_| n2 >= min_rows);
@@ -412,9 +420,7 @@ impl Search<'_> {
             })
             .collect();
         let val = match self.goal {
-            Goal::SmallestRms => {
-                dist.iter().map(|d| d * d).sum::<f64>().sqrt() / (dist.len() as f64).sqrt()
-            }
+            Goal::SmallestRms { .. } => rms(&dist),
             Goal::Fit => dist.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         };
         Ok(Some(Match {
@@ -450,22 +456,49 @@ impl Search<'_> {
     }
 
     /// The smallest-RMS candidate in the reference's order (see the module notes).
-    fn smallest_rms(&self, mappings: &[LatticeMapping]) -> Result<Option<Match>, MatcherError> {
+    fn smallest_rms(
+        &self,
+        mappings: &[LatticeMapping],
+        known: Option<f64>,
+    ) -> Result<Option<Match>, MatcherError> {
         let stol = self.opts.stol;
         let mut solver = Assignment::new();
-        // A cap from the most promising mapping's shortest translations. Its mapping may be
-        // folded into an orbit below, whose representative scores the same candidate only to
-        // within the orbit tolerance (1e-9 relative), so the cap keeps a 1e-6 relative margin.
+        // A cap from a candidate known to exist: the one given, or else the best of the most
+        // promising mapping's shortest translations. Its mapping may be folded into an orbit
+        // below, whose representative scores the same candidate only to within the orbit
+        // tolerance (1e-9 relative), so the cap keeps a 1e-6 relative margin.
+        const CAP_MARGIN: f64 = 1.0 + 1e-6;
         let mut cap = stol;
-        if let Some(&i) = by_promise(mappings).first() {
+        if let Some(known) = known {
+            cap = cap.min(known * CAP_MARGIN);
+        } else if let Some(&i) = by_promise(mappings).first() {
             if let Some(mut p) = self.prepare(&mappings[i]) {
                 for s1i in self.candidates_by_promise(&p).into_iter().take(3) {
-                    if let Ok(Some(m)) = self.score(&mut p, s1i, None, &mut solver) {
-                        cap = cap.min(m.val * (1.0 + 1e-6));
+                    if let Ok(Some(m)) = self.score(&mut p, s1i, Some(cap), &mut solver) {
+                        cap = cap.min(m.val * CAP_MARGIN);
                     }
                 }
             }
         }
+        let best = self.smallest_below(mappings, cap, &mut solver)?;
+        if cap < stol && best.as_ref().is_none_or(|b| b.val > cap.max(RMS_EXACT)) {
+            // The capping candidate is not among those visited with its value (it may be one
+            // that struct1's own translations thin out, whose equal-cost assignment breaks a
+            // tie differently): the cap proved nothing, so search again without it.
+            return self.smallest_below(mappings, stol, &mut solver);
+        }
+        Ok(best)
+    }
+
+    /// The smallest-RMS candidate in the reference's order, skipping candidates that provably
+    /// exceed `cap`; exact when some visited candidate reaches `cap`.
+    fn smallest_below(
+        &self,
+        mappings: &[LatticeMapping],
+        cap: f64,
+        solver: &mut Assignment,
+    ) -> Result<Option<Match>, MatcherError> {
+        let stol = self.opts.stol;
         // Looking for the smallest RMS, a mapping a point symmetry of struct1 away from an
         // earlier one gives the same tables (see `orbits`): try the first of each orbit.
         let mut orbits = match self.s1_t_inds.first() {
@@ -493,7 +526,7 @@ impl Search<'_> {
             }
             for s1i in self.candidates(&p) {
                 let limit = best.as_ref().map_or(cap, |b| b.val.min(cap)).max(RMS_EXACT);
-                let Some(m) = self.score(&mut p, s1i, Some(limit), &mut solver)? else {
+                let Some(m) = self.score(&mut p, s1i, Some(limit), solver)? else {
                     continue;
                 };
                 if best.as_ref().is_none_or(|b| m.val < b.val) {
@@ -507,6 +540,11 @@ impl Search<'_> {
         }
         Ok(best.filter(|b| b.val < stol))
     }
+}
+
+/// The RMS of a candidate's normalised distances.
+pub(super) fn rms(dist: &[f64]) -> f64 {
+    dist.iter().map(|d| d * d).sum::<f64>().sqrt() / (dist.len() as f64).sqrt()
 }
 
 /// `0..n` with `PREFIX_ROWS` evenly spaced rows first, then the rows halfway between them,
