@@ -54,12 +54,29 @@ impl<'a> Places<'a> {
     }
 
     /// The first site of `element` at `f` (modulo 1, within `SELF_TOL`).
+    ///
+    /// Only grid cells that can hold such a site are looked at: along an axis where `f` lies
+    /// farther than `2 SELF_TOL` from both edges of its cell, every site within `SELF_TOL`
+    /// shares its cell index (the rounding of the index computation is of order 1e-16), so
+    /// usually one cell instead of 27.
     fn find(&self, f: Vec3, element: Element) -> Option<usize> {
         let k = Self::key(f, self.cells);
+        let offsets: [&[i64]; 3] = std::array::from_fn(|a| {
+            let x = f[a] - f[a].floor();
+            let within = x / CELL - (x / CELL).floor();
+            let margin = 2.0 * SELF_TOL / CELL;
+            if within < margin {
+                &[0, -1, 1][..] // near the lower edge (and the wrap at 0)
+            } else if within > 1.0 - margin {
+                &[0, 1, -1][..]
+            } else {
+                &[0][..]
+            }
+        });
         let mut found: Option<usize> = None;
-        for dx in -1..=1 {
-            for dy in -1..=1 {
-                for dz in -1..=1 {
+        for &dx in offsets[0] {
+            for &dy in offsets[1] {
+                for &dz in offsets[2] {
                     let cell = [
                         (k[0] + dx).rem_euclid(self.cells),
                         (k[1] + dy).rem_euclid(self.cells),
@@ -150,6 +167,50 @@ pub fn distinct_candidates(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finding_a_place_agrees_with_a_scan_of_every_site() {
+        let na = Element::from_symbol("Na").unwrap();
+        let cl = Element::from_symbol("Cl").unwrap();
+        // Sites on and next to grid-cell edges (multiples of CELL), at 0 and near 1.
+        let mut frac = Vec::new();
+        let mut elements = Vec::new();
+        let mut seed: u64 = 3;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            (seed >> 33) as f64 / (1u64 << 31) as f64
+        };
+        for i in 0..400 {
+            let edge = (next() * 1e4).floor() * CELL;
+            let jitter = [0.0, 3e-8, -3e-8, 4.9e-8, -4.9e-8, 1e-9][i % 6];
+            let mut f = [next(), next(), next()];
+            f[i % 3] = edge + jitter;
+            if i % 7 == 0 {
+                f[(i + 1) % 3] = 1.0 - 2e-8;
+            }
+            frac.push(f);
+            elements.push(if i % 2 == 0 { na } else { cl });
+        }
+        let places = Places::new(&frac, &elements);
+        let scan = |f: Vec3, e: Element| {
+            (0..frac.len()).find(|&j| {
+                elements[j] == e
+                    && (0..3).all(|a| distance_to_integer(frac[j][a] - f[a]) <= SELF_TOL)
+            })
+        };
+        let mut hits = 0;
+        for (i, f) in frac.iter().enumerate() {
+            for d in [0.0, 4e-8, -4e-8, 1e-7] {
+                let q = [f[0] + d, f[1] - d, f[2] + d + (i % 2) as f64];
+                for e in [na, cl] {
+                    let want = scan(q, e);
+                    hits += usize::from(want.is_some());
+                    assert_eq!(places.find(q, e), want, "site {i}, shift {d}");
+                }
+            }
+        }
+        assert!(hits >= 1200, "{hits}");
+    }
 
     #[test]
     fn a_doubled_cell_has_one_internal_translation() {
