@@ -312,56 +312,59 @@ impl Search<'_> {
     ) -> Result<Option<Match>, MatcherError> {
         let (n1, n2) = (self.n1, self.n2);
         let forbidden = |i: usize, j: usize| self.mask.forbidden(i, j);
-        let (t_s2fc, passes) = {
+        let t_s2fc: Vec<Vec3> = {
             let (s1fc, s2fc) = self.coords(p);
             let t: Vec3 = std::array::from_fn(|k| s1fc[s1i][k] - s2fc[self.s2_t_ind][k]);
-            let t_s2fc: Vec<Vec3> = s2fc
-                .iter()
+            s2fc.iter()
                 .map(|f| std::array::from_fn(|k| f[k] + t[k]))
-                .collect();
-            let passes = p.superset.contains(s1fc, &t_s2fc, forbidden);
-            (t_s2fc, passes)
-        };
-        if !passes {
-            return Ok(None);
-        }
-        if p.columns.is_none() {
-            let lll = match p.lll.take() {
-                Some(lll) => lll,
-                None => lll_reduce_matrix(&p.average, LLL_DELTA)?,
-            };
-            let inv_lll_abc = reciprocal_lengths(&lll.matrix)
-                .ok_or_else(|| MatcherError::Degenerate("average lattice".into()))?;
-            let tol =
-                inv_lll_abc.map(|x| x * self.opts.stol / (std::f64::consts::PI * p.normalization));
-            let (s1fc, _) = self.coords(p);
-            p.columns = Some(pbc::Columns::new(&lll, s1fc, Some(tol)));
-        }
-        let Some(columns) = p.columns.as_ref() else {
-            return Ok(None);
+                .collect()
         };
         let min_rows = match self.goal {
             Goal::SmallestRms { .. } => BOUND_MIN_ROWS_RMS,
             Goal::Fit => BOUND_MIN_ROWS_FIT,
         };
-        let bounded = cap.filter(|_| n2 >= min_rows);
-        let table = match bounded {
-            // Rows in stages, spread over the structure first: the bound of a few rows alone
-            // often rules the candidate out before the whole table is built.
-            Some(cap) => {
-                let limit = n2 as f64 * (cap / p.normalization).powi(2) * (1.0 + BOUND_MARGIN);
-                let mut staged = pbc::Table::empty(n1);
-                let mut done = 0;
-                for &upto in &self.stages {
+        let limit = cap
+            .filter(|_| n2 >= min_rows)
+            .map(|cap| n2 as f64 * (cap / p.normalization).powi(2) * (1.0 + BOUND_MARGIN));
+        // Rows in stages, spread over the structure first: the bound of a few rows alone
+        // often rules the candidate out before the whole table is built, and before the
+        // subset test (which looks at every row; a candidate either test rules out is
+        // skipped, so their order does not matter). An error preparing the columns is left
+        // for after the subset test, where the reference would meet it.
+        let mut staged = pbc::Table::empty(n1);
+        let mut done = 0;
+        if let (Some(limit), Ok(columns)) = (limit, self.columns(p)) {
+            let upto = self.stages[0];
+            if upto < n2 {
+                let rows = &self.row_order[..upto];
+                let sub: Vec<Vec3> = rows.iter().map(|&i| t_s2fc[i]).collect();
+                staged.append(columns.table(&sub, |a, j| forbidden(rows[a], j)));
+                done = upto;
+                match bound::RowVectors::new(&staged.start, &staged.vectors) {
+                    Some(r) if !r.exceeds(limit) => {}
+                    _ => return Ok(None), // over the cap, or a row without partners
+                }
+            }
+        }
+        {
+            let (s1fc, _) = self.coords(p);
+            if !p.superset.contains(s1fc, &t_s2fc, forbidden) {
+                return Ok(None);
+            }
+        }
+        let columns = self.columns(p)?;
+        let table = match limit {
+            Some(limit) => {
+                let first = done;
+                for &upto in self.stages.iter().filter(|&&u| u > first) {
                     let rows = &self.row_order[done..upto];
                     let sub: Vec<Vec3> = rows.iter().map(|&i| t_s2fc[i]).collect();
                     staged.append(columns.table(&sub, |a, j| forbidden(rows[a], j)));
                     done = upto;
                     if upto < n2 {
                         match bound::RowVectors::new(&staged.start, &staged.vectors) {
-                            None => return Ok(None),
-                            Some(r) if r.exceeds(limit) => return Ok(None),
-                            Some(_) => {}
+                            Some(r) if !r.exceeds(limit) => {}
+                            _ => return Ok(None),
                         }
                     }
                 }
@@ -381,11 +384,10 @@ impl Search<'_> {
             // Every site has its own nearest partner: the optimum, found in O(n²).
             Some(sol) => sol,
             None => {
-                if let Some(cap) = bounded {
+                if let Some(limit) = limit {
                     let Some(rows) = bound::RowVectors::new(&table.start, &table.vectors) else {
                         return Ok(None); // a row with no allowed partner: infeasible
                     };
-                    let limit = n2 as f64 * (cap / p.normalization).powi(2) * (1.0 + BOUND_MARGIN);
                     if rows.exceeds(limit) {
                         return Ok(None);
                     }
@@ -433,6 +435,26 @@ impl Search<'_> {
             average: p.average,
             aligned: p.aligned,
         }))
+    }
+
+    /// The mapping's shortest-vector columns: struct1's sites on the LLL reduction of the
+    /// average lattice, prepared on first use.
+    fn columns<'p>(&self, p: &'p mut Prepared) -> Result<&'p pbc::Columns, MatcherError> {
+        if p.columns.is_none() {
+            let lll = match p.lll.take() {
+                Some(lll) => lll,
+                None => lll_reduce_matrix(&p.average, LLL_DELTA)?,
+            };
+            let inv_lll_abc = reciprocal_lengths(&lll.matrix)
+                .ok_or_else(|| MatcherError::Degenerate("average lattice".into()))?;
+            let tol =
+                inv_lll_abc.map(|x| x * self.opts.stol / (std::f64::consts::PI * p.normalization));
+            let (s1fc, _) = self.coords(p);
+            p.columns = Some(pbc::Columns::new(&lll, s1fc, Some(tol)));
+        }
+        p.columns
+            .as_ref()
+            .ok_or_else(|| MatcherError::Degenerate("average lattice".into()))
     }
 
     /// The first candidate found with its largest distance below stol, trying the most
