@@ -144,29 +144,39 @@ impl Token {
 }
 
 /// Maps character indices of the original text to line and column (the lexer's convention:
-/// `\r\n`, `\n` and a lone `\r` each end a line).
-struct Positions(Vec<Pos>);
+/// `\r\n`, `\n` and a lone `\r` each end a line). Holds only where each line starts; a
+/// position is found by binary search when a token needs one.
+struct Positions {
+    /// Character index at which each line starts (the first is 0).
+    line_starts: Vec<usize>,
+    len: usize,
+}
 
 impl Positions {
     fn new(chars: &[char]) -> Self {
-        let mut out = Vec::with_capacity(chars.len() + 1);
-        let (mut line, mut col) = (1, 1);
+        let mut line_starts = vec![0];
         for (i, &c) in chars.iter().enumerate() {
-            out.push(Pos { line, col });
             let ends_line = c == '\n' || (c == '\r' && chars.get(i + 1) != Some(&'\n'));
             if ends_line {
-                line += 1;
-                col = 1;
-            } else {
-                col += 1;
+                line_starts.push(i + 1);
             }
         }
-        out.push(Pos { line, col });
-        Positions(out)
+        Positions {
+            line_starts,
+            len: chars.len(),
+        }
     }
 
     fn at(&self, i: usize) -> Option<Pos> {
-        self.0.get(i).copied()
+        if i > self.len {
+            return None;
+        }
+        let line = self.line_starts.partition_point(|&s| s <= i);
+        let start = self.line_starts.get(line.checked_sub(1)?)?;
+        Some(Pos {
+            line,
+            col: i - start + 1,
+        })
     }
 }
 
@@ -185,8 +195,7 @@ pub fn pymatgen_blocks(text: &str) -> Result<Vec<PmgBlock>, CifError> {
         if first_line.contains("powder_pattern") {
             continue;
         }
-        let block_chars: Vec<Ch> = (data_at..end).map(|i| (chars[i], i)).collect();
-        let block = parse_block(&block_chars, &positions)?;
+        let block = parse_block(&chars[data_at..end], data_at, &positions)?;
         match blocks.iter_mut().find(|b| b.header == block.header) {
             Some(slot) => *slot = block,
             None => blocks.push(block),
@@ -219,22 +228,24 @@ fn block_starts(chars: &[char]) -> Vec<(usize, usize)> {
 
 /// Delete comments: from a `#` at a line start, or from the whitespace character before a
 /// `#`, to the end of the line (the line break itself stays unless it was that whitespace).
-fn strip_comments(s: &[Ch]) -> Vec<Ch> {
+/// `s` starts at character `offset` of the text; the result remembers each kept character's
+/// index there.
+fn strip_comments(s: &[char], offset: usize) -> Vec<Ch> {
     let mut out = Vec::with_capacity(s.len());
     let mut i = 0;
     while i < s.len() {
-        let hash_next = s.get(i + 1).is_some_and(|c| c.0 == '#');
-        let at_line_start = i == 0 || s[i - 1].0 == '\n';
-        let starts = (is_py_space(s[i].0) && hash_next) || (at_line_start && s[i].0 == '#');
+        let hash_next = s.get(i + 1) == Some(&'#');
+        let at_line_start = i == 0 || s[i - 1] == '\n';
+        let starts = (is_py_space(s[i]) && hash_next) || (at_line_start && s[i] == '#');
         if starts {
-            let mut j = if s[i].0 == '#' { i + 1 } else { i + 2 };
-            while j < s.len() && s[j].0 != '\n' {
+            let mut j = if s[i] == '#' { i + 1 } else { i + 2 };
+            while j < s.len() && s[j] != '\n' {
                 j += 1;
             }
             i = j;
             continue;
         }
-        out.push(s[i]);
+        out.push((s[i], offset + i));
         i += 1;
     }
     out
@@ -344,8 +355,8 @@ fn tokenize_line(line: &[Ch], out: &mut Vec<Token>) {
 }
 
 /// `CifBlock._process_string`: the token stream of one block.
-fn tokens_of(block: &[Ch]) -> Vec<Token> {
-    let cleaned: Vec<Ch> = strip_blank_lines(&strip_comments(block))
+fn tokens_of(block: &[char], offset: usize) -> Vec<Token> {
+    let cleaned: Vec<Ch> = strip_blank_lines(&strip_comments(block, offset))
         .into_iter()
         .filter(|c| c.0.is_ascii())
         .collect();
@@ -382,8 +393,8 @@ fn tokens_of(block: &[Ch]) -> Vec<Token> {
 }
 
 /// `CifBlock.from_str` on one block's characters (starting with `data_`).
-fn parse_block(block: &[Ch], positions: &Positions) -> Result<PmgBlock, CifError> {
-    let tokens = tokens_of(block);
+fn parse_block(block: &[char], offset: usize, positions: &Positions) -> Result<PmgBlock, CifError> {
+    let tokens = tokens_of(block, offset);
     let mut it = tokens.into_iter().peekable();
     let Some(first) = it.next() else {
         return Err(CifError::general("empty data block"));
@@ -516,6 +527,12 @@ mod tests {
         // The closing quote is cut off, so the opening quote is skipped and `P` is the value.
         assert_eq!(scalar(b, "_a"), "P");
         assert_eq!(scalar(b, "_b"), "2");
+        // Positions count CRLF, LF and a lone CR as one line end each, columns in characters.
+        let b = &pymatgen_blocks("data_x\r\n_a 1\r_b 2\n_c é 3\n").unwrap()[0];
+        let pos = |k: &str| b.get(k).and_then(Item::pos);
+        assert_eq!(pos("_a"), Some(Pos { line: 2, col: 4 }));
+        assert_eq!(pos("_b"), Some(Pos { line: 3, col: 4 }));
+        assert_eq!(b.pos, Some(Pos { line: 1, col: 1 }));
     }
 
     #[test]
