@@ -43,6 +43,9 @@ pub struct Assignment {
 
 const NONE: usize = usize::MAX;
 
+/// A (row, column) pair of a cost matrix.
+pub type Pair = (usize, usize);
+
 impl Assignment {
     /// New, empty work buffers.
     pub fn new() -> Self {
@@ -110,6 +113,37 @@ impl Assignment {
             }
         }
         Ok(self.col4row.clone())
+    }
+
+    /// After [`Assignment::solve`] of a `rows × cols` matrix: the pairs `(row, column)`
+    /// outside the solution that another assignment costing at most `delta` more could use
+    /// (so that a solver visiting the columns in another order could have returned it);
+    /// empty when there is no such assignment.
+    ///
+    /// The final duals `u, v` make every reduced cost `c_ij − u_i − v_j` non-negative and
+    /// zero on the solution; for a square matrix any other assignment costs the solution's
+    /// plus the reduced costs of its pairs, which follow cycles alternating between the two.
+    /// So such an assignment uses only pairs within `delta` that lie on such a cycle. For a
+    /// rectangular matrix a cheap free column makes every pair count (conservatively).
+    fn near_alternative_pairs(&self, rows: usize, cols: usize, delta: f64) -> Vec<(usize, usize)> {
+        let mut tight: Vec<(usize, usize)> = Vec::new();
+        for i in 0..rows {
+            for j in 0..cols {
+                if j == self.col4row[i] {
+                    continue;
+                }
+                let r = self.cost[i * cols + j] - self.u[i] - self.v[j];
+                if r <= delta {
+                    if self.row4col.get(j).is_none_or(|&k| k == NONE) {
+                        return (0..rows)
+                            .flat_map(|i| (0..cols).map(move |j| (i, j)))
+                            .collect();
+                    }
+                    tight.push((i, j));
+                }
+            }
+        }
+        pairs_on_cycles(rows, &tight, |j| self.row4col[j])
     }
 
     fn augmenting_path(
@@ -218,7 +252,20 @@ pub fn solve_blocks(
     solver: &mut Assignment,
     m: SparseCosts<'_>,
 ) -> Result<Vec<usize>, AssignmentError> {
+    solve_blocks_noting_ties(solver, m, None).map(|(sol, _)| sol)
+}
+
+/// [`solve_blocks`], and with `delta` given, the pairs `(row, column)` outside the solution
+/// that another assignment within `delta` of the optimum could use (see
+/// [`Assignment::solve`]'s duals; empty when none): the optimum returned depends on the
+/// order of the columns there.
+pub fn solve_blocks_noting_ties(
+    solver: &mut Assignment,
+    m: SparseCosts<'_>,
+    delta: Option<f64>,
+) -> Result<(Vec<usize>, Vec<Pair>), AssignmentError> {
     m.check()?;
+    let mut near = Vec::new();
     let (rows, cols) = (m.rows, m.cols);
     // Union-find over rows (0..rows) and columns (rows..rows + cols).
     let mut parent: Vec<usize> = (0..rows + cols).collect();
@@ -274,11 +321,141 @@ pub fn solve_blocks(
             }
         }
         let sol = solver.solve(&sub, brows.len(), bcols.len())?;
+        if let Some(delta) = delta {
+            let local = solver.near_alternative_pairs(brows.len(), bcols.len(), delta);
+            near.extend(local.into_iter().map(|(r, k)| (brows[r], bcols[k])));
+        }
         for (k, &i) in brows.iter().enumerate() {
             out[i] = bcols[sol[k]];
         }
     }
-    Ok(out)
+    Ok((out, near))
+}
+
+/// For the solution of [`unique_nearest`]: the pairs outside it that another assignment
+/// costing at most `delta` more could use (empty when none). With duals `u_i` = the row's
+/// smallest cost and `v = 0`, as in [`Assignment::solve`]'s test: pairs within `delta` of
+/// their row's best that lie on a cycle; a pair with a column no row took makes every
+/// allowed pair count.
+pub fn near_alternative_to_nearest(
+    m: SparseCosts<'_>,
+    sol: &[usize],
+    delta: f64,
+) -> Vec<(usize, usize)> {
+    let every_pair = || -> Vec<(usize, usize)> {
+        (0..m.rows)
+            .flat_map(|i| {
+                m.col[m.start[i]..m.start[i + 1]]
+                    .iter()
+                    .map(move |&j| (i, j))
+            })
+            .collect()
+    };
+    if m.check().is_err() {
+        return Vec::new();
+    }
+    if sol.len() != m.rows || sol.iter().any(|&j| j >= m.cols) {
+        return every_pair();
+    }
+    let mut row4col = vec![NONE; m.cols];
+    for (i, &j) in sol.iter().enumerate() {
+        row4col[j] = i;
+    }
+    let mut tight = Vec::new();
+    for (i, &own) in sol.iter().enumerate() {
+        let range = m.start[i]..m.start[i + 1];
+        let best = m.cost[range.clone()]
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        for k in range {
+            let j = m.col[k];
+            if j == own || m.cost[k] - best > delta {
+                continue;
+            }
+            if row4col[j] == NONE {
+                return every_pair();
+            }
+            tight.push((i, j));
+        }
+    }
+    pairs_on_cycles(m.rows, &tight, |j| row4col[j])
+}
+
+/// The pairs `(i, j)` of `tight` that lie on a cycle of the graph over rows with an edge
+/// `i → owner(j)` for each: those whose two rows share a strongly connected component.
+fn pairs_on_cycles(
+    rows: usize,
+    tight: &[(usize, usize)],
+    owner: impl Fn(usize) -> usize,
+) -> Vec<(usize, usize)> {
+    if tight.is_empty() {
+        return Vec::new();
+    }
+    let mut next: Vec<Vec<usize>> = vec![Vec::new(); rows];
+    for &(i, j) in tight {
+        next[i].push(owner(j));
+    }
+    let comp = components(&next);
+    tight
+        .iter()
+        .copied()
+        .filter(|&(i, j)| comp[i] == comp[owner(j)])
+        .collect()
+}
+
+/// Strongly connected components (Tarjan's algorithm, iterative): a component index per
+/// node.
+fn components(next: &[Vec<usize>]) -> Vec<usize> {
+    let n = next.len();
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut comp = vec![usize::MAX; n];
+    let mut counter = 0;
+    let mut n_comp = 0;
+    let mut call: Vec<(usize, usize)> = Vec::new();
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        call.push((root, 0));
+        while let Some(&mut (v, ref mut e)) = call.last_mut() {
+            if *e == 0 && index[v] == usize::MAX {
+                index[v] = counter;
+                low[v] = counter;
+                counter += 1;
+                stack.push(v);
+                on_stack[v] = true;
+            }
+            if let Some(&w) = next[v].get(*e) {
+                *e += 1;
+                if index[w] == usize::MAX {
+                    call.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            // All edges of v done.
+            call.pop();
+            if let Some(&(parent, _)) = call.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    comp[w] = n_comp;
+                    if w == v {
+                        break;
+                    }
+                }
+                n_comp += 1;
+            }
+        }
+    }
+    comp
 }
 
 /// The assignment that gives every row its cheapest column, when each row has exactly one
@@ -391,6 +568,86 @@ mod tests {
             .enumerate()
             .map(|(i, &j)| cost[i * cols + j])
             .sum()
+    }
+
+    /// Costs of every permutation of a small square matrix, sorted.
+    fn all_costs(cost: &[f64], n: usize) -> Vec<f64> {
+        fn rec(
+            cost: &[f64],
+            n: usize,
+            used: &mut Vec<bool>,
+            row: usize,
+            acc: f64,
+            out: &mut Vec<f64>,
+        ) {
+            if row == n {
+                out.push(acc);
+                return;
+            }
+            for j in 0..n {
+                if !used[j] {
+                    used[j] = true;
+                    rec(cost, n, used, row + 1, acc + cost[row * n + j], out);
+                    used[j] = false;
+                }
+            }
+        }
+        let mut out = Vec::new();
+        rec(cost, n, &mut vec![false; n], 0, 0.0, &mut out);
+        out.sort_by(f64::total_cmp);
+        out
+    }
+
+    #[test]
+    fn near_ties_are_noted_whenever_another_assignment_is_that_close() {
+        let mut seed: u64 = 99;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 40) % 4
+        };
+        let (mut flagged, mut clean) = (0, 0);
+        for n in 2..=5 {
+            for _ in 0..300 {
+                // Small integer costs make exact and near ties common.
+                let c: Vec<f64> = (0..n * n).map(|_| rnd() as f64 + 1.0).collect();
+                let costs = all_costs(&c, n);
+                let gap = costs[1] - costs[0];
+                let owned = Owned::of(&c, n, n, 1e20);
+                for delta in [1e-9, 1.0, 2.5] {
+                    let mut solver = Assignment::new();
+                    let (sol, rows) =
+                        solve_blocks_noting_ties(&mut solver, owned.view(), Some(delta)).unwrap();
+                    let near = !rows.is_empty();
+                    assert!(rows.iter().all(|&(i, j)| i < n && j < n && sol[i] != j));
+                    assert_eq!(total(&c, n, &sol), costs[0]);
+                    if gap <= delta {
+                        assert!(near, "gap {gap} within {delta} not noted: {c:?}");
+                    }
+                    if near {
+                        assert!(gap <= n as f64 * delta, "gap {gap} noted at {delta}: {c:?}");
+                        flagged += 1;
+                    } else {
+                        clean += 1;
+                    }
+                    if let Some(sol) = unique_nearest(owned.view()) {
+                        let near =
+                            !near_alternative_to_nearest(owned.view(), &sol, delta).is_empty();
+                        if gap <= delta {
+                            assert!(near, "nearest: gap {gap} within {delta} not noted");
+                        }
+                        if near {
+                            assert!(gap <= n as f64 * delta, "nearest: gap {gap} at {delta}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            flagged > 100 && clean > 100,
+            "{flagged} flagged, {clean} clean"
+        );
     }
 
     #[test]

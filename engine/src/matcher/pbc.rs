@@ -113,6 +113,9 @@ pub struct Table {
     pub d2: Vec<f64>,
     /// Each entry's displacement vector (Å), from the row point to the column point.
     pub vectors: Vec<Vec3>,
+    /// Per entry, whether another image was nearly as short (only from columns
+    /// [`Columns::noting_image_ties`]; empty otherwise).
+    pub tied: Vec<bool>,
 }
 
 impl Table {
@@ -149,6 +152,7 @@ impl Table {
         self.col.extend(other.col);
         self.d2.extend(other.d2);
         self.vectors.extend(other.vectors);
+        self.tied.extend(other.tied);
     }
 
     /// The table with row `order[r]` of the result taken from row `r` of this one (`order`
@@ -165,13 +169,17 @@ impl Table {
             col: Vec::with_capacity(self.col.len()),
             d2: Vec::with_capacity(self.d2.len()),
             vectors: Vec::with_capacity(self.vectors.len()),
+            tied: Vec::with_capacity(self.tied.len()),
         };
         for &r in &at {
             t.start.push(t.col.len());
             let range = self.range(r);
             t.col.extend_from_slice(&self.col[range.clone()]);
             t.d2.extend_from_slice(&self.d2[range.clone()]);
-            t.vectors.extend_from_slice(&self.vectors[range]);
+            t.vectors.extend_from_slice(&self.vectors[range.clone()]);
+            if !self.tied.is_empty() {
+                t.tied.extend_from_slice(&self.tied[range]);
+            }
         }
         t.start.push(t.col.len());
         t
@@ -207,6 +215,8 @@ pub struct Columns {
     margin: f64,
     window: ColumnWindow,
     tol: Option<Vec3>,
+    /// See [`Columns::noting_image_ties`].
+    tie_delta: Option<f64>,
 }
 
 impl Columns {
@@ -243,7 +253,17 @@ impl Columns {
             margin: 1e-9 * longest,
             window,
             tol: lll_frac_tol,
+            tie_delta: None,
         }
+    }
+
+    /// Tables from these columns also note, per entry, whether another periodic image of the
+    /// pair is within `delta` (Å²) of the shortest ([`Table::tied`]): the vector then
+    /// depends on the order images are scanned in, and a copy of the table under a symmetry
+    /// of the structure may hold the other one.
+    pub fn noting_image_ties(mut self, delta: f64) -> Self {
+        self.tie_delta = Some(delta);
+        self
     }
 
     /// The table from each point of `fc1` to the columns; `forbidden(i, j)` masks pairs.
@@ -258,6 +278,7 @@ impl Columns {
             col: Vec::new(),
             d2: Vec::new(),
             vectors: Vec::new(),
+            tied: Vec::new(),
         };
         let mut near = Vec::with_capacity(n2);
         for (i, f) in fc1.iter().enumerate() {
@@ -279,7 +300,10 @@ impl Columns {
                 let c2 = &self.c2[j];
                 let pre: Vec3 = std::array::from_fn(|a| c2[a] - c1[a]);
                 let pre_frac: Vec3 = std::array::from_fn(|a| self.w2[j][a] - w1[a]);
-                let (best, best_k) = self.nearest_image(&pre, &pre_frac);
+                let (best, best_k, tied) = self.nearest_image(&pre, &pre_frac);
+                if self.tie_delta.is_some() {
+                    t.tied.push(tied);
+                }
                 t.col.push(j);
                 t.d2.push(best);
                 t.vectors
@@ -301,7 +325,11 @@ impl Columns {
     /// rounding is measured first, then only the images no axis rules out (usually 1 to 4),
     /// in order. An image is ruled out only when its bound exceeds the best value by a margin
     /// far above the rounding of either side, so it could never have been the minimum.
-    fn nearest_image(&self, pre: &Vec3, pre_frac: &Vec3) -> (f64, usize) {
+    ///
+    /// With [`Columns::noting_image_ties`], also whether another image is within that
+    /// distance of the shortest (a tie the scan order decides); images are then measured
+    /// up to the best value plus that distance.
+    fn nearest_image(&self, pre: &Vec3, pre_frac: &Vec3) -> (f64, usize, bool) {
         let measure = |k: usize| {
             let im = &self.images[k];
             let da = pre[0] + im[0];
@@ -316,9 +344,12 @@ impl Columns {
         let mut best = measure(first);
         let mut best_k = first;
         if !best.is_finite() {
-            return nearest_image_scan(&self.images, pre);
+            let (d, k) = nearest_image_scan(&self.images, pre);
+            return (d, k, self.tie_delta.is_some());
         }
-        let limit = best + self.margin;
+        let limit = best + self.margin.max(self.tie_delta.unwrap_or(0.0));
+        let mut measured = [f64::INFINITY; 27];
+        measured[first] = best;
         let allowed: [[bool; 3]; 3] = std::array::from_fn(|a| {
             std::array::from_fn(|o| {
                 let x = pre_frac[a] + o as f64 - 1.0;
@@ -333,6 +364,7 @@ impl Columns {
                         continue;
                     }
                     let d = measure(k);
+                    measured[k] = d;
                     if d < best || (d == best && k < best_k) {
                         best = d;
                         best_k = k;
@@ -340,7 +372,10 @@ impl Columns {
                 }
             }
         }
-        (best, best_k)
+        let tied = self
+            .tie_delta
+            .is_some_and(|delta| measured.iter().filter(|&&d| d <= best + delta).count() > 1);
+        (best, best_k, tied)
     }
 }
 
@@ -621,6 +656,7 @@ mod tests {
             (x >> 11) as f64 / (1u64 << 53) as f64
         };
         let mut pairs = 0;
+        let mut ties = 0;
         for _ in 0..200 {
             // Skewed cells, some with exact ties (half-cell separations below).
             let m = [
@@ -639,6 +675,7 @@ mod tests {
                 })
                 .collect();
             let columns = Columns::new(&lll, &cols, None);
+            let noting = Columns::new(&lll, &cols, None).noting_image_ties(1e-5);
             let rows: Vec<Vec3> = (0..8)
                 .map(|k| {
                     if k < 2 {
@@ -655,14 +692,28 @@ mod tests {
                 for j in 0..cols.len() {
                     let pre: Vec3 = std::array::from_fn(|a| columns.c2[j][a] - c1[a]);
                     let pre_frac: Vec3 = std::array::from_fn(|a| columns.w2[j][a] - w1[a]);
-                    let (d, k) = columns.nearest_image(&pre, &pre_frac);
+                    let (d, k, tied) = columns.nearest_image(&pre, &pre_frac);
                     let (d0, k0) = nearest_image_scan(&columns.images, &pre);
                     assert_eq!((d.to_bits(), k), (d0.to_bits(), k0), "{m:?} {f:?} {j}");
+                    assert!(!tied);
+                    // Noting ties: the same image, and a tie exactly when another of the
+                    // 27 is within 1e-5 Å² of the shortest.
+                    let (dn, kn, tied) = noting.nearest_image(&pre, &pre_frac);
+                    assert_eq!((dn.to_bits(), kn), (d0.to_bits(), k0));
+                    let close = columns
+                        .images
+                        .iter()
+                        .map(|im| (0..3).map(|a| (pre[a] + im[a]).powi(2)).sum::<f64>())
+                        .filter(|&x| x <= d0 + 1e-5)
+                        .count();
+                    assert_eq!(tied, close > 1, "{m:?} {f:?} {j}");
+                    ties += usize::from(tied);
                     pairs += 1;
                 }
             }
         }
         assert_eq!(pairs, 200 * 64);
+        assert!(ties > 100, "{ties} ties");
     }
 
     #[test]

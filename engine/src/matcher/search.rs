@@ -24,7 +24,7 @@ use super::assignment::{self, Assignment, AssignmentError};
 use super::bound;
 use super::lattice_mapping::{self, LatticeMapping};
 use super::linalg::{det_i64, inverse, reciprocal_lengths, vec_mat, volume, Mat3, Vec3};
-use super::orbits::MappingOrbits;
+use super::orbits::{MappingOrbits, Orbit};
 use super::pbc::{self, distance_to_integer};
 use super::periodicity;
 use super::reduced::ReducedStructure;
@@ -48,6 +48,15 @@ const BOUND_MARGIN: f64 = 4e-9;
 /// bound's boxes around one row's vectors took the 2,500 tasks from 5.5 s to 3.0 s.
 const PREFIX_ROWS: usize = 8;
 
+/// Squared distance (Å²) within which two assignments count as tied when folding fit
+/// searches by symmetry: far above the rounding by which symmetric copies of a table differ
+/// (coordinates printed to 8 decimals: about 1e-6 Å² on a 10 Å cell).
+const TIE_DELTA: f64 = 1e-5;
+
+/// Relative distance to stol within which a largest distance counts as at the fit
+/// boundary (where rounding of the symmetric copies could decide).
+const BOUNDARY: f64 = 1e-6;
+
 /// Below this RMS the reference stops searching.
 const RMS_EXACT: f64 = 1e-5;
 
@@ -70,6 +79,11 @@ pub(super) struct Match {
     /// The mapped basis of the moving structure (rows, its own Cartesian frame) that the
     /// average lattice stands for.
     pub aligned: Mat3,
+    /// For an orbit representative's candidate in a fit search (else false): whether
+    /// another assignment costs within `TIE_DELTA` of this one's
+    /// (a solver visiting the columns in another order could have returned it), or a pair's
+    /// vector was one of two images within `TIE_DELTA` (the scan order picked it).
+    pub ambiguous: bool,
 }
 
 /// What the search is for.
@@ -126,6 +140,9 @@ struct Prepared {
     /// lattice, prepared when a first candidate passes the subset test (the reference reduces
     /// the lattice at that point).
     columns: Option<pbc::Columns>,
+    /// Whether candidates note how ambiguous their assignment is ([`Match::ambiguous`]):
+    /// for a fit search's orbit representatives, whose answer stands for their orbit.
+    note_ties: bool,
 }
 
 /// Matches struct2 onto struct1 (pymatgen's `_strict_match`): struct1, after expansion into
@@ -260,6 +277,7 @@ impl Search<'_> {
             superset,
             lll: None,
             columns: None,
+            note_ties: false,
         })
     }
 
@@ -380,9 +398,17 @@ impl Search<'_> {
             cost: &table.d2,
             forbidden: pbc::FORBIDDEN,
         };
+        let note_ties = p.note_ties;
+        // Looking for a fit: pairs an equally cheap alternative could use instead.
+        let mut alternatives: Vec<(usize, usize)> = Vec::new();
         let sol = match assignment::unique_nearest(costs) {
             // Every site has its own nearest partner: the optimum, found in O(n²).
-            Some(sol) => sol,
+            Some(sol) => {
+                if note_ties {
+                    alternatives = assignment::near_alternative_to_nearest(costs, &sol, TIE_DELTA);
+                }
+                sol
+            }
             None => {
                 if let Some(limit) = limit {
                     let Some(rows) = bound::RowVectors::new(&table.start, &table.vectors) else {
@@ -395,8 +421,15 @@ impl Search<'_> {
                 // Every complete assignment of an infeasible block pays a forbidden pair:
                 // its value is astronomically above stol, so it can neither win nor be
                 // returned.
-                match assignment::solve_blocks(solver, costs) {
-                    Ok(sol) => sol,
+                match assignment::solve_blocks_noting_ties(
+                    solver,
+                    costs,
+                    note_ties.then_some(TIE_DELTA),
+                ) {
+                    Ok((sol, near)) => {
+                        alternatives = near;
+                        sol
+                    }
                     Err(AssignmentError::Infeasible) => return Ok(None),
                     Err(e) => return Err(e.into()),
                 }
@@ -421,6 +454,15 @@ impl Search<'_> {
                 (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() * p.normalization
             })
             .collect();
+        let ambiguous = note_ties
+            && !alternatives_exceed(
+                &table,
+                &sol,
+                &alternatives,
+                &dist,
+                p.normalization,
+                self.opts.stol,
+            );
         let val = match self.goal {
             Goal::SmallestRms { .. } => rms(&dist),
             Goal::Fit => dist.iter().copied().fold(f64::NEG_INFINITY, f64::max),
@@ -434,7 +476,22 @@ impl Search<'_> {
             translation,
             average: p.average,
             aligned: p.aligned,
+            ambiguous,
         }))
+    }
+
+    /// The orbits of lattice mappings under struct1's point symmetry, where they apply (no
+    /// supercell, struct1 the structure whose lattice is mapped).
+    fn orbits(&self) -> Option<MappingOrbits<'_>> {
+        match self.s1_t_inds.first() {
+            Some(&anchor) if self.fu == 1 && self.s1_supercell => Some(MappingOrbits::new(
+                &self.s1.lattice,
+                &self.s1.frac,
+                &self.s1.elements,
+                anchor,
+            )),
+            _ => None,
+        }
     }
 
     /// The mapping's shortest-vector columns: struct1's sites on the LLL reduction of the
@@ -450,7 +507,12 @@ impl Search<'_> {
             let tol =
                 inv_lll_abc.map(|x| x * self.opts.stol / (std::f64::consts::PI * p.normalization));
             let (s1fc, _) = self.coords(p);
-            p.columns = Some(pbc::Columns::new(&lll, s1fc, Some(tol)));
+            let columns = pbc::Columns::new(&lll, s1fc, Some(tol));
+            p.columns = Some(if p.note_ties {
+                columns.noting_image_ties(TIE_DELTA)
+            } else {
+                columns
+            });
         }
         p.columns
             .as_ref()
@@ -462,14 +524,42 @@ impl Search<'_> {
     /// stol cannot qualify (the largest distance is at least the RMS) and is not solved.
     fn first_fit(&self, mappings: &[LatticeMapping]) -> Result<Option<Match>, MatcherError> {
         let mut solver = Assignment::new();
+        // A mapping a point symmetry of struct1 away from one already searched gives the same
+        // candidates (see `orbits`), so whether one of them fits is already known: unless a
+        // candidate of the representative was ambiguous (another assignment almost as cheap,
+        // which the other mapping's column order could have picked, or a largest distance at
+        // stol to rounding). Then the mapping is searched too.
+        let mut orbits = self.orbits();
+        let mut clean: Vec<bool> = Vec::new();
         for i in by_promise(mappings) {
             let Some(mut p) = self.prepare(&mappings[i]) else {
                 continue;
             };
+            let mut representative = None;
+            if let Some(o) = orbits.as_mut() {
+                if let Ok(lll) = lll_reduce_matrix(&p.average, LLL_DELTA) {
+                    match o.classify(&mappings[i].scale, &p.average, &lll.mapping) {
+                        Orbit::Of(k) if clean.get(k) == Some(&true) => continue,
+                        Orbit::New(k) => {
+                            clean.resize(k + 1, true);
+                            representative = Some(k);
+                            p.note_ties = true;
+                        }
+                        _ => {}
+                    }
+                    p.lll = Some(lll);
+                }
+            }
             for s1i in self.candidates_by_promise(&p) {
                 if let Some(m) = self.score(&mut p, s1i, Some(self.opts.stol), &mut solver)? {
                     if m.val < self.opts.stol {
                         return Ok(Some(m));
+                    }
+                    let boundary = (m.val - self.opts.stol).abs() <= BOUNDARY * self.opts.stol;
+                    if m.ambiguous || boundary {
+                        if let Some(k) = representative {
+                            clean[k] = false;
+                        }
                     }
                 }
             }
@@ -523,15 +613,7 @@ impl Search<'_> {
         let stol = self.opts.stol;
         // Looking for the smallest RMS, a mapping a point symmetry of struct1 away from an
         // earlier one gives the same tables (see `orbits`): try the first of each orbit.
-        let mut orbits = match self.s1_t_inds.first() {
-            Some(&anchor) if self.fu == 1 && self.s1_supercell => Some(MappingOrbits::new(
-                &self.s1.lattice,
-                &self.s1.frac,
-                &self.s1.elements,
-                anchor,
-            )),
-            _ => None,
-        };
+        let mut orbits = self.orbits();
         let mut best: Option<Match> = None;
         for mapping in mappings {
             let Some(mut p) = self.prepare(mapping) else {
@@ -562,6 +644,75 @@ impl Search<'_> {
         }
         Ok(best.filter(|b| b.val < stol))
     }
+}
+
+/// Whether every alternative of a candidate a solver visiting columns or images in another
+/// order could have returned still has its largest distance above `stol`. The alternatives
+/// use, on some rows, one of the `alternatives` pairs instead of the solution's pair, or
+/// another image of a pair whose images tie ([`pbc::Table::tied`]). A row's vector then
+/// moves by at most the largest such change (an image change moves it by at most twice its
+/// length); the other rows keep theirs, and the mean moves by at most the sum of the
+/// changes over the row count, which bounds how much their largest distance can drop.
+/// Wherever the mean goes, two kept rows cannot both come closer to it than half their
+/// mutual distance: that bounds the largest distance from below too.
+fn alternatives_exceed(
+    table: &pbc::Table,
+    sol: &[usize],
+    alternatives: &[(usize, usize)],
+    dist: &[f64],
+    normalization: f64,
+    stol: f64,
+) -> bool {
+    let n = sol.len();
+    let entry = |i: usize, j: usize| table.range(i).find(|&k| table.col[k] == j);
+    let image_change = |k: usize| {
+        if table.tied.get(k) == Some(&true) {
+            2.0 * table.d2[k].sqrt()
+        } else {
+            0.0
+        }
+    };
+    // The largest change of each row's vector (0 for rows no alternative touches).
+    let mut change = vec![0.0f64; n];
+    for (i, &j) in sol.iter().enumerate() {
+        match entry(i, j) {
+            Some(k) => change[i] = image_change(k),
+            None => return false,
+        }
+    }
+    for &(i, j) in alternatives {
+        let (Some(own), Some(k)) = (entry(i, sol[i]), entry(i, j)) else {
+            return false;
+        };
+        let (a, b) = (table.vectors[own], table.vectors[k]);
+        let d = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+        change[i] = change[i].max(d + image_change(k));
+    }
+    let shift = change.iter().sum::<f64>() / n as f64 * normalization;
+    let kept = (0..n)
+        .filter(|&i| change[i] == 0.0)
+        .map(|i| dist[i])
+        .fold(f64::NEG_INFINITY, f64::max);
+    let limit = stol * (1.0 + BOUNDARY);
+    if shift == 0.0 || kept - shift > limit {
+        return true;
+    }
+    // Half the largest distance between two kept rows' vectors (normalised).
+    let kept_rows: Vec<usize> = (0..n).filter(|&i| change[i] == 0.0).collect();
+    let mut widest = 0.0f64;
+    for (a, &i) in kept_rows.iter().enumerate() {
+        let Some(u) = entry(i, sol[i]).map(|k| table.vectors[k]) else {
+            return false;
+        };
+        for &l in &kept_rows[a + 1..] {
+            let Some(w) = entry(l, sol[l]).map(|k| table.vectors[k]) else {
+                return false;
+            };
+            let d2 = (u[0] - w[0]).powi(2) + (u[1] - w[1]).powi(2) + (u[2] - w[2]).powi(2);
+            widest = widest.max(d2);
+        }
+    }
+    widest.sqrt() / 2.0 * normalization > limit
 }
 
 /// The RMS of a candidate's normalised distances.
