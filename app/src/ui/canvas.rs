@@ -170,7 +170,8 @@ pub fn StructureCanvas(
 
     let on_up = move |e: ev::PointerEvent| {
         if drag.get_value().is_some() {
-            publish();
+            // Ends the drag: redraws at full resolution, then publishes.
+            with_viewer(&|v| v.set_moving(false));
         }
         drag.set_value(None);
         let Some((x0, y0)) = press.get_value() else {
@@ -264,6 +265,7 @@ pub fn StructureCanvas(
                         }
                         viewer.update_value(|v| {
                             if let Some(v) = v.as_mut() {
+                                v.set_moving(true);
                                 v.orbit((x - x0) as f32, (y - y0) as f32);
                             }
                         });
@@ -278,7 +280,7 @@ pub fn StructureCanvas(
                 on:pointerup=on_up
                 on:pointerleave=move |_: ev::PointerEvent| {
                     if drag.get_value().is_some() {
-                        publish();
+                        with_viewer(&|v| v.set_moving(false));
                     }
                     drag.set_value(None);
                     press.set_value(None);

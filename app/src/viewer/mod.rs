@@ -1,6 +1,7 @@
 //! The three-d crystal viewer: instanced atoms coloured by element, bonds, the unit cell,
 //! orbit controls (drag to rotate, wheel to zoom). Renders on demand, not every frame.
 
+mod bake;
 mod impostor;
 mod scene;
 

@@ -6,7 +6,8 @@ use engine::bonds::bonds;
 use engine::Structure;
 use three_d::*;
 
-use super::impostor::{billboards, SphereImpostorMaterial};
+use super::bake::bake;
+use super::impostor::{billboard_mesh, ribbon_mesh, BondImpostorMaterial, SphereImpostorMaterial};
 use super::{displacement_color, Overlay, Style};
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlCanvasElement, WebGl2RenderingContext};
@@ -21,8 +22,12 @@ const ATOM_SCALE: f32 = 0.5;
 const EDGE_RADIUS: f32 = 0.03;
 /// Bond cylinder radius in Å.
 const BOND_RADIUS: f32 = 0.09;
-/// Above this many drawn atoms, atoms are sphere impostors (see `impostor`).
-const IMPOSTOR_SITES: usize = 5000;
+/// Resolution of the frames drawn while a structure of more than [`IMPOSTOR_SITES`] atoms is
+/// dragged, relative to the full one.
+const MOVING_RESOLUTION: f64 = 0.5;
+/// Above this many drawn atoms, atoms are sphere impostors and bonds ribbons (see
+/// `impostor`).
+const IMPOSTOR_SITES: usize = 500;
 /// Above this many bonds none are drawn (a dense picture would hide the atoms anyway).
 pub const MAX_BONDS: usize = 100_000;
 
@@ -51,10 +56,20 @@ pub struct Viewer {
     camera: Camera,
     target: Vec3,
     extent: f32,
-    atoms: Gm<InstancedMesh, PhysicalMaterial>,
+    /// The atoms and the bonds, each merged into one mesh (see `bake`); `None` when empty.
+    atoms: Option<Gm<Mesh, PhysicalMaterial>>,
     halos: Gm<InstancedMesh, PhysicalMaterial>,
     cell: Gm<InstancedMesh, PhysicalMaterial>,
-    bonds: Gm<InstancedMesh, PhysicalMaterial>,
+    bonds: Option<Gm<Mesh, PhysicalMaterial>>,
+    /// The sphere and cylinder merged into them, at the detail of [`Viewer::detail`].
+    sphere: CpuMesh,
+    cylinder: CpuMesh,
+    /// The material of the atom and bond meshes (white, tinted by their colours).
+    plain: PhysicalMaterial,
+    /// Whether the structure drawn is drawn with impostors (see [`IMPOSTOR_SITES`]).
+    large: bool,
+    /// Whether the user is dragging the view (see [`Viewer::set_moving`]).
+    moving: bool,
     /// Overlay arrows and the answer's sites (opaque), and the ring on the worst site.
     overlay: Gm<InstancedMesh, PhysicalMaterial>,
     worst: Gm<InstancedMesh, PhysicalMaterial>,
@@ -75,8 +90,11 @@ pub struct Viewer {
     /// Whether the atoms are drawn shrunk for an overlay.
     overlay_on: bool,
     /// Sphere impostors of a large structure, and their (centre, radius, colour).
-    impostors: Gm<InstancedMesh, SphereImpostorMaterial>,
+    impostors: Option<Gm<Mesh, SphereImpostorMaterial>>,
     impostor_atoms: Vec<(Vec3, f32, Srgba)>,
+    /// Bond ribbons of a large structure, and their bond halves (start, vector, colour).
+    ribbons: Option<Gm<Mesh, BondImpostorMaterial>>,
+    impostor_bonds: Vec<(Vec3, Vec3, Srgba)>,
     ambient: AmbientLight,
     key_light: DirectionalLight,
     /// Centre and drawn radius of every site, for picking.
@@ -115,10 +133,7 @@ impl Viewer {
             ..Default::default()
         };
         let empty = Instances::default();
-        let atoms = Gm::new(
-            InstancedMesh::new(&context, &empty, &CpuMesh::sphere(24)),
-            PhysicalMaterial::new_opaque(&context, &white),
-        );
+        let plain = PhysicalMaterial::new_opaque(&context, &white);
         let halos = Gm::new(
             InstancedMesh::new(&context, &empty, &CpuMesh::sphere(16)),
             PhysicalMaterial::new_transparent(
@@ -155,14 +170,8 @@ impl Viewer {
             InstancedMesh::new(&context, &empty, &CpuMesh::sphere(16)),
             PhysicalMaterial::new_opaque(&context, &white),
         );
-        let impostors = Gm::new(
-            InstancedMesh::new(&context, &empty, &CpuMesh::square()),
-            SphereImpostorMaterial,
-        );
-        let bond_mesh = Gm::new(
-            InstancedMesh::new(&context, &empty, &CpuMesh::cylinder(10)),
-            PhysicalMaterial::new_opaque(&context, &white),
-        );
+        let impostors = None;
+
         let camera = Camera::new_perspective(
             Viewport::new_at_origo(1, 1),
             vec3(0.0, -10.0, 0.0),
@@ -180,10 +189,15 @@ impl Viewer {
             camera,
             target: vec3(0.0, 0.0, 0.0),
             extent: 1.0,
-            atoms,
+            atoms: None,
             halos,
             cell,
-            bonds: bond_mesh,
+            bonds: None,
+            sphere: CpuMesh::sphere(24),
+            cylinder: CpuMesh::cylinder(10),
+            plain,
+            large: false,
+            moving: false,
             overlay,
             worst,
             answer_sites,
@@ -197,6 +211,8 @@ impl Viewer {
             overlay_on: false,
             impostors,
             impostor_atoms: Vec::new(),
+            ribbons: None,
+            impostor_bonds: Vec::new(),
             ambient,
             key_light,
             spheres: Vec::new(),
@@ -315,12 +331,22 @@ impl Viewer {
         self.render();
     }
 
+    /// `base` copied for each instance, as one mesh in the plain material (see `bake`).
+    fn merged(&self, base: &CpuMesh, instances: &Instances) -> Option<Gm<Mesh, PhysicalMaterial>> {
+        (!instances.transformations.is_empty()).then(|| {
+            Gm::new(
+                Mesh::new(&self.context, &bake(base, instances)),
+                self.plain.clone(),
+            )
+        })
+    }
+
     /// Instances of the atoms (spheres scaled by `scale`), their halos and, with `bonds`, the
     /// bonds of `structure`.
     fn draw_atoms(&mut self, structure: &Structure, highlight: &[usize], scale: f32, bonds: bool) {
         if structure.len() > IMPOSTOR_SITES {
             // Large: one shaded square per atom, turned to the camera at every frame.
-            self.atoms.geometry.set_instances(&Instances::default());
+            self.atoms = None;
             self.impostor_atoms = structure
                 .sites
                 .iter()
@@ -336,18 +362,28 @@ impl Viewer {
                 .collect();
         } else {
             self.impostor_atoms.clear();
-            self.impostors.geometry.set_instances(&Instances::default());
-            self.atoms
-                .geometry
-                .set_instances(&atom_instances(structure, None, self.style, scale));
+            self.impostors = None;
+            self.atoms = self.merged(
+                &self.sphere,
+                &atom_instances(structure, None, self.style, scale),
+            );
         }
-        let bond_instances = if bonds {
-            bond_instances(structure, self.style)
+        let halves = if bonds {
+            half_bonds(structure, self.style)
         } else {
-            Instances::default()
+            Vec::new()
         };
-        self.bond_count = bond_instances.transformations.len() / 2;
-        self.bonds.geometry.set_instances(&bond_instances);
+        self.bond_count = halves.len() / 2;
+        if structure.len() > IMPOSTOR_SITES {
+            // Large: a ribbon per bond half, turned to the camera at every frame.
+            self.bonds = None;
+            self.ribbons = None;
+            self.impostor_bonds = halves;
+        } else {
+            self.impostor_bonds.clear();
+            self.ribbons = None;
+            self.bonds = self.merged(&self.cylinder, &bond_instances(&halves));
+        }
         self.halos.geometry.set_instances(&atom_instances(
             structure,
             Some(highlight),
@@ -373,12 +409,10 @@ impl Viewer {
             .flat_map(|c| highlight.iter().map(move |&h| c * n + h))
             .collect();
         let detail = detail_for(drawn.len());
+        self.large = drawn.len() > IMPOSTOR_SITES;
         if detail != self.detail {
-            let empty = Instances::default();
-            self.atoms.geometry =
-                InstancedMesh::new(&self.context, &empty, &CpuMesh::sphere(detail.0));
-            self.bonds.geometry =
-                InstancedMesh::new(&self.context, &empty, &CpuMesh::cylinder(detail.1));
+            self.sphere = CpuMesh::sphere(detail.0);
+            self.cylinder = CpuMesh::cylinder(detail.1);
             self.detail = detail;
         }
         let corners = |l: &engine::Lattice| -> Vec<Vec3> {
@@ -457,6 +491,16 @@ impl Viewer {
         self.render();
     }
 
+    /// Start or end an interaction (a drag). Ending it redraws at full resolution.
+    pub fn set_moving(&mut self, moving: bool) {
+        if moving != self.moving {
+            self.moving = moving;
+            if !moving {
+                self.render();
+            }
+        }
+    }
+
     /// Rotate the camera around the structure's centre by a pointer drag of (dx, dy) pixels.
     pub fn orbit(&mut self, dx: f32, dy: f32) {
         let speed = 0.01 * self.extent;
@@ -518,8 +562,17 @@ impl Viewer {
         let dpr = web_sys::window()
             .map(|w| w.device_pixel_ratio())
             .unwrap_or(1.0);
-        let w = ((self.canvas.client_width() as f64) * dpr).round().max(1.0) as u32;
-        let h = ((self.canvas.client_height() as f64) * dpr)
+        // While a large structure is dragged, frames are drawn at reduced resolution (fewer
+        // pixels to shade under software WebGL); releasing it redraws in full.
+        let scale = if self.moving && self.large {
+            MOVING_RESOLUTION * dpr
+        } else {
+            dpr
+        };
+        let w = ((self.canvas.client_width() as f64) * scale)
+            .round()
+            .max(1.0) as u32;
+        let h = ((self.canvas.client_height() as f64) * scale)
             .round()
             .max(1.0) as u32;
         if self.canvas.width() != w || self.canvas.height() != h {
@@ -528,9 +581,22 @@ impl Viewer {
         }
         self.camera.set_viewport(Viewport::new_at_origo(w, h));
         if !self.impostor_atoms.is_empty() {
-            self.impostors
-                .geometry
-                .set_instances(&billboards(&self.impostor_atoms, &self.camera));
+            self.impostors = Some(Gm::new(
+                Mesh::new(
+                    &self.context,
+                    &billboard_mesh(&self.impostor_atoms, &self.camera),
+                ),
+                SphereImpostorMaterial,
+            ));
+        }
+        if !self.impostor_bonds.is_empty() {
+            self.ribbons = Some(Gm::new(
+                Mesh::new(
+                    &self.context,
+                    &ribbon_mesh(&self.impostor_bonds, BOND_RADIUS, &self.camera),
+                ),
+                BondImpostorMaterial,
+            ));
         }
         let [r, g, b] = BACKGROUND.map(|c| c as f32 / 255.0);
         RenderTarget::screen(&self.context, w, h)
@@ -538,9 +604,11 @@ impl Viewer {
             .render(
                 &self.camera,
                 self.atoms
-                    .into_iter()
-                    .chain(&self.impostors)
-                    .chain(&self.bonds)
+                    .iter()
+                    .map(|g| g as &dyn Object)
+                    .chain(self.impostors.iter().map(|g| g as &dyn Object))
+                    .chain(self.bonds.iter().map(|g| g as &dyn Object))
+                    .chain(self.ribbons.iter().map(|g| g as &dyn Object))
                     .chain(&self.cell)
                     .chain(&self.overlay)
                     .chain(&self.answer_sites)
@@ -599,27 +667,33 @@ fn cylinder(p: Vec3, d: Vec3, radius: f32) -> Mat4 {
         * Mat4::from_nonuniform_scale(d.magnitude(), radius, radius)
 }
 
-/// Each bond as two half-cylinders, one from each atom's drawn position, in its colour; a
-/// bond to a periodic image outside the cell shows as a stub from each end.
-fn bond_instances(s: &Structure, style: Style) -> Instances {
+/// Each bond as two halves (start, vector, colour), one from each atom's drawn position, in
+/// its colour; a bond to a periodic image outside the cell shows as a stub from each end.
+fn half_bonds(s: &Structure, style: Style) -> Vec<(Vec3, Vec3, Srgba)> {
     let list = bonds(s);
     if list.len() > MAX_BONDS {
-        return Instances::default();
+        return Vec::new();
     }
     let positions = s.cartesian_positions();
-    let mut transformations = Vec::with_capacity(2 * list.len());
-    let mut colors = Vec::with_capacity(2 * list.len());
+    let mut out = Vec::with_capacity(2 * list.len());
     for b in &list {
         let half = v3(b.vector) * 0.5;
         for (site, dir) in [(b.from, half), (b.to, -half)] {
-            transformations.push(cylinder(v3(positions[site]), dir, BOND_RADIUS));
             let [r, g, bl] = style.scheme.color(s.sites[site].element);
-            colors.push(Srgba::new(r, g, bl, 255));
+            out.push((v3(positions[site]), dir, Srgba::new(r, g, bl, 255)));
         }
     }
+    out
+}
+
+/// Cylinders for bond halves (start, vector, colour).
+fn bond_instances(halves: &[(Vec3, Vec3, Srgba)]) -> Instances {
     Instances {
-        transformations,
-        colors: Some(colors),
+        transformations: halves
+            .iter()
+            .map(|&(p, d, _)| cylinder(p, d, BOND_RADIUS))
+            .collect(),
+        colors: Some(halves.iter().map(|h| h.2).collect()),
         ..Default::default()
     }
 }
