@@ -143,6 +143,18 @@ impl Table {
         }
     }
 
+    /// Empties the table (keeping its buffers) for rows against `cols` columns.
+    pub fn clear(&mut self, cols: usize) {
+        self.rows = 0;
+        self.cols = cols;
+        self.start.clear();
+        self.start.push(0);
+        self.col.clear();
+        self.d2.clear();
+        self.vectors.clear();
+        self.tied.clear();
+    }
+
     /// Appends the rows of `other` (a table against the same columns) after this one's.
     pub fn append(&mut self, other: Table) {
         let offset = self.col.len();
@@ -270,24 +282,31 @@ impl Columns {
     /// Each allowed pair gets the shortest of the 27 images of the LLL cell around the
     /// wrapped points (first one on ties), as the reference computes it.
     pub fn table(&self, fc1: &[Vec3], forbidden: impl Fn(usize, usize) -> bool) -> Table {
-        let (n1, n2) = (fc1.len(), self.l2.len());
-        let mut t = Table {
-            rows: n1,
-            cols: n2,
-            start: Vec::with_capacity(n1 + 1),
-            col: Vec::new(),
-            d2: Vec::new(),
-            vectors: Vec::new(),
-            tied: Vec::new(),
-        };
-        let mut near = Vec::with_capacity(n2);
-        for (i, f) in fc1.iter().enumerate() {
-            t.start.push(t.col.len());
+        let mut t = Table::empty(self.l2.len());
+        self.append_rows(fc1, 0..fc1.len(), forbidden, &mut t, &mut Vec::new());
+        t
+    }
+
+    /// Appends to `out` the rows of `points` listed in `rows` (in that order; `forbidden`
+    /// is asked with the point's index), as [`Columns::table`] builds them. `near` is a
+    /// buffer reused between calls.
+    pub fn append_rows(
+        &self,
+        points: &[Vec3],
+        rows: impl IntoIterator<Item = usize>,
+        forbidden: impl Fn(usize, usize) -> bool,
+        out: &mut Table,
+        near: &mut Vec<usize>,
+    ) {
+        for i in rows {
+            let Some(f) = points.get(i) else {
+                continue;
+            };
             let l1 = vec_mat(*f, &self.inv);
             let c1 = cart_mod(&l1, &self.lat);
             let w1 = l1.map(py_mod1);
-            self.window.near(l1[0], &mut near);
-            for &j in &near {
+            self.window.near(l1[0], near);
+            for &j in near.iter() {
                 if forbidden(i, j) {
                     continue;
                 }
@@ -302,16 +321,16 @@ impl Columns {
                 let pre_frac: Vec3 = std::array::from_fn(|a| self.w2[j][a] - w1[a]);
                 let (best, best_k, tied) = self.nearest_image(&pre, &pre_frac);
                 if self.tie_delta.is_some() {
-                    t.tied.push(tied);
+                    out.tied.push(tied);
                 }
-                t.col.push(j);
-                t.d2.push(best);
-                t.vectors
+                out.col.push(j);
+                out.d2.push(best);
+                out.vectors
                     .push(std::array::from_fn(|a| pre[a] + self.images[best_k][a]));
             }
+            out.rows += 1;
+            out.start.push(out.col.len());
         }
-        t.start.push(t.col.len());
-        t
     }
 }
 

@@ -121,6 +121,18 @@ struct Search<'a> {
     stages: Vec<usize>,
 }
 
+/// Buffers reused from candidate to candidate of a search.
+#[derive(Default)]
+struct Work {
+    solver: Assignment,
+    /// Struct2's sites moved by the candidate's translation.
+    moved: Vec<Vec3>,
+    /// The candidate's table, built in stages.
+    staged: pbc::Table,
+    /// The column window's buffer.
+    near: Vec<usize>,
+}
+
 /// One lattice mapping, ready for its candidates.
 struct Prepared {
     /// The moving structure's sites in the mapped basis (expanded when `fu > 1`).
@@ -326,17 +338,26 @@ impl Search<'_> {
         p: &mut Prepared,
         s1i: usize,
         cap: Option<f64>,
-        solver: &mut Assignment,
+        work: &mut Work,
     ) -> Result<Option<Match>, MatcherError> {
         let (n1, n2) = (self.n1, self.n2);
         let forbidden = |i: usize, j: usize| self.mask.forbidden(i, j);
-        let t_s2fc: Vec<Vec3> = {
+        let Work {
+            solver,
+            moved: t_s2fc,
+            staged,
+            near,
+        } = work;
+        {
             let (s1fc, s2fc) = self.coords(p);
             let t: Vec3 = std::array::from_fn(|k| s1fc[s1i][k] - s2fc[self.s2_t_ind][k]);
-            s2fc.iter()
-                .map(|f| std::array::from_fn(|k| f[k] + t[k]))
-                .collect()
-        };
+            t_s2fc.clear();
+            t_s2fc.extend(
+                s2fc.iter()
+                    .map(|f| -> Vec3 { std::array::from_fn(|k| f[k] + t[k]) }),
+            );
+        }
+        let t_s2fc: &[Vec3] = t_s2fc;
         let min_rows = match self.goal {
             Goal::SmallestRms { .. } => BOUND_MIN_ROWS_RMS,
             Goal::Fit => BOUND_MIN_ROWS_FIT,
@@ -349,14 +370,13 @@ impl Search<'_> {
         // subset test (which looks at every row; a candidate either test rules out is
         // skipped, so their order does not matter). An error preparing the columns is left
         // for after the subset test, where the reference would meet it.
-        let mut staged = pbc::Table::empty(n1);
+        staged.clear(n1);
         let mut done = 0;
         if let (Some(limit), Ok(columns)) = (limit, self.columns(p)) {
             let upto = self.stages[0];
             if upto < n2 {
-                let rows = &self.row_order[..upto];
-                let sub: Vec<Vec3> = rows.iter().map(|&i| t_s2fc[i]).collect();
-                staged.append(columns.table(&sub, |a, j| forbidden(rows[a], j)));
+                let rows = self.row_order[..upto].iter().copied();
+                columns.append_rows(t_s2fc, rows, forbidden, staged, near);
                 done = upto;
                 match bound::RowVectors::new(&staged.start, &staged.vectors) {
                     Some(r) if !r.exceeds(limit) => {}
@@ -366,7 +386,7 @@ impl Search<'_> {
         }
         {
             let (s1fc, _) = self.coords(p);
-            if !p.superset.contains(s1fc, &t_s2fc, forbidden) {
+            if !p.superset.contains(s1fc, t_s2fc, forbidden) {
                 return Ok(None);
             }
         }
@@ -375,9 +395,8 @@ impl Search<'_> {
             Some(limit) => {
                 let first = done;
                 for &upto in self.stages.iter().filter(|&&u| u > first) {
-                    let rows = &self.row_order[done..upto];
-                    let sub: Vec<Vec3> = rows.iter().map(|&i| t_s2fc[i]).collect();
-                    staged.append(columns.table(&sub, |a, j| forbidden(rows[a], j)));
+                    let rows = self.row_order[done..upto].iter().copied();
+                    columns.append_rows(t_s2fc, rows, forbidden, staged, near);
                     done = upto;
                     if upto < n2 {
                         match bound::RowVectors::new(&staged.start, &staged.vectors) {
@@ -388,7 +407,7 @@ impl Search<'_> {
                 }
                 staged.reordered(&self.row_order)
             }
-            None => columns.table(&t_s2fc, forbidden),
+            None => columns.table(t_s2fc, forbidden),
         };
         let costs = assignment::SparseCosts {
             rows: n2,
@@ -523,7 +542,7 @@ impl Search<'_> {
     /// promising mappings and translations first. A candidate whose RMS provably exceeds
     /// stol cannot qualify (the largest distance is at least the RMS) and is not solved.
     fn first_fit(&self, mappings: &[LatticeMapping]) -> Result<Option<Match>, MatcherError> {
-        let mut solver = Assignment::new();
+        let mut work = Work::default();
         // A mapping a point symmetry of struct1 away from one already searched gives the same
         // candidates (see `orbits`), so whether one of them fits is already known: unless a
         // candidate of the representative was ambiguous (another assignment almost as cheap,
@@ -551,7 +570,7 @@ impl Search<'_> {
                 }
             }
             for s1i in self.candidates_by_promise(&p) {
-                if let Some(m) = self.score(&mut p, s1i, Some(self.opts.stol), &mut solver)? {
+                if let Some(m) = self.score(&mut p, s1i, Some(self.opts.stol), &mut work)? {
                     if m.val < self.opts.stol {
                         return Ok(Some(m));
                     }
@@ -574,7 +593,7 @@ impl Search<'_> {
         known: Option<f64>,
     ) -> Result<Option<Match>, MatcherError> {
         let stol = self.opts.stol;
-        let mut solver = Assignment::new();
+        let mut work = Work::default();
         // A cap from a candidate known to exist: the one given, or else the best of the most
         // promising mapping's shortest translations. Its mapping may be folded into an orbit
         // below, whose representative scores the same candidate only to within the orbit
@@ -586,18 +605,18 @@ impl Search<'_> {
         } else if let Some(&i) = by_promise(mappings).first() {
             if let Some(mut p) = self.prepare(&mappings[i]) {
                 for s1i in self.candidates_by_promise(&p).into_iter().take(3) {
-                    if let Ok(Some(m)) = self.score(&mut p, s1i, Some(cap), &mut solver) {
+                    if let Ok(Some(m)) = self.score(&mut p, s1i, Some(cap), &mut work) {
                         cap = cap.min(m.val * CAP_MARGIN);
                     }
                 }
             }
         }
-        let best = self.smallest_below(mappings, cap, &mut solver)?;
+        let best = self.smallest_below(mappings, cap, &mut work)?;
         if cap < stol && best.as_ref().is_none_or(|b| b.val > cap.max(RMS_EXACT)) {
             // The capping candidate is not among those visited with its value (it may be one
             // that struct1's own translations thin out, whose equal-cost assignment breaks a
             // tie differently): the cap proved nothing, so search again without it.
-            return self.smallest_below(mappings, stol, &mut solver);
+            return self.smallest_below(mappings, stol, &mut work);
         }
         Ok(best)
     }
@@ -608,7 +627,7 @@ impl Search<'_> {
         &self,
         mappings: &[LatticeMapping],
         cap: f64,
-        solver: &mut Assignment,
+        work: &mut Work,
     ) -> Result<Option<Match>, MatcherError> {
         let stol = self.opts.stol;
         // Looking for the smallest RMS, a mapping a point symmetry of struct1 away from an
@@ -630,7 +649,7 @@ impl Search<'_> {
             }
             for s1i in self.candidates(&p) {
                 let limit = best.as_ref().map_or(cap, |b| b.val.min(cap)).max(RMS_EXACT);
-                let Some(m) = self.score(&mut p, s1i, Some(limit), solver)? else {
+                let Some(m) = self.score(&mut p, s1i, Some(limit), work)? else {
                     continue;
                 };
                 if best.as_ref().is_none_or(|b| m.val < b.val) {
