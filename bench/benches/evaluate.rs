@@ -5,12 +5,14 @@
 //! 0.3 Å, written as CIF and wrapped in `<cif>` tags), then times parsing each target and
 //! evaluating its answer as the reference does: `fit`, then on a fit `get_rms_dist`, which
 //! enumerates every lattice mapping and translation (thinned by the target's own symmetry)
-//! for an answer that is not an exact match. Project machine, 2026-11-25 (2 cores): 5.3 s
-//! natively for the set (2.1 ms per task), 7.0 s in wasm32 under node; goal < 1 s in wasm,
+//! for an answer that is not an exact match. Project machine, 2026-11-25 (2 cores): 2.4 s
+//! natively for the set (0.95 ms per task), 3.4 s in wasm32 under node; goal < 1 s in wasm,
 //! not reached. History: 71 s (get_rms_dist alone, before the periodicity shortcut) → 8.6 s
 //! (periodicity) → 18.4 s (fit first, as the spec says) → 5.3 s (fit visiting promising
 //! mappings first, symmetry orbits, a cap from a promising candidate, sparse tables, pruned
-//! image search, a faster CIF block splitter).
+//! image search, a faster CIF block splitter) → 2.4 s (the bound proved only near one row's
+//! vectors and on 8, then 16 rows before the whole table and the subset test, the fit's RMS
+//! as the cap, buffers reused between candidates).
 //!
 //! Native: `cargo bench -p bench --bench evaluate` (`ATOMWORLD_BENCH_SLOWEST=1` lists the
 //! twenty slowest tasks).
