@@ -405,13 +405,16 @@ fn parse_block(block: &[char], offset: usize, positions: &Positions) -> Result<P
         pos: positions.at(first.at),
         data: Vec::new(),
     };
-    let text_of = |t: &Token, strip: bool| Text {
-        s: if strip {
+    // A token's value, moved out of it (stripped of Python whitespace when asked; a value
+    // with none to strip keeps its string).
+    let text_of = |t: Token, strip: bool| {
+        let pos = positions.at(t.at);
+        let s = if strip && py_strip(&t.text).len() != t.text.len() {
             py_strip(&t.text).to_string()
         } else {
-            t.text.clone()
-        },
-        pos: positions.at(t.at),
+            t.text
+        };
+        Text { s, pos }
     };
     while let Some(tok) = it.next() {
         if tok.bare() == "_eof" {
@@ -419,7 +422,7 @@ fn parse_block(block: &[char], offset: usize, positions: &Positions) -> Result<P
         }
         if tok.bare().starts_with('_') {
             let value = match it.next() {
-                Some(v) => text_of(&v, false),
+                Some(v) => text_of(v, false),
                 None => Text {
                     s: String::new(),
                     pos: positions.at(tok.at),
@@ -439,12 +442,10 @@ fn parse_block(block: &[char], offset: usize, positions: &Positions) -> Result<P
                 columns.push(col);
             }
             let mut items: Vec<Text> = Vec::new();
-            while let Some(next) = it.peek() {
-                if next.bare().starts_with("loop_") || next.bare().starts_with('_') {
-                    break;
-                }
+            while let Some(next) =
+                it.next_if(|t| !(t.bare().starts_with("loop_") || t.bare().starts_with('_')))
+            {
                 items.push(text_of(next, true));
-                it.next();
             }
             // pymatgen divides by len(columns) and then by the row count: both must be
             // non-zero, and the values must fill whole rows.
