@@ -590,13 +590,10 @@ impl Viewer {
             ));
         }
         if !self.impostor_bonds.is_empty() {
-            self.ribbons = Some(Gm::new(
-                Mesh::new(
-                    &self.context,
-                    &ribbon_mesh(&self.impostor_bonds, BOND_RADIUS, &self.camera),
-                ),
-                BondImpostorMaterial,
-            ));
+            // A bond pointing straight at the eye has no ribbon; an empty mesh is not drawn.
+            let ribbons = ribbon_mesh(&self.impostor_bonds, BOND_RADIUS, &self.camera);
+            self.ribbons = (!ribbons.positions.is_empty())
+                .then(|| Gm::new(Mesh::new(&self.context, &ribbons), BondImpostorMaterial));
         }
         let [r, g, b] = BACKGROUND.map(|c| c as f32 / 255.0);
         RenderTarget::screen(&self.context, w, h)
