@@ -7,7 +7,7 @@ use engine::Structure;
 use three_d::*;
 
 use super::bake::bake;
-use super::impostor::{billboard_mesh, ribbon_mesh, BondImpostorMaterial, SphereImpostorMaterial};
+use super::impostor::{billboard_mesh, ribbon_mesh, ImpostorMaterial};
 use super::{displacement_color, Overlay, Style};
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlCanvasElement, WebGl2RenderingContext};
@@ -90,10 +90,10 @@ pub struct Viewer {
     /// Whether the atoms are drawn shrunk for an overlay.
     overlay_on: bool,
     /// Sphere impostors of a large structure, and their (centre, radius, colour).
-    impostors: Option<Gm<Mesh, SphereImpostorMaterial>>,
+    impostors: Option<Gm<Mesh, ImpostorMaterial>>,
     impostor_atoms: Vec<(Vec3, f32, Srgba)>,
     /// Bond ribbons of a large structure, and their bond halves (start, vector, colour).
-    ribbons: Option<Gm<Mesh, BondImpostorMaterial>>,
+    ribbons: Option<Gm<Mesh, ImpostorMaterial>>,
     impostor_bonds: Vec<(Vec3, Vec3, Srgba)>,
     ambient: AmbientLight,
     key_light: DirectionalLight,
@@ -586,14 +586,18 @@ impl Viewer {
                     &self.context,
                     &billboard_mesh(&self.impostor_atoms, &self.camera),
                 ),
-                SphereImpostorMaterial,
+                ImpostorMaterial::SPHERE,
             ));
         }
         if !self.impostor_bonds.is_empty() {
             // A bond pointing straight at the eye has no ribbon; an empty mesh is not drawn.
             let ribbons = ribbon_mesh(&self.impostor_bonds, BOND_RADIUS, &self.camera);
-            self.ribbons = (!ribbons.positions.is_empty())
-                .then(|| Gm::new(Mesh::new(&self.context, &ribbons), BondImpostorMaterial));
+            self.ribbons = (!ribbons.positions.is_empty()).then(|| {
+                Gm::new(
+                    Mesh::new(&self.context, &ribbons),
+                    ImpostorMaterial::CYLINDER,
+                )
+            });
         }
         let [r, g, b] = BACKGROUND.map(|c| c as f32 / 255.0);
         RenderTarget::screen(&self.context, w, h)
@@ -644,15 +648,13 @@ fn atom_instances(s: &Structure, halo: Option<&[usize]>, style: Style, scale: f3
 }
 
 /// Subdivisions of the (sphere, cylinder) meshes for a picture of `n` atoms: fewer triangles
-/// per atom as the count grows, so that software WebGL still redraws 10,000 atoms with their
-/// bonds while the user drags (frame times are measured by `e2e/tests/performance.test.mjs`).
+/// per atom for the larger meshed structures (above [`IMPOSTOR_SITES`] atoms are impostors;
+/// frame times are measured by `e2e/tests/performance.test.mjs`).
 fn detail_for(n: usize) -> (u32, u32) {
-    match n {
-        0..=300 => (24, 10),
-        301..=2000 => (8, 6),
-        2001..=5000 => (4, 4),
-        // At this size an atom covers a few pixels: 16 triangles draw it as well as 576.
-        _ => (2, 3),
+    if n <= 300 {
+        (24, 10)
+    } else {
+        (8, 6)
     }
 }
 

@@ -155,18 +155,6 @@ impl Table {
         self.tied.clear();
     }
 
-    /// Appends the rows of `other` (a table against the same columns) after this one's.
-    pub fn append(&mut self, other: Table) {
-        let offset = self.col.len();
-        self.start
-            .extend(other.start.iter().skip(1).map(|s| s + offset));
-        self.rows += other.rows;
-        self.col.extend(other.col);
-        self.d2.extend(other.d2);
-        self.vectors.extend(other.vectors);
-        self.tied.extend(other.tied);
-    }
-
     /// The table with row `order[r]` of the result taken from row `r` of this one (`order`
     /// a permutation of the rows): tables built in another row order put back in place.
     pub fn reordered(&self, order: &[usize]) -> Table {
@@ -615,9 +603,10 @@ mod tests {
         let whole = columns.table(&rows, forbidden);
         let order = [3, 0, 4, 1, 2];
         let mut staged = Table::empty(cols.len());
+        let mut near = Vec::new();
         for part in [&order[..2], &order[2..]] {
-            let sub: Vec<Vec3> = part.iter().map(|&i| rows[i]).collect();
-            staged.append(columns.table(&sub, |a, j| forbidden(part[a], j)));
+            let part = part.iter().copied();
+            columns.append_rows(&rows, part, forbidden, &mut staged, &mut near);
         }
         let back = staged.reordered(&order);
         assert_eq!(back.rows, whole.rows);
