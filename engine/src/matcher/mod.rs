@@ -45,7 +45,7 @@ use assignment::AssignmentError;
 use lattice_mapping::MappingError;
 use linalg::{from_parameters_pymatgen, parameters, volume, Mat3, Vec3};
 use reduced::ReducedStructure;
-use search::{strict_match, Goal, Match};
+use search::{strict_match, Goal, Match, Shared};
 use supercell::supercell_size;
 
 use crate::reduction::ReductionError;
@@ -164,7 +164,7 @@ pub fn fit(s1: &Structure, s2: &Structure, opts: &MatcherOptions) -> Result<bool
         return Ok(false);
     }
     let pre = preprocess(s1, s2, opts)?;
-    let found = match_structures(&pre, opts, Goal::Fit, &mut None)?;
+    let found = match_structures(&pre, opts, Goal::Fit, &mut Shared::default())?;
     Ok(found.is_some_and(|m| m.val <= opts.stol))
 }
 
@@ -181,7 +181,7 @@ pub fn get_rms_dist(
     check_options(opts)?;
     let pre = preprocess(s1, s2, opts)?;
     let goal = Goal::SmallestRms { known: None };
-    Ok(match_structures(&pre, opts, goal, &mut None)?.map(|m| rms_dist(m, opts, s1)))
+    Ok(match_structures(&pre, opts, goal, &mut Shared::default())?.map(|m| rms_dist(m, opts, s1)))
 }
 
 /// The reported figures of the smallest-RMS match.
@@ -213,7 +213,8 @@ fn rms_dist(m: Match, opts: &MatcherOptions, s1: &Structure) -> RmsDist {
 
 /// `fit`, then on a fit `get_rms_dist`: what the AtomWorld evaluator asks (spec §4: no fit is
 /// a mismatch; a fit reports the smallest-RMS match). `Ok(None)` when there is no fit. The
-/// structures are reduced, and their lattice mappings enumerated, once for both questions.
+/// structures are reduced, their lattice mappings enumerated and struct1's symmetry tested,
+/// once for both questions.
 pub fn rms_dist_if_fit(
     s1: &Structure,
     s2: &Structure,
@@ -224,8 +225,8 @@ pub fn rms_dist_if_fit(
         return Ok(None);
     }
     let pre = preprocess(s1, s2, opts)?;
-    let mut mappings = None;
-    let fit = match_structures(&pre, opts, Goal::Fit, &mut mappings)?;
+    let mut shared = Shared::default();
+    let fit = match_structures(&pre, opts, Goal::Fit, &mut shared)?;
     let Some(fit) = fit.filter(|m| m.val <= opts.stol) else {
         return Ok(None);
     };
@@ -233,7 +234,7 @@ pub fn rms_dist_if_fit(
     let goal = Goal::SmallestRms {
         known: Some(search::rms(&fit.dist)),
     };
-    let found = match_structures(&pre, opts, goal, &mut mappings)?;
+    let found = match_structures(&pre, opts, goal, &mut shared)?;
     Ok(found.map(|m| rms_dist(m, opts, s1)))
 }
 
@@ -359,13 +360,14 @@ fn preprocess(
 
 /// Matches the structure with fewer (expanded) sites onto the other (pymatgen's `_match`).
 ///
-/// `mappings` caches the lattice mappings between calls on the same preprocessed pair (the
-/// roles of the two structures are decided by `pre` alone, so they are the same list).
+/// `shared` carries the lattice mappings and struct1's tested point operations between calls
+/// on the same preprocessed pair (the roles of the two structures are decided by `pre`
+/// alone, so they are the same).
 fn match_structures(
     pre: &Preprocessed,
     opts: &MatcherOptions,
     goal: Goal,
-    mappings: &mut Option<Vec<lattice_mapping::LatticeMapping>>,
+    shared: &mut Shared,
 ) -> Result<Option<Match>, MatcherError> {
     let (n1, n2) = (pre.r1.elements.len(), pre.r2.elements.len());
     let ratio = if pre.s1_supercell {
@@ -381,7 +383,7 @@ fn match_structures(
             pre.s1_supercell,
             opts,
             goal,
-            mappings,
+            shared,
         )
     } else {
         strict_match(
@@ -391,7 +393,7 @@ fn match_structures(
             !pre.s1_supercell,
             opts,
             goal,
-            mappings,
+            shared,
         )
     }
 }

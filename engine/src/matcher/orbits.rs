@@ -51,6 +51,11 @@ const AVERAGE_TOL: f64 = 1e-9;
 /// Integer 3×3 matrix.
 type IMat = [[i64; 3]; 3];
 
+/// Point operations of struct1 already tested, with the answer: the same ones come back for
+/// every pair of mappings (a cubic lattice has 48), and for both searches of a pair (a fit,
+/// then the smallest RMS), which share them.
+pub type Symmetries = Vec<(IMat, bool)>;
+
 /// The representatives chosen so far and what is needed to test a new mapping.
 pub struct MappingOrbits<'a> {
     frac: &'a [Vec3],
@@ -60,12 +65,9 @@ pub struct MappingOrbits<'a> {
     scale: f64,
     anchor: usize,
     representatives: Vec<Representative>,
-    /// Point operations already tested, with the answer (a cubic lattice has 48: the same
-    /// ones come back for every pair of mappings).
-    tested: Vec<(IMat, bool)>,
+    tested: &'a mut Symmetries,
 }
 
-/// A mapping tried in full, with the average lattice and LLL basis its tables used.
 /// Where a mapping falls among the orbits met so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Orbit {
@@ -77,6 +79,7 @@ pub enum Orbit {
     Alone,
 }
 
+/// A mapping tried in full, with the average lattice and LLL basis its tables used.
 struct Representative {
     scale: IMat,
     average: Mat3,
@@ -85,8 +88,15 @@ struct Representative {
 
 impl<'a> MappingOrbits<'a> {
     /// For struct1 with reduced lattice rows `lattice`, fractional coordinates `frac` and
-    /// `elements`; `anchor` is a site of its rarest element (fewest translations to try).
-    pub fn new(lattice: &Mat3, frac: &'a [Vec3], elements: &'a [Element], anchor: usize) -> Self {
+    /// `elements`; `anchor` is a site of its rarest element (fewest translations to try);
+    /// `tested` holds the point operations already tested on that struct1.
+    pub fn new(
+        lattice: &Mat3,
+        frac: &'a [Vec3],
+        elements: &'a [Element],
+        anchor: usize,
+        tested: &'a mut Symmetries,
+    ) -> Self {
         let gram: Mat3 = std::array::from_fn(|i| {
             std::array::from_fn(|j| (0..3).map(|k| lattice[i][k] * lattice[j][k]).sum())
         });
@@ -99,7 +109,7 @@ impl<'a> MappingOrbits<'a> {
             scale,
             anchor,
             representatives: Vec::new(),
-            tested: Vec::new(),
+            tested,
         }
     }
 
@@ -220,7 +230,8 @@ mod tests {
         let lattice = [[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 4.0]];
         let frac = vec![[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]];
         let elements = vec![el("Cs"), el("Cl")];
-        let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0);
+        let mut tested = Symmetries::new();
+        let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0, &mut tested);
         let id = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
         let (avg, lll) = (lattice, id);
         let swap = [[0, 1, 0], [1, 0, 0], [0, 0, 1]];
@@ -231,20 +242,27 @@ mod tests {
         assert!(!orbits.is_redundant(&swap, &avg, &[[1, 0, 0], [0, 1, 0], [1, 1, 1]]));
         let mut other = avg;
         other[2][2] += 1e-6;
-        let mut fresh = MappingOrbits::new(&lattice, &frac, &elements, 0);
+        let mut fresh = MappingOrbits::new(&lattice, &frac, &elements, 0, &mut tested);
         assert!(!fresh.is_redundant(&id, &avg, &lll));
         assert!(!fresh.is_redundant(&swap, &other, &lll));
+        // A second search of the same struct1 reuses the verdicts of the first.
+        assert!(tested.contains(&(swap, true)));
+        let mut second = MappingOrbits::new(&lattice, &frac, &elements, 0, &mut tested);
+        assert!(!second.is_redundant(&id, &avg, &lll));
+        assert!(second.is_redundant(&swap, &avg, &lll));
         // Move Cl off the body diagonal along x: swapping x and y is no longer a symmetry,
         // inverting z still is.
         let frac = vec![[0.0, 0.0, 0.0], [0.6, 0.5, 0.5]];
-        let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0);
+        let mut tested = Symmetries::new();
+        let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0, &mut tested);
         assert!(!orbits.is_redundant(&id, &avg, &lll));
         assert!(!orbits.is_redundant(&swap, &avg, &lll));
         assert!(orbits.is_redundant(&[[1, 0, 0], [0, 1, 0], [0, 0, -1]], &avg, &lll));
         // A tetragonal metric: swapping a and c does not preserve it.
         let lattice = [[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 5.0]];
         let frac = vec![[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]];
-        let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0);
+        let mut tested = Symmetries::new();
+        let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0, &mut tested);
         assert!(!orbits.is_redundant(&id, &avg, &lll));
         assert!(!orbits.is_redundant(&[[0, 0, 1], [0, 1, 0], [1, 0, 0]], &avg, &lll));
         assert!(orbits.is_redundant(&swap, &avg, &lll));

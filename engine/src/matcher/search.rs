@@ -24,7 +24,7 @@ use super::assignment::{self, Assignment, AssignmentError};
 use super::bound;
 use super::lattice_mapping::{self, LatticeMapping};
 use super::linalg::{det_i64, inverse, reciprocal_lengths, vec_mat, volume, Mat3, Vec3};
-use super::orbits::{MappingOrbits, Orbit};
+use super::orbits::{MappingOrbits, Orbit, Symmetries};
 use super::pbc::{self, distance_to_integer};
 use super::periodicity;
 use super::reduced::ReducedStructure;
@@ -121,6 +121,15 @@ struct Search<'a> {
     stages: Vec<usize>,
 }
 
+/// What two searches of the same preprocessed pair (a fit, then the smallest RMS) share: the
+/// lattice mappings, found once, and struct1's point operations already tested (see
+/// `orbits`).
+#[derive(Default)]
+pub(super) struct Shared {
+    mappings: Option<Vec<LatticeMapping>>,
+    symmetries: Symmetries,
+}
+
 /// Buffers reused from candidate to candidate of a search.
 #[derive(Default)]
 struct Work {
@@ -159,8 +168,8 @@ struct Prepared {
 
 /// Matches struct2 onto struct1 (pymatgen's `_strict_match`): struct1, after expansion into
 /// `fu` cells when `s1_supercell`, must have at least as many sites as struct2 (after its
-/// expansion otherwise). `mappings` holds the lattice mappings once found, so a second search
-/// of the same pair (a fit, then the smallest RMS) does not enumerate them again.
+/// expansion otherwise). `shared` holds what a second search of the same pair (a fit, then
+/// the smallest RMS) need not find again: the lattice mappings and struct1's symmetry.
 pub(super) fn strict_match(
     s1: &ReducedStructure,
     s2: &ReducedStructure,
@@ -168,7 +177,7 @@ pub(super) fn strict_match(
     s1_supercell: bool,
     opts: &MatcherOptions,
     goal: Goal,
-    mappings: &mut Option<Vec<LatticeMapping>>,
+    shared: &mut Shared,
 ) -> Result<Option<Match>, MatcherError> {
     let mask = Mask::new(&s1.elements, &s2.elements, fu, s1_supercell);
     let (n1, n2) = (mask.cols.len(), mask.rows.len());
@@ -181,6 +190,10 @@ pub(super) fn strict_match(
     let (s2_t_ind, s1_t_inds) = mask.translation_indices(fu, s1_supercell);
     // The structure whose lattice is mapped onto the other's (and expanded when fu > 1).
     let (moving, fixed) = if s1_supercell { (s1, s2) } else { (s2, s1) };
+    let Shared {
+        mappings,
+        symmetries,
+    } = shared;
     if mappings.is_none() {
         *mappings = Some(
             lattice_mapping::find_all_mappings(
@@ -236,8 +249,8 @@ pub(super) fn strict_match(
         stages: stages(n2),
     };
     match goal {
-        Goal::Fit => search.first_fit(mappings),
-        Goal::SmallestRms { known } => search.smallest_rms(mappings, known),
+        Goal::Fit => search.first_fit(mappings, symmetries),
+        Goal::SmallestRms { known } => search.smallest_rms(mappings, known, symmetries),
     }
 }
 
@@ -501,13 +514,14 @@ impl Search<'_> {
 
     /// The orbits of lattice mappings under struct1's point symmetry, where they apply (no
     /// supercell, struct1 the structure whose lattice is mapped).
-    fn orbits(&self) -> Option<MappingOrbits<'_>> {
+    fn orbits<'t>(&'t self, tested: &'t mut Symmetries) -> Option<MappingOrbits<'t>> {
         match self.s1_t_inds.first() {
             Some(&anchor) if self.fu == 1 && self.s1_supercell => Some(MappingOrbits::new(
                 &self.s1.lattice,
                 &self.s1.frac,
                 &self.s1.elements,
                 anchor,
+                tested,
             )),
             _ => None,
         }
@@ -541,14 +555,18 @@ impl Search<'_> {
     /// The first candidate found with its largest distance below stol, trying the most
     /// promising mappings and translations first. A candidate whose RMS provably exceeds
     /// stol cannot qualify (the largest distance is at least the RMS) and is not solved.
-    fn first_fit(&self, mappings: &[LatticeMapping]) -> Result<Option<Match>, MatcherError> {
+    fn first_fit(
+        &self,
+        mappings: &[LatticeMapping],
+        symmetries: &mut Symmetries,
+    ) -> Result<Option<Match>, MatcherError> {
         let mut work = Work::default();
         // A mapping a point symmetry of struct1 away from one already searched gives the same
         // candidates (see `orbits`), so whether one of them fits is already known: unless a
         // candidate of the representative was ambiguous (another assignment almost as cheap,
         // which the other mapping's column order could have picked, or a largest distance at
         // stol to rounding). Then the mapping is searched too.
-        let mut orbits = self.orbits();
+        let mut orbits = self.orbits(symmetries);
         let mut clean: Vec<bool> = Vec::new();
         for i in by_promise(mappings) {
             let Some(mut p) = self.prepare(&mappings[i]) else {
@@ -591,6 +609,7 @@ impl Search<'_> {
         &self,
         mappings: &[LatticeMapping],
         known: Option<f64>,
+        symmetries: &mut Symmetries,
     ) -> Result<Option<Match>, MatcherError> {
         let stol = self.opts.stol;
         let mut work = Work::default();
@@ -611,12 +630,12 @@ impl Search<'_> {
                 }
             }
         }
-        let best = self.smallest_below(mappings, cap, &mut work)?;
+        let best = self.smallest_below(mappings, cap, &mut work, symmetries)?;
         if cap < stol && best.as_ref().is_none_or(|b| b.val > cap.max(RMS_EXACT)) {
             // The capping candidate is not among those visited with its value (it may be one
             // that struct1's own translations thin out, whose equal-cost assignment breaks a
             // tie differently): the cap proved nothing, so search again without it.
-            return self.smallest_below(mappings, stol, &mut work);
+            return self.smallest_below(mappings, stol, &mut work, symmetries);
         }
         Ok(best)
     }
@@ -628,11 +647,12 @@ impl Search<'_> {
         mappings: &[LatticeMapping],
         cap: f64,
         work: &mut Work,
+        symmetries: &mut Symmetries,
     ) -> Result<Option<Match>, MatcherError> {
         let stol = self.opts.stol;
         // Looking for the smallest RMS, a mapping a point symmetry of struct1 away from an
         // earlier one gives the same tables (see `orbits`): try the first of each orbit.
-        let mut orbits = self.orbits();
+        let mut orbits = self.orbits(symmetries);
         let mut best: Option<Match> = None;
         for mapping in mappings {
             let Some(mut p) = self.prepare(mapping) else {
