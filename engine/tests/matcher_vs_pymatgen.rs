@@ -14,7 +14,7 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
-use engine::matcher::{fit, get_rms_dist, rms_dist_if_fit, MatcherOptions};
+use engine::matcher::{fit, get_rms_dist, get_rms_dist_unbounded, rms_dist_if_fit, MatcherOptions};
 use engine::{Element, Lattice, Site, Structure};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -80,7 +80,8 @@ struct Tally {
     rms_disagree: usize,
     failures: Vec<String>,
     /// Cases where `rms_dist_if_fit` (one search capped by the other) differs from `fit`
-    /// then `get_rms_dist` asked separately: our own invariant, always a failure.
+    /// then `get_rms_dist` asked separately, or `get_rms_dist` from the search without the
+    /// bound: our own invariants, always a failure.
     inconsistent: Vec<String>,
     seconds: f64,
 }
@@ -121,6 +122,19 @@ impl Tally {
                 return;
             }
         };
+        // The bound that lets the search skip candidates must never change the answer.
+        let bits = |r: &Option<engine::matcher::RmsDist>| {
+            r.as_ref()
+                .map(|g| (g.rms.to_bits(), g.max_dist.to_bits(), g.mapping.clone()))
+        };
+        match get_rms_dist_unbounded(s1, s2, opts) {
+            Ok(all) if bits(&all) == bits(&got) => {}
+            other => self.inconsistent.push(format!(
+                "{label}: get_rms_dist {:?} vs without the bound {:?}",
+                got.as_ref().map(|g| (g.rms, g.max_dist)),
+                other.map(|r| r.map(|g| (g.rms, g.max_dist)))
+            )),
+        }
         let separately = got
             .as_ref()
             .filter(|_| got_fit)

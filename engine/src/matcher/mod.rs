@@ -180,7 +180,27 @@ pub fn get_rms_dist(
 ) -> Result<Option<RmsDist>, MatcherError> {
     check_options(opts)?;
     let pre = preprocess(s1, s2, opts)?;
-    let goal = Goal::SmallestRms { known: None };
+    let goal = Goal::SmallestRms {
+        known: None,
+        bounded: true,
+    };
+    Ok(match_structures(&pre, opts, goal, &mut Shared::default())?.map(|m| rms_dist(m, opts, s1)))
+}
+
+/// [`get_rms_dist`] solving the assignment of every candidate the reference solves: no
+/// candidate is skipped for provably exceeding the best one so far. The same answer, bit for
+/// bit, many times slower; it exists to check exactly that.
+pub fn get_rms_dist_unbounded(
+    s1: &Structure,
+    s2: &Structure,
+    opts: &MatcherOptions,
+) -> Result<Option<RmsDist>, MatcherError> {
+    check_options(opts)?;
+    let pre = preprocess(s1, s2, opts)?;
+    let goal = Goal::SmallestRms {
+        known: None,
+        bounded: false,
+    };
     Ok(match_structures(&pre, opts, goal, &mut Shared::default())?.map(|m| rms_dist(m, opts, s1)))
 }
 
@@ -233,6 +253,7 @@ pub fn rms_dist_if_fit(
     // The fitting candidate is one of those the smallest-RMS search visits: its RMS caps it.
     let goal = Goal::SmallestRms {
         known: Some(search::rms(&fit.dist)),
+        bounded: true,
     };
     let found = match_structures(&pre, opts, goal, &mut shared)?;
     Ok(found.map(|m| rms_dist(m, opts, s1)))

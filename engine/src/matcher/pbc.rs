@@ -295,14 +295,8 @@ impl Columns {
             let w1 = l1.map(py_mod1);
             self.window.near(l1[0], near);
             for &j in near.iter() {
-                if forbidden(i, j) {
+                if forbidden(i, j) || !self.within_tolerance(&l1, j) {
                     continue;
-                }
-                if let Some(tol) = self.tol {
-                    let l2 = &self.l2[j];
-                    if (0..3).any(|a| distance_to_integer(l2[a] - l1[a]) > tol[a]) {
-                        continue;
-                    }
                 }
                 let c2 = &self.c2[j];
                 let pre: Vec3 = std::array::from_fn(|a| c2[a] - c1[a]);
@@ -323,6 +317,80 @@ impl Columns {
 }
 
 impl Columns {
+    /// Whether column `j` is within the tolerance of a row at LLL coordinates `l1` on every
+    /// axis (a pair the table holds, unless masked).
+    fn within_tolerance(&self, l1: &Vec3, j: usize) -> bool {
+        let Some(tol) = self.tol else {
+            return true;
+        };
+        let l2 = &self.l2[j];
+        !(0..3).any(|a| distance_to_integer(l2[a] - l1[a]) > tol[a])
+    }
+
+    /// The columns a table row at point `f` holds (those `allowed` accepts and within the
+    /// tolerance), without measuring their vectors. `near` is a buffer.
+    pub fn partners(
+        &self,
+        f: Vec3,
+        allowed: impl Fn(usize) -> bool,
+        near: &mut Vec<usize>,
+        out: &mut Vec<usize>,
+    ) {
+        out.clear();
+        let l1 = vec_mat(f, &self.inv);
+        self.window.near(l1[0], near);
+        out.extend(
+            near.iter()
+                .copied()
+                .filter(|&j| allowed(j) && self.within_tolerance(&l1, j)),
+        );
+    }
+
+    /// Appends to `out` the Cartesian vector (Å) from point `f` to every column `allowed`
+    /// accepts that has a periodic image in the cube `[-half, half]³` around `f`, whatever
+    /// the tolerance: a superset of the vectors any table row at `f` can hold there. Returns
+    /// false, appending nothing, when the cube is too wide for that to be cheap and exact
+    /// (it spans half a cell along some LLL axis, so a column could have two images in it).
+    pub fn in_cube(
+        &self,
+        f: Vec3,
+        half: f64,
+        allowed: impl Fn(usize) -> bool,
+        near: &mut Vec<usize>,
+        out: &mut Vec<Vec3>,
+    ) -> bool {
+        // The cube lies in the ball of radius half·√3, whose extent along LLL axis k is its
+        // radius over the spacing of the lattice planes, radius · |d_k| (d_k the dual basis
+        // vector; `axis_weight` holds 1 / |d_k|²). A margin far above rounding keeps every
+        // image in the cube among those looked at.
+        let reach: Vec3 = std::array::from_fn(|k| {
+            half * 3f64.sqrt() / self.axis_weight[k].sqrt() * (1.0 + 1e-9) + 1e-9
+        });
+        if !reach.iter().all(|r| *r < 0.5) {
+            return false;
+        }
+        let l1 = vec_mat(f, &self.inv);
+        self.window.near_within(l1[0], reach[0], near);
+        for &j in near.iter() {
+            if !allowed(j) {
+                continue;
+            }
+            // Within half a cell of the point on every axis: the only image that can be.
+            let d: Vec3 = std::array::from_fn(|a| {
+                let x = self.l2[j][a] - l1[a];
+                x - nearest_integer(x)
+            });
+            if (0..3).any(|a| d[a].abs() > reach[a]) {
+                continue;
+            }
+            let v = vec_mat(d, &self.lat);
+            if v.iter().all(|x| x.abs() <= half) {
+                out.push(v);
+            }
+        }
+        true
+    }
+
     /// The squared length of `pre + image` and the index of the image, for the first of the
     /// 27 images with the smallest value, exactly as scanning all 27 in order gives it.
     ///
@@ -446,11 +514,23 @@ impl ColumnWindow {
     /// Fills `out` with the candidate columns for a row at coordinate `x` (each once, in no
     /// particular order: every pair is computed on its own).
     fn near(&self, x: f64, out: &mut Vec<usize>) {
+        match self.half {
+            Some(half) => self.near_within(x, half, out),
+            None => {
+                out.clear();
+                out.extend(0..self.sorted.len());
+            }
+        }
+    }
+
+    /// Fills `out` with the columns whose coordinate lies within `half` (below 0.5) of `x`,
+    /// periodically.
+    fn near_within(&self, x: f64, half: f64, out: &mut Vec<usize>) {
         out.clear();
-        let Some(half) = self.half.filter(|_| x.is_finite()) else {
+        if !x.is_finite() || half.is_nan() || half >= 0.5 {
             out.extend(0..self.sorted.len());
             return;
-        };
+        }
         let c = x - x.floor();
         let mut take = |lo: f64, hi: f64| {
             let start = self.sorted.partition_point(|p| p.0 < lo);
@@ -615,6 +695,78 @@ mod tests {
         assert_eq!(back.d2, whole.d2);
         assert_eq!(back.vectors, whole.vectors);
         assert!(!whole.col.is_empty());
+    }
+
+    #[test]
+    fn the_cube_holds_every_image_inside_it_and_partners_are_a_rows_columns() {
+        let matrix = [[4.0, 0.0, 0.0], [1.7, 3.5, 0.0], [-0.9, 0.6, 5.0]];
+        let lll = lll_reduce_matrix(&matrix, LLL_DELTA).unwrap();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let cols: Vec<Vec3> = (0..40).map(|_| [next(), next(), next()]).collect();
+        let rows: Vec<Vec3> = (0..25)
+            .map(|_| [2.0 * next() - 0.5, next(), next() + 1.0])
+            .collect();
+        let columns = Columns::new(&lll, &cols, Some([0.2, 0.3, 0.25]));
+        let forbidden = |i: usize, j: usize| (i + j).is_multiple_of(4);
+        // Every image, by brute force over the original basis.
+        let brute = |f: &Vec3, i: usize, half: f64| {
+            let mut out = Vec::new();
+            for (j, c) in cols.iter().enumerate() {
+                if forbidden(i, j) {
+                    continue;
+                }
+                for n in 0..343 {
+                    let m = [
+                        (n / 49) as f64 - 3.0,
+                        ((n / 7) % 7) as f64 - 3.0,
+                        (n % 7) as f64 - 3.0,
+                    ];
+                    let d: Vec3 = std::array::from_fn(|a| c[a] - f[a] + m[a]);
+                    let v = vec_mat(d, &matrix);
+                    if v.iter().all(|x| x.abs() <= half) {
+                        out.push(v);
+                    }
+                }
+            }
+            out
+        };
+        let table = columns.table(&rows, forbidden);
+        let (mut near, mut found, mut partners) = (Vec::new(), Vec::new(), Vec::new());
+        let mut seen = 0;
+        for (i, f) in rows.iter().enumerate() {
+            for half in [0.3, 0.9, 1.6] {
+                found.clear();
+                if !columns.in_cube(*f, half, |j| !forbidden(i, j), &mut near, &mut found) {
+                    assert!(half > 0.5, "a small cube is always searched");
+                    assert!(found.is_empty());
+                    continue;
+                }
+                let want = brute(f, i, half);
+                seen += want.len();
+                assert_eq!(found.len(), want.len(), "row {i}, half {half}");
+                for w in &want {
+                    assert!(
+                        found
+                            .iter()
+                            .any(|v| (0..3).all(|a| (v[a] - w[a]).abs() < 1e-9)),
+                        "row {i}, half {half}: {w:?} missing from {found:?}"
+                    );
+                }
+            }
+            columns.partners(*f, |j| !forbidden(i, j), &mut near, &mut partners);
+            let mut got = partners.clone();
+            got.sort_unstable();
+            let mut want = table.col[table.range(i)].to_vec();
+            want.sort_unstable();
+            assert_eq!(got, want, "row {i}");
+        }
+        assert!(seen > 20, "too few vectors in the cubes: {seen}");
     }
 
     #[test]

@@ -93,8 +93,9 @@ pub(super) enum Goal {
     Fit,
     /// The candidate with the smallest RMS (`get_rms_dist`). `known`: an RMS that some
     /// candidate of this search is known to reach (the fit found before), which caps the
-    /// search from its start.
-    SmallestRms { known: Option<f64> },
+    /// search from its start. `bounded`: whether candidates that provably exceed the best
+    /// so far are skipped (always, except to check that skipping them changes nothing).
+    SmallestRms { known: Option<f64>, bounded: bool },
 }
 
 /// The fixed data of one search.
@@ -140,6 +141,11 @@ struct Work {
     staged: pbc::Table,
     /// The column window's buffer.
     near: Vec<usize>,
+    /// The anchor row's partners (see [`Search::reach_exceeds`]).
+    partners: Vec<usize>,
+    /// Rows' vectors near a translation, flattened, and where each row starts.
+    cube: Vec<Vec3>,
+    cube_start: Vec<usize>,
 }
 
 /// One lattice mapping, ready for its candidates.
@@ -164,6 +170,9 @@ struct Prepared {
     /// Whether candidates note how ambiguous their assignment is ([`Match::ambiguous`]):
     /// for a fit search's orbit representatives, whose answer stands for their orbit.
     note_ties: bool,
+    /// Per struct1 site `k`: the limit at which the neighbourhood of the translation onto
+    /// `k` was bounded, and whether the bound exceeded it (see [`Search::reach_exceeds`]).
+    regions: Vec<Option<(f64, bool)>>,
 }
 
 /// Matches struct2 onto struct1 (pymatgen's `_strict_match`): struct1, after expansion into
@@ -250,17 +259,28 @@ pub(super) fn strict_match(
     };
     match goal {
         Goal::Fit => search.first_fit(mappings, symmetries),
-        Goal::SmallestRms { known } => search.smallest_rms(mappings, known, symmetries),
+        Goal::SmallestRms {
+            known,
+            bounded: true,
+        } => search.smallest_rms(mappings, known, symmetries),
+        Goal::SmallestRms { bounded: false, .. } => {
+            search.smallest_below(mappings, None, &mut Work::default(), symmetries)
+        }
     }
 }
 
 impl Search<'_> {
     /// Struct1's and struct2's fractional coordinates for a prepared mapping.
     fn coords<'p>(&'p self, p: &'p Prepared) -> (&'p [Vec3], &'p [Vec3]) {
+        self.coords_of(&p.moved)
+    }
+
+    /// [`Search::coords`] from a prepared mapping's moved sites.
+    fn coords_of<'p>(&'p self, moved: &'p [Vec3]) -> (&'p [Vec3], &'p [Vec3]) {
         if self.s1_supercell {
-            (&p.moved, &self.fixed.frac)
+            (moved, &self.fixed.frac)
         } else {
-            (&self.fixed.frac, &p.moved)
+            (&self.fixed.frac, moved)
         }
     }
 
@@ -303,6 +323,7 @@ impl Search<'_> {
             lll: None,
             columns: None,
             note_ties: false,
+            regions: Vec::new(),
         })
     }
 
@@ -355,11 +376,24 @@ impl Search<'_> {
     ) -> Result<Option<Match>, MatcherError> {
         let (n1, n2) = (self.n1, self.n2);
         let forbidden = |i: usize, j: usize| self.mask.forbidden(i, j);
+        let min_rows = match self.goal {
+            Goal::SmallestRms { .. } => BOUND_MIN_ROWS_RMS,
+            Goal::Fit => BOUND_MIN_ROWS_FIT,
+        };
+        let limit = cap
+            .filter(|_| n2 >= min_rows)
+            .map(|cap| n2 as f64 * (cap / p.normalization).powi(2) * (1.0 + BOUND_MARGIN));
+        if let (Some(limit), Goal::SmallestRms { .. }) = (limit, self.goal) {
+            if self.reach_exceeds(p, s1i, limit, work) {
+                return Ok(None);
+            }
+        }
         let Work {
             solver,
             moved: t_s2fc,
             staged,
             near,
+            ..
         } = work;
         {
             let (s1fc, s2fc) = self.coords(p);
@@ -371,13 +405,6 @@ impl Search<'_> {
             );
         }
         let t_s2fc: &[Vec3] = t_s2fc;
-        let min_rows = match self.goal {
-            Goal::SmallestRms { .. } => BOUND_MIN_ROWS_RMS,
-            Goal::Fit => BOUND_MIN_ROWS_FIT,
-        };
-        let limit = cap
-            .filter(|_| n2 >= min_rows)
-            .map(|cap| n2 as f64 * (cap / p.normalization).powi(2) * (1.0 + BOUND_MARGIN));
         // Rows in stages, spread over the structure first: the bound of a few rows alone
         // often rules the candidate out before the whole table is built, and before the
         // subset test (which looks at every row; a candidate either test rules out is
@@ -512,6 +539,116 @@ impl Search<'_> {
         }))
     }
 
+    /// Whether the candidate putting struct2's anchor site onto struct1 site `s1i` provably
+    /// has a sum of squares above `limit` (Å²), from what is known near the translations its
+    /// mean can reach.
+    ///
+    /// The anchor row's own term alone exceeds `limit` unless the mean `t̄` lies within
+    /// `r = √limit` of one of that row's vectors, each of which leads to another anchor
+    /// partner `k`: then the candidate's total translation is the translation onto `k` plus
+    /// a shift `δ` with `|δ| ≤ r`, and every row's vector minus `t̄` is a periodic image of
+    /// its vector at that translation minus `δ`. So a bound on the box `[-r, r]³` at the
+    /// translation onto `k` ([`Search::region_exceeds`]), once per mapping and `k`, holds for
+    /// every candidate reaching `k`; a wrong translation usually fails on its first rows.
+    fn reach_exceeds(&self, p: &mut Prepared, s1i: usize, limit: f64, work: &mut Work) -> bool {
+        if self.columns(p).is_err() {
+            return false;
+        }
+        let Prepared {
+            moved,
+            columns: Some(columns),
+            regions,
+            ..
+        } = p
+        else {
+            return false;
+        };
+        let (s1fc, s2fc) = self.coords_of(moved);
+        let anchor = self.s2_t_ind;
+        let a = s2fc[anchor];
+        let onto = |k: usize| -> Vec3 { std::array::from_fn(|x| s1fc[k][x] - a[x]) };
+        let t = onto(s1i);
+        let at: Vec3 = std::array::from_fn(|x| a[x] + t[x]);
+        columns.partners(
+            at,
+            |j| !self.mask.forbidden(anchor, j),
+            &mut work.near,
+            &mut work.partners,
+        );
+        // Without a partner for the anchor, no assignment avoids a forbidden pair.
+        if work.partners.is_empty() {
+            return true;
+        }
+        let r = limit.sqrt() * (1.0 + 1e-9) + 1e-9;
+        regions.resize(self.n1, None);
+        for n in 0..work.partners.len() {
+            let k = work.partners[n];
+            let exceeds = match regions[k] {
+                // Exceeded at a limit at least this one, or not at one at most this one.
+                Some((l, true)) if l >= limit => true,
+                Some((l, false)) if l <= limit => false,
+                _ => {
+                    let e = self.region_exceeds(columns, s2fc, onto(k), r, limit, work);
+                    regions[k] = Some((limit, e));
+                    e
+                }
+            };
+            if !exceeds {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether, at translation `t` of struct2's sites, `Σ_i min_v |v − δ|²` over each row's
+    /// allowed vectors `v` exceeds `limit` for every `δ` in the box `[-r, r]³` (with
+    /// `r² > limit`). A row's vectors outside the cube `[-2r, 2r]³` are more than `r` from
+    /// the box, so a row without any there ends the proof; the rows are taken in spread
+    /// order, and the sum of their distances to the whole box usually exceeds `limit` after
+    /// a few. What remains is split as in [`bound`].
+    fn region_exceeds(
+        &self,
+        columns: &pbc::Columns,
+        s2fc: &[Vec3],
+        t: Vec3,
+        r: f64,
+        limit: f64,
+        work: &mut Work,
+    ) -> bool {
+        let Work {
+            near,
+            cube,
+            cube_start,
+            ..
+        } = work;
+        cube.clear();
+        cube_start.clear();
+        cube_start.push(0);
+        let mut total = 0.0;
+        for &i in &self.row_order {
+            let f: Vec3 = std::array::from_fn(|x| s2fc[i][x] + t[x]);
+            let start = cube.len();
+            if !columns.in_cube(f, 2.0 * r, |j| !self.mask.forbidden(i, j), near, cube) {
+                return false;
+            }
+            let best = cube[start..]
+                .iter()
+                .map(|v| {
+                    v.iter()
+                        .map(|&x| (x.abs() - r).max(0.0).powi(2))
+                        .sum::<f64>()
+                })
+                .fold(f64::INFINITY, f64::min);
+            total += best;
+            if total > limit {
+                return true;
+            }
+            cube_start.push(cube.len());
+        }
+        bound::RowVectors::new(cube_start, cube)
+            .is_some_and(|rows| rows.exceeds_on_box([-r; 3], [r; 3], limit))
+    }
+
     /// The orbits of lattice mappings under struct1's point symmetry, where they apply (no
     /// supercell, struct1 the structure whose lattice is mapped).
     fn orbits<'t>(&'t self, tested: &'t mut Symmetries) -> Option<MappingOrbits<'t>> {
@@ -630,22 +767,23 @@ impl Search<'_> {
                 }
             }
         }
-        let best = self.smallest_below(mappings, cap, &mut work, symmetries)?;
+        let best = self.smallest_below(mappings, Some(cap), &mut work, symmetries)?;
         if cap < stol && best.as_ref().is_none_or(|b| b.val > cap.max(RMS_EXACT)) {
             // The capping candidate is not among those visited with its value (it may be one
             // that struct1's own translations thin out, whose equal-cost assignment breaks a
             // tie differently): the cap proved nothing, so search again without it.
-            return self.smallest_below(mappings, stol, &mut work, symmetries);
+            return self.smallest_below(mappings, Some(stol), &mut work, symmetries);
         }
         Ok(best)
     }
 
     /// The smallest-RMS candidate in the reference's order, skipping candidates that provably
-    /// exceed `cap`; exact when some visited candidate reaches `cap`.
+    /// exceed `cap` or the best so far; exact when some visited candidate reaches `cap`.
+    /// Without a cap, no candidate is skipped.
     fn smallest_below(
         &self,
         mappings: &[LatticeMapping],
-        cap: f64,
+        cap: Option<f64>,
         work: &mut Work,
         symmetries: &mut Symmetries,
     ) -> Result<Option<Match>, MatcherError> {
@@ -668,8 +806,9 @@ impl Search<'_> {
                 }
             }
             for s1i in self.candidates(&p) {
-                let limit = best.as_ref().map_or(cap, |b| b.val.min(cap)).max(RMS_EXACT);
-                let Some(m) = self.score(&mut p, s1i, Some(limit), work)? else {
+                let limit =
+                    cap.map(|cap| best.as_ref().map_or(cap, |b| b.val.min(cap)).max(RMS_EXACT));
+                let Some(m) = self.score(&mut p, s1i, limit, work)? else {
                     continue;
                 };
                 if best.as_ref().is_none_or(|b| m.val < b.val) {
