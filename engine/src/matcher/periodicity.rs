@@ -13,7 +13,7 @@
 //! differential set no compared number moved (`fit` changed in one case, so `fit` keeps
 //! every candidate).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::linalg::Vec3;
 use super::pbc::distance_to_integer;
@@ -37,7 +37,7 @@ pub(super) struct Places<'a> {
 impl<'a> Places<'a> {
     pub(super) fn new(frac: &'a [Vec3], elements: &'a [Element]) -> Self {
         let cells = (1.0 / CELL).round() as i64;
-        let mut grid: HashMap<[i64; 3], Vec<usize>> = HashMap::new();
+        let mut grid: HashMap<[i64; 3], Vec<usize>> = HashMap::default();
         for (i, f) in frac.iter().enumerate() {
             grid.entry(Self::key(*f, cells)).or_default().push(i);
         }
