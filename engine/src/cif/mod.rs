@@ -16,6 +16,8 @@ pub mod lexer;
 pub mod pyfloat;
 pub mod pymatgen;
 pub mod pymatgen_blocks;
+#[cfg(test)]
+mod pymatgen_blocks_chars;
 mod pymatgen_comp;
 mod pymatgen_sanitize;
 pub mod pymatgen_symop;

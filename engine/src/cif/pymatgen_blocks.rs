@@ -5,7 +5,11 @@
 //! deletes blank lines and non-ASCII characters, then splits each line with one regular
 //! expression. Tags are case-sensitive, a tag takes whatever token follows it, and loops are
 //! checked in an unusual way. All of that decides which files it accepts, so it is reproduced
-//! here on characters that remember where they came from, to point errors at the text.
+//! here on characters that remember where they came from, to point errors at the text (one
+//! byte per character, see [`one_byte_per_char`]; a property test holds it to the slower
+//! character-level version it replaced, `pymatgen_blocks_chars`).
+
+use std::borrow::Cow;
 
 use super::lexer::Pos;
 use super::pyfloat::{is_py_space, py_strip};
@@ -119,8 +123,47 @@ impl PmgBlock {
     }
 }
 
-/// A character of the text and its index in the original.
-type Ch = (char, usize);
+/// Marks a non-ASCII Python whitespace character in the one-byte-per-character text.
+const WIDE_SPACE: u8 = 0x80;
+/// Marks any other non-ASCII character.
+const WIDE_OTHER: u8 = 0x81;
+
+/// The text with one byte per character: ASCII as it is, every other character as one of
+/// two markers (Python whitespace or not), which each step treats as pymatgen treats the
+/// character until non-ASCII characters are deleted; so byte indices are character indices.
+/// Why: pymatgen's regexes and `splitlines` only distinguish ASCII characters and Unicode
+/// whitespace, and working on bytes makes the splitter several times faster than on
+/// `char`s (a CIF is almost always ASCII, borrowed as it is).
+fn one_byte_per_char(text: &str) -> Cow<'_, [u8]> {
+    if text.is_ascii() {
+        return Cow::Borrowed(text.as_bytes());
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| match c {
+                c if c.is_ascii() => c as u8,
+                c if is_py_space(c) => WIDE_SPACE,
+                _ => WIDE_OTHER,
+            })
+            .collect(),
+    )
+}
+
+/// Python's `str.isspace()` (the `\s` of its regexes) on one-byte characters.
+fn is_space(b: u8) -> bool {
+    SPACE[usize::from(b)]
+}
+
+/// [`is_space`] as a table.
+static SPACE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = matches!(b as u8, b'\t'..=b'\r' | 0x1c..=0x1f | b' ' | WIDE_SPACE);
+        b += 1;
+    }
+    t
+};
 
 /// One token: pymatgen's first regex group (unquoted words; empty for quoted values and text
 /// fields), the joined value, and where it starts.
@@ -153,17 +196,17 @@ struct Positions {
 }
 
 impl Positions {
-    fn new(chars: &[char]) -> Self {
+    fn new(bytes: &[u8]) -> Self {
         let mut line_starts = vec![0];
-        for (i, &c) in chars.iter().enumerate() {
-            let ends_line = c == '\n' || (c == '\r' && chars.get(i + 1) != Some(&'\n'));
+        for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+            let ends_line = bytes[i] == b'\n' || bytes.get(i + 1) != Some(&b'\n');
             if ends_line {
                 line_starts.push(i + 1);
             }
         }
         Positions {
             line_starts,
-            len: chars.len(),
+            len: bytes.len(),
         }
     }
 
@@ -183,19 +226,20 @@ impl Positions {
 /// Split CIF text into pymatgen's data blocks (in its dict order: a repeated header replaces
 /// the earlier block in place). Errors are the ones `CifBlock.from_str` raises.
 pub fn pymatgen_blocks(text: &str) -> Result<Vec<PmgBlock>, CifError> {
-    let chars: Vec<char> = text.chars().collect();
-    let positions = Positions::new(&chars);
+    let bytes = one_byte_per_char(text);
+    let bytes: &[u8] = &bytes;
+    let positions = Positions::new(bytes);
     let mut blocks: Vec<PmgBlock> = Vec::new();
-    let starts = block_starts(&chars);
+    let starts = block_starts(bytes);
     for (n, &(_, data_at)) in starts.iter().enumerate() {
-        let end = starts.get(n + 1).map_or(chars.len(), |&(s, _)| s);
+        let end = starts.get(n + 1).map_or(bytes.len(), |&(s, _)| s);
         // The header line (up to the first '\n' after "data_") names powder-pattern blocks.
-        let body = &chars[data_at + 5..end];
-        let first_line: String = body.iter().take_while(|&&c| c != '\n').collect();
-        if first_line.contains("powder_pattern") {
+        let body = &bytes[data_at + 5..end];
+        let first_line = body.split(|&c| c == b'\n').next().unwrap_or_default();
+        if first_line.windows(14).any(|w| w == b"powder_pattern") {
             continue;
         }
-        let block = parse_block(&chars[data_at..end], data_at, &positions)?;
+        let block = parse_block(&bytes[data_at..end], data_at, &positions)?;
         match blocks.iter_mut().find(|b| b.header == block.header) {
             Some(slot) => *slot = block,
             None => blocks.push(block),
@@ -205,91 +249,138 @@ pub fn pymatgen_blocks(text: &str) -> Result<Vec<PmgBlock>, CifError> {
 }
 
 /// Matches of `^\s*data_` (multi-line): (line start, index of `data_`).
-fn block_starts(chars: &[char]) -> Vec<(usize, usize)> {
+fn block_starts(bytes: &[u8]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let line_start = i == 0 || chars[i - 1] == '\n';
-        if line_start {
-            let mut j = i;
-            while j < chars.len() && is_py_space(chars[j]) {
-                j += 1;
-            }
-            if chars.len() >= j + 5 && chars[j..j + 5].iter().copied().eq("data_".chars()) {
-                out.push((i, j));
-                i = j + 5;
-                continue;
-            }
-        }
-        i += 1;
-    }
-    out
-}
-
-/// Delete comments: from a `#` at a line start, or from the whitespace character before a
-/// `#`, to the end of the line (the line break itself stays unless it was that whitespace).
-/// `s` starts at character `offset` of the text; the result remembers each kept character's
-/// index there.
-fn strip_comments(s: &[char], offset: usize) -> Vec<Ch> {
-    let mut out = Vec::with_capacity(s.len());
-    let mut i = 0;
-    while i < s.len() {
-        let hash_next = s.get(i + 1) == Some(&'#');
-        let at_line_start = i == 0 || s[i - 1] == '\n';
-        let starts = (is_py_space(s[i]) && hash_next) || (at_line_start && s[i] == '#');
-        if starts {
-            let mut j = if s[i] == '#' { i + 1 } else { i + 2 };
-            while j < s.len() && s[j] != '\n' {
-                j += 1;
-            }
-            i = j;
+    // Where the last match ended: a match consumes its leading whitespace, line breaks
+    // included, so the next one cannot start before.
+    let mut free = 0;
+    let line_starts = std::iter::once(0).chain(memchr::memchr_iter(b'\n', bytes).map(|i| i + 1));
+    for i in line_starts {
+        if i < free || i >= bytes.len() {
             continue;
         }
-        out.push((s[i], offset + i));
-        i += 1;
-    }
-    out
-}
-
-/// Delete runs of blank lines (`^\s*\n`, multi-line).
-fn strip_blank_lines(s: &[Ch]) -> Vec<Ch> {
-    let mut out = Vec::with_capacity(s.len());
-    let mut i = 0;
-    while i < s.len() {
-        let at_line_start = i == 0 || s[i - 1].0 == '\n';
-        if at_line_start {
-            let mut j = i;
-            let mut last_newline = None;
-            while j < s.len() && is_py_space(s[j].0) {
-                if s[j].0 == '\n' {
-                    last_newline = Some(j);
-                }
-                j += 1;
-            }
-            if let Some(k) = last_newline {
-                i = k + 1;
-                continue;
-            }
+        let j = bytes[i..]
+            .iter()
+            .position(|&c| !is_space(c))
+            .map_or(bytes.len(), |k| i + k);
+        if bytes[j..].starts_with(b"data_") {
+            out.push((i, j));
+            free = j + 5;
         }
-        out.push(s[i]);
-        i += 1;
     }
     out
 }
 
-/// Python `str.splitlines()` on ASCII text, as slices of `s`.
-fn split_lines(s: &[Ch]) -> Vec<&[Ch]> {
+/// A block's text as pymatgen tokenizes it (comments, blank lines and non-ASCII characters
+/// deleted), with where its pieces came from.
+struct Cleaned {
+    b: Vec<u8>,
+    /// `(index in b, index in the original text)` at the start of each piece copied whole.
+    runs: Vec<(usize, usize)>,
+}
+
+impl Cleaned {
+    /// Appends `piece` (starting at `orig` in the text) without its non-ASCII characters.
+    fn append(&mut self, piece: &[u8], orig: usize) {
+        let mut from = 0;
+        while from < piece.len() {
+            let to = piece[from..]
+                .iter()
+                .position(|c| !c.is_ascii())
+                .map_or(piece.len(), |k| from + k);
+            if to > from {
+                self.runs.push((self.b.len(), orig + from));
+                self.b.extend_from_slice(&piece[from..to]);
+            }
+            from = to + 1;
+        }
+    }
+
+    /// A cursor mapping increasing indices of `b` to the original text.
+    fn origins(&self) -> Origins<'_> {
+        Origins {
+            runs: &self.runs,
+            k: 0,
+        }
+    }
+}
+
+/// See [`Cleaned::origins`].
+struct Origins<'a> {
+    runs: &'a [(usize, usize)],
+    k: usize,
+}
+
+impl Origins<'_> {
+    /// The original index of cleaned index `i` (calls in increasing `i` cost O(1) each).
+    fn of(&mut self, i: usize) -> usize {
+        if self.runs.get(self.k).is_some_and(|r| r.0 > i) {
+            self.k = 0;
+        }
+        while self.runs.get(self.k + 1).is_some_and(|r| r.0 <= i) {
+            self.k += 1;
+        }
+        self.runs.get(self.k).map_or(i, |&(c, o)| o + (i - c))
+    }
+}
+
+/// `CifBlock._process_string`'s three deletions, line by line. On the block's lines (split
+/// at `\n`; `s` starts at character `offset` of the text):
+/// - comments, `(\s|^)#.*$` (multi-line): a line starting with `#` vanishes together with
+///   the line break before it (the first line of a block starts with `data_`); any other
+///   line ends before its first whitespace character followed by `#`;
+/// - blank lines, `^\s*\n`: of what remains, joined by line breaks, every line of
+///   whitespace only that a line break follows (all but the last) goes;
+/// - then every non-ASCII character.
+fn clean(s: &[u8], offset: usize) -> Cleaned {
+    let mut lines: Vec<(usize, &[u8])> = Vec::new();
+    let ends = memchr::memchr_iter(b'\n', s).chain(std::iter::once(s.len()));
+    let mut at = 0;
+    for (k, end) in ends.enumerate() {
+        let line = &s[at..end];
+        let start = at;
+        at = end + 1;
+        if k > 0 && line.first() == Some(&b'#') {
+            continue;
+        }
+        let end = if line.first() == Some(&b'#') {
+            0 // `^#` on the first line: the comment goes, its line break stays
+        } else {
+            memchr::memchr_iter(b'#', line)
+                .find(|&h| h > 0 && is_space(line[h - 1]))
+                .map_or(line.len(), |h| h - 1)
+        };
+        lines.push((start, &line[..end]));
+    }
+    let last = lines.len().saturating_sub(1);
+    let mut out = Cleaned {
+        b: Vec::with_capacity(s.len()),
+        runs: Vec::new(),
+    };
+    let mut first = true;
+    for (k, &(at, line)) in lines.iter().enumerate() {
+        if k < last && line.iter().all(|&c| is_space(c)) {
+            continue;
+        }
+        if !first {
+            out.b.push(b'\n');
+        }
+        first = false;
+        out.append(line, offset + at);
+    }
+    out
+}
+
+/// Python `str.splitlines()` on ASCII text: the index ranges of the lines.
+fn split_lines(s: &[u8]) -> Vec<std::ops::Range<usize>> {
     let mut lines = Vec::new();
     let mut start = 0;
     let mut i = 0;
     while i < s.len() {
-        let c = s[i].0;
-        if matches!(
-            c,
-            '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{1c}' | '\u{1d}' | '\u{1e}'
-        ) {
-            lines.push(&s[start..i]);
-            if c == '\r' && s.get(i + 1).is_some_and(|n| n.0 == '\n') {
+        let c = s[i];
+        if matches!(c, b'\n' | b'\r' | 0x0b | 0x0c | 0x1c | 0x1d | 0x1e) {
+            lines.push(start..i);
+            if c == b'\r' && s.get(i + 1) == Some(&b'\n') {
                 i += 1;
             }
             start = i + 1;
@@ -297,55 +388,68 @@ fn split_lines(s: &[Ch]) -> Vec<&[Ch]> {
         i += 1;
     }
     if start < s.len() {
-        lines.push(&s[start..]);
+        lines.push(start..s.len());
     }
     lines
 }
 
-fn string_of(s: &[Ch]) -> String {
-    s.iter().map(|c| c.0).collect()
+/// The (ASCII) bytes as a string.
+fn string_of(s: &[u8]) -> String {
+    String::from_utf8_lossy(s).into_owned()
 }
 
-/// Python `str.strip()` on positioned characters.
-fn strip_chars(s: &[Ch]) -> &[Ch] {
-    let start = s.iter().position(|c| !is_py_space(c.0)).unwrap_or(s.len());
-    let end = s
+/// Python `str.strip()`: the range without leading and trailing whitespace.
+fn strip_range(s: &[u8], r: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    let line = &s[r.clone()];
+    let start = line
         .iter()
-        .rposition(|c| !is_py_space(c.0))
+        .position(|&c| !is_space(c))
+        .unwrap_or(line.len());
+    let end = line
+        .iter()
+        .rposition(|&c| !is_space(c))
         .map_or(start, |e| e + 1);
-    &s[start..end.max(start)]
+    r.start + start..r.start + end.max(start)
 }
 
-/// The token regex `([^'"\s][\S]*)|'(.*?)'(?!\S)|"(.*?)"(?!\S)` applied with `findall`.
-fn tokenize_line(line: &[Ch], out: &mut Vec<Token>) {
+/// The token regex `([^'"\s][\S]*)|'(.*?)'(?!\S)|"(.*?)"(?!\S)` applied with `findall` to
+/// the line `r` of the cleaned block.
+fn tokenize_line(
+    s: &[u8],
+    r: std::ops::Range<usize>,
+    origins: &mut Origins<'_>,
+    out: &mut Vec<Token>,
+) {
+    let base = r.start;
+    let line = &s[r];
     let mut p = 0;
     while p < line.len() {
-        let c = line[p].0;
-        if is_py_space(c) {
+        let c = line[p];
+        if is_space(c) {
             p += 1;
             continue;
         }
-        if c != '\'' && c != '"' {
-            let mut q = p;
-            while q < line.len() && !is_py_space(line[q].0) {
-                q += 1;
-            }
+        if c != b'\'' && c != b'"' {
+            let q = line[p..]
+                .iter()
+                .position(|&c| is_space(c))
+                .map_or(line.len(), |k| p + k);
             out.push(Token {
                 quoted: false,
                 text: string_of(&line[p..q]),
-                at: line[p].1,
+                at: origins.of(base + p),
             });
             p = q;
             continue;
         }
         let close = (p + 1..line.len())
-            .find(|&q| line[q].0 == c && line.get(q + 1).is_none_or(|n| is_py_space(n.0)));
+            .find(|&q| line[q] == c && line.get(q + 1).is_none_or(|&n| is_space(n)));
         match close {
             Some(q) => {
                 out.push(Token {
                     quoted: true,
                     text: string_of(&line[p + 1..q]),
-                    at: line[p].1,
+                    at: origins.of(base + p),
                 });
                 p = q + 1;
             }
@@ -355,19 +459,18 @@ fn tokenize_line(line: &[Ch], out: &mut Vec<Token>) {
 }
 
 /// `CifBlock._process_string`: the token stream of one block.
-fn tokens_of(block: &[char], offset: usize) -> Vec<Token> {
-    let cleaned: Vec<Ch> = strip_blank_lines(&strip_comments(block, offset))
-        .into_iter()
-        .filter(|c| c.0.is_ascii())
-        .collect();
+fn tokens_of(block: &[u8], offset: usize) -> Vec<Token> {
+    let cleaned = clean(block, offset);
+    let b = &cleaned.b;
+    let mut origins = cleaned.origins();
     let mut tokens = Vec::new();
     let mut multiline = false;
     let mut field: Vec<String> = Vec::new();
     let mut field_at = 0;
-    for line in split_lines(&cleaned) {
-        let mut line: &[Ch] = line;
+    for line in split_lines(b) {
+        let mut line = line;
         if multiline {
-            if line.first().is_some_and(|c| c.0 == ';') {
+            if !line.is_empty() && b[line.start] == b';' {
                 multiline = false;
                 tokens.push(Token {
                     quoted: true,
@@ -375,25 +478,25 @@ fn tokens_of(block: &[char], offset: usize) -> Vec<Token> {
                     at: field_at,
                 });
                 field.clear();
-                line = strip_chars(&line[1..]);
+                line = strip_range(b, line.start + 1..line.end);
             } else {
-                field.push(string_of(line));
+                field.push(string_of(&b[line]));
                 continue;
             }
         }
-        if line.first().is_some_and(|c| c.0 == ';') {
+        if !line.is_empty() && b[line.start] == b';' {
             multiline = true;
-            field_at = line[0].1;
-            field.push(string_of(strip_chars(&line[1..])));
+            field_at = origins.of(line.start);
+            field.push(string_of(&b[strip_range(b, line.start + 1..line.end)]));
         } else {
-            tokenize_line(line, &mut tokens);
+            tokenize_line(b, line, &mut origins, &mut tokens);
         }
     }
     tokens
 }
 
 /// `CifBlock.from_str` on one block's characters (starting with `data_`).
-fn parse_block(block: &[char], offset: usize, positions: &Positions) -> Result<PmgBlock, CifError> {
+fn parse_block(block: &[u8], offset: usize, positions: &Positions) -> Result<PmgBlock, CifError> {
     let tokens = tokens_of(block, offset);
     let mut it = tokens.into_iter().peekable();
     let Some(first) = it.next() else {
@@ -534,6 +637,62 @@ mod tests {
         assert_eq!(pos("_a"), Some(Pos { line: 2, col: 4 }));
         assert_eq!(pos("_b"), Some(Pos { line: 3, col: 4 }));
         assert_eq!(b.pos, Some(Pos { line: 1, col: 1 }));
+    }
+
+    /// Texts built from the pieces pymatgen's splitting reacts to: block and loop keywords,
+    /// comments, both quotes, text fields, every kind of line break and Python whitespace,
+    /// non-ASCII characters (whitespace and not).
+    #[cfg(not(target_arch = "wasm32"))]
+    fn cif_like() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let pieces = prop::sample::select(vec![
+            "data_",
+            "data_x",
+            "data_powder_pattern",
+            "_a",
+            "_b",
+            "_eof",
+            "loop_",
+            "#",
+            " #",
+            "'",
+            "\"",
+            ";",
+            "\n;",
+            "\n",
+            "\r",
+            "\r\n",
+            " ",
+            "\t",
+            "\u{0b}",
+            "\u{0c}",
+            "\u{1c}",
+            "\u{1e}",
+            "\u{1f}",
+            "\u{85}",
+            "\u{a0}",
+            "\u{2028}",
+            "é",
+            "Å",
+            "1.5",
+            "0.25(3)",
+            "x",
+            "a b",
+            "Fe",
+            "?",
+            ".",
+        ]);
+        prop::collection::vec(pieces, 0..60).prop_map(|v| v.concat())
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+        #[test]
+        fn bytes_cut_every_text_as_characters_did(text in cif_like()) {
+            let want = super::super::pymatgen_blocks_chars::pymatgen_blocks_chars(&text);
+            proptest::prop_assert_eq!(pymatgen_blocks(&text), want);
+        }
     }
 
     #[test]
