@@ -24,11 +24,13 @@
 //! name no element), non-finite occupancies, and cells with non-finite or degenerate
 //! parameters (pymatgen accepts some of these with NaN geometry).
 
+use std::borrow::Cow;
+
 use super::lexer::Pos;
 use super::pyfloat::{cut_uncertainty, is_py_space, py_float, str2float};
 use super::pymatgen_blocks::{pymatgen_blocks, Item, PmgBlock, Text};
 use super::pymatgen_comp::{stable_sort_by_lt, Comp, Sp};
-use super::pymatgen_sanitize::sanitize;
+use super::pymatgen_sanitize::{sanitize, FRACT_TAGS};
 use super::pymatgen_symop::{from_xyz_str, operate, XyzError};
 use super::symop::SymOp;
 use super::CifError;
@@ -404,7 +406,7 @@ fn oxidation_states(block: &PmgBlock) -> Result<Option<Vec<(String, f64)>>, Fail
         Some(slot) => slot.1 = v,
         None => out.push((k, v)),
     };
-    let symbols = symbols.iter_values();
+    let symbols: Vec<_> = symbols.iter_values().collect();
     let mut values = Vec::with_capacity(symbols.len());
     for (i, s) in symbols.iter().enumerate() {
         let n = numbers.index(i).map_err(|_| {
@@ -535,10 +537,13 @@ struct Row {
     label: String,
 }
 
-fn fract(block: &PmgBlock, tag: &str, idx: usize) -> Result<f64, Fail> {
-    let item = block
-        .get(tag)
-        .ok_or_else(|| block_err(block.pos, format!("missing {tag}")))?;
+/// Row `idx` of the coordinate column `tag` (`column`, looked up once per block).
+fn fract(
+    block: &PmgBlock,
+    (tag, column): (&str, Option<&Item>),
+    idx: usize,
+) -> Result<f64, Fail> {
+    let item = column.ok_or_else(|| block_err(block.pos, format!("missing {tag}")))?;
     let v = item.index(idx).map_err(|_| {
         file_err(
             item.pos(),
@@ -599,7 +604,8 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
     let occupancies = block.get("_atom_site_occupancy");
 
     let mut rows: Vec<Row> = Vec::new();
-    for (idx, label) in labels.iter_values().into_iter().enumerate() {
+    let columns = FRACT_TAGS.map(|tag| (tag, block.get(tag)));
+    for (idx, label) in labels.iter_values().enumerate() {
         let raw = match types {
             Some(t) => t.index(idx).map_err(|_| {
                 file_err(
@@ -610,7 +616,7 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
                     ),
                 )
             })?,
-            None => label.clone(),
+            None => Cow::Borrowed(&*label),
         };
         let Some(symbol) = parse_symbol(&raw)?.filter(|s| !s.is_empty()) else {
             continue;
@@ -659,9 +665,9 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
             }
         };
         let coord = [
-            fract(block, "_atom_site_fract_x", idx)?,
-            fract(block, "_atom_site_fract_y", idx)?,
-            fract(block, "_atom_site_fract_z", idx)?,
+            fract(block, columns[0], idx)?,
+            fract(block, columns[1], idx)?,
+            fract(block, columns[2], idx)?,
         ];
         let mut parts = vec![(
             Sp { element, oxidation },

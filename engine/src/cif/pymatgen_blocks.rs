@@ -56,25 +56,28 @@ impl Item {
         !self.is_empty()
     }
 
-    /// Python `item[i]`: a column's i-th value, or a single value's i-th character.
-    pub fn index(&self, i: usize) -> Result<Text, OutOfRange> {
+    /// Python `item[i]`: a column's i-th value (borrowed), or a single value's i-th
+    /// character.
+    pub fn index(&self, i: usize) -> Result<Cow<'_, Text>, OutOfRange> {
         match self {
-            Item::List(v) => v.get(i).cloned().ok_or(OutOfRange),
-            Item::Scalar(t) => {
-                t.s.chars()
-                    .nth(i)
-                    .map(|c| Text {
+            Item::List(v) => v.get(i).map(Cow::Borrowed).ok_or(OutOfRange),
+            Item::Scalar(t) => t
+                .s
+                .chars()
+                .nth(i)
+                .map(|c| {
+                    Cow::Owned(Text {
                         s: c.to_string(),
                         pos: t.pos,
                     })
-                    .ok_or(OutOfRange)
-            }
+                })
+                .ok_or(OutOfRange),
         }
     }
 
     /// Python iteration: a column's values, or a single value's characters.
-    pub fn iter_values(&self) -> Vec<Text> {
-        (0..self.len()).filter_map(|i| self.index(i).ok()).collect()
+    pub fn iter_values(&self) -> impl Iterator<Item = Cow<'_, Text>> {
+        (0..self.len()).filter_map(|i| self.index(i).ok())
     }
 
     /// Where the item's first value was written.

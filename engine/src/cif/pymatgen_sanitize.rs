@@ -11,7 +11,8 @@ use super::CifError;
 /// Fractions this close (relative) to 1/3 or 2/3 are replaced by them (`frac_tolerance`).
 pub const FRAC_TOLERANCE: f64 = 1e-4;
 
-const FRACT_TAGS: [&str; 3] = [
+/// The atom-site coordinate columns.
+pub const FRACT_TAGS: [&str; 3] = [
     "_atom_site_fract_x",
     "_atom_site_fract_y",
     "_atom_site_fract_z",
@@ -96,19 +97,25 @@ fn strip_digit_brackets(s: &str) -> String {
 /// Rows whose type symbol lists more `" + "`-separated parts than the label (Pauling-file
 /// style `0.8Nb + 0.2Zr`) become one row per element, appended at the end.
 fn pauling_rows(block: &mut PmgBlock) -> Result<(), CifError> {
-    let labels = block.get("_atom_site_label").cloned().ok_or_else(|| {
+    let (remove, new_rows) = split_rows(block)?;
+    apply_split(block, &remove, new_rows)
+}
+
+/// The rows [`pauling_rows`] removes, and the rows it appends (label, type symbol,
+/// occupancy, x, y, z).
+#[allow(clippy::type_complexity)]
+fn split_rows(block: &PmgBlock) -> Result<(Vec<usize>, Vec<[String; 6]>), CifError> {
+    let labels = block.get("_atom_site_label").ok_or_else(|| {
         hard(
             block.pos,
             "_atom_site_type_symbol without _atom_site_label (pymatgen: KeyError)".into(),
         )
     })?;
-    let types = block
-        .get("_atom_site_type_symbol")
-        .cloned()
-        .unwrap_or(Item::List(Vec::new()));
+    let no_types = Item::List(Vec::new());
+    let types = block.get("_atom_site_type_symbol").unwrap_or(&no_types);
     let mut remove: Vec<usize> = Vec::new();
     let mut new_rows: Vec<[String; 6]> = Vec::new();
-    for (idx, label) in labels.iter_values().into_iter().enumerate() {
+    for (idx, label) in labels.iter_values().enumerate() {
         let ty = types.index(idx).map_err(|_| {
             hard(
                 label.pos,
@@ -157,6 +164,16 @@ fn pauling_rows(block: &mut PmgBlock) -> Result<(), CifError> {
         }
         remove.push(idx);
     }
+    Ok((remove, new_rows))
+}
+
+/// Removes rows `remove` from every loop column and appends `new_rows` to the atom-site
+/// columns.
+fn apply_split(
+    block: &mut PmgBlock,
+    remove: &[usize],
+    new_rows: Vec<[String; 6]>,
+) -> Result<(), CifError> {
     // Every loop column loses the removed rows (pymatgen deletes from all list items).
     for (_, item) in block.data.iter_mut() {
         if let Item::List(list) = item {
