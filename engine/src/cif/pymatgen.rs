@@ -179,7 +179,7 @@ fn cell_value(block: &PmgBlock, tag: &str) -> Result<Option<f64>, Fail> {
 
 fn item_text(item: &Item) -> String {
     match item {
-        Item::Scalar(t) => t.s.clone(),
+        Item::Scalar(t) => t.s.to_string(),
         Item::List(v) => v.iter().map(|t| t.s.as_str()).collect::<Vec<_>>().join(" "),
     }
 }
@@ -315,12 +315,12 @@ fn symmetry_operations(block: &PmgBlock) -> Result<Vec<SymOp>, Fail> {
         let Some(item) = block.get(tag).filter(|i| i.truthy()) else {
             continue;
         };
-        let values: Vec<Text> = match item {
-            Item::Scalar(t) => vec![t.clone()],
-            Item::List(v) => v.clone(),
+        let values: &[Text] = match item {
+            Item::Scalar(t) => std::slice::from_ref(t),
+            Item::List(v) => v,
         };
         let mut ops = Vec::with_capacity(values.len());
-        for v in &values {
+        for v in values {
             match from_xyz_str(&v.s) {
                 Ok(op) => ops.push(op),
                 Err(XyzError::BadNumber(_)) => continue 'tags,
@@ -419,7 +419,7 @@ fn oxidation_states(block: &PmgBlock) -> Result<Option<Vec<(String, f64)>>, Fail
             return Ok(None);
         };
         values.push(v);
-        put(s.s.clone(), v);
+        put(s.s.to_string(), v);
     }
     for (s, v) in symbols.iter().zip(values) {
         put(strip_charge(&s.s), v);
@@ -538,11 +538,7 @@ struct Row {
 }
 
 /// Row `idx` of the coordinate column `tag` (`column`, looked up once per block).
-fn fract(
-    block: &PmgBlock,
-    (tag, column): (&str, Option<&Item>),
-    idx: usize,
-) -> Result<f64, Fail> {
+fn fract(block: &PmgBlock, (tag, column): (&str, Option<&Item>), idx: usize) -> Result<f64, Fail> {
     let item = column.ok_or_else(|| block_err(block.pos, format!("missing {tag}")))?;
     let v = item.index(idx).map_err(|_| {
         file_err(
@@ -699,18 +695,18 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
         match matched {
             Some(k) => {
                 rows[k].comp = rows[k].comp.add(&comp);
-                rows[k].label = label.s.clone();
+                rows[k].label = label.s.to_string();
             }
             None => match rows.iter_mut().find(|r| r.coord == coord) {
                 // Same key in pymatgen's dict: the entry is replaced in place.
                 Some(r) => {
                     r.comp = comp;
-                    r.label = label.s.clone();
+                    r.label = label.s.to_string();
                 }
                 None => rows.push(Row {
                     coord,
                     comp,
-                    label: label.s.clone(),
+                    label: label.s.to_string(),
                 }),
             },
         }

@@ -11,6 +11,8 @@
 
 use std::borrow::Cow;
 
+use compact_str::CompactString;
+
 use super::lexer::Pos;
 use super::pyfloat::{is_py_space, py_strip};
 use super::CifError;
@@ -18,8 +20,8 @@ use super::CifError;
 /// A value as pymatgen stores it, with where its token starts in the original text.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Text {
-    /// The value (quotes removed; loop values stripped).
-    pub s: String,
+    /// The value (quotes removed; loop values stripped); short ones are stored inline.
+    pub s: CompactString,
     /// Start of the token in the original text.
     pub pos: Option<Pos>,
 }
@@ -61,17 +63,17 @@ impl Item {
     pub fn index(&self, i: usize) -> Result<Cow<'_, Text>, OutOfRange> {
         match self {
             Item::List(v) => v.get(i).map(Cow::Borrowed).ok_or(OutOfRange),
-            Item::Scalar(t) => t
-                .s
-                .chars()
-                .nth(i)
-                .map(|c| {
-                    Cow::Owned(Text {
-                        s: c.to_string(),
-                        pos: t.pos,
+            Item::Scalar(t) => {
+                t.s.chars()
+                    .nth(i)
+                    .map(|c| {
+                        Cow::Owned(Text {
+                            s: CompactString::from(&*c.encode_utf8(&mut [0; 4])),
+                            pos: t.pos,
+                        })
                     })
-                })
-                .ok_or(OutOfRange),
+                    .ok_or(OutOfRange)
+            }
         }
     }
 
@@ -174,7 +176,7 @@ static SPACE: [bool; 256] = {
 struct Token {
     /// Whether the value was quoted or a text field (then the first group is empty).
     quoted: bool,
-    text: String,
+    text: CompactString,
     at: usize,
 }
 
@@ -397,8 +399,8 @@ fn split_lines(s: &[u8]) -> Vec<std::ops::Range<usize>> {
 }
 
 /// The (ASCII) bytes as a string.
-fn string_of(s: &[u8]) -> String {
-    String::from_utf8_lossy(s).into_owned()
+fn string_of(s: &[u8]) -> CompactString {
+    CompactString::from_utf8_lossy(s)
 }
 
 /// Python `str.strip()`: the range without leading and trailing whitespace.
@@ -468,7 +470,7 @@ fn tokens_of(block: &[u8], offset: usize) -> Vec<Token> {
     let mut origins = cleaned.origins();
     let mut tokens = Vec::new();
     let mut multiline = false;
-    let mut field: Vec<String> = Vec::new();
+    let mut field: Vec<CompactString> = Vec::new();
     let mut field_at = 0;
     for line in split_lines(b) {
         let mut line = line;
@@ -477,7 +479,7 @@ fn tokens_of(block: &[u8], offset: usize) -> Vec<Token> {
                 multiline = false;
                 tokens.push(Token {
                     quoted: true,
-                    text: field.join(" "),
+                    text: field.join(" ").into(),
                     at: field_at,
                 });
                 field.clear();
@@ -516,7 +518,7 @@ fn parse_block(block: &[u8], offset: usize, positions: &Positions) -> Result<Pmg
     let text_of = |t: Token, strip: bool| {
         let pos = positions.at(t.at);
         let s = if strip && py_strip(&t.text).len() != t.text.len() {
-            py_strip(&t.text).to_string()
+            CompactString::from(py_strip(&t.text))
         } else {
             t.text
         };
@@ -530,14 +532,14 @@ fn parse_block(block: &[u8], offset: usize, positions: &Positions) -> Result<Pmg
             let value = match it.next() {
                 Some(v) => text_of(v, false),
                 None => Text {
-                    s: String::new(),
+                    s: CompactString::default(),
                     pos: positions.at(tok.at),
                 },
             };
             out.set(tok.bare(), Item::Scalar(value));
         } else if tok.bare().starts_with("loop_") {
             let loop_pos = positions.at(tok.at);
-            let mut columns: Vec<String> = Vec::new();
+            let mut columns: Vec<CompactString> = Vec::new();
             while let Some(next) = it.peek() {
                 if next.bare().starts_with("loop_") || !next.bare().starts_with('_') {
                     break;
@@ -606,7 +608,7 @@ mod tests {
 
     fn scalar(b: &PmgBlock, k: &str) -> String {
         match b.get(k) {
-            Some(Item::Scalar(t)) => t.s.clone(),
+            Some(Item::Scalar(t)) => t.s.to_string(),
             other => panic!("{k}: {other:?}"),
         }
     }

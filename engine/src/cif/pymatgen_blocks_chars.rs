@@ -302,7 +302,7 @@ fn parse_block(block: &[char], offset: usize, positions: &Positions) -> Result<P
         } else {
             t.text
         };
-        Text { s, pos }
+        Text { s: s.into(), pos }
     };
     while let Some(tok) = it.next() {
         if tok.bare() == "_eof" {
@@ -312,7 +312,7 @@ fn parse_block(block: &[char], offset: usize, positions: &Positions) -> Result<P
             let value = match it.next() {
                 Some(v) => text_of(v, false),
                 None => Text {
-                    s: String::new(),
+                    s: Default::default(),
                     pos: positions.at(tok.at),
                 },
             };

@@ -202,7 +202,7 @@ fn apply_split(
         let pos = block.pos;
         match block.get_mut(tag) {
             Some(Item::List(list)) => list.extend(new_rows.iter().map(|r| Text {
-                s: r[k].clone(),
+                s: r[k].as_str().into(),
                 pos,
             })),
             _ => {
@@ -233,7 +233,7 @@ fn snap_fractions(block: &mut PmgBlock) {
             let Some(x) = str2float(&t.s) else { continue };
             for target in [1.0 / 3.0, 2.0 / 3.0] {
                 if near(x, target) {
-                    t.s = py_repr(target);
+                    t.s = py_repr(target).into();
                 }
             }
         }
@@ -247,7 +247,7 @@ mod tests {
 
     fn column(b: &PmgBlock, tag: &str) -> Vec<String> {
         match b.get(tag) {
-            Some(Item::List(v)) => v.iter().map(|t| t.s.clone()).collect(),
+            Some(Item::List(v)) => v.iter().map(|t| t.s.to_string()).collect(),
             _ => vec![],
         }
     }

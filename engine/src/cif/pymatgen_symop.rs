@@ -125,6 +125,10 @@ fn fraction(num: &str, den: &str, whole: &str) -> Result<f64, XyzError> {
 /// Parse a triplet as pymatgen does.
 pub fn from_xyz_str(xyz: &str) -> Result<SymOp, XyzError> {
     let cleaned = py_strip(xyz).replace(' ', "").to_lowercase();
+    if cleaned == "x,y,z" {
+        // The identity, as the general path below builds it (every P1 CIF has it).
+        return Ok(SymOp::identity());
+    }
     let mut op = SymOp {
         rotation: [[0.0; 3]; 3],
         translation: [0.0; 3],
@@ -169,6 +173,21 @@ pub fn operate(op: &SymOp, f: [f64; 3]) -> [f64; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_identity_shortcut_is_what_the_general_path_builds() {
+        // "+x,+y,+z" is the same operation but not the shortcut's text.
+        let bits = |op: SymOp| {
+            (
+                op.rotation.map(|r| r.map(f64::to_bits)),
+                op.translation.map(f64::to_bits),
+            )
+        };
+        let general = bits(from_xyz_str("+x, +y, +z").unwrap());
+        for xyz in ["x, y, z", " X,Y,Z ", "x,y,z"] {
+            assert_eq!(bits(from_xyz_str(xyz).unwrap()), general, "{xyz}");
+        }
+    }
 
     #[test]
     fn ordinary_triplets() {
