@@ -488,6 +488,81 @@ pub fn unique_nearest(m: SparseCosts<'_>) -> Option<Vec<usize>> {
     Some(sol)
 }
 
+/// The cost of some complete assignment, or `None` when there is none: an upper bound of
+/// the optimum in O(entries · log entries) (plus repairs), where [`unique_nearest`] gives
+/// the optimum's lower bound. Pairs are taken cheapest first while both ends are free (a
+/// greedy matching, usually close to the optimum); a row left without a column takes one
+/// along an augmenting path (Kuhn's algorithm), which moves other rows to other allowed
+/// columns.
+pub fn feasible_cost(m: SparseCosts<'_>) -> Option<f64> {
+    m.check().ok()?;
+    let allowed = |k: usize| m.cost[k] < m.forbidden;
+    let mut owner = vec![NONE; m.cols];
+    let mut assigned = vec![NONE; m.rows];
+    let mut entries: Vec<(f64, usize, usize)> = (0..m.rows)
+        .flat_map(|i| (m.start[i]..m.start[i + 1]).map(move |k| (i, k)))
+        .filter(|&(_, k)| allowed(k))
+        .map(|(i, k)| (m.cost[k], i, m.col[k]))
+        .collect();
+    entries.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    for (_, i, c) in entries {
+        if assigned[i] == NONE && owner[c] == NONE {
+            assigned[i] = c;
+            owner[c] = i;
+        }
+    }
+    let unmatched: Vec<usize> = (0..m.rows).filter(|&i| assigned[i] == NONE).collect();
+    let mut seen = vec![usize::MAX; m.cols];
+    for (round, &i) in unmatched.iter().enumerate() {
+        // Depth-first search for an augmenting path from row i, with an explicit stack of
+        // (row, next entry to try); `via[c]` is the row that reached column c.
+        let mut via = Vec::new();
+        let mut stack = vec![(i, m.start[i])];
+        let mut free = None;
+        while let Some(&mut (r, ref mut k)) = stack.last_mut() {
+            if *k == m.start[r + 1] {
+                stack.pop();
+                continue;
+            }
+            let e = *k;
+            *k += 1;
+            let c = m.col[e];
+            if !allowed(e) || seen[c] == round {
+                continue;
+            }
+            seen[c] = round;
+            via.push((c, r));
+            if owner[c] == NONE {
+                free = Some(c);
+                break;
+            }
+            stack.push((owner[c], m.start[owner[c]]));
+        }
+        let mut c = free?;
+        // Walk back: each row on the path takes the column it reached.
+        loop {
+            let r = via
+                .iter()
+                .rev()
+                .find(|&&(col, _)| col == c)
+                .map(|&(_, r)| r)?;
+            let previous = assigned[r];
+            assigned[r] = c;
+            owner[c] = r;
+            if r == i {
+                break;
+            }
+            c = previous;
+        }
+    }
+    let mut total = 0.0;
+    for (i, &c) in assigned.iter().enumerate() {
+        let k = (m.start[i]..m.start[i + 1]).find(|&k| m.col[k] == c && allowed(k))?;
+        total += m.cost[k];
+    }
+    Some(total)
+}
+
 /// A `rows × cols` row-major matrix with `rows ≤ cols`, or the shape error.
 fn check_shape(cost: &[f64], rows: usize, cols: usize) -> Result<(), AssignmentError> {
     if rows > cols || cost.len() != rows * cols {
@@ -596,6 +671,52 @@ mod tests {
         rec(cost, n, &mut vec![false; n], 0, 0.0, &mut out);
         out.sort_by(f64::total_cmp);
         out
+    }
+
+    #[test]
+    fn a_feasible_cost_exists_exactly_when_an_assignment_does_and_bounds_the_optimum() {
+        let mut seed: u64 = 5;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as f64 / (1u64 << 31) as f64
+        };
+        let (mut feasible, mut infeasible) = (0, 0);
+        for rows in 1..=9 {
+            for extra in 0..3 {
+                let cols = rows + extra;
+                for _ in 0..200 {
+                    // Sparse: most pairs forbidden, so greedy choices often need repair.
+                    let dense: Vec<f64> = (0..rows * cols)
+                        .map(|_| if rnd() < 0.35 { rnd() * 10.0 } else { 1e20 })
+                        .collect();
+                    let owned = Owned::of(&dense, rows, cols, 1e20);
+                    let got = feasible_cost(owned.view());
+                    // The solver pays a forbidden pair where no assignment avoids one.
+                    let best = solve_blocks_noting_ties(&mut Assignment::new(), owned.view(), None)
+                        .map(|(sol, _)| total(&dense, cols, &sol))
+                        .ok()
+                        .filter(|&c| c < 1e19);
+                    match best {
+                        Some(best) => {
+                            let upper = got.expect("an assignment exists");
+                            assert!(upper >= best - 1e-9, "{upper} below the optimum {best}");
+                            assert!(upper < 1e19);
+                            feasible += 1;
+                        }
+                        None => {
+                            assert_eq!(got, None, "{dense:?}");
+                            infeasible += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            feasible > 500 && infeasible > 500,
+            "{feasible} / {infeasible}"
+        );
     }
 
     #[test]

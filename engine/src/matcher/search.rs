@@ -141,11 +141,20 @@ struct Work {
     staged: pbc::Table,
     /// The column window's buffer.
     near: Vec<usize>,
-    /// The anchor row's partners (see [`Search::reach_exceeds`]).
+    /// The neighbourhood bound's buffers.
+    reach: ReachWork,
+}
+
+/// Buffers of the neighbourhood bound (see [`Search::reach_exceeds`]).
+#[derive(Default)]
+struct ReachWork {
+    /// Anchor partners whose neighbourhoods are asked about.
     partners: Vec<usize>,
     /// Rows' vectors near a translation, flattened, and where each row starts.
     cube: Vec<Vec3>,
     cube_start: Vec<usize>,
+    /// The column window's buffer.
+    near: Vec<usize>,
 }
 
 /// One lattice mapping, ready for its candidates.
@@ -383,13 +392,18 @@ impl Search<'_> {
         let mut limit = cap
             .filter(|_| n2 >= min_rows)
             .map(|cap| n2 as f64 * (cap / p.normalization).powi(2) * (1.0 + BOUND_MARGIN));
+        // The limit the neighbourhood bound could not prove, to try again on the full table.
+        let mut open = None;
         if let (Some(l), Goal::SmallestRms { .. }) = (limit, self.goal) {
-            match self.reach_exceeds(p, s1i, l, work) {
+            match self.reach_exceeds(p, s1i, l, &mut work.reach) {
                 Some(true) => return Ok(None),
                 // Near a translation the bound could not rule out, the staged bounds below
                 // rarely can either (measured on the evaluate benchmark: 760 of 7,760
                 // such candidates, for more time than solving all of them took).
-                Some(false) => limit = None,
+                Some(false) => {
+                    open = limit;
+                    limit = None;
+                }
                 None => {}
             }
         }
@@ -398,7 +412,7 @@ impl Search<'_> {
             moved: t_s2fc,
             staged,
             near,
-            ..
+            reach,
         } = work;
         {
             let (s1fc, s2fc) = self.coords(p);
@@ -474,6 +488,11 @@ impl Search<'_> {
                 sol
             }
             None => {
+                if let Some(l) = open {
+                    if self.mean_cannot_reach(p, &table, costs, l, reach) {
+                        return Ok(None);
+                    }
+                }
                 if let Some(limit) = limit {
                     let Some(rows) = bound::RowVectors::new(&table.start, &table.vectors) else {
                         return Ok(None); // a row with no allowed partner: infeasible
@@ -562,7 +581,7 @@ impl Search<'_> {
         p: &mut Prepared,
         s1i: usize,
         limit: f64,
-        work: &mut Work,
+        work: &mut ReachWork,
     ) -> Option<bool> {
         self.columns(p).ok()?;
         let Prepared {
@@ -576,10 +595,7 @@ impl Search<'_> {
         };
         let (s1fc, s2fc) = self.coords_of(moved);
         let anchor = self.s2_t_ind;
-        let a = s2fc[anchor];
-        let onto = |k: usize| -> Vec3 { std::array::from_fn(|x| s1fc[k][x] - a[x]) };
-        let t = onto(s1i);
-        let at: Vec3 = std::array::from_fn(|x| a[x] + t[x]);
+        let at = s1fc[s1i]; // where the candidate puts the anchor
         columns.partners(
             at,
             |j| !self.mask.forbidden(anchor, j),
@@ -590,6 +606,23 @@ impl Search<'_> {
         if work.partners.is_empty() {
             return Some(true);
         }
+        self.partner_regions_exceed(columns, regions, s1fc, s2fc, limit, work)
+    }
+
+    /// Whether the bound exceeds `limit` near the translation onto each struct1 site listed
+    /// in `work.partners` (computed once per mapping and site, see
+    /// [`Search::region_exceeds`]); `None` when a region cannot be bounded cheaply.
+    fn partner_regions_exceed(
+        &self,
+        columns: &pbc::Columns,
+        regions: &mut Vec<Option<(f64, bool)>>,
+        s1fc: &[Vec3],
+        s2fc: &[Vec3],
+        limit: f64,
+        work: &mut ReachWork,
+    ) -> Option<bool> {
+        let a = s2fc[self.s2_t_ind];
+        let onto = |k: usize| -> Vec3 { std::array::from_fn(|x| s1fc[k][x] - a[x]) };
         let r = limit.sqrt() * (1.0 + 1e-9) + 1e-9;
         regions.resize(self.n1, None);
         for n in 0..work.partners.len() {
@@ -613,6 +646,53 @@ impl Search<'_> {
         Some(true)
     }
 
+    /// Whether a candidate whose neighbourhood bound did not rule it out still provably has
+    /// a sum of squares above `limit`, now that its whole `table` is built: its optimal
+    /// assignment costs `Σ |v_i|² = Σ |v_i − t̄|² + n |t̄|²`, at most what any complete
+    /// assignment costs ([`assignment::feasible_cost`]), so the mean lies within `√(that / n)`
+    /// of zero, and only the anchor partners
+    /// whose vector is within that plus `√limit` can lead the mean to them (see
+    /// [`Search::reach_exceeds`]). Usually that leaves the candidate's own translation, far
+    /// from the one that matches: a supercell with one site moved had seven such candidates
+    /// per search, each a 512-site assignment solved for nothing.
+    fn mean_cannot_reach(
+        &self,
+        p: &mut Prepared,
+        table: &pbc::Table,
+        costs: assignment::SparseCosts<'_>,
+        limit: f64,
+        work: &mut ReachWork,
+    ) -> bool {
+        let Some(upper) = assignment::feasible_cost(costs) else {
+            return false;
+        };
+        let anchor = self.s2_t_ind;
+        if anchor >= table.rows {
+            return false;
+        }
+        let r = limit.sqrt() * (1.0 + 1e-9) + 1e-9;
+        // The margin covers a solver returning an assignment a rounding above the optimum.
+        let reach = (upper * (1.0 + 1e-9) / self.n2 as f64).sqrt() + r + 1e-9;
+        work.partners.clear();
+        for e in table.range(anchor) {
+            let v = table.vectors[e];
+            if (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt() <= reach {
+                work.partners.push(table.col[e]);
+            }
+        }
+        let Prepared {
+            moved,
+            columns: Some(columns),
+            regions,
+            ..
+        } = p
+        else {
+            return false;
+        };
+        let (s1fc, s2fc) = self.coords_of(moved);
+        self.partner_regions_exceed(columns, regions, s1fc, s2fc, limit, work) == Some(true)
+    }
+
     /// Whether, at translation `t` of struct2's sites, `Σ_i min_v |v − δ|²` over each row's
     /// allowed vectors `v` exceeds `limit` for every `δ` in the box `[-r, r]³` (with
     /// `r² > limit`). A row's vectors outside the cube `[-2r, 2r]³` are more than `r` from
@@ -627,9 +707,9 @@ impl Search<'_> {
         t: Vec3,
         r: f64,
         limit: f64,
-        work: &mut Work,
+        work: &mut ReachWork,
     ) -> Option<bool> {
-        let Work {
+        let ReachWork {
             near,
             cube,
             cube_start,
