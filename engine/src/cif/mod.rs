@@ -23,6 +23,7 @@ mod pymatgen_comp;
 mod pymatgen_sanitize;
 pub mod pymatgen_symop;
 mod reader;
+mod site_index;
 pub mod symop;
 pub mod writer;
 

@@ -32,6 +32,7 @@ use super::pymatgen_blocks::{pymatgen_blocks, Item, PmgBlock, Text};
 use super::pymatgen_comp::{stable_sort_by_lt, Comp, Sp};
 use super::pymatgen_sanitize::{sanitize, FRACT_TAGS};
 use super::pymatgen_symop::{from_xyz_str, operate, XyzError};
+use super::site_index::{pbc_close, SiteIndex};
 use super::symop::SymOp;
 use super::CifError;
 use crate::element::Element;
@@ -522,14 +523,6 @@ fn implicit_hydrogens(symbol: &str) -> f64 {
     }
 }
 
-/// Periodic closeness with numpy's round-half-even.
-fn pbc_close(a: [f64; 3], b: [f64; 3]) -> bool {
-    (0..3).all(|k| {
-        let d = a[k] - b[k];
-        (d - d.round_ties_even()).abs() < SITE_TOLERANCE
-    })
-}
-
 /// One row read from the atom-site loop (before grouping).
 struct Row {
     coord: [f64; 3],
@@ -600,6 +593,7 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
     let occupancies = block.get("_atom_site_occupancy");
 
     let mut rows: Vec<Row> = Vec::new();
+    let mut placed = SiteIndex::default(); // the rows' coordinates
     let columns = FRACT_TAGS.map(|tag| (tag, block.get(tag)));
     for (idx, label) in labels.iter_values().enumerate() {
         let raw = match types {
@@ -688,26 +682,28 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
         }
         let comp = Comp::new(parts);
         // Merge with an earlier row that a symmetry operation maps onto this one.
-        let matched = ops.iter().find_map(|op| {
-            let image = operate(op, coord);
-            rows.iter().position(|r| pbc_close(r.coord, image))
-        });
+        let matched = ops
+            .iter()
+            .find_map(|op| placed.first(operate(op, coord), pbc_close));
         match matched {
             Some(k) => {
                 rows[k].comp = rows[k].comp.add(&comp);
                 rows[k].label = label.s.to_string();
             }
-            None => match rows.iter_mut().find(|r| r.coord == coord) {
-                // Same key in pymatgen's dict: the entry is replaced in place.
-                Some(r) => {
-                    r.comp = comp;
-                    r.label = label.s.to_string();
+            // Same key in pymatgen's dict: the entry is replaced in place.
+            None => match placed.first(coord, |a, b| a == b) {
+                Some(k) => {
+                    rows[k].comp = comp;
+                    rows[k].label = label.s.to_string();
                 }
-                None => rows.push(Row {
-                    coord,
-                    comp,
-                    label: label.s.to_string(),
-                }),
+                None => {
+                    placed.push(coord);
+                    rows.push(Row {
+                        coord,
+                        comp,
+                        label: label.s.to_string(),
+                    });
+                }
             },
         }
     }
@@ -729,7 +725,7 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
             j += 1;
         }
         let species = oxygen_without_implicit_h(&group_comp);
-        let group_start = sites.len();
+        let mut group = SiteIndex::default(); // the group's sites so far
         for &r in &sorted[i..j] {
             for op in &ops {
                 let image = operate(op, rows[r].coord);
@@ -753,7 +749,8 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
                     }
                     wrapped[k] = x - x.floor();
                 }
-                if !sites[group_start..].iter().any(|s| pbc_close(s.0, wrapped)) {
+                if group.first(wrapped, pbc_close).is_none() {
+                    group.push(wrapped);
                     sites.push((wrapped, species.clone(), rows[r].label.clone()));
                 }
             }

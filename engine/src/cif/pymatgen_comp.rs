@@ -110,6 +110,13 @@ impl Comp {
 
     /// `self >= other` in pymatgen's sort order.
     fn ge(&self, other: &Comp) -> bool {
+        // Two sites of one and the same species (most comparisons): the loop below over
+        // that single key, without collecting and sorting the species.
+        if let ([(a, x)], [(b, y)]) = (&self.0[..], &other.0[..]) {
+            if a == b {
+                return ge_by_amounts([(*x, *y)]);
+            }
+        }
         let mut keys: Vec<Sp> = Vec::new();
         for (sp, _) in self.0.iter().chain(other.0.iter()) {
             if !keys.contains(sp) {
@@ -117,16 +124,7 @@ impl Comp {
             }
         }
         let keys = stable_sort_by_lt(keys, &species_lt);
-        for sp in &keys {
-            let (a, b) = (self.amount(sp), other.amount(sp));
-            if b - a >= AMOUNT_TOLERANCE {
-                return false;
-            }
-            if a - b >= AMOUNT_TOLERANCE {
-                return true;
-            }
-        }
-        true
+        ge_by_amounts(keys.iter().map(|sp| (self.amount(sp), other.amount(sp))))
     }
 
     /// `self < other` (`not self >= other`, as `functools.total_ordering` derives it).
@@ -135,29 +133,53 @@ impl Comp {
     }
 }
 
+/// `self >= other` from both amounts of each species key in sort order: the first key whose
+/// amounts differ by the tolerance decides.
+fn ge_by_amounts(amounts: impl IntoIterator<Item = (f64, f64)>) -> bool {
+    for (a, b) in amounts {
+        if b - a >= AMOUNT_TOLERANCE {
+            return false;
+        }
+        if a - b >= AMOUNT_TOLERANCE {
+            return true;
+        }
+    }
+    true
+}
+
 /// Stable merge sort with a `less than` predicate (Python's `sorted` result for any
 /// consistent order; never panics, whatever the predicate does).
-pub fn stable_sort_by_lt<T: Clone>(items: Vec<T>, lt: &impl Fn(&T, &T) -> bool) -> Vec<T> {
-    if items.len() <= 1 {
-        return items;
+pub fn stable_sort_by_lt<T: Clone>(mut items: Vec<T>, lt: &impl Fn(&T, &T) -> bool) -> Vec<T> {
+    let mut scratch = Vec::with_capacity(items.len());
+    merge_sort(&mut items, &mut scratch, lt);
+    items
+}
+
+/// Top-down merge sort of `v` (first half `len / 2`), each merge taking the right element
+/// only when it is less than the left one; `scratch` is a buffer. Written for a predicate
+/// that need not be a strict weak order (pymatgen's species order is not): the result is
+/// then this algorithm's, so it is kept exactly.
+fn merge_sort<T: Clone>(v: &mut [T], scratch: &mut Vec<T>, lt: &impl Fn(&T, &T) -> bool) {
+    if v.len() <= 1 {
+        return;
     }
-    let mut left = items;
-    let right = left.split_off(left.len() / 2);
-    let (left, right) = (stable_sort_by_lt(left, lt), stable_sort_by_lt(right, lt));
-    let mut out = Vec::with_capacity(left.len() + right.len());
+    let mid = v.len() / 2;
+    merge_sort(&mut v[..mid], scratch, lt);
+    merge_sort(&mut v[mid..], scratch, lt);
+    scratch.clear();
+    scratch.extend_from_slice(v);
+    let (left, right) = scratch.split_at(mid);
     let (mut i, mut j) = (0, 0);
-    while i < left.len() && j < right.len() {
-        if lt(&right[j], &left[i]) {
-            out.push(right[j].clone());
+    for slot in v.iter_mut() {
+        let take_right = j < right.len() && (i == left.len() || lt(&right[j], &left[i]));
+        if take_right {
+            *slot = right[j].clone();
             j += 1;
         } else {
-            out.push(left[i].clone());
+            *slot = left[i].clone();
             i += 1;
         }
     }
-    out.extend_from_slice(&left[i..]);
-    out.extend_from_slice(&right[j..]);
-    out
 }
 
 #[cfg(test)]
