@@ -595,7 +595,10 @@ impl Search<'_> {
         };
         let (s1fc, s2fc) = self.coords_of(moved);
         let anchor = self.s2_t_ind;
-        let at = s1fc[s1i]; // where the candidate puts the anchor
+        // Where the candidate puts the anchor, computed as its table row is (to the last bit:
+        // a partner at the tolerance's edge must be one of the row's entries, or not).
+        let a = s2fc[anchor];
+        let at: Vec3 = std::array::from_fn(|x| a[x] + (s1fc[s1i][x] - a[x]));
         columns.partners(
             at,
             |j| !self.mask.forbidden(anchor, j),
