@@ -144,8 +144,30 @@ fn points_in_sphere_direct(m: &Mat3, r: f64) -> Result<Vec<Point>, MappingError>
     Ok(out)
 }
 
-/// Angles (degrees) between every vector of `v1` and every vector of `v2`.
-fn angle_table(v1: &[Vec3], l1: &[f64], v2: &[Vec3], l2: &[f64]) -> Vec<Vec<f64>> {
+/// Whether the angle (degrees) between each vector of `v1` and each vector of `v2` is
+/// within `atol` of `target`, as pymatgen decides it (`arccos` of the normalised dot product).
+///
+/// Most pairs are far from the target: their cosine is compared with the cosines of the
+/// target ± (atol + 0.001°), and only pairs between those bounds get the `acos` (a fifth of
+/// the mapping search's time). The margin dwarfs the rounding of either side, so a pair is
+/// ruled out only where the `acos` would rule it out too.
+fn angles_within(
+    (v1, l1): (&[Vec3], &[f64]),
+    (v2, l2): (&[Vec3], &[f64]),
+    target: f64,
+    atol: f64,
+) -> Vec<Vec<bool>> {
+    const MARGIN: f64 = 1e-3;
+    let cos_deg = |d: f64| libm::cos(d * (std::f64::consts::PI / 180.0));
+    let (lo, hi) = (target - atol - MARGIN, target + atol + MARGIN);
+    // Beyond these cosines the angle is above `hi` or below `lo` (none where the interval
+    // reaches past 0° or 180°).
+    let below = if hi < 180.0 {
+        cos_deg(hi)
+    } else {
+        f64::NEG_INFINITY
+    };
+    let above = if lo > 0.0 { cos_deg(lo) } else { f64::INFINITY };
     v1.iter()
         .zip(l1)
         .map(|(a, la)| {
@@ -153,7 +175,10 @@ fn angle_table(v1: &[Vec3], l1: &[f64], v2: &[Vec3], l2: &[f64]) -> Vec<Vec<f64>
                 .zip(l2)
                 .map(|(b, lb)| {
                     let x = (dot(*a, *b) / la / lb).clamp(-1.0, 1.0);
-                    rad2deg(libm::acos(x))
+                    if x < below || x > above {
+                        return false;
+                    }
+                    (rad2deg(libm::acos(x)) - target).abs() <= atol
                 })
                 .collect()
         })
@@ -193,19 +218,9 @@ pub fn find_all_mappings(
     let vecs: [Vec<Vec3>; 3] = std::array::from_fn(|a| sel[a].iter().map(|&i| carts[i]).collect());
     let lens: [Vec<f64>; 3] = std::array::from_fn(|a| vecs[a].iter().map(|v| norm(*v)).collect());
 
-    let close = |x: f64, target: f64| (x - target).abs() <= atol;
-    let alpha_ok: Vec<Vec<bool>> = angle_table(&vecs[1], &lens[1], &vecs[2], &lens[2])
-        .into_iter()
-        .map(|row| row.into_iter().map(|x| close(x, alpha)).collect())
-        .collect();
-    let beta_ok: Vec<Vec<bool>> = angle_table(&vecs[0], &lens[0], &vecs[2], &lens[2])
-        .into_iter()
-        .map(|row| row.into_iter().map(|x| close(x, beta)).collect())
-        .collect();
-    let gamma_ok: Vec<Vec<bool>> = angle_table(&vecs[0], &lens[0], &vecs[1], &lens[1])
-        .into_iter()
-        .map(|row| row.into_iter().map(|x| close(x, gamma)).collect())
-        .collect();
+    let alpha_ok = angles_within((&vecs[1], &lens[1]), (&vecs[2], &lens[2]), alpha, atol);
+    let beta_ok = angles_within((&vecs[0], &lens[0]), (&vecs[2], &lens[2]), beta, atol);
+    let gamma_ok = angles_within((&vecs[0], &lens[0]), (&vecs[1], &lens[1]), gamma, atol);
 
     let mut out = Vec::new();
     for (ia, &pa) in sel[0].iter().enumerate() {
@@ -256,6 +271,39 @@ pub fn find_mapping(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ruling_out_by_cosine_agrees_with_the_arccos() {
+        let mut seed: u64 = 17;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let vecs: Vec<Vec3> = (0..120).map(|_| [rnd(), rnd(), rnd()]).collect();
+        let lens: Vec<f64> = vecs.iter().map(|v| norm(*v)).collect();
+        let mut inside = 0;
+        // Targets near and at the ends of the range, and angles at exactly target ± atol.
+        for (target, atol) in [
+            (90.0, 5.0),
+            (60.0, 5.0),
+            (2.0, 5.0),
+            (178.0, 5.0),
+            (120.0, 0.5),
+        ] {
+            let got = angles_within((&vecs, &lens), (&vecs, &lens), target, atol);
+            for (i, a) in vecs.iter().enumerate() {
+                for (j, b) in vecs.iter().enumerate() {
+                    let x = (dot(*a, *b) / lens[i] / lens[j]).clamp(-1.0, 1.0);
+                    let want = (rad2deg(libm::acos(x)) - target).abs() <= atol;
+                    assert_eq!(got[i][j], want, "target {target}, pair {i} {j}");
+                    inside += usize::from(want);
+                }
+            }
+        }
+        assert!(inside > 500, "{inside}");
+    }
 
     #[test]
     fn cubic_lattice_has_48_unimodular_self_mappings() {
