@@ -61,6 +61,7 @@ const BOUNDARY: f64 = 1e-6;
 const RMS_EXACT: f64 = 1e-5;
 
 /// A candidate match.
+#[derive(Clone)]
 pub(super) struct Match {
     /// The figure being minimised: RMS or largest normalised distance.
     pub val: f64,
@@ -123,12 +124,16 @@ struct Search<'a> {
 }
 
 /// What two searches of the same preprocessed pair (a fit, then the smallest RMS) share: the
-/// lattice mappings, found once, and struct1's point operations already tested (see
-/// `orbits`).
+/// lattice mappings, found once, struct1's point operations already tested (see `orbits`),
+/// and the fitting candidate (mapping index, struct1 site, match), which the smallest-RMS
+/// search would otherwise score again: its table and assignment are the same whichever
+/// search builds them (staged or whole, noting ties or not), so only its value, the RMS of
+/// the same distances, is computed again.
 #[derive(Default)]
 pub(super) struct Shared {
     mappings: Option<Vec<LatticeMapping>>,
     symmetries: Symmetries,
+    fitted: Option<(usize, usize, Match)>,
 }
 
 /// Buffers reused from candidate to candidate of a search.
@@ -211,6 +216,7 @@ pub(super) fn strict_match(
     let Shared {
         mappings,
         symmetries,
+        fitted,
     } = shared;
     if mappings.is_none() {
         *mappings = Some(
@@ -267,13 +273,13 @@ pub(super) fn strict_match(
         stages: stages(n2),
     };
     match goal {
-        Goal::Fit => search.first_fit(mappings, symmetries),
+        Goal::Fit => search.first_fit(mappings, symmetries, fitted),
         Goal::SmallestRms {
             known,
             bounded: true,
-        } => search.smallest_rms(mappings, known, symmetries),
+        } => search.smallest_rms(mappings, known, symmetries, fitted),
         Goal::SmallestRms { bounded: false, .. } => {
-            search.smallest_below(mappings, None, &mut Work::default(), symmetries)
+            search.smallest_below(mappings, None, &mut Work::default(), symmetries, &mut None)
         }
     }
 }
@@ -795,6 +801,7 @@ impl Search<'_> {
         &self,
         mappings: &[LatticeMapping],
         symmetries: &mut Symmetries,
+        fitted: &mut Option<(usize, usize, Match)>,
     ) -> Result<Option<Match>, MatcherError> {
         let mut work = Work::default();
         // A mapping a point symmetry of struct1 away from one already searched gives the same
@@ -826,6 +833,7 @@ impl Search<'_> {
             for s1i in self.candidates_by_promise(&p) {
                 if let Some(m) = self.score(&mut p, s1i, Some(self.opts.stol), &mut work)? {
                     if m.val < self.opts.stol {
+                        *fitted = Some((i, s1i, m.clone()));
                         return Ok(Some(m));
                     }
                     let boundary = (m.val - self.opts.stol).abs() <= BOUNDARY * self.opts.stol;
@@ -846,6 +854,7 @@ impl Search<'_> {
         mappings: &[LatticeMapping],
         known: Option<f64>,
         symmetries: &mut Symmetries,
+        fitted: &mut Option<(usize, usize, Match)>,
     ) -> Result<Option<Match>, MatcherError> {
         let stol = self.opts.stol;
         let mut work = Work::default();
@@ -866,12 +875,12 @@ impl Search<'_> {
                 }
             }
         }
-        let best = self.smallest_below(mappings, Some(cap), &mut work, symmetries)?;
+        let best = self.smallest_below(mappings, Some(cap), &mut work, symmetries, fitted)?;
         if cap < stol && best.as_ref().is_none_or(|b| b.val > cap.max(RMS_EXACT)) {
             // The capping candidate is not among those visited with its value (it may be one
             // that struct1's own translations thin out, whose equal-cost assignment breaks a
             // tie differently): the cap proved nothing, so search again without it.
-            return self.smallest_below(mappings, Some(stol), &mut work, symmetries);
+            return self.smallest_below(mappings, Some(stol), &mut work, symmetries, fitted);
         }
         Ok(best)
     }
@@ -885,13 +894,14 @@ impl Search<'_> {
         cap: Option<f64>,
         work: &mut Work,
         symmetries: &mut Symmetries,
+        fitted: &mut Option<(usize, usize, Match)>,
     ) -> Result<Option<Match>, MatcherError> {
         let stol = self.opts.stol;
         // Looking for the smallest RMS, a mapping a point symmetry of struct1 away from an
         // earlier one gives the same tables (see `orbits`): try the first of each orbit.
         let mut orbits = self.orbits(symmetries);
         let mut best: Option<Match> = None;
-        for mapping in mappings {
+        for (mi, mapping) in mappings.iter().enumerate() {
             let Some(mut p) = self.prepare(mapping) else {
                 continue;
             };
@@ -907,8 +917,21 @@ impl Search<'_> {
             for s1i in self.candidates(&p) {
                 let limit =
                     cap.map(|cap| best.as_ref().map_or(cap, |b| b.val.min(cap)).max(RMS_EXACT));
-                let Some(m) = self.score(&mut p, s1i, limit, work)? else {
-                    continue;
+                let reuse = matches!(fitted, Some((fm, fs, _)) if *fm == mi && *fs == s1i);
+                let cached = if reuse { fitted.take() } else { None };
+                let m = match cached {
+                    // The fit's candidate: the same distances, valued by their RMS. (Scored
+                    // here, it could only be skipped when above the best so far, where it
+                    // does not replace it either.)
+                    Some((_, _, m)) => Match {
+                        val: rms(&m.dist),
+                        ambiguous: false,
+                        ..m
+                    },
+                    None => match self.score(&mut p, s1i, limit, work)? {
+                        Some(m) => m,
+                        None => continue,
+                    },
                 };
                 if best.as_ref().is_none_or(|b| m.val < b.val) {
                     let exact = m.val < RMS_EXACT && m.val < stol;
