@@ -172,8 +172,11 @@ struct Prepared {
     aligned: Mat3,
     average: Mat3,
     normalization: f64,
-    /// Struct1's sites indexed for the subset test of each translation.
-    superset: pbc::SupersetIndex,
+    /// pymatgen's per-axis fractional tolerance of the subset test.
+    frac_tol: Vec3,
+    /// Struct1's sites indexed for the subset test of each translation, built when a first
+    /// candidate gets that far (most mappings have none: the bounds dismiss them all).
+    superset: Option<pbc::SupersetIndex>,
     /// The LLL reduction of the average lattice when it was already computed (for the
     /// orbit test), so the columns below need not reduce it again.
     lll: Option<LllReduction>,
@@ -320,21 +323,14 @@ impl Search<'_> {
             return None;
         }
         let frac_tol = inv_abc.map(|x| x * self.opts.stol / (std::f64::consts::PI * normalization));
-        let superset = pbc::SupersetIndex::new(
-            if self.s1_supercell {
-                &moved
-            } else {
-                &self.fixed.frac
-            },
-            frac_tol,
-        );
         Some(Prepared {
             moved,
             to_mapped,
             aligned: mapping.aligned,
             average,
             normalization,
-            superset,
+            frac_tol,
+            superset: None,
             lll: None,
             columns: None,
             note_ties: false,
@@ -450,8 +446,15 @@ impl Search<'_> {
             }
         }
         {
-            let (s1fc, _) = self.coords(p);
-            if !p.superset.contains(s1fc, t_s2fc, forbidden) {
+            let Prepared {
+                moved,
+                frac_tol,
+                superset,
+                ..
+            } = &mut *p;
+            let (s1fc, _) = self.coords_of(moved);
+            let superset = superset.get_or_insert_with(|| pbc::SupersetIndex::new(s1fc, *frac_tol));
+            if !superset.contains(s1fc, t_s2fc, forbidden) {
                 return Ok(None);
             }
         }
