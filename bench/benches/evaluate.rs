@@ -5,14 +5,23 @@
 //! 0.3 Å, written as CIF and wrapped in `<cif>` tags), then times parsing each target and
 //! evaluating its answer as the reference does: `fit`, then on a fit `get_rms_dist`, which
 //! enumerates every lattice mapping and translation (thinned by the target's own symmetry)
-//! for an answer that is not an exact match. Project machine, 2026-11-25 (2 cores): 2.4 s
-//! natively for the set (0.95 ms per task), 3.4 s in wasm32 under node; goal < 1 s in wasm,
-//! not reached. History: 71 s (get_rms_dist alone, before the periodicity shortcut) → 8.6 s
+//! for an answer that is not an exact match. Project machine, 2026-11-25, fourth session
+//! (2 cores; its speed drifts by a third from hour to hour): 0.92-0.93 s natively for the set
+//! (0.37 ms per task), 1.24 s in wasm32 under node; goal < 1 s in wasm, not reached.
+//! History: 71 s (get_rms_dist alone, before the periodicity shortcut) → 8.6 s
 //! (periodicity) → 18.4 s (fit first, as the spec says) → 5.3 s (fit visiting promising
 //! mappings first, symmetry orbits, a cap from a promising candidate, sparse tables, pruned
 //! image search, a faster CIF block splitter) → 2.4 s (the bound proved only near one row's
 //! vectors and on 8, then 16 rows before the whole table and the subset test, the fit's RMS
-//! as the cap, buffers reused between candidates).
+//! as the cap, buffers reused between candidates) → 1.5 s (the neighbourhood bound shared by
+//! the candidates reaching one anchor partner, FxHash lookups) → 1.3 s (open candidates
+//! retried on their full table with a feasible assignment's cost; the byte-level CIF
+//! splitter). Then the machine ran about a third faster (the same build measured 0.95 s),
+//! and the site grid of the CIF reader, the fit's candidate reused and the subset-test index
+//! built lazily took that to 0.92 s. What is left is
+//! spread thin: CIF parsing about a fifth, full tables of candidates within a hair of the
+//! best (a supercell with a near-symmetric cell has a hundred such, each needing its table)
+//! a seventh, struct1's symmetry tests (orbits, periodicity) an eighth.
 //!
 //! Native: `cargo bench -p bench --bench evaluate` (`ATOMWORLD_BENCH_SLOWEST=1` lists the
 //! twenty slowest tasks).
