@@ -20,6 +20,32 @@ pub(crate) struct ElementData {
     vesta: [u8; 3],
 }
 
+/// Where a one- or two-letter symbol (`X` or `Xy`) sits in [`symbol_index`]; `None` for
+/// any other shape, which no element has.
+fn symbol_slot(b: &[u8]) -> Option<usize> {
+    let first = usize::from(b.first()?.checked_sub(b'A')?);
+    let second = match b.get(1) {
+        None => 0,
+        Some(c) => usize::from(c.checked_sub(b'a')?) + 1,
+    };
+    (first < 26 && second < 27 && b.len() <= 2).then_some(first * 27 + second)
+}
+
+/// Atomic number by symbol slot (0: no element). Why by hand: symbols are looked up for
+/// every site of every CIF read; a scan of the table cost a tenth of reading a small CIF.
+fn symbol_index() -> &'static [u8; 26 * 27] {
+    static INDEX: std::sync::OnceLock<[u8; 26 * 27]> = std::sync::OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut index = [0u8; 26 * 27];
+        for (i, d) in table::TABLE.iter().enumerate() {
+            if let Some(slot) = symbol_slot(d.symbol.as_bytes()) {
+                index[slot] = i as u8 + 1;
+            }
+        }
+        index
+    })
+}
+
 /// A chemical element, stored as its atomic number (1..=118). Serialises as its symbol.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Element(u8);
@@ -47,10 +73,9 @@ impl Element {
 
     /// The element with this exact symbol (case-sensitive: `Co` is cobalt, `CO` is nothing).
     pub fn from_symbol(symbol: &str) -> Option<Self> {
-        table::TABLE
-            .iter()
-            .position(|d| d.symbol == symbol)
-            .map(|i| Element(i as u8 + 1))
+        let slot = symbol_slot(symbol.as_bytes())?;
+        let z = symbol_index()[slot];
+        (z != 0).then_some(Element(z))
     }
 
     /// All 118 elements in order of atomic number.
@@ -121,6 +146,38 @@ impl<'de> Deserialize<'de> for Element {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn symbols_are_found_exactly_as_a_scan_of_the_table_finds_them() {
+        let scan = |s: &str| {
+            table::TABLE
+                .iter()
+                .position(|d| d.symbol == s)
+                .map(|i| Element(i as u8 + 1))
+        };
+        let mut tried = vec![
+            String::new(),
+            "Fee".into(),
+            "fe".into(),
+            "FE".into(),
+            "Å".into(),
+        ];
+        for a in (b'@'..=b'[').chain(b'a'..=b'{') {
+            tried.push((a as char).to_string());
+            for b in (b'@'..=b'[').chain(b'`'..=b'{') {
+                tried.push(format!("{}{}", a as char, b as char));
+            }
+        }
+        for d in table::TABLE.iter() {
+            tried.push(d.symbol.to_string());
+        }
+        let mut found = 0;
+        for s in &tried {
+            assert_eq!(Element::from_symbol(s), scan(s), "{s:?}");
+            found += usize::from(scan(s).is_some());
+        }
+        assert!(found >= 2 * 118, "{found}");
+    }
 
     #[test]
     fn table_is_complete_and_ordered() {
