@@ -43,13 +43,31 @@ pub fn py_float(text: &str) -> Option<f64> {
         Some(b'+') => (false, &s[1..]),
         _ => (false, s),
     };
-    let lower = body.to_ascii_lowercase();
-    let magnitude = match lower.as_str() {
-        "inf" | "infinity" => f64::INFINITY,
-        "nan" => f64::NAN,
-        _ => parse_decimal(body)?,
+    let magnitude = if plain_decimal(body) {
+        // Digits and at most one point (nearly every number in a CIF): the text the general
+        // path below would hand to the same parser.
+        body.parse::<f64>().ok()?
+    } else if body.eq_ignore_ascii_case("inf") || body.eq_ignore_ascii_case("infinity") {
+        f64::INFINITY
+    } else if body.eq_ignore_ascii_case("nan") {
+        f64::NAN
+    } else {
+        parse_decimal(body)?
     };
     Some(if negative { -magnitude } else { magnitude })
+}
+
+/// ASCII digits with at most one `.` and at least one digit.
+fn plain_decimal(body: &str) -> bool {
+    let (mut digits, mut points) = (0, 0);
+    for &c in body.as_bytes() {
+        match c {
+            b'0'..=b'9' => digits += 1,
+            b'.' => points += 1,
+            _ => return false,
+        }
+    }
+    digits > 0 && points <= 1
 }
 
 /// An unsigned decimal literal in Python's grammar; the value is correctly rounded.
@@ -178,6 +196,36 @@ mod tests {
         assert!(py_float("NaN").is_some_and(f64::is_nan));
         assert_eq!(py_float("0x10"), None);
         assert_eq!(py_float(""), None);
+    }
+
+    #[test]
+    fn plain_decimals_read_as_the_general_path_reads_them() {
+        let mut seed: u64 = 23;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for n in 0..20000 {
+            let len = 1 + next() % 22;
+            let mut t: String = (0..len)
+                .map(|_| char::from(b'0' + (next() % 10) as u8))
+                .collect();
+            if n % 4 != 0 {
+                t.insert(next() % (len + 1), '.');
+            }
+            let want = parse_decimal(&t).map(f64::to_bits);
+            assert_eq!(py_float(&t).map(f64::to_bits), want, "{t}");
+            assert_eq!(
+                py_float(&format!("-{t}")).map(|x| (-x).to_bits()),
+                want,
+                "-{t}"
+            );
+        }
+        for t in [".", "5.", ".5", "00.100", "1..2", ""] {
+            assert_eq!(py_float(t), parse_decimal(t), "{t:?}");
+        }
     }
 
     #[test]
