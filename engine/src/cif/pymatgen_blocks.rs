@@ -159,6 +159,17 @@ fn is_space(b: u8) -> bool {
     SPACE[usize::from(b)]
 }
 
+/// The characters `str.splitlines()` breaks ASCII text at.
+static LINE_BREAK: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = matches!(b as u8, b'\n' | b'\r' | 0x0b | 0x0c | 0x1c | 0x1d | 0x1e);
+        b += 1;
+    }
+    t
+};
+
 /// [`is_space`] as a table.
 static SPACE: [bool; 256] = {
     let mut t = [false; 256];
@@ -383,7 +394,7 @@ fn split_lines(s: &[u8]) -> Vec<std::ops::Range<usize>> {
     let mut i = 0;
     while i < s.len() {
         let c = s[i];
-        if matches!(c, b'\n' | b'\r' | 0x0b | 0x0c | 0x1c | 0x1d | 0x1e) {
+        if LINE_BREAK[usize::from(c)] {
             lines.push(start..i);
             if c == b'\r' && s.get(i + 1) == Some(&b'\n') {
                 i += 1;
@@ -398,9 +409,10 @@ fn split_lines(s: &[u8]) -> Vec<std::ops::Range<usize>> {
     lines
 }
 
-/// The (ASCII) bytes as a string.
-fn string_of(s: &[u8]) -> CompactString {
-    CompactString::from_utf8_lossy(s)
+/// Part of the cleaned block as a string (every index is a character boundary there: the
+/// cleaned text is ASCII).
+fn string_of(text: &str, r: std::ops::Range<usize>) -> CompactString {
+    CompactString::from(text.get(r).unwrap_or_default())
 }
 
 /// Python `str.strip()`: the range without leading and trailing whitespace.
@@ -420,13 +432,13 @@ fn strip_range(s: &[u8], r: std::ops::Range<usize>) -> std::ops::Range<usize> {
 /// The token regex `([^'"\s][\S]*)|'(.*?)'(?!\S)|"(.*?)"(?!\S)` applied with `findall` to
 /// the line `r` of the cleaned block.
 fn tokenize_line(
-    s: &[u8],
+    text: &str,
     r: std::ops::Range<usize>,
     origins: &mut Origins<'_>,
     out: &mut Vec<Token>,
 ) {
     let base = r.start;
-    let line = &s[r];
+    let line = &text.as_bytes()[r];
     let mut p = 0;
     while p < line.len() {
         let c = line[p];
@@ -441,7 +453,7 @@ fn tokenize_line(
                 .map_or(line.len(), |k| p + k);
             out.push(Token {
                 quoted: false,
-                text: string_of(&line[p..q]),
+                text: string_of(text, base + p..base + q),
                 at: origins.of(base + p),
             });
             p = q;
@@ -453,7 +465,7 @@ fn tokenize_line(
             Some(q) => {
                 out.push(Token {
                     quoted: true,
-                    text: string_of(&line[p + 1..q]),
+                    text: string_of(text, base + p + 1..base + q),
                     at: origins.of(base + p),
                 });
                 p = q + 1;
@@ -467,6 +479,8 @@ fn tokenize_line(
 fn tokens_of(block: &[u8], offset: usize) -> Vec<Token> {
     let cleaned = clean(block, offset);
     let b = &cleaned.b;
+    // One validation for every token (the cleaned text is ASCII, so always valid).
+    let text = String::from_utf8_lossy(b);
     let mut origins = cleaned.origins();
     let mut tokens = Vec::new();
     let mut multiline = false;
@@ -485,16 +499,16 @@ fn tokens_of(block: &[u8], offset: usize) -> Vec<Token> {
                 field.clear();
                 line = strip_range(b, line.start + 1..line.end);
             } else {
-                field.push(string_of(&b[line]));
+                field.push(string_of(&text, line));
                 continue;
             }
         }
         if !line.is_empty() && b[line.start] == b';' {
             multiline = true;
             field_at = origins.of(line.start);
-            field.push(string_of(&b[strip_range(b, line.start + 1..line.end)]));
+            field.push(string_of(&text, strip_range(b, line.start + 1..line.end)));
         } else {
-            tokenize_line(b, line, &mut origins, &mut tokens);
+            tokenize_line(&text, line, &mut origins, &mut tokens);
         }
     }
     tokens
