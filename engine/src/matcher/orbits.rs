@@ -170,8 +170,8 @@ impl<'a> MappingOrbits<'a> {
             .filter(|(_, &e)| e == el)
             .any(|(fk, _)| {
                 let tau: Vec3 = std::array::from_fn(|a| fk[a] - anchor[a]);
-                self.places
-                    .maps_onto_itself(moved.iter().map(|m| std::array::from_fn(|a| m[a] + tau[a])))
+                let image = |i: usize| -> Vec3 { std::array::from_fn(|a| moved[i][a] + tau[a]) };
+                self.places.maps_onto_itself(image, self.anchor + 1)
             })
     }
 

@@ -100,14 +100,17 @@ impl<'a> Places<'a> {
         found
     }
 
-    /// Whether the sites moved to `moved` (in site order) land, one to one, on sites of
-    /// their own element: the move maps the structure onto itself. A site landing where
-    /// another already landed (coincident atoms) counts as a miss, so the answer errs
-    /// towards "no".
-    pub(super) fn maps_onto_itself(&self, moved: impl Iterator<Item = Vec3>) -> bool {
-        let mut taken = vec![false; self.frac.len()];
-        for (m, &e) in moved.zip(self.elements) {
-            match self.find(m, e) {
+    /// Whether the sites moved to `moved(i)` land, one to one, on sites of their own
+    /// element: the move maps the structure onto itself. A site landing where another
+    /// already landed (coincident atoms) counts as a miss, so the answer errs towards "no".
+    /// Sites are tried from `first` on (wrapping round): the answer does not depend on the
+    /// order (each place has one first site), and callers start after the site their move
+    /// is built to send home, which usually tells a miss one lookup sooner.
+    pub(super) fn maps_onto_itself(&self, moved: impl Fn(usize) -> Vec3, first: usize) -> bool {
+        let n = self.frac.len();
+        let mut taken = vec![false; n];
+        for i in (first..n).chain(0..first.min(n)) {
+            match self.find(moved(i), self.elements[i]) {
                 Some(j) if !taken[j] => taken[j] = true,
                 _ => return false,
             }
@@ -132,7 +135,8 @@ pub fn self_translations(frac: &[Vec3], elements: &[Element], anchor: usize) -> 
         if (0..3).all(|a| distance_to_integer(t[a]) <= SELF_TOL) {
             continue; // a coincident copy, not a translation
         }
-        if places.maps_onto_itself(frac.iter().map(|f| std::array::from_fn(|a| f[a] + t[a]))) {
+        let moved = |i: usize| -> Vec3 { std::array::from_fn(|a| frac[i][a] + t[a]) };
+        if places.maps_onto_itself(moved, anchor + 1) {
             out.push(t);
         }
     }
