@@ -6,8 +6,8 @@
 //! evaluating its answer as the reference does: `fit`, then on a fit `get_rms_dist`, which
 //! enumerates every lattice mapping and translation (thinned by the target's own symmetry)
 //! for an answer that is not an exact match. Project machine, 2026-11-25, fourth session
-//! (2 cores; its speed drifts by a third from hour to hour): 0.92-0.93 s natively for the set
-//! (0.37 ms per task), 1.24 s in wasm32 under node; goal < 1 s in wasm, not reached.
+//! (2 cores; its speed drifts by a third from hour to hour): 0.91 s natively for the set
+//! (0.36 ms per task), 1.18 s in wasm32 under node; goal < 1 s in wasm, not reached.
 //! History: 71 s (get_rms_dist alone, before the periodicity shortcut) → 8.6 s
 //! (periodicity) → 18.4 s (fit first, as the spec says) → 5.3 s (fit visiting promising
 //! mappings first, symmetry orbits, a cap from a promising candidate, sparse tables, pruned
@@ -18,8 +18,9 @@
 //! retried on their full table with a feasible assignment's cost; the byte-level CIF
 //! splitter, the site grid of the CIF reader). Then the machine ran about a third faster
 //! (that build, with the cosine filter of the mapping angles, measured 0.95-0.97 s), and
-//! reusing the fit's candidate and building the subset-test index lazily took it to 0.92 s.
-//! What is left is
+//! reusing the fit's candidate, building the subset-test index lazily, an element-symbol
+//! index, direct parsing of plain decimals and symmetry tests checking the anchor last took
+//! it to 0.91 s (wasm 1.24 s → 1.18 s). What is left is
 //! spread thin: CIF parsing about a fifth, full tables of candidates within a hair of the
 //! best (a supercell with a near-symmetric cell has a hundred such, each needing its table)
 //! a seventh, struct1's symmetry tests (orbits, periodicity) an eighth.
