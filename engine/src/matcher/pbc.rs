@@ -204,9 +204,9 @@ pub struct Columns {
     inv: Mat3,
     lat: Mat3,
     l2: Vec<Vec3>,
-    /// Wrapped LLL-fractional coordinates of the columns.
-    w2: Vec<Vec3>,
-    c2: Vec<Vec3>,
+    /// Wrapped LLL-fractional and Cartesian coordinates of the columns, made when a first
+    /// table row is built (a mapping whose candidates the bounds all dismiss needs neither).
+    wrapped: std::cell::OnceCell<(Vec<Vec3>, Vec<Vec3>)>,
     images: [Vec3; 27],
     /// `1 / |b_k|²` for the dual basis vectors `b_k` (columns of the inverse lattice): a
     /// vector with fractional coordinate `x_k` is at least `|x_k| / |b_k|` long.
@@ -227,8 +227,6 @@ impl Columns {
         let inv = lll.mapping_inverse();
         let lat = lll.matrix;
         let l2: Vec<Vec3> = fc2.iter().map(|f| vec_mat(*f, &inv)).collect();
-        let c2 = l2.iter().map(|l| cart_mod(l, &lat)).collect();
-        let w2 = l2.iter().map(|l| l.map(py_mod1)).collect();
         let images = images().map(|im| vec_mat(im, &lat));
         let window = ColumnWindow::new(&l2, lll_frac_tol.map(|t| t[0]));
         let dual = super::linalg::inverse(&lat);
@@ -246,8 +244,7 @@ impl Columns {
             inv,
             lat,
             l2,
-            w2,
-            c2,
+            wrapped: std::cell::OnceCell::new(),
             images,
             axis_weight,
             margin: 1e-9 * longest,
@@ -286,6 +283,7 @@ impl Columns {
         out: &mut Table,
         near: &mut Vec<usize>,
     ) {
+        let (w2, c2) = self.wrapped();
         for i in rows {
             let Some(f) = points.get(i) else {
                 continue;
@@ -298,9 +296,8 @@ impl Columns {
                 if forbidden(i, j) || !self.within_tolerance(&l1, j) {
                     continue;
                 }
-                let c2 = &self.c2[j];
-                let pre: Vec3 = std::array::from_fn(|a| c2[a] - c1[a]);
-                let pre_frac: Vec3 = std::array::from_fn(|a| self.w2[j][a] - w1[a]);
+                let pre: Vec3 = std::array::from_fn(|a| c2[j][a] - c1[a]);
+                let pre_frac: Vec3 = std::array::from_fn(|a| w2[j][a] - w1[a]);
                 let (best, best_k, tied) = self.nearest_image(&pre, &pre_frac);
                 if self.tie_delta.is_some() {
                     out.tied.push(tied);
@@ -317,6 +314,17 @@ impl Columns {
 }
 
 impl Columns {
+    /// The columns' wrapped LLL-fractional and Cartesian coordinates (made on first use).
+    fn wrapped(&self) -> (&[Vec3], &[Vec3]) {
+        let (w2, c2) = self.wrapped.get_or_init(|| {
+            (
+                self.l2.iter().map(|l| l.map(py_mod1)).collect(),
+                self.l2.iter().map(|l| cart_mod(l, &self.lat)).collect(),
+            )
+        });
+        (w2, c2)
+    }
+
     /// Whether column `j` is within the tolerance of a row at LLL coordinates `l1` on every
     /// axis (a pair the table holds, unless masked).
     fn within_tolerance(&self, l1: &Vec3, j: usize) -> bool {
@@ -849,9 +857,10 @@ mod tests {
                 let l1 = vec_mat(*f, &columns.inv);
                 let c1 = cart_mod(&l1, &columns.lat);
                 let w1 = l1.map(py_mod1);
+                let (w2, c2) = columns.wrapped();
                 for j in 0..cols.len() {
-                    let pre: Vec3 = std::array::from_fn(|a| columns.c2[j][a] - c1[a]);
-                    let pre_frac: Vec3 = std::array::from_fn(|a| columns.w2[j][a] - w1[a]);
+                    let pre: Vec3 = std::array::from_fn(|a| c2[j][a] - c1[a]);
+                    let pre_frac: Vec3 = std::array::from_fn(|a| w2[j][a] - w1[a]);
                     let (d, k, tied) = columns.nearest_image(&pre, &pre_frac);
                     let (d0, k0) = nearest_image_scan(&columns.images, &pre);
                     assert_eq!((d.to_bits(), k), (d0.to_bits(), k0), "{m:?} {f:?} {j}");
