@@ -139,7 +139,7 @@ const WIDE_OTHER: u8 = 0x81;
 /// Why: pymatgen's regexes and `splitlines` only distinguish ASCII characters and Unicode
 /// whitespace, and working on bytes makes the splitter several times faster than on
 /// `char`s (a CIF is almost always ASCII, borrowed as it is).
-fn one_byte_per_char(text: &str) -> Cow<'_, [u8]> {
+pub(super) fn one_byte_per_char(text: &str) -> Cow<'_, [u8]> {
     if text.is_ascii() {
         return Cow::Borrowed(text.as_bytes());
     }
@@ -184,11 +184,12 @@ static SPACE: [bool; 256] = {
 /// One token: pymatgen's first regex group (unquoted words; empty for quoted values and text
 /// fields), the joined value, and where it starts.
 #[derive(Clone, Debug)]
-struct Token {
+pub(super) struct Token {
     /// Whether the value was quoted or a text field (then the first group is empty).
-    quoted: bool,
-    text: CompactString,
-    at: usize,
+    pub(super) quoted: bool,
+    pub(super) text: CompactString,
+    /// Character index in the original text.
+    pub(super) at: usize,
 }
 
 impl Token {
@@ -205,14 +206,15 @@ impl Token {
 /// Maps character indices of the original text to line and column (the lexer's convention:
 /// `\r\n`, `\n` and a lone `\r` each end a line). Holds only where each line starts; a
 /// position is found by binary search when a token needs one.
-struct Positions {
+pub(super) struct Positions {
     /// Character index at which each line starts (the first is 0).
     line_starts: Vec<usize>,
     len: usize,
 }
 
 impl Positions {
-    fn new(bytes: &[u8]) -> Self {
+    /// Line starts of a text given one byte per character ([`one_byte_per_char`]).
+    pub(super) fn new(bytes: &[u8]) -> Self {
         let mut line_starts = vec![0];
         for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
             let ends_line = bytes[i] == b'\n' || bytes.get(i + 1) != Some(&b'\n');
@@ -516,7 +518,14 @@ fn tokens_of(block: &[u8], offset: usize) -> Vec<Token> {
 
 /// `CifBlock.from_str` on one block's characters (starting with `data_`).
 fn parse_block(block: &[u8], offset: usize, positions: &Positions) -> Result<PmgBlock, CifError> {
-    let tokens = tokens_of(block, offset);
+    block_of_tokens(tokens_of(block, offset), positions)
+}
+
+/// `CifBlock.from_str` after `_process_string`: tags, values and loops from the tokens.
+pub(super) fn block_of_tokens(
+    tokens: Vec<Token>,
+    positions: &Positions,
+) -> Result<PmgBlock, CifError> {
     let mut it = tokens.into_iter().peekable();
     let Some(first) = it.next() else {
         return Err(CifError::general("empty data block"));

@@ -178,13 +178,7 @@ pub fn get_rms_dist(
     s2: &Structure,
     opts: &MatcherOptions,
 ) -> Result<Option<RmsDist>, MatcherError> {
-    check_options(opts)?;
-    let pre = preprocess(s1, s2, opts)?;
-    let goal = Goal::SmallestRms {
-        known: None,
-        bounded: true,
-    };
-    Ok(match_structures(&pre, opts, goal, &mut Shared::default())?.map(|m| rms_dist(m, opts, s1)))
+    smallest_rms(s1, s2, opts, true)
 }
 
 /// [`get_rms_dist`] solving the assignment of every candidate the reference solves: no
@@ -195,11 +189,21 @@ pub fn get_rms_dist_unbounded(
     s2: &Structure,
     opts: &MatcherOptions,
 ) -> Result<Option<RmsDist>, MatcherError> {
+    smallest_rms(s1, s2, opts, false)
+}
+
+/// The smallest-RMS search on its own, with or without its bounds.
+fn smallest_rms(
+    s1: &Structure,
+    s2: &Structure,
+    opts: &MatcherOptions,
+    bounded: bool,
+) -> Result<Option<RmsDist>, MatcherError> {
     check_options(opts)?;
     let pre = preprocess(s1, s2, opts)?;
     let goal = Goal::SmallestRms {
         known: None,
-        bounded: false,
+        bounded,
     };
     Ok(match_structures(&pre, opts, goal, &mut Shared::default())?.map(|m| rms_dist(m, opts, s1)))
 }
