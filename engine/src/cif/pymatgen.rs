@@ -747,7 +747,7 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
                             format!("atom site {} has an infinite coordinate", rows[r].label),
                         ));
                     }
-                    wrapped[k] = x - x.floor();
+                    wrapped[k] = x - crate::numeric::floor(x);
                 }
                 if group.first(wrapped, pbc_close).is_none() {
                     group.push(wrapped);

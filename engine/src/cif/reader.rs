@@ -178,7 +178,7 @@ fn structure_from_block(block: &Block) -> Result<Structure, CifError> {
         }
         let first_new = sites.len();
         for op in &ops {
-            let image = op.apply(frac).map(|x| x - x.floor());
+            let image = op.apply(frac).map(|x| x - crate::numeric::floor(x));
             let duplicate = sites[first_new..].iter().any(|s| {
                 (0..3).all(|k| {
                     let d = s.frac[k] - image[k];

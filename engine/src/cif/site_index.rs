@@ -59,8 +59,8 @@ impl SiteIndex {
         // near its cell's edge, the neighbouring one (the margin dwarfs any rounding).
         let margin = 2.0 * SITE_TOLERANCE * CELLS as f64;
         let offsets: [&[i64]; 3] = std::array::from_fn(|a| {
-            let x = q[a] - q[a].floor();
-            let within = x * CELLS as f64 - (x * CELLS as f64).floor();
+            let x = q[a] - crate::numeric::floor(q[a]);
+            let within = x * CELLS as f64 - crate::numeric::floor(x * CELLS as f64);
             if !within.is_finite() {
                 &[0][..]
             } else if within < margin {
@@ -97,8 +97,8 @@ impl SiteIndex {
 /// where the closeness test rejects them).
 fn cell(c: [f64; 3]) -> [i64; 3] {
     c.map(|x| {
-        let w = x - x.floor();
-        ((w * CELLS as f64).floor() as i64).rem_euclid(CELLS)
+        let w = x - crate::numeric::floor(x);
+        (crate::numeric::floor(w * CELLS as f64) as i64).rem_euclid(CELLS)
     })
 }
 

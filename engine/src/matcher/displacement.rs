@@ -80,7 +80,7 @@ mod tests {
                 let mut s = s1.sites[i].clone();
                 s.frac = std::array::from_fn(|k| {
                     let x = s.frac[k] + shift[k] + if i == 2 { push[k] } else { 0.0 };
-                    x - x.floor()
+                    x - crate::numeric::floor(x)
                 });
                 s
             })

@@ -37,7 +37,6 @@ pub struct LatticeMapping {
 #[derive(Debug, Clone, Copy)]
 struct Point {
     frac: [i64; 3],
-    cart: Vec3,
     dist: f64,
 }
 
@@ -75,7 +74,7 @@ fn points_in_sphere_direct(m: &Mat3, r: f64) -> Result<Vec<Point>, MappingError>
             return Err(MappingError::Degenerate("lattice too skewed".into()));
         }
         *bound = (
-            (0.0 - max_r - 1e-8).floor() as i64,
+            crate::numeric::floor(0.0 - max_r - 1e-8) as i64,
             (0.0 + max_r + 1e-8).ceil() as i64,
         );
     }
@@ -84,68 +83,78 @@ fn points_in_sphere_direct(m: &Mat3, r: f64) -> Result<Vec<Point>, MappingError>
         return Err(MappingError::Degenerate("lattice too skewed".into()));
     }
 
-    // Candidate images inside the bounding box, in loop order.
-    let mut cand: Vec<Point> = Vec::new();
+    // pymatgen sorts the images inside the box `valid_min..valid_max` into a cell list of
+    // cubes with edge `ledge`, then reads the 27 cubes around the origin's in index order,
+    // each newest image first, keeping those within `r`. For `r ≥ 1` (`points_in_sphere`
+    // never asks for less) the list is 3 × 3 × 3 cubes, all of them around the origin's,
+    // so that order is: by cube, then by box-loop order reversed. Sorting the kept images
+    // by that key gives it without building the list.
+    if r < 1.0 {
+        return Err(MappingError::Degenerate(format!(
+            "search radius {r} below 1"
+        )));
+    }
+    let ncube = ((valid_max - valid_min) / ledge).ceil() as i64;
+    if ncube != 3 {
+        return Err(MappingError::Degenerate("bad cell-list size".into()));
+    }
+    let cube_of = |x: f64| crate::numeric::floor((x - valid_min + 1e-8) / ledge) as i64;
+    let r2 = r * r;
+    // Only the `k` near the line's passage through the sphere can be kept: the roots of
+    // |p + k·m₂|² = r² + TOL (p = i·m₀ + j·m₁), widened by one on each side far beyond
+    // their rounding; the tests below decide as before, on the same values.
+    let q = m[2];
+    let qq = dot(q, q);
+    let k_range = |i: i64, j: i64| -> (i64, i64) {
+        let p: Vec3 = std::array::from_fn(|d| i as f64 * m[0][d] + j as f64 * m[1][d]);
+        let (b, c) = (dot(p, q), dot(p, p) - (r2 + TOL));
+        let center = -b / qq;
+        let half = ((b * b - qq * c).max(0.0)).sqrt() / qq;
+        let (lo, hi) = (
+            crate::numeric::floor(center - half) - 1.0,
+            (center + half).ceil() + 2.0,
+        );
+        if !(lo.is_finite() && hi.is_finite()) {
+            return bounds[2];
+        }
+        ((lo as i64).max(bounds[2].0), (hi as i64).min(bounds[2].1))
+    };
+    let mut keyed: Vec<(i64, [i64; 3], Point)> = Vec::new();
     for i in bounds[0].0..bounds[0].1 {
         for j in bounds[1].0..bounds[1].1 {
-            for k in bounds[2].0..bounds[2].1 {
+            let (k_lo, k_hi) = k_range(i, j);
+            for k in k_lo..k_hi {
                 let c: Vec3 = std::array::from_fn(|d| {
                     i as f64 * m[0][d] + j as f64 * m[1][d] + k as f64 * m[2][d] + 0.0
                 });
-                if c.iter().all(|&x| x > valid_min && x < valid_max) {
-                    cand.push(Point {
-                        frac: [i, j, k],
-                        cart: c,
-                        dist: 0.0,
-                    });
-                }
-            }
-        }
-    }
-
-    // Cell list: cubes of edge `ledge`; each cube lists its points newest first.
-    let ncube = ((valid_max - valid_min) / ledge).ceil() as i64;
-    if !(1..=64).contains(&ncube) {
-        return Err(MappingError::Degenerate("bad cell-list size".into()));
-    }
-    let cube_of = |x: f64| ((x - valid_min + 1e-8) / ledge).floor() as i64;
-    let n = ncube as usize;
-    let mut cubes: Vec<Vec<usize>> = vec![Vec::new(); n * n * n];
-    for (idx, p) in cand.iter().enumerate() {
-        let c = p.cart.map(cube_of);
-        if c.iter().all(|&x| (0..ncube).contains(&x)) {
-            cubes[(c[0] * ncube * ncube + c[1] * ncube + c[2]) as usize].push(idx);
-        }
-    }
-    let center = [0.0f64; 3].map(cube_of);
-    let r2 = r * r;
-    let mut out = Vec::new();
-    for di in -1..=1 {
-        for dj in -1..=1 {
-            for dk in -1..=1 {
-                let c = [center[0] + di, center[1] + dj, center[2] + dk];
-                if !c.iter().all(|&x| (0..ncube).contains(&x)) {
+                if !c.iter().all(|&x| x > valid_min && x < valid_max) {
                     continue;
                 }
-                let cube = &cubes[(c[0] * ncube * ncube + c[1] * ncube + c[2]) as usize];
-                for &idx in cube.iter().rev() {
-                    let p = cand[idx];
-                    let d2 = p.cart[0] * p.cart[0] + p.cart[1] * p.cart[1] + p.cart[2] * p.cart[2];
-                    if d2 < r2 + TOL {
-                        out.push(Point {
-                            dist: d2.sqrt(),
-                            ..p
-                        });
-                    }
+                let d2 = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+                if d2 >= r2 + TOL {
+                    continue;
                 }
+                let cube = c.map(cube_of);
+                if !cube.iter().all(|&x| (0..ncube).contains(&x)) {
+                    continue;
+                }
+                let point = Point {
+                    frac: [i, j, k],
+                    dist: d2.sqrt(),
+                };
+                keyed.push((cube[0] * 9 + cube[1] * 3 + cube[2], [i, j, k], point));
             }
         }
     }
+    // The box loop visits (i, j, k) in lexicographic order: newest first is its reverse.
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let out: Vec<Point> = keyed.into_iter().map(|(_, _, p)| p).collect();
     Ok(out)
 }
 
 /// Whether the angle (degrees) between each vector of `v1` and each vector of `v2` is
-/// within `atol` of `target`, as pymatgen decides it (`arccos` of the normalised dot product).
+/// within `atol` of `target`, as pymatgen decides it (`arccos` of the normalised dot product);
+/// row-major, `v2.len()` per row.
 ///
 /// Most pairs are far from the target: their cosine is compared with the cosines of the
 /// target ± (atol + 0.001°), and only pairs between those bounds get the `acos` (a fifth of
@@ -156,7 +165,7 @@ fn angles_within(
     (v2, l2): (&[Vec3], &[f64]),
     target: f64,
     atol: f64,
-) -> Vec<Vec<bool>> {
+) -> Vec<bool> {
     const MARGIN: f64 = 1e-3;
     let cos_deg = |d: f64| libm::cos(d * (std::f64::consts::PI / 180.0));
     let (lo, hi) = (target - atol - MARGIN, target + atol + MARGIN);
@@ -168,21 +177,17 @@ fn angles_within(
         f64::NEG_INFINITY
     };
     let above = if lo > 0.0 { cos_deg(lo) } else { f64::INFINITY };
-    v1.iter()
-        .zip(l1)
-        .map(|(a, la)| {
-            v2.iter()
-                .zip(l2)
-                .map(|(b, lb)| {
-                    let x = (dot(*a, *b) / la / lb).clamp(-1.0, 1.0);
-                    if x < below || x > above {
-                        return false;
-                    }
-                    (rad2deg(libm::acos(x)) - target).abs() <= atol
-                })
-                .collect()
-        })
-        .collect()
+    let mut out = Vec::with_capacity(v1.len() * v2.len());
+    for (a, la) in v1.iter().zip(l1) {
+        out.extend(v2.iter().zip(l2).map(|(b, lb)| {
+            let x = (dot(*a, *b) / la / lb).clamp(-1.0, 1.0);
+            if x < below || x > above {
+                return false;
+            }
+            (rad2deg(libm::acos(x)) - target).abs() <= atol
+        }));
+    }
+    out
 }
 
 /// All bases of `this` lattice whose lengths are within the fractional tolerance `ltol` and
@@ -196,16 +201,27 @@ pub fn find_all_mappings(
     ltol: f64,
     atol: f64,
 ) -> Result<Vec<LatticeMapping>, MappingError> {
+    let mut out = Vec::new();
+    visit_mappings(this, other, ltol, atol, |m| {
+        out.push(m);
+        true
+    })?;
+    Ok(out)
+}
+
+/// [`find_all_mappings`]' mappings, handed to `visit` in order until it returns false.
+fn visit_mappings(
+    this: &Mat3,
+    other: &Mat3,
+    ltol: f64,
+    atol: f64,
+    mut visit: impl FnMut(LatticeMapping) -> bool,
+) -> Result<(), MappingError> {
     let target_len = lengths(other);
     let [alpha, beta, gamma] = angles(other);
     let max_len = target_len.iter().copied().fold(f64::NAN, f64::max);
     let pts = points_in_sphere(this, max_len * (1.0 + ltol))?;
 
-    // Cartesian coordinates recomputed from the integer coordinates, as pymatgen does.
-    let carts: Vec<Vec3> = pts
-        .iter()
-        .map(|p| vec_mat(p.frac.map(|x| x as f64), this))
-        .collect();
     let pick = |ln: f64| -> Vec<usize> {
         (0..pts.len())
             .filter(|&i| {
@@ -215,57 +231,72 @@ pub fn find_all_mappings(
             .collect()
     };
     let sel: [Vec<usize>; 3] = target_len.map(pick);
-    let vecs: [Vec<Vec3>; 3] = std::array::from_fn(|a| sel[a].iter().map(|&i| carts[i]).collect());
+    // Cartesian coordinates recomputed from the integer coordinates, as pymatgen does.
+    let vecs: [Vec<Vec3>; 3] = std::array::from_fn(|a| {
+        sel[a]
+            .iter()
+            .map(|&i| vec_mat(pts[i].frac.map(|x| x as f64), this))
+            .collect()
+    });
     let lens: [Vec<f64>; 3] = std::array::from_fn(|a| vecs[a].iter().map(|v| norm(*v)).collect());
 
+    let (nb, nc) = (sel[1].len(), sel[2].len());
     let alpha_ok = angles_within((&vecs[1], &lens[1]), (&vecs[2], &lens[2]), alpha, atol);
     let beta_ok = angles_within((&vecs[0], &lens[0]), (&vecs[2], &lens[2]), beta, atol);
     let gamma_ok = angles_within((&vecs[0], &lens[0]), (&vecs[1], &lens[1]), gamma, atol);
 
-    let mut out = Vec::new();
     for (ia, &pa) in sel[0].iter().enumerate() {
         for (jb, &pb) in sel[1].iter().enumerate() {
-            if !gamma_ok[ia][jb] {
+            if !gamma_ok[ia * nb + jb] {
                 continue;
             }
             for (kc, &pc) in sel[2].iter().enumerate() {
-                if !(alpha_ok[jb][kc] && beta_ok[ia][kc]) {
+                if !(alpha_ok[jb * nc + kc] && beta_ok[ia * nc + kc]) {
                     continue;
                 }
                 let scale = [pts[pa].frac, pts[pb].frac, pts[pc].frac];
                 if det_i64(&scale) == 0 {
                     continue;
                 }
-                let aligned = [carts[pa], carts[pb], carts[pc]];
+                let aligned = [vecs[0][ia], vecs[1][jb], vecs[2][kc]];
                 let rotation = match inverse(&aligned) {
                     Some(inv) => matmul(&inv, other),
                     None => continue,
                 };
-                out.push(LatticeMapping {
+                let go_on = visit(LatticeMapping {
                     aligned,
                     rotation,
                     scale,
                 });
+                if !go_on {
+                    return Ok(());
+                }
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The first mapping with a proper (positive-determinant) scale matrix, else the first
-/// mapping at all (pymatgen's `find_mapping` with `skip_rotation_matrix=True`).
+/// mapping at all (pymatgen's `find_mapping` with `skip_rotation_matrix=True`). The search
+/// stops at the first proper one (the Niggli reduction asks for one mapping per structure).
 pub fn find_mapping(
     this: &Mat3,
     other: &Mat3,
     ltol: f64,
     atol: f64,
 ) -> Result<Option<LatticeMapping>, MappingError> {
-    let all = find_all_mappings(this, other, ltol, atol)?;
-    let proper = all.iter().position(|m| det_i64(&m.scale) > 0);
-    Ok(match proper {
-        Some(i) => all.into_iter().nth(i),
-        None => all.into_iter().next(),
-    })
+    let mut first = None;
+    let mut proper = None;
+    visit_mappings(this, other, ltol, atol, |m| {
+        if det_i64(&m.scale) > 0 {
+            proper = Some(m);
+            return false;
+        }
+        first.get_or_insert(m);
+        true
+    })?;
+    Ok(proper.or(first))
 }
 
 #[cfg(test)]
@@ -293,11 +324,12 @@ mod tests {
             (120.0, 0.5),
         ] {
             let got = angles_within((&vecs, &lens), (&vecs, &lens), target, atol);
+            let n = vecs.len();
             for (i, a) in vecs.iter().enumerate() {
                 for (j, b) in vecs.iter().enumerate() {
                     let x = (dot(*a, *b) / lens[i] / lens[j]).clamp(-1.0, 1.0);
                     let want = (rad2deg(libm::acos(x)) - target).abs() <= atol;
-                    assert_eq!(got[i][j], want, "target {target}, pair {i} {j}");
+                    assert_eq!(got[i * n + j], want, "target {target}, pair {i} {j}");
                     inside += usize::from(want);
                 }
             }

@@ -158,19 +158,20 @@ impl Table {
     /// The table with row `order[r]` of the result taken from row `r` of this one (`order`
     /// a permutation of the rows): tables built in another row order put back in place.
     pub fn reordered(&self, order: &[usize]) -> Table {
+        let mut t = Table::default();
+        self.reordered_into(order, &mut t);
+        t
+    }
+
+    /// [`Table::reordered`] into `t` (its buffers reused).
+    pub fn reordered_into(&self, order: &[usize], t: &mut Table) {
         let mut at = vec![0; self.rows];
         for (r, &o) in order.iter().enumerate() {
             at[o] = r;
         }
-        let mut t = Table {
-            rows: self.rows,
-            cols: self.cols,
-            start: Vec::with_capacity(self.rows + 1),
-            col: Vec::with_capacity(self.col.len()),
-            d2: Vec::with_capacity(self.d2.len()),
-            vectors: Vec::with_capacity(self.vectors.len()),
-            tied: Vec::with_capacity(self.tied.len()),
-        };
+        t.clear(self.cols);
+        t.rows = self.rows;
+        t.start.clear();
         for &r in &at {
             t.start.push(t.col.len());
             let range = self.range(r);
@@ -182,7 +183,6 @@ impl Table {
             }
         }
         t.start.push(t.col.len());
-        t
     }
 
     /// The dense `rows × cols` squared lengths, [`FORBIDDEN`] where no entry is.
@@ -268,8 +268,20 @@ impl Columns {
     /// wrapped points (first one on ties), as the reference computes it.
     pub fn table(&self, fc1: &[Vec3], forbidden: impl Fn(usize, usize) -> bool) -> Table {
         let mut t = Table::empty(self.l2.len());
-        self.append_rows(fc1, 0..fc1.len(), forbidden, &mut t, &mut Vec::new());
+        self.table_into(fc1, forbidden, &mut t, &mut Vec::new());
         t
+    }
+
+    /// [`Columns::table`] into `t` (its buffers reused; `near` a buffer too).
+    pub fn table_into(
+        &self,
+        fc1: &[Vec3],
+        forbidden: impl Fn(usize, usize) -> bool,
+        t: &mut Table,
+        near: &mut Vec<usize>,
+    ) {
+        t.clear(self.l2.len());
+        self.append_rows(fc1, 0..fc1.len(), forbidden, t, near);
     }
 
     /// Appends to `out` the rows of `points` listed in `rows` (in that order; `forbidden`
@@ -513,7 +525,7 @@ impl ColumnWindow {
         let mut sorted: Vec<(f64, usize)> = l2
             .iter()
             .enumerate()
-            .map(|(j, p)| (p[0] - p[0].floor(), j))
+            .map(|(j, p)| (p[0] - crate::numeric::floor(p[0]), j))
             .collect();
         sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         Self { sorted, half }
@@ -539,7 +551,7 @@ impl ColumnWindow {
             out.extend(0..self.sorted.len());
             return;
         }
-        let c = x - x.floor();
+        let c = x - crate::numeric::floor(x);
         let mut take = |lo: f64, hi: f64| {
             let start = self.sorted.partition_point(|p| p.0 < lo);
             let end = self.sorted.partition_point(|p| p.0 <= hi);

@@ -50,7 +50,9 @@ impl<'a> Places<'a> {
     }
 
     fn key(f: Vec3, cells: i64) -> [i64; 3] {
-        f.map(|x| (((x - x.floor()) / CELL).floor() as i64).rem_euclid(cells))
+        f.map(|x| {
+            (crate::numeric::floor((x - crate::numeric::floor(x)) / CELL) as i64).rem_euclid(cells)
+        })
     }
 
     /// The first site of `element` at `f` (modulo 1, within `SELF_TOL`).
@@ -62,8 +64,8 @@ impl<'a> Places<'a> {
     fn find(&self, f: Vec3, element: Element) -> Option<usize> {
         let k = Self::key(f, self.cells);
         let offsets: [&[i64]; 3] = std::array::from_fn(|a| {
-            let x = f[a] - f[a].floor();
-            let within = x / CELL - (x / CELL).floor();
+            let x = f[a] - crate::numeric::floor(f[a]);
+            let within = x / CELL - crate::numeric::floor(x / CELL);
             let margin = 2.0 * SELF_TOL / CELL;
             if within < margin {
                 &[0, -1, 1][..] // near the lower edge (and the wrap at 0)

@@ -144,6 +144,8 @@ struct Work {
     moved: Vec<Vec3>,
     /// The candidate's table, built in stages.
     staged: pbc::Table,
+    /// The candidate's whole table.
+    full: pbc::Table,
     /// The column window's buffer.
     near: Vec<usize>,
     /// The neighbourhood bound's buffers.
@@ -310,7 +312,7 @@ impl Search<'_> {
             let moved = self
                 .cart_moving
                 .iter()
-                .map(|c| vec_mat(*c, &inv).map(|x| x - x.floor()))
+                .map(|c| vec_mat(*c, &inv).map(|x| x - crate::numeric::floor(x)))
                 .collect();
             (moved, Some(inv))
         } else {
@@ -413,6 +415,7 @@ impl Search<'_> {
             solver,
             moved: t_s2fc,
             staged,
+            full,
             near,
             reach,
         } = work;
@@ -473,9 +476,13 @@ impl Search<'_> {
                         }
                     }
                 }
-                staged.reordered(&self.row_order)
+                staged.reordered_into(&self.row_order, full);
+                &*full
             }
-            None => columns.table(t_s2fc, forbidden),
+            None => {
+                columns.table_into(t_s2fc, forbidden, full, near);
+                &*full
+            }
         };
         let costs = assignment::SparseCosts {
             rows: n2,
@@ -498,7 +505,7 @@ impl Search<'_> {
             }
             None => {
                 if let Some(l) = open {
-                    if self.mean_cannot_reach(p, &table, costs, l, reach) {
+                    if self.mean_cannot_reach(p, table, costs, l, reach) {
                         return Ok(None);
                     }
                 }
@@ -548,7 +555,7 @@ impl Search<'_> {
             .collect();
         let ambiguous = note_ties
             && !alternatives_exceed(
-                &table,
+                table,
                 &sol,
                 &alternatives,
                 &dist,

@@ -129,7 +129,7 @@ pub(super) fn supercell_frac(frac: &[Vec3], scale: &[[i64; 3]; 3]) -> Option<Vec
         for p in &points {
             out.push(std::array::from_fn(|k| {
                 let x = base[k] + p[k];
-                x - x.floor()
+                x - crate::numeric::floor(x)
             }));
         }
     }
