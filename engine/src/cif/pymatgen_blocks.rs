@@ -215,7 +215,8 @@ pub(super) struct Positions {
 impl Positions {
     /// Line starts of a text given one byte per character ([`one_byte_per_char`]).
     pub(super) fn new(bytes: &[u8]) -> Self {
-        let mut line_starts = vec![0];
+        let mut line_starts = Vec::with_capacity(bytes.len() / 16 + 2);
+        line_starts.push(0);
         for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
             let ends_line = bytes[i] == b'\n' || bytes.get(i + 1) != Some(&b'\n');
             if ends_line {
@@ -237,6 +238,41 @@ impl Positions {
         Some(Pos {
             line,
             col: i - start + 1,
+        })
+    }
+
+    /// A reader of positions for mostly increasing indices (a block's tokens): it walks
+    /// forward from the last line found instead of searching all lines each time.
+    fn cursor(&self) -> PositionCursor<'_> {
+        PositionCursor {
+            positions: self,
+            line: 0,
+        }
+    }
+}
+
+/// See [`Positions::cursor`].
+struct PositionCursor<'a> {
+    positions: &'a Positions,
+    /// Index into `line_starts` of the line last found.
+    line: usize,
+}
+
+impl PositionCursor<'_> {
+    /// [`Positions::at`], the same answer.
+    fn at(&mut self, i: usize) -> Option<Pos> {
+        let starts = &self.positions.line_starts;
+        if i > self.positions.len || starts.get(self.line).is_none_or(|&s| s > i) {
+            let pos = self.positions.at(i)?;
+            self.line = pos.line - 1;
+            return Some(pos);
+        }
+        while starts.get(self.line + 1).is_some_and(|&s| s <= i) {
+            self.line += 1;
+        }
+        Some(Pos {
+            line: self.line + 1,
+            col: i - starts[self.line] + 1,
         })
     }
 }
@@ -351,7 +387,8 @@ impl Origins<'_> {
 ///   whitespace only that a line break follows (all but the last) goes;
 /// - then every non-ASCII character.
 fn clean(s: &[u8], offset: usize) -> Cleaned {
-    let mut lines: Vec<(usize, &[u8])> = Vec::new();
+    let line_count = memchr::memchr_iter(b'\n', s).count() + 1;
+    let mut lines: Vec<(usize, &[u8])> = Vec::with_capacity(line_count);
     let ends = memchr::memchr_iter(b'\n', s).chain(std::iter::once(s.len()));
     let mut at = 0;
     for (k, end) in ends.enumerate() {
@@ -373,7 +410,7 @@ fn clean(s: &[u8], offset: usize) -> Cleaned {
     let last = lines.len().saturating_sub(1);
     let mut out = Cleaned {
         b: Vec::with_capacity(s.len()),
-        runs: Vec::new(),
+        runs: Vec::with_capacity(line_count),
     };
     let mut first = true;
     for (k, &(at, line)) in lines.iter().enumerate() {
@@ -391,7 +428,7 @@ fn clean(s: &[u8], offset: usize) -> Cleaned {
 
 /// Python `str.splitlines()` on ASCII text: the index ranges of the lines.
 fn split_lines(s: &[u8]) -> Vec<std::ops::Range<usize>> {
-    let mut lines = Vec::new();
+    let mut lines = Vec::with_capacity(s.len() / 24 + 2);
     let mut start = 0;
     let mut i = 0;
     while i < s.len() {
@@ -484,7 +521,8 @@ fn tokens_of(block: &[u8], offset: usize) -> Vec<Token> {
     // One validation for every token (the cleaned text is ASCII, so always valid).
     let text = String::from_utf8_lossy(b);
     let mut origins = cleaned.origins();
-    let mut tokens = Vec::new();
+    // About one token per six characters in a CIF (spare room is never touched).
+    let mut tokens = Vec::with_capacity(b.len() / 6 + 8);
     let mut multiline = false;
     let mut field: Vec<CompactString> = Vec::new();
     let mut field_at = 0;
@@ -531,15 +569,17 @@ pub(super) fn block_of_tokens(
         return Err(CifError::general("empty data block"));
     };
     let header: String = first.bare().chars().skip(5).take(74).collect();
+    let positions = std::cell::RefCell::new(positions.cursor());
+    let at = |i: usize| positions.borrow_mut().at(i);
     let mut out = PmgBlock {
         header,
-        pos: positions.at(first.at),
-        data: Vec::new(),
+        pos: at(first.at),
+        data: Vec::with_capacity(48),
     };
     // A token's value, moved out of it (stripped of Python whitespace when asked; a value
     // with none to strip keeps its string).
     let text_of = |t: Token, strip: bool| {
-        let pos = positions.at(t.at);
+        let pos = at(t.at);
         let s = if strip && py_strip(&t.text).len() != t.text.len() {
             CompactString::from(py_strip(&t.text))
         } else {
@@ -556,12 +596,12 @@ pub(super) fn block_of_tokens(
                 Some(v) => text_of(v, false),
                 None => Text {
                     s: CompactString::default(),
-                    pos: positions.at(tok.at),
+                    pos: at(tok.at),
                 },
             };
             out.set(tok.bare(), Item::Scalar(value));
         } else if tok.bare().starts_with("loop_") {
-            let loop_pos = positions.at(tok.at);
+            let loop_pos = at(tok.at);
             let mut columns: Vec<CompactString> = Vec::new();
             while let Some(next) = it.peek() {
                 if next.bare().starts_with("loop_") || !next.bare().starts_with('_') {
@@ -572,7 +612,7 @@ pub(super) fn block_of_tokens(
                 out.set(&col, Item::List(Vec::new()));
                 columns.push(col);
             }
-            let mut items: Vec<Text> = Vec::new();
+            let mut items: Vec<Text> = Vec::with_capacity(it.len());
             while let Some(next) =
                 it.next_if(|t| !(t.bare().starts_with("loop_") || t.bare().starts_with('_')))
             {
@@ -612,6 +652,12 @@ pub(super) fn block_of_tokens(
                 .iter()
                 .map(|k| out.data.iter().position(|(key, _)| key == k))
                 .collect();
+            let rows = items.len() / columns.len();
+            for slot in slots.iter().flatten() {
+                if let Some((_, Item::List(list))) = out.data.get_mut(*slot) {
+                    list.reserve(rows);
+                }
+            }
             for (slot, v) in slots.iter().cycle().zip(items) {
                 if let Some(Item::List(list)) =
                     slot.and_then(|i| out.data.get_mut(i)).map(|e| &mut e.1)
