@@ -443,23 +443,37 @@ impl Columns {
             return (d, k, self.tie_delta.is_some());
         }
         let limit = best + self.margin.max(self.tie_delta.unwrap_or(0.0));
-        let mut measured = [f64::INFINITY; 27];
-        measured[first] = best;
-        let allowed: [[bool; 3]; 3] = std::array::from_fn(|a| {
-            std::array::from_fn(|o| {
+        // The values measured (at most 27; usually a handful), for the tie count.
+        let mut measured = [0.0f64; 27];
+        let mut count = 0;
+        if self.tie_delta.is_some() {
+            measured[0] = best;
+            count = 1;
+        }
+        // Per axis, the offsets whose bound does not rule the image out.
+        let mut offsets = [[0usize; 3]; 3];
+        let mut lens = [0usize; 3];
+        for a in 0..3 {
+            for o in 0..3 {
                 let x = pre_frac[a] + o as f64 - 1.0;
-                x * x * self.axis_weight[a] <= limit
-            })
-        });
-        for o0 in (0..3).filter(|&o| allowed[0][o]) {
-            for o1 in (0..3).filter(|&o| allowed[1][o]) {
-                for o2 in (0..3).filter(|&o| allowed[2][o]) {
+                if x * x * self.axis_weight[a] <= limit {
+                    offsets[a][lens[a]] = o;
+                    lens[a] += 1;
+                }
+            }
+        }
+        for &o0 in &offsets[0][..lens[0]] {
+            for &o1 in &offsets[1][..lens[1]] {
+                for &o2 in &offsets[2][..lens[2]] {
                     let k = 9 * o0 + 3 * o1 + o2;
                     if k == first {
                         continue;
                     }
                     let d = measure(k);
-                    measured[k] = d;
+                    if self.tie_delta.is_some() {
+                        measured[count] = d;
+                        count += 1;
+                    }
                     if d < best || (d == best && k < best_k) {
                         best = d;
                         best_k = k;
@@ -467,9 +481,13 @@ impl Columns {
                 }
             }
         }
-        let tied = self
-            .tie_delta
-            .is_some_and(|delta| measured.iter().filter(|&&d| d <= best + delta).count() > 1);
+        let tied = self.tie_delta.is_some_and(|delta| {
+            measured[..count]
+                .iter()
+                .filter(|&&d| d <= best + delta)
+                .count()
+                > 1
+        });
         (best, best_k, tied)
     }
 }
