@@ -41,19 +41,26 @@ struct Point {
 }
 
 /// Lattice points of `m` within `r` of the origin, in pymatgen's `get_points_in_sphere`
-/// order for a single point at the origin.
-fn points_in_sphere(m: &Mat3, r: f64) -> Result<Vec<Point>, MappingError> {
+/// order for a single point at the origin; only those whose distance `keep` accepts are
+/// returned (the mapping search wants lengths near the target's).
+fn points_in_sphere(
+    m: &Mat3,
+    r: f64,
+    keep: impl Fn(f64) -> bool,
+) -> Result<Vec<Point>, MappingError> {
     const MIN_R: f64 = 1.0;
     const TOL: f64 = 1e-8;
     if r < MIN_R {
-        let mut pts = points_in_sphere_direct(m, MIN_R + TOL)?;
-        pts.retain(|p| p.dist <= r);
-        return Ok(pts);
+        return points_in_sphere_direct(m, MIN_R + TOL, |d| d <= r && keep(d));
     }
-    points_in_sphere_direct(m, r)
+    points_in_sphere_direct(m, r, keep)
 }
 
-fn points_in_sphere_direct(m: &Mat3, r: f64) -> Result<Vec<Point>, MappingError> {
+fn points_in_sphere_direct(
+    m: &Mat3,
+    r: f64,
+    keep: impl Fn(f64) -> bool,
+) -> Result<Vec<Point>, MappingError> {
     const TOL: f64 = 1e-8;
     if !(r.is_finite() && r > 0.0) {
         return Err(MappingError::Degenerate(format!("search radius {r}")));
@@ -112,14 +119,14 @@ fn points_in_sphere_direct(m: &Mat3, r: f64) -> Result<Vec<Point>, MappingError>
         let half = ((b * b - qq * c).max(0.0)).sqrt() / qq;
         let (lo, hi) = (
             crate::numeric::floor(center - half) - 1.0,
-            (center + half).ceil() + 2.0,
+            crate::numeric::floor(center + half) + 3.0,
         );
         if !(lo.is_finite() && hi.is_finite()) {
             return bounds[2];
         }
         ((lo as i64).max(bounds[2].0), (hi as i64).min(bounds[2].1))
     };
-    let mut keyed: Vec<(i64, [i64; 3], Point)> = Vec::new();
+    let mut kept: Vec<(usize, Point)> = Vec::new();
     for i in bounds[0].0..bounds[0].1 {
         for j in bounds[1].0..bounds[1].1 {
             let (k_lo, k_hi) = k_range(i, j);
@@ -134,21 +141,42 @@ fn points_in_sphere_direct(m: &Mat3, r: f64) -> Result<Vec<Point>, MappingError>
                 if d2 >= r2 + TOL {
                     continue;
                 }
+                let dist = d2.sqrt();
+                if !keep(dist) {
+                    continue;
+                }
                 let cube = c.map(cube_of);
                 if !cube.iter().all(|&x| (0..ncube).contains(&x)) {
                     continue;
                 }
                 let point = Point {
                     frac: [i, j, k],
-                    dist: d2.sqrt(),
+                    dist,
                 };
-                keyed.push((cube[0] * 9 + cube[1] * 3 + cube[2], [i, j, k], point));
+                kept.push(((cube[0] * 9 + cube[1] * 3 + cube[2]) as usize, point));
             }
         }
     }
-    // The box loop visits (i, j, k) in lexicographic order: newest first is its reverse.
-    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-    let out: Vec<Point> = keyed.into_iter().map(|(_, _, p)| p).collect();
+    // By cube, newest first within a cube: the box loop visits (i, j, k) in lexicographic
+    // order, so a counting sort placing the points in reverse gives it.
+    let mut first = [0usize; 28];
+    for (cube, _) in &kept {
+        first[cube + 1] += 1;
+    }
+    for c in 0..27 {
+        first[c + 1] += first[c];
+    }
+    let mut out = vec![
+        Point {
+            frac: [0; 3],
+            dist: 0.0
+        };
+        kept.len()
+    ];
+    for (cube, point) in kept.into_iter().rev() {
+        out[first[cube]] = point;
+        first[cube] += 1;
+    }
     Ok(out)
 }
 
@@ -220,16 +248,17 @@ fn visit_mappings(
     let target_len = lengths(other);
     let [alpha, beta, gamma] = angles(other);
     let max_len = target_len.iter().copied().fold(f64::NAN, f64::max);
-    let pts = points_in_sphere(this, max_len * (1.0 + ltol))?;
-
-    let pick = |ln: f64| -> Vec<usize> {
-        (0..pts.len())
-            .filter(|&i| {
-                let q = pts[i].dist / ln;
-                q < 1.0 + ltol && q > 1.0 / (1.0 + ltol)
-            })
-            .collect()
+    let near = |dist: f64, ln: f64| {
+        let q = dist / ln;
+        q < 1.0 + ltol && q > 1.0 / (1.0 + ltol)
     };
+    // Only points near one of the target lengths can be picked below.
+    let pts = points_in_sphere(this, max_len * (1.0 + ltol), |d| {
+        target_len.iter().any(|&ln| near(d, ln))
+    })?;
+
+    let pick =
+        |ln: f64| -> Vec<usize> { (0..pts.len()).filter(|&i| near(pts[i].dist, ln)).collect() };
     let sel: [Vec<usize>; 3] = target_len.map(pick);
     // Cartesian coordinates recomputed from the integer coordinates, as pymatgen does.
     let vecs: [Vec<Vec3>; 3] = std::array::from_fn(|a| {
@@ -353,7 +382,7 @@ mod tests {
     #[test]
     fn sphere_search_finds_all_short_vectors() {
         let m = [[3.0, 0.0, 0.0], [1.0, 3.0, 0.0], [0.5, 0.5, 5.0]];
-        let pts = points_in_sphere(&m, 6.0).unwrap();
+        let pts = points_in_sphere(&m, 6.0, |_| true).unwrap();
         let mut brute = 0;
         for i in -5..=5 {
             for j in -5..=5 {
@@ -368,11 +397,78 @@ mod tests {
         assert_eq!(pts.len(), brute);
     }
 
+    /// pymatgen's cell list as it builds it: the images in the bounding box, in loop order,
+    /// filed into cubes of edge `r`, read from the 27 cubes around the origin's, each newest
+    /// first, keeping those within `r` (for `r ≥ 1`).
+    fn cell_list_order(m: &Mat3, r: f64) -> Vec<[i64; 3]> {
+        const TOL: f64 = 1e-8;
+        let (valid_min, valid_max) = (-r - TOL, r + TOL);
+        let mut bounds = [(0i64, 0i64); 3];
+        for (i, bound) in bounds.iter_mut().enumerate() {
+            let x = crate::numeric::cross(m[(i + 1) % 3], m[(i + 2) % 3]);
+            let recip = norm(x.map(|v| 2.0 * std::f64::consts::PI * v / dot(m[i], x)));
+            let max_r = ((r + 0.15) * recip / (2.0 * std::f64::consts::PI)).ceil();
+            *bound = ((-max_r - 1e-8).floor() as i64, (max_r + 1e-8).ceil() as i64);
+        }
+        let cube_of = |x: f64| ((x - valid_min + 1e-8) / r).floor() as i64;
+        let mut cubes: Vec<Vec<([i64; 3], f64)>> = vec![Vec::new(); 27];
+        for i in bounds[0].0..bounds[0].1 {
+            for j in bounds[1].0..bounds[1].1 {
+                for k in bounds[2].0..bounds[2].1 {
+                    let c: Vec3 = std::array::from_fn(|d| {
+                        i as f64 * m[0][d] + j as f64 * m[1][d] + k as f64 * m[2][d] + 0.0
+                    });
+                    if c.iter().all(|&x| x > valid_min && x < valid_max) {
+                        let q = c.map(cube_of);
+                        if q.iter().all(|x| (0..3).contains(x)) {
+                            cubes[(q[0] * 9 + q[1] * 3 + q[2]) as usize]
+                                .push(([i, j, k], dot(c, c)));
+                        }
+                    }
+                }
+            }
+        }
+        cubes
+            .iter()
+            .flat_map(|cube| cube.iter().rev())
+            .filter(|(_, d2)| *d2 < r * r + TOL)
+            .map(|(f, _)| *f)
+            .collect()
+    }
+
+    #[test]
+    fn sphere_points_follow_the_cell_list_on_skewed_lattices() {
+        let mut seed: u64 = 5;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut total = 0;
+        for _ in 0..300 {
+            let m: Mat3 = [
+                [2.0 + 6.0 * rnd(), 0.0, 0.0],
+                [4.0 * rnd() - 2.0, 2.0 + 6.0 * rnd(), 0.0],
+                [4.0 * rnd() - 2.0, 4.0 * rnd() - 2.0, 2.0 + 8.0 * rnd()],
+            ];
+            let r = 1.0 + 12.0 * rnd();
+            let got: Vec<[i64; 3]> = points_in_sphere(&m, r, |_| true)
+                .unwrap()
+                .iter()
+                .map(|p| p.frac)
+                .collect();
+            assert_eq!(got, cell_list_order(&m, r), "lattice {m:?}, r {r}");
+            total += got.len();
+        }
+        assert!(total > 5_000, "{total}");
+    }
+
     #[test]
     fn sphere_points_come_in_pymatgen_order() {
         // Order recorded from pymatgen 2026.10.24 `Lattice.get_points_in_sphere`.
         let m = [[3.0, 0.0, 0.0], [1.0, 3.0, 0.0], [0.5, 0.5, 5.0]];
-        let pts = points_in_sphere(&m, 4.2).unwrap();
+        let pts = points_in_sphere(&m, 4.2, |_| true).unwrap();
         let order: Vec<[i64; 3]> = pts.iter().map(|p| p.frac).collect();
         let expected = [
             [0, -1, 0],

@@ -352,7 +352,7 @@ fn preprocess(
             ReducedStructure::primitive(s2)?,
         )
     } else {
-        (ReducedStructure::niggli(s1)?, ReducedStructure::niggli(s2)?)
+        ReducedStructure::niggli_pair(s1, s2)?
     };
     let (fu, s1_supercell) = if opts.attempt_supercell {
         supercell_size(r1.elements.len(), r2.elements.len())

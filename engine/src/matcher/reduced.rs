@@ -20,6 +20,23 @@ impl ReducedStructure {
     /// the reduced cell differs from the input cell, sites are carried over through their
     /// Cartesian positions and wrapped into [0, 1); otherwise they are kept unchanged.
     pub fn niggli(s: &Structure) -> Result<Self, MatcherError> {
+        Self::niggli_given(s, None)
+    }
+
+    /// [`ReducedStructure::niggli`] of two structures; the reduction is computed once when
+    /// both have the same lattice to the last bit (a prediction often keeps its target's
+    /// cell), since it depends on nothing else.
+    pub fn niggli_pair(s1: &Structure, s2: &Structure) -> Result<(Self, Self), MatcherError> {
+        let r1 = Self::niggli(s1)?;
+        let same = s1.lattice.matrix().as_flattened().iter().map(|x| x.to_bits()).eq(
+            s2.lattice.matrix().as_flattened().iter().map(|x| x.to_bits()),
+        );
+        let r2 = Self::niggli_given(s2, same.then_some(r1.lattice))?;
+        Ok((r1, r2))
+    }
+
+    /// [`ReducedStructure::niggli`], with the reduced lattice already known when given.
+    fn niggli_given(s: &Structure, known: Option<Mat3>) -> Result<Self, MatcherError> {
         let m = *s.lattice.matrix();
         if !is_finite(&m) {
             return Err(MatcherError::Degenerate("non-finite lattice".into()));
@@ -31,7 +48,10 @@ impl ReducedStructure {
             return Err(MatcherError::Degenerate("non-finite coordinate".into()));
         }
         let elements = s.sites.iter().map(|x| x.element).collect();
-        let reduced = niggli_reduce_matrix(&m, NIGGLI_TOL)?;
+        let reduced = match known {
+            Some(r) => r,
+            None => niggli_reduce_matrix(&m, NIGGLI_TOL)?,
+        };
         if allclose(&reduced, &m) {
             return Ok(Self {
                 lattice: m,
