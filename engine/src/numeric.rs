@@ -142,7 +142,11 @@ mod tests {
             let h = k as f64 + 0.5;
             cases.extend([h, h.next_up(), h.next_down()]);
         }
-        cases.extend([2_251_799_813_685_247.5, -2_251_799_813_685_247.5, 2_251_799_813_685_248.0]);
+        cases.extend([
+            2_251_799_813_685_247.5,
+            -2_251_799_813_685_247.5,
+            2_251_799_813_685_248.0,
+        ]);
         for x in cases {
             assert_eq!(
                 round_ties_even(x).to_bits(),

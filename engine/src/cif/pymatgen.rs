@@ -26,6 +26,8 @@
 
 use std::borrow::Cow;
 
+use compact_str::CompactString;
+
 use super::lexer::Pos;
 use super::pyfloat::{cut_uncertainty, is_py_space, py_float, str2float};
 use super::pymatgen_blocks::{pymatgen_blocks, Item, PmgBlock, Text};
@@ -69,11 +71,16 @@ pub struct PymatgenCif {
 
 /// Read CIF text as the AtomWorld evaluator (pymatgen) does; see the module docs.
 pub fn parse_cif_like_pymatgen(text: &str) -> Result<Structure, CifError> {
-    parse_cif_like_pymatgen_detailed(text).map(|p| p.structure)
+    parse_like_pymatgen(text, false).map(|p| p.structure)
 }
 
 /// Like [`parse_cif_like_pymatgen`], keeping every site's full species list.
 pub fn parse_cif_like_pymatgen_detailed(text: &str) -> Result<PymatgenCif, CifError> {
+    parse_like_pymatgen(text, true)
+}
+
+/// The reader; `detailed`: whether [`PymatgenCif::species`] is filled in (else left empty).
+fn parse_like_pymatgen(text: &str, detailed: bool) -> Result<PymatgenCif, CifError> {
     let mut blocks = pymatgen_blocks(text)?;
     reject_magnetic(&blocks)?;
     for block in blocks.iter_mut() {
@@ -83,7 +90,7 @@ pub fn parse_cif_like_pymatgen_detailed(text: &str) -> Result<PymatgenCif, CifEr
     let mut first_failure: Option<CifError> = None;
     // pymatgen parses every block: a later block can still fail the whole file.
     for block in &blocks {
-        match structure_of_block(block) {
+        match structure_of_block(block, detailed) {
             Ok(Some(parsed)) => {
                 first.get_or_insert(parsed);
             }
@@ -441,7 +448,7 @@ fn strip_charge(s: &str) -> String {
 }
 
 /// Python `str.title()` on ASCII text.
-fn title(s: &str) -> String {
+fn title(s: &str) -> CompactString {
     let mut prev_cased = false;
     s.chars()
         .map(|c| {
@@ -470,7 +477,7 @@ fn element_named(symbol: &str) -> Option<Element> {
 
 /// `CifParser._parse_symbol`: `Ok(None)` or `Ok(Some(""))` skip the row; an empty symbol
 /// fails the file (pymatgen indexes its first character).
-fn parse_symbol(sym: &Text) -> Result<Option<String>, Fail> {
+fn parse_symbol(sym: &Text) -> Result<Option<CompactString>, Fail> {
     const SPECIAL: [(&str, &str); 7] = [
         ("Hw", "H"),
         ("Ow", "O"),
@@ -482,9 +489,12 @@ fn parse_symbol(sym: &Text) -> Result<Option<String>, Fail> {
     ];
     let s = sym.s.as_str();
     if let Some((_, v)) = SPECIAL.iter().find(|(k, _)| s.starts_with(k)) {
-        return Ok(Some(v.to_string()));
+        return Ok(Some(CompactString::const_new(v)));
     }
-    let two = title(&s.chars().take(2).collect::<String>());
+    let two = title(
+        s.get(..s.char_indices().nth(2).map_or(s.len(), |(i, _)| i))
+            .unwrap_or(s),
+    );
     if element_named(&two).is_some() {
         return Ok(Some(two));
     }
@@ -494,7 +504,7 @@ fn parse_symbol(sym: &Text) -> Result<Option<String>, Fail> {
             "empty atom type symbol or label (pymatgen: IndexError)",
         ));
     };
-    let one = first.to_uppercase().to_string();
+    let one: CompactString = first.to_uppercase().collect();
     if element_named(&one).is_some() {
         return Ok(Some(one));
     }
@@ -508,26 +518,29 @@ fn parse_symbol(sym: &Text) -> Result<Option<String>, Fail> {
                 .iter()
                 .take_while(|c| c.is_ascii_lowercase())
                 .count();
-        return Ok(Some(s[..end].to_string()));
+        return Ok(Some(CompactString::from(&s[..end])));
     }
     Ok(None)
 }
 
 /// Implicit hydrogens pymatgen adds for water-like symbols.
 fn implicit_hydrogens(symbol: &str) -> f64 {
-    let head: String = symbol.chars().take(3).collect();
-    match head.as_str() {
-        "Wat" | "wat" => 2.0,
-        "O-H" => 1.0,
-        _ => 0.0,
+    // The first three characters, compared with three-character names: a prefix test.
+    if symbol.starts_with("Wat") || symbol.starts_with("wat") {
+        2.0
+    } else if symbol.starts_with("O-H") {
+        1.0
+    } else {
+        0.0
     }
 }
 
 /// One row read from the atom-site loop (before grouping).
-struct Row {
+struct Row<'b> {
     coord: [f64; 3],
     comp: Comp,
-    label: String,
+    /// Borrowed from the block (one string per output site is made at the end).
+    label: Cow<'b, str>,
 }
 
 /// Row `idx` of the coordinate column `tag` (`column`, looked up once per block).
@@ -543,7 +556,7 @@ fn fract(block: &PmgBlock, (tag, column): (&str, Option<&Item>), idx: usize) -> 
 }
 
 /// `CifParser._get_structure` for one block.
-fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
+fn structure_of_block(block: &PmgBlock, detailed: bool) -> Result<Option<PymatgenCif>, Fail> {
     let params = lattice_parameters(block)?;
     let cell_pos = block
         .get("_cell_length_a")
@@ -596,6 +609,11 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
     let mut placed = SiteIndex::default(); // the rows' coordinates
     let columns = FRACT_TAGS.map(|tag| (tag, block.get(tag)));
     for (idx, label) in labels.iter_values().enumerate() {
+        // A column's values are borrowed; a single value's characters are copied.
+        let label_str: Cow<'_, str> = match &label {
+            Cow::Borrowed(t) => Cow::Borrowed(t.s.as_str()),
+            Cow::Owned(t) => Cow::Owned(t.s.to_string()),
+        };
         let raw = match types {
             Some(t) => t.index(idx).map_err(|_| {
                 file_err(
@@ -659,10 +677,11 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
             fract(block, columns[1], idx)?,
             fract(block, columns[2], idx)?,
         ];
-        let mut parts = vec![(
+        let main = (
             Sp { element, oxidation },
             if 1e-8 > occu { 1e-8 } else { occu },
-        )];
+        );
+        let mut implicit_h = None;
         if num_h > 0.0 {
             if oxidation.is_some() {
                 return Err(unsupported(
@@ -672,7 +691,7 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
             }
             let hydrogen = element_named("H")
                 .ok_or_else(|| unsupported(raw.pos, "hydrogen missing from the element table"))?;
-            parts.push((
+            implicit_h = Some((
                 Sp {
                     element: hydrogen,
                     oxidation: None,
@@ -680,7 +699,7 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
                 num_h,
             ));
         }
-        let comp = Comp::new(parts);
+        let comp = Comp::new(std::iter::once(main).chain(implicit_h));
         // Merge with an earlier row that a symmetry operation maps onto this one.
         let matched = ops
             .iter()
@@ -688,20 +707,20 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
         match matched {
             Some(k) => {
                 rows[k].comp = rows[k].comp.add(&comp);
-                rows[k].label = label.s.to_string();
+                rows[k].label = label_str.clone();
             }
             // Same key in pymatgen's dict: the entry is replaced in place.
             None => match placed.first(coord, |a, b| a == b) {
                 Some(k) => {
                     rows[k].comp = comp;
-                    rows[k].label = label.s.to_string();
+                    rows[k].label = label_str.clone();
                 }
                 None => {
                     placed.push(coord);
                     rows.push(Row {
                         coord,
                         comp,
-                        label: label.s.to_string(),
+                        label: label_str.clone(),
                     });
                 }
             },
@@ -715,7 +734,9 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
     let sorted = stable_sort_by_lt((0..rows.len()).collect(), &|&a: &usize, &b: &usize| {
         rows[a].comp.lt(&rows[b].comp)
     });
-    let mut sites: Vec<([f64; 3], Comp, String)> = Vec::new();
+    // (coordinates, group, row) of each site; each group's species once.
+    let mut sites: Vec<([f64; 3], usize, usize)> = Vec::new();
+    let mut groups: Vec<Comp> = Vec::new();
     let mut i = 0;
     while i < sorted.len() {
         let group_comp = rows[sorted[i]].comp.clone();
@@ -724,7 +745,7 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
         while j < sorted.len() && group_comp.equals(&rows[sorted[j]].comp) {
             j += 1;
         }
-        let species = oxygen_without_implicit_h(&group_comp);
+        groups.push(oxygen_without_implicit_h(&group_comp));
         let mut group = SiteIndex::default(); // the group's sites so far
         for &r in &sorted[i..j] {
             for op in &ops {
@@ -751,13 +772,13 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
                 }
                 if group.first(wrapped, pbc_close).is_none() {
                     group.push(wrapped);
-                    sites.push((wrapped, species.clone(), rows[r].label.clone()));
+                    sites.push((wrapped, groups.len() - 1, r));
                 }
             }
         }
         i = j;
     }
-    if sites.iter().all(|s| s.2.is_empty()) {
+    if sites.iter().all(|s| rows[s.2].label.is_empty()) {
         return Err(file_err(
             block.pos,
             "every atom-site label is empty (pymatgen: TypeError)",
@@ -772,26 +793,29 @@ fn structure_of_block(block: &PmgBlock) -> Result<Option<PymatgenCif>, Fail> {
 
     let mut out_sites = Vec::with_capacity(sites.len());
     let mut out_species = Vec::with_capacity(sites.len());
-    for (frac, comp, label) in sites {
-        let list: Vec<SpeciesAmount> = comp
-            .0
-            .iter()
-            .map(|(sp, amount)| SpeciesAmount {
-                element: sp.element,
-                oxidation: sp.oxidation,
-                amount: *amount,
-            })
-            .collect();
-        let Some(first) = list.first() else {
+    for (frac, g, r) in sites {
+        let comp = &groups[g];
+        let Some(&(first, amount)) = comp.0.first() else {
             return Err(unsupported(block.pos, "a site without species"));
         };
         out_sites.push(Site {
             element: first.element,
             frac,
-            label,
-            occupancy: first.amount,
+            label: rows[r].label.to_string(),
+            occupancy: amount,
         });
-        out_species.push(list);
+        if detailed {
+            out_species.push(
+                comp.0
+                    .iter()
+                    .map(|(sp, amount)| SpeciesAmount {
+                        element: sp.element,
+                        oxidation: sp.oxidation,
+                        amount: *amount,
+                    })
+                    .collect(),
+            );
+        }
     }
     Ok(Some(PymatgenCif {
         structure: Structure::new(lattice, out_sites),

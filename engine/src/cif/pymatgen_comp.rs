@@ -49,18 +49,16 @@ pub struct Comp(pub Vec<(Sp, f64)>);
 impl Comp {
     /// `Composition({sp: amount, ...})`: amounts below the tolerance are dropped.
     pub fn new(items: impl IntoIterator<Item = (Sp, f64)>) -> Self {
-        let mut out: Vec<(Sp, f64)> = Vec::new();
+        let items = items.into_iter();
+        let mut out: Vec<(Sp, f64)> = Vec::with_capacity(items.size_hint().0);
         for (sp, amt) in items {
             match out.iter_mut().find(|(s, _)| *s == sp) {
                 Some((_, a)) => *a = amt,
                 None => out.push((sp, amt)),
             }
         }
-        Comp(
-            out.into_iter()
-                .filter(|(_, a)| a.abs() >= AMOUNT_TOLERANCE)
-                .collect(),
-        )
+        out.retain(|(_, a)| a.abs() >= AMOUNT_TOLERANCE);
+        Comp(out)
     }
 
     /// `comp[sp]`: exact species, or all species of the element when `sp` has no oxidation

@@ -28,9 +28,18 @@ impl ReducedStructure {
     /// cell), since it depends on nothing else.
     pub fn niggli_pair(s1: &Structure, s2: &Structure) -> Result<(Self, Self), MatcherError> {
         let r1 = Self::niggli(s1)?;
-        let same = s1.lattice.matrix().as_flattened().iter().map(|x| x.to_bits()).eq(
-            s2.lattice.matrix().as_flattened().iter().map(|x| x.to_bits()),
-        );
+        let same = s1
+            .lattice
+            .matrix()
+            .as_flattened()
+            .iter()
+            .map(|x| x.to_bits())
+            .eq(s2
+                .lattice
+                .matrix()
+                .as_flattened()
+                .iter()
+                .map(|x| x.to_bits()));
         let r2 = Self::niggli_given(s2, same.then_some(r1.lattice))?;
         Ok((r1, r2))
     }
