@@ -122,7 +122,7 @@ fn split_rows(block: &PmgBlock) -> Result<(Vec<usize>, Vec<[String; 6]>), CifErr
                 format!("row {idx} has a label but no _atom_site_type_symbol"),
             )
         })?;
-        if ty.s.split(" + ").count() <= label.s.split(" + ").count() {
+        if !ty.s.contains(" + ") || ty.s.split(" + ").count() <= label.s.split(" + ").count() {
             continue;
         }
         let mut els: Vec<(String, f64)> = Vec::new();
@@ -230,6 +230,13 @@ fn snap_fractions(block: &mut PmgBlock) {
             continue;
         };
         for t in list.iter_mut() {
+            // A number within 1e-4 of 1/3 or 2/3 has 3 or 6 as its first significant digit,
+            // however it is written (exponents, leading zeros, underscores, uncertainties):
+            // other values need no parse here.
+            let lead = t.s.bytes().find(|b| (b'1'..=b'9').contains(b));
+            if !matches!(lead, Some(b'3' | b'6')) {
+                continue;
+            }
             let Some(x) = str2float(&t.s) else { continue };
             for target in [1.0 / 3.0, 2.0 / 3.0] {
                 if near(x, target) {
@@ -255,7 +262,8 @@ mod tests {
     #[test]
     fn snapping() {
         let mut b = pymatgen_blocks(
-            "data_x\nloop_\n_atom_site_fract_x\n0.33333\n0.6667\n0.667\n-0.3333\n0.3333(2)\n",
+            "data_x\nloop_\n_atom_site_fract_x\n0.33333\n0.6667\n0.667\n-0.3333\n0.3333(2)\n\
+             3.3333e-1\n0.000666666e3\n+00.66667\n0.1\n",
         )
         .unwrap()
         .remove(0);
@@ -267,7 +275,11 @@ mod tests {
                 "0.6666666666666666",
                 "0.667",
                 "-0.3333",
-                "0.3333333333333333"
+                "0.3333333333333333",
+                "0.3333333333333333",
+                "0.6666666666666666",
+                "0.6666666666666666",
+                "0.1"
             ]
         );
     }
