@@ -248,7 +248,14 @@ fn visit_mappings(
     let target_len = lengths(other);
     let [alpha, beta, gamma] = angles(other);
     let max_len = target_len.iter().copied().fold(f64::NAN, f64::max);
+    // Whether a length is within the tolerance of a target length, as pymatgen decides it
+    // (by the quotient); lengths clearly outside, by a margin far above rounding, are ruled
+    // out by products first (most lattice points are).
+    let (hi, lo) = ((1.0 + ltol) * (1.0 + 1e-9), 1.0 / (1.0 + ltol) * (1.0 - 1e-9));
     let near = |dist: f64, ln: f64| {
+        if dist > ln * hi || dist < ln * lo {
+            return false;
+        }
         let q = dist / ln;
         q < 1.0 + ltol && q > 1.0 / (1.0 + ltol)
     };
