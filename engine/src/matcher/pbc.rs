@@ -531,8 +531,9 @@ fn cart_mod(l: &Vec3, lat: &Mat3) -> Vec3 {
 /// into [0, 1), so every pair the exact test would accept is among the candidates and the
 /// table is the same as checking all pairs; rows then cost O(window) instead of O(n).
 struct ColumnWindow {
-    /// (wrapped coordinate, column), sorted.
-    sorted: Vec<(f64, usize)>,
+    /// Wrapped coordinates, sorted, and the column of each.
+    keys: Vec<f64>,
+    cols: Vec<usize>,
     /// Half-width of the window, or `None` for every column.
     half: Option<f64>,
 }
@@ -546,7 +547,11 @@ impl ColumnWindow {
             .map(|(j, p)| (p[0] - crate::numeric::floor(p[0]), j))
             .collect();
         sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        Self { sorted, half }
+        Self {
+            keys: sorted.iter().map(|p| p.0).collect(),
+            cols: sorted.iter().map(|p| p.1).collect(),
+            half,
+        }
     }
 
     /// Fills `out` with the candidate columns for a row at coordinate `x` (each once, in no
@@ -556,7 +561,7 @@ impl ColumnWindow {
             Some(half) => self.near_within(x, half, out),
             None => {
                 out.clear();
-                out.extend(0..self.sorted.len());
+                out.extend(0..self.cols.len());
             }
         }
     }
@@ -566,14 +571,14 @@ impl ColumnWindow {
     fn near_within(&self, x: f64, half: f64, out: &mut Vec<usize>) {
         out.clear();
         if !x.is_finite() || half.is_nan() || half >= 0.5 {
-            out.extend(0..self.sorted.len());
+            out.extend(0..self.cols.len());
             return;
         }
         let c = x - crate::numeric::floor(x);
         let mut take = |lo: f64, hi: f64| {
-            let start = self.sorted.partition_point(|p| p.0 < lo);
-            let end = self.sorted.partition_point(|p| p.0 <= hi);
-            out.extend(self.sorted[start..end.max(start)].iter().map(|p| p.1));
+            let start = self.keys.partition_point(|&k| k < lo);
+            let end = start + self.keys[start..].partition_point(|&k| k <= hi);
+            out.extend_from_slice(&self.cols[start..end]);
         };
         let (lo, hi) = (c - half, c + half);
         take(lo.max(0.0), hi.min(1.0));
