@@ -213,6 +213,8 @@ pub struct Columns {
     axis_weight: Vec3,
     /// Absolute margin (Å²) for dismissing an image by that bound.
     margin: f64,
+    /// `√3 / √axis_weight[k]`: how far along LLL axis k a cube of half-width 1 reaches.
+    cube_reach: Vec3,
     window: ColumnWindow,
     tol: Option<Vec3>,
     /// See [`Columns::noting_image_ties`].
@@ -248,6 +250,7 @@ impl Columns {
             images,
             axis_weight,
             margin: 1e-9 * longest,
+            cube_reach: axis_weight.map(|w: f64| 3f64.sqrt() / w.sqrt()),
             window,
             tol: lll_frac_tol,
             tie_delta: None,
@@ -383,9 +386,8 @@ impl Columns {
         // radius over the spacing of the lattice planes, radius · |d_k| (d_k the dual basis
         // vector; `axis_weight` holds 1 / |d_k|²). A margin far above rounding keeps every
         // image in the cube among those looked at.
-        let reach: Vec3 = std::array::from_fn(|k| {
-            half * 3f64.sqrt() / self.axis_weight[k].sqrt() * (1.0 + 1e-9) + 1e-9
-        });
+        let reach: Vec3 =
+            std::array::from_fn(|k| half * self.cube_reach[k] * (1.0 + 1e-9) + 1e-9);
         if !reach.iter().all(|r| *r < 0.5) {
             return false;
         }
