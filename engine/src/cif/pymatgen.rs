@@ -151,7 +151,11 @@ fn reject_magnetic(blocks: &[PmgBlock]) -> Result<(), CifError> {
         if let Some((key, _)) = b
             .data
             .iter()
-            .find(|(k, _)| PREFIXES.iter().any(|p| k.contains(p)))
+            // Each pattern contains "_m" (most tags do not: a cheap test first).
+            .find(|(k, _)| {
+                k.as_bytes().windows(2).any(|w| w == b"_m")
+                    && PREFIXES.iter().any(|p| k.contains(p))
+            })
         {
             return Err(CifError {
                 message: format!("not supported: magnetic CIF ({key})"),

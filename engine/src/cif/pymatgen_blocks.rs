@@ -99,8 +99,8 @@ pub struct PmgBlock {
     pub header: String,
     /// Where `data_` was written.
     pub pos: Option<Pos>,
-    /// Items in dict order.
-    pub data: Vec<(String, Item)>,
+    /// Items in dict order (tags are short: stored inline).
+    pub data: Vec<(CompactString, Item)>,
 }
 
 impl PmgBlock {
@@ -118,7 +118,7 @@ impl PmgBlock {
     pub fn set(&mut self, key: &str, item: Item) {
         match self.get_mut(key) {
             Some(slot) => *slot = item,
-            None => self.data.push((key.to_string(), item)),
+            None => self.data.push((CompactString::from(key), item)),
         }
     }
 

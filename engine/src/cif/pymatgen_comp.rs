@@ -114,7 +114,15 @@ impl Comp {
             if a == b {
                 return ge_by_amounts([(*x, *y)]);
             }
+            // Two keys: the merge sort below puts the second first only when it is less.
+            let keys = if species_lt(b, a) { [b, a] } else { [a, b] };
+            return ge_by_amounts(keys.map(|sp| (self.amount(sp), other.amount(sp))));
         }
+        self.ge_by_sorted_keys(other)
+    }
+
+    /// [`Comp::ge`] the general way: every species of both, sorted, compared in turn.
+    fn ge_by_sorted_keys(&self, other: &Comp) -> bool {
         let mut keys: Vec<Sp> = Vec::new();
         for (sp, _) in self.0.iter().chain(other.0.iter()) {
             if !keys.contains(sp) {
@@ -199,6 +207,32 @@ mod tests {
         assert!(!na.lt(&cl));
         let sorted = stable_sort_by_lt(vec![na.clone(), cl.clone(), na.clone()], &|a, b| a.lt(b));
         assert_eq!(sorted, vec![cl, na.clone(), na]);
+    }
+
+    #[test]
+    fn single_species_shortcuts_agree_with_the_general_order() {
+        let ox = |s: &str, o: Option<f64>| Sp {
+            element: Element::from_symbol(s).unwrap(),
+            oxidation: o,
+        };
+        let species = [
+            ox("Fe", None),
+            ox("Fe", Some(2.0)),
+            ox("Fe", Some(3.0)),
+            ox("O", None),
+            ox("O", Some(-2.0)),
+            ox("Na", None),
+            ox("Cl", Some(0.0)),
+            ox("Xe", None),
+        ];
+        for a in species {
+            for b in species {
+                for (x, y) in [(1.0, 1.0), (0.5, 1.0), (1.0, 0.5), (1.0, 1.0 + 1e-9)] {
+                    let (p, q) = (Comp::new([(a, x)]), Comp::new([(b, y)]));
+                    assert_eq!(p.ge(&q), p.ge_by_sorted_keys(&q), "{a:?} {x} vs {b:?} {y}");
+                }
+            }
+        }
     }
 
     #[test]
