@@ -251,7 +251,10 @@ fn visit_mappings(
     // Whether a length is within the tolerance of a target length, as pymatgen decides it
     // (by the quotient); lengths clearly outside, by a margin far above rounding, are ruled
     // out by products first (most lattice points are).
-    let (hi, lo) = ((1.0 + ltol) * (1.0 + 1e-9), 1.0 / (1.0 + ltol) * (1.0 - 1e-9));
+    let (hi, lo) = (
+        (1.0 + ltol) * (1.0 + 1e-9),
+        1.0 / (1.0 + ltol) * (1.0 - 1e-9),
+    );
     let near = |dist: f64, ln: f64| {
         if dist > ln * hi || dist < ln * lo {
             return false;

@@ -386,8 +386,7 @@ impl Columns {
         // radius over the spacing of the lattice planes, radius · |d_k| (d_k the dual basis
         // vector; `axis_weight` holds 1 / |d_k|²). A margin far above rounding keeps every
         // image in the cube among those looked at.
-        let reach: Vec3 =
-            std::array::from_fn(|k| half * self.cube_reach[k] * (1.0 + 1e-9) + 1e-9);
+        let reach: Vec3 = std::array::from_fn(|k| half * self.cube_reach[k] * (1.0 + 1e-9) + 1e-9);
         if !reach.iter().all(|r| *r < 0.5) {
             return false;
         }
