@@ -39,6 +39,23 @@ pub struct Assignment {
     in_sr: Vec<bool>,
     in_sc: Vec<bool>,
     remaining: Vec<usize>,
+    /// [`solve_blocks_noting_ties`]' buffers: union-find parents, each row's and column's
+    /// block, the blocks' rows and columns (flat, by block), a block's dense costs, column
+    /// positions within their block.
+    blocks: BlockBuffers,
+}
+
+/// See [`Assignment::blocks`].
+#[derive(Debug, Default, Clone)]
+struct BlockBuffers {
+    parent: Vec<usize>,
+    label: Vec<usize>,
+    row_start: Vec<usize>,
+    col_start: Vec<usize>,
+    fill: Vec<usize>,
+    members: Vec<usize>,
+    sub: Vec<f64>,
+    position: Vec<usize>,
 }
 
 const NONE: usize = usize::MAX;
@@ -60,12 +77,24 @@ impl Assignment {
         rows: usize,
         cols: usize,
     ) -> Result<Vec<usize>, AssignmentError> {
+        self.solve_in_place(cost, rows, cols)?;
+        Ok(self.col4row.clone())
+    }
+
+    /// [`Assignment::solve`], leaving the solution in `self.col4row`.
+    fn solve_in_place(
+        &mut self,
+        cost: &[f64],
+        rows: usize,
+        cols: usize,
+    ) -> Result<(), AssignmentError> {
         check_shape(cost, rows, cols)?;
         if cost.iter().any(|x| x.is_nan() || *x == f64::NEG_INFINITY) {
             return Err(AssignmentError::Invalid);
         }
         if rows == 0 {
-            return Ok(Vec::new());
+            self.col4row.clear();
+            return Ok(());
         }
         let minval = cost.iter().copied().fold(f64::INFINITY, f64::min);
         self.cost.clear();
@@ -112,7 +141,7 @@ impl Assignment {
                 }
             }
         }
-        Ok(self.col4row.clone())
+        Ok(())
     }
 
     /// After [`Assignment::solve`] of a `rows × cols` matrix: the pairs `(row, column)`
@@ -266,9 +295,34 @@ pub fn solve_blocks_noting_ties(
 ) -> Result<(Vec<usize>, Vec<Pair>), AssignmentError> {
     m.check()?;
     let mut near = Vec::new();
+    let mut buf = std::mem::take(&mut solver.blocks);
+    let result = solve_blocks_with(solver, &mut buf, m, delta, &mut near);
+    solver.blocks = buf;
+    result.map(|out| (out, near))
+}
+
+/// [`solve_blocks_noting_ties`] with its buffers.
+fn solve_blocks_with(
+    solver: &mut Assignment,
+    buf: &mut BlockBuffers,
+    m: SparseCosts<'_>,
+    delta: Option<f64>,
+    near: &mut Vec<Pair>,
+) -> Result<Vec<usize>, AssignmentError> {
     let (rows, cols) = (m.rows, m.cols);
+    let BlockBuffers {
+        parent,
+        label,
+        row_start,
+        col_start,
+        fill,
+        members,
+        sub,
+        position,
+    } = buf;
     // Union-find over rows (0..rows) and columns (rows..rows + cols).
-    let mut parent: Vec<usize> = (0..rows + cols).collect();
+    parent.clear();
+    parent.extend(0..rows + cols);
     fn root(parent: &mut [usize], mut x: usize) -> usize {
         while parent[x] != x {
             parent[x] = parent[parent[x]];
@@ -278,32 +332,64 @@ pub fn solve_blocks_noting_ties(
     }
     for i in 0..rows {
         for &j in &m.col[m.start[i]..m.start[i + 1]] {
-            let (a, b) = (root(&mut parent, i), root(&mut parent, rows + j));
+            let (a, b) = (root(parent, i), root(parent, rows + j));
             if a != b {
                 parent[a.max(b)] = a.min(b);
             }
         }
     }
-    // Blocks in order of their first row; rows and columns keep their relative order.
-    let mut block_of = vec![usize::MAX; rows + cols];
-    let mut blocks: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+    // Blocks numbered in order of their first row or column; each block's rows, then its
+    // columns, listed in their relative order (a counting sort by block).
+    let mut block_of_root = std::mem::take(position);
+    block_of_root.clear();
+    block_of_root.resize(rows + cols, usize::MAX);
+    label.clear();
+    row_start.clear();
+    col_start.clear();
     for x in 0..rows + cols {
-        let r = root(&mut parent, x);
-        if block_of[r] == usize::MAX {
-            block_of[r] = blocks.len();
-            blocks.push((Vec::new(), Vec::new()));
+        let r = root(parent, x);
+        if block_of_root[r] == usize::MAX {
+            block_of_root[r] = row_start.len();
+            row_start.push(0);
+            col_start.push(0);
         }
-        let b = &mut blocks[block_of[r]];
+        let b = block_of_root[r];
+        label.push(b);
         if x < rows {
-            b.0.push(x);
+            row_start[b] += 1;
         } else {
-            b.1.push(x - rows);
+            col_start[b] += 1;
         }
     }
+    *position = block_of_root;
+    let n_blocks = row_start.len();
+    // Counts to starts: block b's rows at members[row_start[b]..row_start[b + 1]], its
+    // columns at members[rows + col_start[b]..rows + col_start[b + 1]].
+    for starts in [&mut *row_start, &mut *col_start] {
+        let mut sum = 0;
+        for s in starts.iter_mut() {
+            let c = *s;
+            *s = sum;
+            sum += c;
+        }
+        starts.push(sum);
+    }
+    fill.clear();
+    fill.extend_from_slice(&row_start[..n_blocks]);
+    fill.extend(col_start[..n_blocks].iter().map(|c| rows + c));
+    members.clear();
+    members.resize(rows + cols, 0);
+    for (x, &b) in label.iter().enumerate() {
+        let slot = if x < rows { b } else { n_blocks + b };
+        members[fill[slot]] = if x < rows { x } else { x - rows };
+        fill[slot] += 1;
+    }
+    position.clear();
+    position.resize(cols, NONE);
     let mut out = vec![NONE; rows];
-    let mut sub = Vec::new();
-    let mut position = vec![NONE; cols];
-    for (brows, bcols) in &blocks {
+    for b in 0..n_blocks {
+        let brows = &members[row_start[b]..row_start[b + 1]];
+        let bcols = &members[rows + col_start[b]..rows + col_start[b + 1]];
         if brows.is_empty() {
             continue;
         }
@@ -320,16 +406,16 @@ pub fn solve_blocks_noting_ties(
                 sub[r * bcols.len() + position[m.col[k]]] = m.cost[k];
             }
         }
-        let sol = solver.solve(&sub, brows.len(), bcols.len())?;
+        solver.solve_in_place(sub, brows.len(), bcols.len())?;
         if let Some(delta) = delta {
             let local = solver.near_alternative_pairs(brows.len(), bcols.len(), delta);
             near.extend(local.into_iter().map(|(r, k)| (brows[r], bcols[k])));
         }
         for (k, &i) in brows.iter().enumerate() {
-            out[i] = bcols[sol[k]];
+            out[i] = bcols[solver.col4row[k]];
         }
     }
-    Ok((out, near))
+    Ok(out)
 }
 
 /// For the solution of [`unique_nearest`]: the pairs outside it that another assignment
