@@ -149,11 +149,11 @@ pub fn extract_cif(response: &str) -> Option<&str> {
 }
 
 /// Sites per element: each site counts once for each element it holds.
-fn site_counts(p: &PymatgenCif) -> BTreeMap<String, usize> {
+fn site_counts(p: &PymatgenCif) -> BTreeMap<&'static str, usize> {
     let mut counts = BTreeMap::new();
     for species in &p.species {
         for s in species {
-            *counts.entry(s.element.symbol().to_string()).or_insert(0) += 1;
+            *counts.entry(s.element.symbol()).or_insert(0) += 1;
         }
     }
     counts
@@ -269,7 +269,8 @@ fn precheck(
 ) -> Option<Verdict> {
     let (ct, cp) = (site_counts(target), site_counts(predicted));
     if ct != cp {
-        let elements: std::collections::BTreeSet<&String> = ct.keys().chain(cp.keys()).collect();
+        let elements: std::collections::BTreeSet<&str> =
+            ct.keys().chain(cp.keys()).copied().collect();
         let count_diff: Vec<CountDiff> = elements
             .into_iter()
             .filter_map(|e| {
@@ -278,7 +279,7 @@ fn precheck(
                     cp.get(e).copied().unwrap_or(0),
                 );
                 (t != p).then(|| CountDiff {
-                    element: e.clone(),
+                    element: e.to_string(),
                     target: t,
                     predicted: p,
                 })

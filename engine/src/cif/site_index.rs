@@ -31,8 +31,14 @@ pub fn pbc_close(a: [f64; 3], b: [f64; 3]) -> bool {
 #[derive(Default)]
 pub struct SiteIndex {
     coords: Vec<[f64; 3]>,
-    grid: FxHashMap<[i64; 3], Vec<usize>>,
+    /// Per occupied cell, its first and last site; the cell's sites are chained through
+    /// `next` in increasing order (no list allocated per cell).
+    grid: FxHashMap<[i64; 3], (usize, usize)>,
+    next: Vec<usize>,
 }
+
+/// The end of a cell's chain.
+const END: usize = usize::MAX;
 
 impl SiteIndex {
     /// Appends a site (its index is the number of sites before it).
@@ -40,11 +46,11 @@ impl SiteIndex {
         let i = self.coords.len();
         self.coords.push(c);
         if self.coords.len() == SCAN {
-            for (j, &c) in self.coords.iter().enumerate() {
-                self.grid.entry(cell(c)).or_default().push(j);
+            for j in 0..SCAN {
+                self.chain(j);
             }
         } else if self.coords.len() > SCAN {
-            self.grid.entry(cell(c)).or_default().push(i);
+            self.chain(i);
         }
     }
 
@@ -80,16 +86,36 @@ impl SiteIndex {
                         (k[1] + dy).rem_euclid(CELLS),
                         (k[2] + dz).rem_euclid(CELLS),
                     ];
-                    let Some(list) = self.grid.get(&key) else {
+                    let Some(&(mut j, _)) = self.grid.get(&key) else {
                         continue;
                     };
-                    if let Some(&j) = list.iter().find(|&&j| close(self.coords[j], q)) {
+                    while j != END && !close(self.coords[j], q) {
+                        j = self.next[j];
+                    }
+                    if j != END {
                         best = Some(best.map_or(j, |b| b.min(j)));
                     }
                 }
             }
         }
         best
+    }
+}
+
+impl SiteIndex {
+    /// Appends site `i` to its cell's chain.
+    fn chain(&mut self, i: usize) {
+        self.next.resize(self.coords.len(), END);
+        match self.grid.entry(cell(self.coords[i])) {
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                let (_, last) = e.get_mut();
+                self.next[*last] = i;
+                *last = i;
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert((i, i));
+            }
+        }
     }
 }
 

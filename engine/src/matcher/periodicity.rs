@@ -36,6 +36,9 @@ pub(super) struct Places<'a> {
     /// `members[start[c]..start[c + 1]]`: the sites of cell `c`, in increasing order.
     start: Vec<u32>,
     members: Vec<u32>,
+    /// [`Places::maps_onto_itself`]'s record of the sites landed on: `taken[j] == test`
+    /// marks site `j` in the current test (numbered, so the record is never cleared).
+    taken: std::cell::RefCell<(u32, Vec<u32>)>,
 }
 
 /// Cells per axis for `n` sites: about one site per cell.
@@ -70,6 +73,7 @@ impl<'a> Places<'a> {
             cells,
             start,
             members,
+            taken: std::cell::RefCell::new((0, vec![0; frac.len()])),
         }
     }
 
@@ -138,10 +142,18 @@ impl<'a> Places<'a> {
     /// is built to send home, which usually tells a miss one lookup sooner.
     pub(super) fn maps_onto_itself(&self, moved: impl Fn(usize) -> Vec3, first: usize) -> bool {
         let n = self.frac.len();
-        let mut taken = vec![false; n];
+        let mut record = self.taken.borrow_mut();
+        let (test, taken) = &mut *record;
+        *test = test.wrapping_add(1);
+        if *test == 0 {
+            // Numbers wrapped round: start the record afresh.
+            taken.iter_mut().for_each(|t| *t = 0);
+            *test = 1;
+        }
+        let test = *test;
         for i in (first..n).chain(0..first.min(n)) {
             match self.find(moved(i), self.elements[i]) {
-                Some(j) if !taken[j] => taken[j] = true,
+                Some(j) if taken[j] != test => taken[j] = test,
                 _ => return false,
             }
         }
