@@ -831,10 +831,13 @@ fn structure_of_block(block: &PmgBlock, detailed: bool) -> Result<Option<Pymatge
 /// Sites of exactly oxygen and hydrogen keep only the oxygen (pymatgen's implicit-hydrogen
 /// rule, which also applies to an O and an H row stacked on one position).
 fn oxygen_without_implicit_h(comp: &Comp) -> Comp {
-    let mut els: Vec<&str> = comp.elements().iter().map(|e| e.symbol()).collect();
-    els.sort_unstable();
+    // The distinct elements are exactly H and O.
+    let is = |s: &Sp, name: &str| s.element.symbol() == name;
+    let only_h_and_o = comp.0.iter().all(|(s, _)| is(s, "H") || is(s, "O"))
+        && comp.0.iter().any(|(s, _)| is(s, "H"))
+        && comp.0.iter().any(|(s, _)| is(s, "O"));
     let plain = comp.0.iter().all(|(s, _)| s.oxidation.is_none());
-    if plain && els == ["H", "O"] {
+    if plain && only_h_and_o {
         if let Some(o) = Element::from_symbol("O") {
             let sp = Sp {
                 element: o,

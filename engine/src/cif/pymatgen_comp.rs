@@ -86,16 +86,6 @@ impl Comp {
         Comp::new(map)
     }
 
-    /// The distinct elements.
-    pub fn elements(&self) -> Vec<Element> {
-        let mut out: Vec<Element> = Vec::new();
-        for (s, _) in &self.0 {
-            if !out.contains(&s.element) {
-                out.push(s.element);
-            }
-        }
-        out
-    }
 
     /// Composition equality (same length, amounts within the tolerance).
     pub fn equals(&self, other: &Comp) -> bool {
