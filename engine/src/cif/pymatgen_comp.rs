@@ -86,7 +86,6 @@ impl Comp {
         Comp::new(map)
     }
 
-
     /// Composition equality (same length, amounts within the tolerance).
     pub fn equals(&self, other: &Comp) -> bool {
         self.0.len() == other.0.len()
