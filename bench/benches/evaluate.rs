@@ -5,9 +5,10 @@
 //! 0.3 Å, written as CIF and wrapped in `<cif>` tags), then times parsing each target and
 //! evaluating its answer as the reference does: `fit`, then on a fit `get_rms_dist`, which
 //! enumerates every lattice mapping and translation (thinned by the target's own symmetry)
-//! for an answer that is not an exact match. Project machine, 2026-11-25, fourth session
-//! (2 cores; its speed drifts by a third from hour to hour): 0.91 s natively for the set
-//! (0.36 ms per task), 1.18 s in wasm32 under node; goal < 1 s in wasm, not reached.
+//! for an answer that is not an exact match. Project machine, 2026-11-25, fifth session
+//! (2 cores; its speed drifts by a third from hour to hour): 0.75-0.78 s natively for the set
+//! (0.31 ms per task), 0.97 s in wasm32 under node (three runs, 0.970-0.971 s; the goal is
+//! < 1 s in wasm).
 //! History: 71 s (get_rms_dist alone, before the periodicity shortcut) → 8.6 s
 //! (periodicity) → 18.4 s (fit first, as the spec says) → 5.3 s (fit visiting promising
 //! mappings first, symmetry orbits, a cap from a promising candidate, sparse tables, pruned
@@ -16,14 +17,16 @@
 //! as the cap, buffers reused between candidates) → 1.5 s (the neighbourhood bound shared by
 //! the candidates reaching one anchor partner, FxHash lookups) → 1.3 s (open candidates
 //! retried on their full table with a feasible assignment's cost; the byte-level CIF
-//! splitter, the site grid of the CIF reader). Then the machine ran about a third faster
-//! (that build, with the cosine filter of the mapping angles, measured 0.95-0.97 s), and
-//! reusing the fit's candidate, building the subset-test index lazily, an element-symbol
-//! index, direct parsing of plain decimals and symmetry tests checking the anchor last took
-//! it to 0.91 s (wasm 1.24 s → 1.18 s). What is left is
-//! spread thin: CIF parsing about a fifth, full tables of candidates within a hair of the
-//! best (a supercell with a near-symmetric cell has a hundred such, each needing its table)
-//! a seventh, struct1's symmetry tests (orbits, periodicity) an eighth.
+//! splitter, the site grid of the CIF reader) → 0.91 s natively, 1.18 s in wasm (the cosine
+//! filter of the mapping angles, reusing the fit's candidate, lazy indexes, an element-symbol
+//! index, direct parsing of plain decimals). Fifth session, wasm 1.26 s at its start (the
+//! machine slower that hour) → 0.97 s: struct1's places in a dense grid instead of a hash
+//! map (the symmetry tests were a tenth of the time), the lattice-point search of the mapping
+//! search and the Niggli reduction without pymatgen's cell list (counting sort, one reduction
+//! for two structures with the same cell), an exact floor without the libm call, CIF reading
+//! about a third faster (SIMD line search, borrowed labels, fewer allocations), and 128-bit
+//! SIMD in the wasm build (about 7 %). What is left is spread thin: distance tables and their
+//! image search about a quarter, CIF parsing a fifth, the neighbourhood bounds a seventh.
 //!
 //! Native: `cargo bench -p bench --bench evaluate` (`ATOMWORLD_BENCH_SLOWEST=1` lists the
 //! twenty slowest tasks).
