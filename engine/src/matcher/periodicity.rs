@@ -77,8 +77,8 @@ impl<'a> Places<'a> {
         }
     }
 
-    /// The cell index along one axis of wrapped coordinate `w` (in [0, 1]), and where in the
-    /// cell it lies (0 to 1).
+    /// The cell index along one axis of coordinate `x` (wrapped into [0, 1]), and where in
+    /// the cell it lies (0 to 1).
     fn axis(x: f64, cells: usize) -> (usize, f64) {
         let w = (x - floor(x)) * cells as f64;
         let c = (w as usize).min(cells - 1);
