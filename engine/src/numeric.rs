@@ -93,6 +93,16 @@ pub fn round_ties_even(x: f64) -> f64 {
     }
 }
 
+/// |x − nearest integer|, bit for bit what `(x - x.round()).abs()` gives (at a tie both
+/// neighbours are 0.5 away, so rounding ties to even or away from zero gives the same), without
+/// the library call: the periodic closeness tests of the matcher and the CIF reader compare
+/// every coordinate difference this way (`round` was an eighth of the matcher's time on large
+/// structures).
+#[inline]
+pub fn distance_to_integer(x: f64) -> f64 {
+    (x - round_ties_even(x)).abs()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,7 +23,7 @@ const CELLS: i64 = (0.2 / SITE_TOLERANCE) as i64;
 pub fn pbc_close(a: [f64; 3], b: [f64; 3]) -> bool {
     (0..3).all(|k| {
         let d = a[k] - b[k];
-        (d - crate::numeric::round_ties_even(d)).abs() < SITE_TOLERANCE
+        crate::numeric::distance_to_integer(d) < SITE_TOLERANCE
     })
 }
 

@@ -3,40 +3,12 @@
 //! `pbc_shortest_vectors`).
 
 use super::linalg::{py_mod1, vec_mat, Mat3, Vec3};
+use crate::numeric::{distance_to_integer, round_ties_even};
 use crate::reduction::LllReduction;
 
 /// Cost written for pairs that may not be matched (masked, or beyond the fractional
 /// tolerance), as in the reference.
 pub const FORBIDDEN: f64 = 1e20;
-
-/// The integer nearest to `x` (ties to even) for |x| < 2⁵¹ by the 1.5·2⁵² addition, else
-/// `x.round()`; a call-free rounding for picking the first image to measure.
-#[inline]
-fn nearest_integer(x: f64) -> f64 {
-    const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5 · 2^52
-    if x.abs() < 2_251_799_813_685_248.0 {
-        (x + MAGIC) - MAGIC
-    } else {
-        x.round()
-    }
-}
-
-/// |x − nearest integer|, bit for bit what `(x - x.round()).abs()` gives, without the libm
-/// call (`round` was an eighth of the matcher's time on large structures).
-///
-/// Adding and subtracting 1.5·2⁵² rounds to the nearest integer (ties to even) exactly for
-/// |x| < 2⁵¹; the difference from x is then exact, and at a tie both neighbours are 0.5 away,
-/// so the absolute value equals the one `round` (ties away from zero) gives.
-#[inline]
-pub fn distance_to_integer(x: f64) -> f64 {
-    const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5 · 2^52
-    if x.abs() < 2_251_799_813_685_248.0 {
-        // 2^51
-        (x - ((x + MAGIC) - MAGIC)).abs()
-    } else {
-        (x - x.round()).abs()
-    }
-}
 
 /// The superset side of pymatgen's `is_coord_subset_pbc`, indexed once (per lattice mapping)
 /// for the subset tests of many translation candidates: each test then looks at the points
@@ -399,7 +371,7 @@ impl Columns {
             // Within half a cell of the point on every axis: the only image that can be.
             let d: Vec3 = std::array::from_fn(|a| {
                 let x = self.l2[j][a] - l1[a];
-                x - nearest_integer(x)
+                x - round_ties_even(x)
             });
             if (0..3).any(|a| d[a].abs() > reach[a]) {
                 continue;
@@ -435,7 +407,7 @@ impl Columns {
         };
         // Offsets -1, 0, 1 per axis; image k = 9 (i0 + 1) + 3 (i1 + 1) + (i2 + 1).
         let nearest: [usize; 3] =
-            std::array::from_fn(|a| (1.0 - nearest_integer(pre_frac[a])).clamp(0.0, 2.0) as usize);
+            std::array::from_fn(|a| (1.0 - round_ties_even(pre_frac[a])).clamp(0.0, 2.0) as usize);
         let first = 9 * nearest[0] + 3 * nearest[1] + nearest[2];
         let mut best = measure(first);
         let mut best_k = first;

@@ -14,8 +14,8 @@
 //! every candidate).
 
 use super::linalg::Vec3;
-use super::pbc::distance_to_integer;
 use crate::element::Element;
+use crate::numeric::distance_to_integer;
 use crate::numeric::floor;
 
 /// Fractional tolerance of "the same place" (a CIF prints 8 decimals: two roundings of

@@ -25,11 +25,12 @@ use super::bound;
 use super::lattice_mapping::{self, LatticeMapping};
 use super::linalg::{det_i64, inverse, reciprocal_lengths, vec_mat, volume, Mat3, Vec3};
 use super::orbits::{MappingOrbits, Orbit, Symmetries};
-use super::pbc::{self, distance_to_integer};
+use super::pbc;
 use super::periodicity;
 use super::reduced::ReducedStructure;
 use super::supercell::{supercell_frac, Mask};
 use super::{average_lattice, MatcherError, MatcherOptions};
+use crate::numeric::distance_to_integer;
 use crate::reduction::{lll_reduce_matrix, LllReduction, LLL_DELTA};
 
 /// Site counts from which candidates are dismissed by [`bound`] before their assignment is
