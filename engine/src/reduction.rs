@@ -11,7 +11,7 @@ use crate::matcher::lattice_mapping::{find_mapping, MappingError};
 use crate::matcher::linalg::{
     det, from_parameters_pymatgen, is_finite, matmul, rad2deg, transpose, volume, Mat3, Vec3,
 };
-use crate::numeric::dot;
+use crate::numeric::{dot_fused, fused_mul_add};
 
 /// The Lovász parameter pymatgen uses.
 pub const LLL_DELTA: f64 = 0.75;
@@ -87,20 +87,22 @@ pub fn lll_reduce_matrix(matrix: &Mat3, delta: f64) -> Result<LllReduction, Redu
     let mut m: Vec3 = [0.0; 3];
     let mut mapping: Mat3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 
+    // The arithmetic is numpy's, operation for operation (see `numeric::dot_fused`): the
+    // size reduction rounds u to the nearest integer, and at u = ½ (rhombohedral and
+    // hexagonal cells meet it exactly) the last bit decides which basis comes out.
     let gram_schmidt_row = |s: usize, a: &Mat3, b: &mut Mat3, u: &mut Mat3, m: &mut Vec3| {
         for j in 0..s {
-            u[s][j] = dot(a[s], b[j]) / m[j];
+            u[s][j] = dot_fused(a[s], b[j]) / m[j];
         }
-        let mut v = a[s];
-        for (c, vc) in v.iter_mut().enumerate() {
-            let mut acc = 0.0;
-            for j in 0..s {
-                acc += b[j][c] * u[s][j];
-            }
-            *vc -= acc;
-        }
+        // `np.dot(b[:, :s], u[s, :s])`: OpenBLAS's strided matrix-vector kernel accumulates
+        // the two terms in reverse order.
+        let v: Vec3 = std::array::from_fn(|c| match s {
+            0 => a[s][c],
+            1 => a[s][c] - b[0][c] * u[s][0],
+            _ => a[s][c] - fused_mul_add(b[0][c], u[s][0], b[1][c] * u[s][1]),
+        });
         b[s] = v;
-        m[s] = dot(v, v);
+        m[s] = dot_fused(v, v);
     };
     for s in 0..3 {
         gram_schmidt_row(s, &a, &mut b, &mut u, &mut m);
@@ -129,9 +131,9 @@ pub fn lll_reduce_matrix(matrix: &Mat3, delta: f64) -> Result<LllReduction, Redu
             }
         }
         // Lovász condition.
-        let lhs = dot(b[k - 1], b[k - 1]);
+        let lhs = dot_fused(b[k - 1], b[k - 1]);
         let mu = u[k - 1][k - 2].abs();
-        if lhs >= (delta - mu * mu) * dot(b[k - 2], b[k - 2]) {
+        if lhs >= (delta - mu * mu) * dot_fused(b[k - 2], b[k - 2]) {
             k += 1;
         } else {
             a.swap(k - 1, k - 2);
@@ -142,10 +144,12 @@ pub fn lll_reduce_matrix(matrix: &Mat3, delta: f64) -> Result<LllReduction, Redu
             if k > 2 {
                 k -= 1;
             } else {
-                // Refresh the coefficients of the vectors after the swapped pair.
+                // Refresh the coefficients of the vectors after the swapped pair (pymatgen
+                // solves the diagonal system with `np.linalg.lstsq`).
+                let pair = [m[k - 2], m[k - 1]];
                 for r in k..3 {
-                    for c in (k - 2)..k {
-                        u[r][c] = dot(a[r], b[c]) / m[c];
+                    for (c, &mc) in pair.iter().enumerate() {
+                        u[r][k - 2 + c] = lstsq_diagonal(dot_fused(a[r], b[k - 2 + c]), mc, pair);
                     }
                 }
             }
@@ -169,6 +173,25 @@ pub fn lll_reduce_matrix(matrix: &Mat3, delta: f64) -> Result<LllReduction, Redu
         matrix: a,
         mapping: int_map,
     })
+}
+
+/// `p / d` as LAPACK's `dgelsd` (behind `np.linalg.lstsq`) solves one row of a positive
+/// diagonal system `diag(pair) x = p`: the diagonal is first scaled by its largest entry, each
+/// division is a multiplication by a reciprocal, and the result is scaled back; a diagonal
+/// entry below machine epsilon (after scaling) counts as zero and gives 0.
+fn lstsq_diagonal(p: f64, d: f64, pair: [f64; 2]) -> f64 {
+    let norm = pair[0].abs().max(pair[1].abs());
+    if norm == 0.0 || !norm.is_finite() {
+        return p / d;
+    }
+    let scaled = d * (1.0 / norm);
+    let largest = (pair[0] * (1.0 / norm))
+        .abs()
+        .max((pair[1] * (1.0 / norm)).abs());
+    if scaled <= f64::EPSILON * largest {
+        return 0.0;
+    }
+    (p * (1.0 / scaled)) * (1.0 / norm)
 }
 
 /// Niggli-reduces a lattice with pymatgen's semantics (`tol` is relative to V^(1/3);

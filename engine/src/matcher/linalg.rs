@@ -4,7 +4,7 @@
 //! order of operations of the reference implementation where that is cheap to do; the
 //! transcendental functions come from `libm` so native and wasm builds agree bit for bit.
 
-use crate::numeric::{cross, dot};
+use crate::numeric::{cross, dot, dot_fused};
 
 /// A 3-vector.
 pub type Vec3 = [f64; 3];
@@ -74,6 +74,48 @@ pub fn transpose(m: &Mat3) -> Mat3 {
     std::array::from_fn(|i| std::array::from_fn(|j| m[j][i]))
 }
 
+/// Row vector times matrix as numpy's `np.dot` computes it (see
+/// [`crate::numeric::dot_fused`]): what pymatgen's `get_cartesian_coords`,
+/// `get_fractional_coords` and `get_lll_frac_coords` give, to the last bit.
+pub fn vec_mat_fused(v: Vec3, m: &Mat3) -> Vec3 {
+    std::array::from_fn(|j| dot_fused(v, [m[0][j], m[1][j], m[2][j]]))
+}
+
+/// A matrix that row vectors are multiplied by as numpy does ([`vec_mat_fused`]), knowing
+/// whether every product with it is exact (entries 0 or ± powers of two, as in the integer
+/// LLL mappings, almost always 0 and ±1): then fusing changes no bit and plain arithmetic,
+/// much cheaper where the multiply-add is emulated (wasm), gives the same result.
+#[derive(Clone, Copy, Debug)]
+pub struct FusedMatrix {
+    m: Mat3,
+    exact: bool,
+}
+
+impl FusedMatrix {
+    /// Wraps `m`.
+    pub fn new(m: Mat3) -> Self {
+        let exact_factor = |x: f64| {
+            x == 0.0
+                || (x.is_finite() && x.abs().to_bits() & ((1u64 << 52) - 1) == 0 && x.abs() >= 1.0)
+        };
+        Self {
+            m,
+            exact: m.iter().flatten().all(|&x| exact_factor(x)),
+        }
+    }
+
+    /// `v · m`, bit for bit [`vec_mat_fused`].
+    #[inline]
+    pub fn apply(&self, v: Vec3) -> Vec3 {
+        if self.exact {
+            // Exact products: fma(v2, m2, fma(v1, m1, v0·m0)) rounds the same two sums.
+            vec_mat(v, &self.m)
+        } else {
+            vec_mat_fused(v, &self.m)
+        }
+    }
+}
+
 /// Row vector times matrix: `v · m`.
 pub fn vec_mat(v: Vec3, m: &Mat3) -> Vec3 {
     std::array::from_fn(|j| v[0] * m[0][j] + v[1] * m[1][j] + v[2] * m[2][j])
@@ -109,7 +151,7 @@ pub fn angles(m: &Mat3) -> Vec3 {
     let l = lengths(m);
     std::array::from_fn(|dim| {
         let (j, k) = ((dim + 1) % 3, (dim + 2) % 3);
-        let c = (dot(m[j], m[k]) / (l[j] * l[k])).clamp(-1.0, 1.0);
+        let c = (dot_fused(m[j], m[k]) / (l[j] * l[k])).clamp(-1.0, 1.0);
         rad2deg(libm::acos(c))
     })
 }

@@ -2,7 +2,7 @@
 //! shortest periodic vectors between two site lists (pymatgen's `is_coord_subset_pbc` and
 //! `pbc_shortest_vectors`).
 
-use super::linalg::{py_mod1, vec_mat, Mat3, Vec3};
+use super::linalg::{py_mod1, vec_mat, FusedMatrix, Mat3, Vec3};
 use crate::numeric::{distance_to_integer, round_ties_even};
 use crate::reduction::LllReduction;
 
@@ -173,7 +173,7 @@ impl Table {
 /// coordinates, the 27 image offsets, the window over the first coordinate) for tables
 /// against many row lists (one per translation candidate).
 pub struct Columns {
-    inv: Mat3,
+    inv: FusedMatrix,
     lat: Mat3,
     l2: Vec<Vec3>,
     /// Wrapped LLL-fractional and Cartesian coordinates of the columns, made when a first
@@ -198,9 +198,9 @@ impl Columns {
     /// pairs whose LLL-fractional separation exceeds `lll_frac_tol` on some axis are left
     /// out of every table.
     pub fn new(lll: &LllReduction, fc2: &[Vec3], lll_frac_tol: Option<Vec3>) -> Self {
-        let inv = lll.mapping_inverse();
+        let inv = FusedMatrix::new(lll.mapping_inverse());
         let lat = lll.matrix;
-        let l2: Vec<Vec3> = fc2.iter().map(|f| vec_mat(*f, &inv)).collect();
+        let l2: Vec<Vec3> = fc2.iter().map(|f| inv.apply(*f)).collect();
         let images = images().map(|im| vec_mat(im, &lat));
         let window = ColumnWindow::new(&l2, lll_frac_tol.map(|t| t[0]));
         let dual = super::linalg::inverse(&lat);
@@ -275,7 +275,7 @@ impl Columns {
             let Some(f) = points.get(i) else {
                 continue;
             };
-            let l1 = vec_mat(*f, &self.inv);
+            let l1 = self.inv.apply(*f);
             let c1 = cart_mod(&l1, &self.lat);
             let w1 = l1.map(py_mod1);
             self.window.near(l1[0], near);
@@ -332,7 +332,7 @@ impl Columns {
         out: &mut Vec<usize>,
     ) {
         out.clear();
-        let l1 = vec_mat(f, &self.inv);
+        let l1 = self.inv.apply(f);
         self.window.near(l1[0], near);
         out.extend(
             near.iter()
@@ -362,7 +362,7 @@ impl Columns {
         if !reach.iter().all(|r| *r < 0.5) {
             return false;
         }
-        let l1 = vec_mat(f, &self.inv);
+        let l1 = self.inv.apply(f);
         self.window.near_within(l1[0], reach[0], near);
         for &j in near.iter() {
             if !allowed(j) {
@@ -862,7 +862,7 @@ mod tests {
                 })
                 .collect();
             for f in &rows {
-                let l1 = vec_mat(*f, &columns.inv);
+                let l1 = columns.inv.apply(*f);
                 let c1 = cart_mod(&l1, &columns.lat);
                 let w1 = l1.map(py_mod1);
                 let (w2, c2) = columns.wrapped();

@@ -1,6 +1,6 @@
 //! A structure re-expressed in its Niggli-reduced cell, as the matcher works on it.
 
-use super::linalg::{allclose, inverse, is_finite, py_mod1, vec_mat, Mat3, Vec3};
+use super::linalg::{allclose, inverse, is_finite, py_mod1, vec_mat_fused, Mat3, Vec3};
 use super::MatcherError;
 use crate::element::Element;
 use crate::primitive::matcher_reduction;
@@ -73,7 +73,7 @@ impl ReducedStructure {
         let frac = s
             .sites
             .iter()
-            .map(|x| vec_mat(vec_mat(x.frac, &m), &inv).map(py_mod1))
+            .map(|x| vec_mat_fused(vec_mat_fused(x.frac, &m), &inv).map(py_mod1))
             .collect();
         Ok(Self {
             lattice: reduced,

@@ -23,7 +23,9 @@
 use super::assignment::{self, Assignment, AssignmentError};
 use super::bound;
 use super::lattice_mapping::{self, LatticeMapping};
-use super::linalg::{det_i64, inverse, reciprocal_lengths, vec_mat, volume, Mat3, Vec3};
+use super::linalg::{
+    det_i64, inverse, reciprocal_lengths, vec_mat, vec_mat_fused, volume, Mat3, Vec3,
+};
 use super::orbits::{MappingOrbits, Orbit, Symmetries};
 use super::pbc;
 use super::periodicity;
@@ -263,7 +265,7 @@ pub(super) fn strict_match(
         cart_moving: moving
             .frac
             .iter()
-            .map(|f| vec_mat(*f, &moving.lattice))
+            .map(|f| vec_mat_fused(*f, &moving.lattice))
             .collect(),
         mask,
         n1,
