@@ -19,6 +19,12 @@ coordinates and labels (the structure, exactly as floats), then:
 - "space_group": SpacegroupAnalyzer(structure, symprec=0.01).get_space_group_number()
   (spglib), or null where spglib fails.
 
+Besides the cases, "lll" holds pymatgen's LLL reduction (`Lattice.lll_matrix`,
+`lll_mapping`) and `Lattice.angles` of every case's lattice and of seeded lattices where
+the reduction meets exact ties (rhombohedral and hexagonal cells, rotated, and averages of
+two such cells as StructureMatcher builds them), all as IEEE bit patterns: the engine must
+reproduce them bit for bit, since a tie at u = 1/2 decides which basis comes out.
+
 engine/tests/formats_vs_pymatgen.rs reads the file named by ATOMWORLD_FORMATS_CASES.
 """
 
@@ -31,8 +37,10 @@ import random
 import warnings
 from pathlib import Path
 
+import numpy as np
 from ase.io import write as ase_write
 from pymatgen.core import Element, Lattice, Structure
+from pymatgen.core.operations import SymmOp
 from pymatgen.io.ase import AseAtomsAdaptor
 from pymatgen.io.cif import CifParser
 from pymatgen.io.vasp import Poscar
@@ -117,6 +125,43 @@ def describe(case_id: str, s: Structure) -> dict:
     return case
 
 
+def bits(values) -> list[int]:
+    """IEEE-754 bit patterns of a float array, flattened."""
+    return [int(b) for b in np.asarray(values, dtype=np.float64).ravel().view(np.uint64)]
+
+
+def tie_prone_lattices(rng: random.Random, count: int) -> list[Lattice]:
+    """Rhombohedral and hexagonal cells (rotated, so their entries carry rounding), and the
+    average of two slightly strained copies, as StructureMatcher's average lattices are."""
+    out = []
+    for n in range(count):
+        a = rng.uniform(2.5, 9.0)
+        if n % 2 == 0:
+            alpha = rng.choice([rng.uniform(45.0, 115.0), 60.0, 90.0, 109.4712206])
+            lat = Lattice.from_parameters(a, a, a, alpha, alpha, alpha)
+        else:
+            lat = Lattice.from_parameters(a, a, rng.uniform(2.0, 40.0), 90, 90, 120)
+        if n % 3 == 1:
+            axis = np.array([rng.gauss(0, 1) for _ in range(3)])
+            op = SymmOp.from_axis_angle_and_translation(axis, rng.uniform(0, 360))
+            lat = Lattice(op.apply_rotation_only(lat.matrix))
+        if n % 5 == 2:
+            other = Lattice(lat.matrix * (1 + rng.uniform(-1e-3, 1e-3)))
+            params = (np.array(lat.parameters) + np.array(other.parameters)) / 2
+            lat = Lattice.from_parameters(*params)
+        out.append(lat)
+    return out
+
+
+def lll_record(lat: Lattice) -> dict:
+    return {
+        "matrix": bits(lat.matrix),
+        "lll": bits(lat.lll_matrix),
+        "mapping": np.asarray(lat.lll_mapping).astype(int).tolist(),
+        "angles": bits(lat.angles),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -128,7 +173,11 @@ def main() -> None:
     structures += random_structures(rng, 200)
     structures += partial(rng, 10)
     cases = [describe(i, s) for i, s in structures]
-    Path(args.out).write_text(json.dumps({"seed": args.seed, "radius": RADIUS, "cases": cases}))
+    lattices = [s.lattice for _, s in structures] + tie_prone_lattices(rng, 3000)
+    lll = [lll_record(lat) for lat in lattices]
+    Path(args.out).write_text(
+        json.dumps({"seed": args.seed, "radius": RADIUS, "cases": cases, "lll": lll})
+    )
     print(f"[formats] {len(cases)} cases")
 
 
