@@ -70,6 +70,10 @@ pub fn fused_mul_add_emulated(a: f64, b: f64, c: f64) -> f64 {
     const HI: f64 = 2.037035976334486e90;
     const LO: f64 = 4.909093465297727e-91;
     let safe = |x: f64| x.abs() > LO && x.abs() < HI;
+    if (a == 0.0 || b == 0.0) && c.is_finite() {
+        // The product is an exact ±0: one rounding of the sum, as the fused operation.
+        return a * b + c;
+    }
     if !(safe(a) && safe(b) && (c == 0.0 || safe(c))) {
         return a.mul_add(b, c);
     }

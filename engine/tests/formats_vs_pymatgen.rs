@@ -34,6 +34,14 @@ struct Oracle {
     radius: f64,
     cases: Vec<Case>,
     lll: Vec<LllCase>,
+    inverses: Vec<InverseCase>,
+}
+
+/// numpy's inverse of one matrix (`None`: numpy raised), as IEEE bit patterns.
+#[derive(Deserialize)]
+struct InverseCase {
+    matrix: [u64; 9],
+    inv: Option<[u64; 9]>,
 }
 
 /// pymatgen's LLL reduction and angles of one lattice, as IEEE bit patterns (row-major).
@@ -43,6 +51,7 @@ struct LllCase {
     lll: [u64; 9],
     mapping: [[i64; 3]; 3],
     angles: [u64; 3],
+    inv: [u64; 9],
 }
 
 #[derive(Deserialize)]
@@ -342,6 +351,51 @@ fn lll_reduction_and_angles_are_pymatgens_to_the_bit() {
         "LLL vs pymatgen: {} lattices ({swapped} with a non-identity mapping), {lll_same} \
          bit-identical reductions, {angles_same} bit-identical angle triples",
         oracle.lll.len(),
+    );
+    for f in failures.iter().take(20) {
+        println!("  {f}");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreements (the first 20 listed above)",
+        failures.len()
+    );
+}
+
+/// `linalg::inverse_numpy` bit for bit as `np.linalg.inv`: on the oracle's lattices (where
+/// pymatgen's `inv_matrix` is used) and on its seeded matrices, singular ones included.
+#[test]
+fn inverse_is_numpys_to_the_bit() {
+    use engine::matcher::linalg::inverse_numpy;
+    let Some(oracle) = oracle() else { return };
+    let as_matrix = |b: &[u64; 9]| -> [[f64; 3]; 3] {
+        std::array::from_fn(|i| std::array::from_fn(|j| f64::from_bits(b[3 * i + j])))
+    };
+    let flat =
+        |m: [[f64; 3]; 3]| -> [u64; 9] { std::array::from_fn(|k| m[k / 3][k % 3].to_bits()) };
+    let cases = oracle
+        .lll
+        .iter()
+        .map(|c| (c.matrix, Some(c.inv)))
+        .chain(oracle.inverses.iter().map(|c| (c.matrix, c.inv)));
+    let (mut total, mut singular) = (0, 0);
+    let mut failures = Vec::new();
+    for (n, (m, want)) in cases.enumerate() {
+        total += 1;
+        singular += want.is_none() as usize;
+        let got = inverse_numpy(&as_matrix(&m)).map(flat);
+        if got != want {
+            failures.push(format!(
+                "matrix {n} {:?}: {:?} vs numpy {:?}",
+                as_matrix(&m),
+                got.map(|g| as_matrix(&g)),
+                want.map(|w| as_matrix(&w))
+            ));
+        }
+    }
+    println!(
+        "inverse vs numpy: {total} matrices ({singular} singular), {} bit-identical",
+        total - failures.len()
     );
     for f in failures.iter().take(20) {
         println!("  {f}");

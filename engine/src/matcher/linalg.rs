@@ -50,6 +50,95 @@ pub fn volume(m: &Mat3) -> f64 {
     dot(cross(m[0], m[1]), m[2]).abs()
 }
 
+/// The inverse as numpy's `np.linalg.inv` computes it, to the last bit, or `None` where numpy
+/// raises (an exactly zero pivot) or the result is not finite.
+///
+/// pymatgen's `Lattice.inv_matrix` (behind every `get_fractional_coords`) is this inverse,
+/// and which of two tied periodic images or lattice mappings it prefers can hang on its last
+/// bits. numpy solves `A X = I` with LAPACK's `dgesv` as OpenBLAS implements it: a
+/// left-looking LU factorisation with partial pivoting (first largest |value| wins; the
+/// column below a pivot is scaled by the pivot's reciprocal), then forward and back
+/// substitution column by column, multiplying by reciprocals of U's diagonal; the updates
+/// are fused multiply-adds where its kernels fuse them. Found by testing candidate orders
+/// against numpy 2.4 / OpenBLAS 0.3.31 (SkylakeX kernels) until 57,000 matrices of every
+/// pivot order, scale and sign of zero agreed bit for bit; the differential test
+/// `formats_vs_pymatgen` holds it to numpy's bits on thousands more.
+pub fn inverse_numpy(m: &Mat3) -> Option<Mat3> {
+    use crate::numeric::fused_mul_add as fma;
+    if !is_finite(m) {
+        return None;
+    }
+    // `x * y + 0.0` is `fma(x, y, 0.0)`: one rounding, and −0 becomes +0, as the kernels'
+    // accumulators starting from +0 give.
+    let mut a = *m;
+    let mut ipiv = [0usize; 3];
+    for j in 0..3 {
+        for i in 0..j {
+            if ipiv[i] != i {
+                let (r, s) = (i, ipiv[i]);
+                let t = a[r][j];
+                a[r][j] = a[s][j];
+                a[s][j] = t;
+            }
+        }
+        if j == 2 {
+            // The U entry above the diagonal: one dot-product update.
+            a[1][2] -= a[1][0] * a[0][2] + 0.0;
+        }
+        // Matrix-vector update of the column at and below the diagonal.
+        for r in j..3 {
+            let t = match j {
+                0 => continue,
+                1 => a[r][0] * a[0][1] + 0.0,
+                _ => fma(a[r][1], a[1][2], a[r][0] * a[0][2] + 0.0),
+            };
+            a[r][j] -= t;
+        }
+        let mut p = j;
+        for r in j + 1..3 {
+            if a[r][j].abs() > a[p][j].abs() {
+                p = r;
+            }
+        }
+        ipiv[j] = p;
+        if a[p][j] == 0.0 {
+            return None;
+        }
+        let reciprocal = 1.0 / a[p][j];
+        if p != j {
+            for k in 0..=j {
+                let t = a[j][k];
+                a[j][k] = a[p][k];
+                a[p][k] = t;
+            }
+        }
+        for row in a.iter_mut().skip(j + 1) {
+            row[j] *= reciprocal;
+        }
+    }
+    let [[u00, u01, u02], [l10, u11, u12], [l20, l21, u22]] = a;
+    let (r00, r11, r22) = (1.0 / u00, 1.0 / u11, 1.0 / u22);
+    let mut b = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+    for (i, &p) in ipiv.iter().enumerate() {
+        b.swap(i, p);
+    }
+    let mut x = [[0.0; 3]; 3];
+    for col in 0..3 {
+        let (y0, c1, c2) = (b[0][col], b[1][col], b[2][col]);
+        let y1 = fma(-y0, l10, c1);
+        let y2 = c2 - fma(l21, y1, l20 * y0 + 0.0);
+        let x2 = y2 * r22;
+        let c0 = y0 - (u02 * x2 + 0.0);
+        let c1 = y1 - (u12 * x2 + 0.0);
+        let x1 = c1 * r11;
+        let x0 = fma(-x1, u01, c0) * r00;
+        x[0][col] = x0;
+        x[1][col] = x1;
+        x[2][col] = x2;
+    }
+    is_finite(&x).then_some(x)
+}
+
 /// Inverse of a matrix, or `None` when it is singular or not finite.
 pub fn inverse(m: &Mat3) -> Option<Mat3> {
     let d = det(m);

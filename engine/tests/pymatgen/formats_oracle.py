@@ -23,7 +23,10 @@ Besides the cases, "lll" holds pymatgen's LLL reduction (`Lattice.lll_matrix`,
 `lll_mapping`) and `Lattice.angles` of every case's lattice and of seeded lattices where
 the reduction meets exact ties (rhombohedral and hexagonal cells, rotated, and averages of
 two such cells as StructureMatcher builds them), all as IEEE bit patterns: the engine must
-reproduce them bit for bit, since a tie at u = 1/2 decides which basis comes out.
+reproduce them bit for bit, since a tie at u = 1/2 decides which basis comes out. With them
+go `Lattice.inv_matrix` (np.linalg.inv) of each of these lattices and, in "inverses",
+np.linalg.inv of 6,000 seeded matrices (uniform, small-integer with pivot ties and singular
+ones, and mixed scales), also as bit patterns.
 
 engine/tests/formats_vs_pymatgen.rs reads the file named by ATOMWORLD_FORMATS_CASES.
 """
@@ -159,7 +162,28 @@ def lll_record(lat: Lattice) -> dict:
         "lll": bits(lat.lll_matrix),
         "mapping": np.asarray(lat.lll_mapping).astype(int).tolist(),
         "angles": bits(lat.angles),
+        "inv": bits(lat.inv_matrix),
     }
+
+
+def inverse_records(rng: random.Random, count: int) -> list[dict]:
+    """np.linalg.inv of seeded 3x3 matrices: uniform entries, small integers (pivot ties and
+    singular ones, recorded as null), and entries of wildly different scales."""
+    out = []
+    for n in range(count):
+        kind = n % 3
+        if kind == 0:
+            m = [[rng.uniform(-5, 5) for _ in range(3)] for _ in range(3)]
+        elif kind == 1:
+            m = [[float(rng.randint(-2, 2)) for _ in range(3)] for _ in range(3)]
+        else:
+            m = [[rng.uniform(-1, 1) * 10.0 ** rng.randint(-8, 7) for _ in range(3)] for _ in range(3)]
+        try:
+            inv = bits(np.linalg.inv(np.array(m)))
+        except np.linalg.LinAlgError:
+            inv = None
+        out.append({"matrix": bits(m), "inv": inv})
+    return out
 
 
 def main() -> None:
@@ -175,8 +199,11 @@ def main() -> None:
     cases = [describe(i, s) for i, s in structures]
     lattices = [s.lattice for _, s in structures] + tie_prone_lattices(rng, 3000)
     lll = [lll_record(lat) for lat in lattices]
+    inverses = inverse_records(rng, 6000)
     Path(args.out).write_text(
-        json.dumps({"seed": args.seed, "radius": RADIUS, "cases": cases, "lll": lll})
+        json.dumps(
+            {"seed": args.seed, "radius": RADIUS, "cases": cases, "lll": lll, "inverses": inverses}
+        )
     )
     print(f"[formats] {len(cases)} cases")
 
