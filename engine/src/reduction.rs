@@ -47,14 +47,16 @@ pub struct LllReduction {
 }
 
 impl LllReduction {
-    /// Inverse of [`LllReduction::mapping`] (exact: the mapping is unimodular).
+    /// Inverse of [`LllReduction::mapping`], as numpy computes it.
     pub fn mapping_inverse(&self) -> Mat3 {
-        use crate::matcher::linalg::{inverse, unimodular_inverse};
-        match unimodular_inverse(&self.mapping) {
-            Some(inv) => inv.map(|r| r.map(|x| x as f64)),
+        use crate::matcher::linalg::{inverse_numpy, unimodular_inverse};
+        // pymatgen's `lll_inverse` is `np.linalg.inv(lll_mapping)`: exact integers whenever
+        // the LU pivots are ±1 (nearly always), numpy's rounding otherwise.
+        let float = self.mapping.map(|r| r.map(|x| x as f64));
+        inverse_numpy(&float)
+            .or_else(|| unimodular_inverse(&self.mapping).map(|m| m.map(|r| r.map(|x| x as f64))))
             // Not reached (LLL only applies unimodular steps); kept total without a panic.
-            None => inverse(&self.mapping.map(|r| r.map(|x| x as f64))).unwrap_or([[0.0; 3]; 3]),
-        }
+            .unwrap_or([[0.0; 3]; 3])
     }
 }
 

@@ -47,7 +47,7 @@ pub fn unimodular_inverse(m: &[[i64; 3]; 3]) -> Option<[[i64; 3]; 3]> {
 
 /// Cell volume as pymatgen reports it: `|(a × b) · c|`.
 pub fn volume(m: &Mat3) -> f64 {
-    dot(cross(m[0], m[1]), m[2]).abs()
+    dot_fused(cross(m[0], m[1]), m[2]).abs()
 }
 
 /// The inverse as numpy's `np.linalg.inv` computes it, to the last bit, or `None` where numpy
@@ -73,12 +73,11 @@ pub fn inverse_numpy(m: &Mat3) -> Option<Mat3> {
     let mut a = *m;
     let mut ipiv = [0usize; 3];
     for j in 0..3 {
-        for i in 0..j {
-            if ipiv[i] != i {
-                let (r, s) = (i, ipiv[i]);
-                let t = a[r][j];
-                a[r][j] = a[s][j];
-                a[s][j] = t;
+        for (i, &p) in ipiv.iter().enumerate().take(j) {
+            if p != i {
+                let t = a[i][j];
+                a[i][j] = a[p][j];
+                a[p][j] = t;
             }
         }
         if j == 2 {
@@ -106,11 +105,9 @@ pub fn inverse_numpy(m: &Mat3) -> Option<Mat3> {
         }
         let reciprocal = 1.0 / a[p][j];
         if p != j {
-            for k in 0..=j {
-                let t = a[j][k];
-                a[j][k] = a[p][k];
-                a[p][k] = t;
-            }
+            // Rows j and p swap in the columns factored so far only.
+            let (upper, lower) = a.split_at_mut(p);
+            upper[j][..=j].swap_with_slice(&mut lower[0][..=j]);
         }
         for row in a.iter_mut().skip(j + 1) {
             row[j] *= reciprocal;
@@ -275,7 +272,7 @@ pub fn from_parameters_pymatgen(p: [f64; 6]) -> Mat3 {
 /// Lengths of the reciprocal lattice vectors with the 2π factor (pymatgen's
 /// `reciprocal_lattice.abc`), or `None` for a singular matrix.
 pub fn reciprocal_lengths(m: &Mat3) -> Option<Vec3> {
-    let inv = inverse(m)?;
+    let inv = inverse_numpy(m)?;
     // Rows of the reciprocal lattice are the columns of the inverse.
     Some(std::array::from_fn(|r| {
         norm(std::array::from_fn(|c| {

@@ -1,6 +1,6 @@
 //! A structure re-expressed in its Niggli-reduced cell, as the matcher works on it.
 
-use super::linalg::{allclose, inverse, is_finite, py_mod1, vec_mat_fused, Mat3, Vec3};
+use super::linalg::{allclose, inverse_numpy, is_finite, py_mod1, vec_mat_fused, Mat3, Vec3};
 use super::MatcherError;
 use crate::element::Element;
 use crate::primitive::matcher_reduction;
@@ -68,7 +68,7 @@ impl ReducedStructure {
                 elements,
             });
         }
-        let inv = inverse(&reduced)
+        let inv = inverse_numpy(&reduced)
             .ok_or_else(|| MatcherError::Degenerate("singular reduced lattice".into()))?;
         let frac = s
             .sites

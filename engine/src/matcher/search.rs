@@ -24,7 +24,7 @@ use super::assignment::{self, Assignment, AssignmentError};
 use super::bound;
 use super::lattice_mapping::{self, LatticeMapping};
 use super::linalg::{
-    det_i64, inverse, reciprocal_lengths, vec_mat, vec_mat_fused, volume, Mat3, Vec3,
+    det_i64, inverse_numpy, reciprocal_lengths, vec_mat, vec_mat_fused, volume, Mat3, Vec3,
 };
 use super::orbits::{MappingOrbits, Orbit, Symmetries};
 use super::pbc;
@@ -169,8 +169,11 @@ struct ReachWork {
 
 /// One lattice mapping, ready for its candidates.
 struct Prepared {
-    /// The moving structure's sites in the mapped basis (expanded when `fu > 1`).
+    /// The moving structure's sites in the mapped basis (expanded when `fu > 1`), placed by
+    /// [`Search::place_sites`] once the mapping is to be searched.
     moved: Vec<Vec3>,
+    /// The mapping's integer matrix (for the supercell expansion when `fu > 1`).
+    scale: [[i64; 3]; 3],
     /// Cartesian → mapped fractional coordinates (`fu == 1`).
     to_mapped: Option<Mat3>,
     /// The mapping's basis of the moving lattice.
@@ -310,16 +313,9 @@ impl Search<'_> {
     /// The moved sites, average lattice and tolerances of one mapping; `None` when the
     /// mapping is degenerate (the reference would skip it too).
     fn prepare(&self, mapping: &LatticeMapping) -> Option<Prepared> {
-        let (moved, to_mapped) = if self.fu == 1 {
-            let inv = inverse(&mapping.aligned)?;
-            let moved = self
-                .cart_moving
-                .iter()
-                .map(|c| vec_mat(*c, &inv).map(|x| x - crate::numeric::floor(x)))
-                .collect();
-            (moved, Some(inv))
-        } else {
-            (supercell_frac(&self.moving.frac, &mapping.scale)?, None)
+        let to_mapped = match self.fu {
+            1 => Some(inverse_numpy(&mapping.aligned)?),
+            _ => None,
         };
         let average = average_lattice(&mapping.aligned, &self.fixed.lattice);
         let normalization = libm::pow(self.n1 as f64 / volume(&average), 1.0 / 3.0);
@@ -329,7 +325,8 @@ impl Search<'_> {
         }
         let frac_tol = inv_abc.map(|x| x * self.opts.stol / (std::f64::consts::PI * normalization));
         Some(Prepared {
-            moved,
+            moved: Vec::new(),
+            scale: mapping.scale,
             to_mapped,
             aligned: mapping.aligned,
             average,
@@ -341,6 +338,25 @@ impl Search<'_> {
             note_ties: false,
             regions: Vec::new(),
         })
+    }
+
+    /// Places the moving structure's sites in the mapped basis of a prepared mapping, as the
+    /// reference does (Cartesian coordinates times numpy's inverse of the mapped lattice,
+    /// wrapped, or the supercell expansion when `fu > 1`); `None` for a degenerate mapping.
+    /// Deferred until a mapping is searched: mappings folded into an orbit never need them.
+    fn place_sites(&self, p: &mut Prepared) -> Option<()> {
+        if !p.moved.is_empty() || self.moving.frac.is_empty() {
+            return Some(());
+        }
+        p.moved = match p.to_mapped {
+            Some(inv) => self
+                .cart_moving
+                .iter()
+                .map(|c| vec_mat_fused(*c, &inv).map(|x| x - crate::numeric::floor(x)))
+                .collect(),
+            None => supercell_frac(&self.moving.frac, &p.scale)?,
+        };
+        Some(())
     }
 
     /// The translation candidates of a prepared mapping, in the reference's order, thinned by
@@ -355,7 +371,7 @@ impl Search<'_> {
         let translations: Vec<Vec3> = match (self.s1_supercell, p.to_mapped) {
             (true, Some(inv)) => own
                 .iter()
-                .map(|t| vec_mat(vec_mat(*t, &self.s1.lattice), &inv))
+                .map(|t| vec_mat_fused(vec_mat_fused(*t, &self.s1.lattice), &inv))
                 .collect(),
             _ => own.clone(),
         };
@@ -843,6 +859,9 @@ impl Search<'_> {
                     p.lll = Some(lll);
                 }
             }
+            if self.place_sites(&mut p).is_none() {
+                continue;
+            }
             for s1i in self.candidates_by_promise(&p) {
                 if let Some(m) = self.score(&mut p, s1i, Some(self.opts.stol), &mut work)? {
                     if m.val < self.opts.stol {
@@ -880,7 +899,10 @@ impl Search<'_> {
         if let Some(known) = known {
             cap = cap.min(known * CAP_MARGIN);
         } else if let Some(&i) = by_promise(mappings).first() {
-            if let Some(mut p) = self.prepare(&mappings[i]) {
+            if let Some(mut p) = self
+                .prepare(&mappings[i])
+                .and_then(|mut p| self.place_sites(&mut p).map(|()| p))
+            {
                 for s1i in self.candidates_by_promise(&p).into_iter().take(3) {
                     if let Ok(Some(m)) = self.score(&mut p, s1i, Some(cap), &mut work) {
                         cap = cap.min(m.val * CAP_MARGIN);
@@ -926,6 +948,9 @@ impl Search<'_> {
                     }
                     p.lll = Some(lll);
                 }
+            }
+            if self.place_sites(&mut p).is_none() {
+                continue;
             }
             for s1i in self.candidates(&p) {
                 let limit =
