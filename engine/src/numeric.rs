@@ -62,37 +62,146 @@ pub fn fused_mul_add(a: f64, b: f64, c: f64) -> f64 {
 /// with rounding to odd, then one rounding to nearest. Boldo & Melquiond proved this gives
 /// the fused result when nothing overflows or underflows ("Emulation of FMA and correctly
 /// rounded sums: proved algorithms using rounding to odd", IEEE Trans. Computers 57 (2008)
-/// 462–471). Outside the range where that holds (and for zeros and non-finite values), it
-/// defers to `f64::mul_add`. No crate offers this: `libm::fma` is the slow integer version.
-/// Tested bit for bit against the hardware instruction.
+/// 462–471). Outside the range where that holds (and for non-finite values), it defers to
+/// `f64::mul_add`. No crate offers this: `libm::fma` is the slow integer version. Tested bit
+/// for bit against the hardware instruction.
 pub fn fused_mul_add_emulated(a: f64, b: f64, c: f64) -> f64 {
-    // 2^±300: products and sums stay far from overflow and from subnormals.
-    const HI: f64 = 2.037035976334486e90;
-    const LO: f64 = 4.909093465297727e-91;
-    let safe = |x: f64| x.abs() > LO && x.abs() < HI;
-    if (a == 0.0 || b == 0.0) && c.is_finite() {
-        // The product is an exact ±0: one rounding of the sum, as the fused operation.
-        return a * b + c;
-    }
-    if !(safe(a) && safe(b) && (c == 0.0 || safe(c))) {
-        return a.mul_add(b, c);
-    }
-    let (uh, ul) = two_product(a, b);
-    let (th, tl) = two_sum(c, uh);
-    th + add_round_to_odd(tl, ul)
+    fused_mul_add_split_emulated(&Split::new(a), &Split::new(b), c)
 }
 
-/// `(p, e)` with `p = a·b` rounded and `p + e = a·b` exactly (Dekker's product).
-fn two_product(a: f64, b: f64) -> (f64, f64) {
-    let split = |x: f64| {
+/// 2^±300: within them, products and sums stay far from overflow and from subnormals.
+const SAFE_HI: f64 = 2.037035976334486e90;
+const SAFE_LO: f64 = 4.909093465297727e-91;
+
+/// A factor of fused products split once (Veltkamp) into halves of at most 26 significant
+/// bits, whose products are exact: a matrix applied to many vectors splits its entries once.
+#[derive(Clone, Copy, Debug)]
+pub struct Split {
+    x: f64,
+    hi: f64,
+    lo: f64,
+}
+
+impl Split {
+    /// Splits `x`.
+    #[inline]
+    pub fn new(x: f64) -> Self {
         let t = 134_217_729.0 * x; // 2^27 + 1
         let hi = t - (t - x);
-        (hi, x - hi)
-    };
-    let p = a * b;
-    let (ah, al) = split(a);
-    let (bh, bl) = split(b);
-    (p, ((ah * bh - p) + ah * bl + al * bh) + al * bl)
+        Self { x, hi, lo: x - hi }
+    }
+
+    /// Whether the emulation's proof covers products with this factor (zero is handled apart).
+    #[inline]
+    fn in_range(&self) -> bool {
+        self.x.abs() > SAFE_LO && self.x.abs() < SAFE_HI
+    }
+}
+
+/// [`fused_mul_add`] of split factors: `a · b + c` with one rounding, the same bits.
+#[inline]
+pub fn fused_mul_add_split(a: &Split, b: &Split, c: f64) -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        fused_mul_add_split_emulated(a, b, c)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        a.x.mul_add(b.x, c)
+    }
+}
+
+/// [`fused_mul_add_split`] on two lanes at once, `[a0·b + c0, a1·b + c1]`, the same bits.
+/// In wasm with SIMD both lanes run the emulation together (f64x2); a lane needing the
+/// library path (see [`fused_mul_add_emulated`]) sends the pair through the scalar one.
+#[inline]
+pub fn fused_mul_add_split_pair(a: [f64; 2], b: &Split, c: [f64; 2]) -> [f64; 2] {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        if let Some(r) = simd::fused_pair(a, b, c) {
+            return r;
+        }
+    }
+    [
+        fused_mul_add_split(&Split::new(a[0]), b, c[0]),
+        fused_mul_add_split(&Split::new(a[1]), b, c[1]),
+    ]
+}
+
+/// The two-lane emulation: the scalar one's steps, lane by lane, in wasm SIMD registers.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd {
+    use super::{Split, SAFE_HI, SAFE_LO};
+    use core::arch::wasm32::*;
+
+    /// `None` when a lane is outside the emulation's range (the caller goes scalar).
+    #[inline]
+    pub(super) fn fused_pair(a: [f64; 2], b: &Split, c: [f64; 2]) -> Option<[f64; 2]> {
+        if !b.in_range() {
+            return None;
+        }
+        let (av, cv) = (f64x2(a[0], a[1]), f64x2(c[0], c[1]));
+        let (lo, hi) = (f64x2_splat(SAFE_LO), f64x2_splat(SAFE_HI));
+        let zero = f64x2_splat(0.0);
+        let (aa, ca) = (f64x2_abs(av), f64x2_abs(cv));
+        let a_zero = f64x2_eq(av, zero);
+        let a_ok = v128_or(a_zero, v128_and(f64x2_gt(aa, lo), f64x2_lt(aa, hi)));
+        let c_ok = v128_or(
+            f64x2_eq(cv, zero),
+            v128_and(f64x2_gt(ca, lo), f64x2_lt(ca, hi)),
+        );
+        if !i64x2_all_true(v128_and(a_ok, c_ok)) {
+            return None;
+        }
+        // Veltkamp halves of the lanes, Dekker's exact product p + e = a·b.
+        let t = f64x2_mul(f64x2_splat(134_217_729.0), av);
+        let ah = f64x2_sub(t, f64x2_sub(t, av));
+        let al = f64x2_sub(av, ah);
+        let (bx, bh, bl) = (f64x2_splat(b.x), f64x2_splat(b.hi), f64x2_splat(b.lo));
+        let p = f64x2_mul(av, bx);
+        let e = f64x2_add(
+            f64x2_add(
+                f64x2_add(f64x2_sub(f64x2_mul(ah, bh), p), f64x2_mul(ah, bl)),
+                f64x2_mul(al, bh),
+            ),
+            f64x2_mul(al, bl),
+        );
+        // TwoSum(c, p).
+        let th = f64x2_add(cv, p);
+        let bb = f64x2_sub(th, cv);
+        let tl = f64x2_add(f64x2_sub(cv, f64x2_sub(th, bb)), f64x2_sub(p, bb));
+        // tl + e rounded to odd.
+        let s = f64x2_add(tl, e);
+        let bb2 = f64x2_sub(s, tl);
+        let err = f64x2_add(f64x2_sub(tl, f64x2_sub(s, bb2)), f64x2_sub(e, bb2));
+        let even = i64x2_eq(v128_and(s, i64x2_splat(1)), i64x2_splat(0));
+        let adjust = v128_and(f64x2_ne(err, zero), even);
+        let away = v128_not(v128_xor(f64x2_gt(err, zero), f64x2_gt(s, zero)));
+        let step = v128_bitselect(i64x2_splat(1), i64x2_splat(-1), away);
+        let odd = i64x2_add(s, v128_and(step, adjust));
+        let fused = f64x2_add(th, odd);
+        // A zero lane's product is an exact ±0: the plain sum, as the scalar path.
+        let r = v128_bitselect(f64x2_add(p, cv), fused, a_zero);
+        Some([f64x2_extract_lane::<0>(r), f64x2_extract_lane::<1>(r)])
+    }
+}
+
+/// The emulation of [`fused_mul_add_emulated`] on split factors.
+#[inline]
+fn fused_mul_add_split_emulated(a: &Split, b: &Split, c: f64) -> f64 {
+    if (a.x == 0.0 || b.x == 0.0) && c.is_finite() {
+        // The product is an exact ±0: one rounding of the sum, as the fused operation.
+        return a.x * b.x + c;
+    }
+    let c_in_range = c == 0.0 || (c.abs() > SAFE_LO && c.abs() < SAFE_HI);
+    if !(a.in_range() && b.in_range() && c_in_range) {
+        return a.x.mul_add(b.x, c);
+    }
+    // Dekker's product: p + e = a·b exactly.
+    let p = a.x * b.x;
+    let e = ((a.hi * b.hi - p) + a.hi * b.lo + a.lo * b.hi) + a.lo * b.lo;
+    let (th, tl) = two_sum(c, p);
+    th + add_round_to_odd(tl, e)
 }
 
 /// `(s, e)` with `s = a + b` rounded and `s + e = a + b` exactly (Knuth's TwoSum).

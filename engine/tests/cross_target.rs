@@ -101,3 +101,99 @@ fn formats_neighbours_and_symmetry_are_bit_identical() {
 }
 
 const EXPECTED_FORMATS_DIGEST: u64 = 10415836903737713440;
+
+/// Numpy-order matrix products two vectors at a time (side by side in wasm SIMD) give the
+/// bits of one at a time, and a digest fixes those bits on both targets: random matrices
+/// and vectors of mixed scales and signs, with exact zeros, power-of-two (exact) matrices
+/// and entries outside the emulated range.
+#[test]
+fn fused_matrix_products_are_bit_identical() {
+    use engine::matcher::linalg::FusedMatrix;
+
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut unit = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut numbers = Vec::new();
+    for n in 0..3000 {
+        let mut entry = |k: usize| match (n + k) % 11 {
+            0 => 0.0,
+            1 => -0.0,
+            2 if n % 97 == 0 => 1e-200,
+            _ => (unit() * 2.0 - 1.0) * libm::exp2((unit() * 12.0).round() - 6.0),
+        };
+        let m: [[f64; 3]; 3] = if n % 13 == 0 {
+            [[1.0, 0.0, -2.0], [0.0, 1.0, 0.0], [4.0, 0.0, 1.0]]
+        } else {
+            std::array::from_fn(|i| std::array::from_fn(|j| entry(3 * i + j)))
+        };
+        let fm = FusedMatrix::new(m);
+        let vs: Vec<[f64; 3]> = (0..5)
+            .map(|i| std::array::from_fn(|k| entry(7 + 3 * i + k)))
+            .collect();
+        let all = fm.apply_all(&vs);
+        for (v, got) in vs.iter().zip(&all) {
+            let one = fm.apply(*v);
+            assert_eq!(
+                one.map(f64::to_bits),
+                got.map(f64::to_bits),
+                "{m:?} · {v:?}"
+            );
+            numbers.extend(one);
+        }
+    }
+    assert_eq!(digest(numbers.into_iter()), EXPECTED_FUSED_DIGEST);
+
+    // Triples (a, b, c, fma(a, b, c)) on which adding the low parts with plain rounding
+    // instead of rounding to odd gives a wrong last bit (found by a search against the
+    // x86-64 instruction; random operands essentially never meet one): both the scalar and
+    // the two-lane emulation must get them right.
+    const DOUBLE_ROUNDING: [[u64; 4]; 4] = [
+        [
+            0x3ffe7fbfa07e729e,
+            0x3ff43ad1f9b92725,
+            0xc1d00000009a3f3c,
+            0xc1d0000000000001,
+        ],
+        [
+            0x3ff03b649daafea8,
+            0x400a4a19de6a171e,
+            0xc1d0000000d55d84,
+            0xc1d0000000000001,
+        ],
+        [
+            0x3ff977cbdd421ee0,
+            0x3ff6c4a31056b382,
+            0xc1d000000090f6de,
+            0xc1d0000000000001,
+        ],
+        [
+            0x3ff00123b2b7a71f,
+            0x3ff970af925d2634,
+            0xc1d000000065c9fe,
+            0xc1d0000000000001,
+        ],
+    ];
+    for [a, b, c, want] in DOUBLE_ROUNDING.map(|t| t.map(f64::from_bits)) {
+        assert_eq!(
+            engine::numeric::fused_mul_add_emulated(a, b, c).to_bits(),
+            want.to_bits()
+        );
+        assert_eq!(
+            engine::numeric::fused_mul_add(a, b, c).to_bits(),
+            want.to_bits()
+        );
+        // Column 0 of v · m is fma(0.5, 0, fma(a, b, c · 1)) = fma(a, b, c).
+        let fm = FusedMatrix::new([[1.0, 0.3, 0.0], [b, 0.7, 0.0], [0.0, 0.1, 1.0]]);
+        let v = [c, a, 0.5];
+        let (x, y) = fm.apply_pair(v, v);
+        for got in [fm.apply(v), x, y] {
+            assert_eq!(got[0].to_bits(), want.to_bits(), "fma({a:e}, {b:e}, {c:e})");
+        }
+    }
+}
+
+const EXPECTED_FUSED_DIGEST: u64 = 10312600129317263277;

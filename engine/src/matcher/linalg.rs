@@ -4,7 +4,7 @@
 //! order of operations of the reference implementation where that is cheap to do; the
 //! transcendental functions come from `libm` so native and wasm builds agree bit for bit.
 
-use crate::numeric::{cross, dot, dot_fused};
+use crate::numeric::{cross, dot, dot_fused, fused_mul_add_split, fused_mul_add_split_pair, Split};
 
 /// A 3-vector.
 pub type Vec3 = [f64; 3];
@@ -167,13 +167,15 @@ pub fn vec_mat_fused(v: Vec3, m: &Mat3) -> Vec3 {
     std::array::from_fn(|j| dot_fused(v, [m[0][j], m[1][j], m[2][j]]))
 }
 
-/// A matrix that row vectors are multiplied by as numpy does ([`vec_mat_fused`]), knowing
-/// whether every product with it is exact (entries 0 or ± powers of two, as in the integer
-/// LLL mappings, almost always 0 and ±1): then fusing changes no bit and plain arithmetic,
-/// much cheaper where the multiply-add is emulated (wasm), gives the same result.
+/// A matrix that row vectors are multiplied by as numpy does ([`vec_mat_fused`]), prepared
+/// for many vectors. It knows whether every product with it is exact (entries 0 or ± powers
+/// of two, as in the integer LLL mappings, almost always 0 and ±1): then fusing changes no
+/// bit and plain arithmetic gives the same result. Otherwise, where the multiply-add is
+/// emulated (wasm), its entries are split once rather than at every product.
 #[derive(Clone, Copy, Debug)]
 pub struct FusedMatrix {
     m: Mat3,
+    split: [[Split; 3]; 3],
     exact: bool,
 }
 
@@ -186,8 +188,40 @@ impl FusedMatrix {
         };
         Self {
             m,
+            split: m.map(|r| r.map(Split::new)),
             exact: m.iter().flatten().all(|&x| exact_factor(x)),
         }
+    }
+
+    /// [`FusedMatrix::apply`] to two vectors at once (in wasm, the two run side by side).
+    #[inline]
+    pub fn apply_pair(&self, v: Vec3, w: Vec3) -> (Vec3, Vec3) {
+        if self.exact {
+            return (vec_mat(v, &self.m), vec_mat(w, &self.m));
+        }
+        let s = &self.split;
+        let cols: [[f64; 2]; 3] = std::array::from_fn(|j| {
+            let c = [v[0] * self.m[0][j], w[0] * self.m[0][j]];
+            let c = fused_mul_add_split_pair([v[1], w[1]], &s[1][j], c);
+            fused_mul_add_split_pair([v[2], w[2]], &s[2][j], c)
+        });
+        (
+            std::array::from_fn(|j| cols[j][0]),
+            std::array::from_fn(|j| cols[j][1]),
+        )
+    }
+
+    /// `v · m` for every vector of `vs`, in order (pairs side by side: [`FusedMatrix::apply_pair`]).
+    pub fn apply_all(&self, vs: &[Vec3]) -> Vec<Vec3> {
+        let mut out = Vec::with_capacity(vs.len());
+        let mut pairs = vs.chunks_exact(2);
+        for pair in &mut pairs {
+            let (a, b) = self.apply_pair(pair[0], pair[1]);
+            out.push(a);
+            out.push(b);
+        }
+        out.extend(pairs.remainder().iter().map(|v| self.apply(*v)));
+        out
     }
 
     /// `v · m`, bit for bit [`vec_mat_fused`].
@@ -195,10 +229,17 @@ impl FusedMatrix {
     pub fn apply(&self, v: Vec3) -> Vec3 {
         if self.exact {
             // Exact products: fma(v2, m2, fma(v1, m1, v0·m0)) rounds the same two sums.
-            vec_mat(v, &self.m)
-        } else {
-            vec_mat_fused(v, &self.m)
+            return vec_mat(v, &self.m);
         }
+        let (v1, v2) = (Split::new(v[1]), Split::new(v[2]));
+        let s = &self.split;
+        std::array::from_fn(|j| {
+            fused_mul_add_split(
+                &v2,
+                &s[2][j],
+                fused_mul_add_split(&v1, &s[1][j], v[0] * self.m[0][j]),
+            )
+        })
     }
 }
 

@@ -423,9 +423,11 @@ fn match_structures(
     }
 }
 
-/// The lattice with the mean lengths and angles of two lattices, in pymatgen's frame.
-pub(super) fn average_lattice(l1: &Mat3, l2: &Mat3) -> Mat3 {
-    let (p1, p2) = (parameters(l1), parameters(l2));
+/// The lattice with the mean lengths and angles of `l1` and a lattice with parameters `p2`
+/// (pymatgen's `av_lat`), in pymatgen's frame. `p2` is worked out once: every lattice
+/// mapping is averaged with the same fixed lattice.
+pub(super) fn average_with_parameters(l1: &Mat3, p2: &[f64; 6]) -> Mat3 {
+    let p1 = parameters(l1);
     from_parameters_pymatgen(std::array::from_fn(|i| (p1[i] + p2[i]) / 2.0))
 }
 

@@ -1,6 +1,6 @@
 //! A structure re-expressed in its Niggli-reduced cell, as the matcher works on it.
 
-use super::linalg::{allclose, inverse_numpy, is_finite, py_mod1, vec_mat_fused, Mat3, Vec3};
+use super::linalg::{allclose, inverse_numpy, is_finite, py_mod1, FusedMatrix, Mat3, Vec3};
 use super::MatcherError;
 use crate::element::Element;
 use crate::primitive::matcher_reduction;
@@ -69,12 +69,16 @@ impl ReducedStructure {
             });
         }
         let inv = inverse_numpy(&reduced)
+            .map(FusedMatrix::new)
             .ok_or_else(|| MatcherError::Degenerate("singular reduced lattice".into()))?;
-        let frac = s
-            .sites
-            .iter()
-            .map(|x| vec_mat_fused(vec_mat_fused(x.frac, &m), &inv).map(py_mod1))
-            .collect();
+        // pymatgen's Cartesian coordinates and their fractional coordinates in the reduced
+        // cell: two numpy products.
+        let lattice = FusedMatrix::new(m);
+        let fracs: Vec<Vec3> = s.sites.iter().map(|x| x.frac).collect();
+        let mut frac = inv.apply_all(&lattice.apply_all(&fracs));
+        for f in &mut frac {
+            *f = f.map(py_mod1);
+        }
         Ok(Self {
             lattice: reduced,
             frac,

@@ -24,14 +24,15 @@ use super::assignment::{self, Assignment, AssignmentError};
 use super::bound;
 use super::lattice_mapping::{self, LatticeMapping};
 use super::linalg::{
-    det_i64, inverse_numpy, reciprocal_lengths, vec_mat, vec_mat_fused, volume, Mat3, Vec3,
+    det_i64, inverse_numpy, parameters, reciprocal_lengths, vec_mat, vec_mat_fused, volume,
+    FusedMatrix, Mat3, Vec3,
 };
 use super::orbits::{MappingOrbits, Orbit, Symmetries};
 use super::pbc;
 use super::periodicity;
 use super::reduced::ReducedStructure;
 use super::supercell::{supercell_frac, Mask};
-use super::{average_lattice, MatcherError, MatcherOptions};
+use super::{average_with_parameters, MatcherError, MatcherOptions};
 use crate::numeric::distance_to_integer;
 use crate::reduction::{lll_reduce_matrix, LllReduction, LLL_DELTA};
 
@@ -62,6 +63,17 @@ const BOUNDARY: f64 = 1e-6;
 
 /// Below this RMS the reference stops searching.
 const RMS_EXACT: f64 = 1e-5;
+
+/// The quantities of an average lattice the search needs, computed once per distinct lattice.
+#[derive(Clone)]
+struct AverageFacts {
+    /// `(n/V)^(1/3)`, or `None` when not finite.
+    normalization: Option<f64>,
+    /// pymatgen's `reciprocal_lattice.abc`, `None` for a singular lattice.
+    inv_abc: Option<Vec3>,
+    /// Its LLL reduction, once asked for (`Err` when it failed).
+    lll: Option<Result<LllReduction, crate::reduction::ReductionError>>,
+}
 
 /// A candidate match.
 #[derive(Clone)]
@@ -107,6 +119,8 @@ struct Search<'a> {
     s1: &'a ReducedStructure,
     moving: &'a ReducedStructure,
     fixed: &'a ReducedStructure,
+    /// The fixed lattice's parameters, which every average lattice takes half of.
+    fixed_parameters: [f64; 6],
     cart_moving: Vec<Vec3>,
     mask: Mask,
     n1: usize,
@@ -123,6 +137,9 @@ struct Search<'a> {
     /// Struct2's sites in the order candidates' tables are built, spread over the structure
     /// first, and the row counts after which the bound is tried.
     row_order: Vec<usize>,
+    /// What was worked out for each distinct average lattice met so far (symmetric lattice
+    /// mappings often share one): see [`Search::average_facts`].
+    averages: std::cell::RefCell<Vec<(Mat3, AverageFacts)>>,
     stages: Vec<usize>,
 }
 
@@ -265,11 +282,8 @@ pub(super) fn strict_match(
         s1,
         moving,
         fixed,
-        cart_moving: moving
-            .frac
-            .iter()
-            .map(|f| vec_mat_fused(*f, &moving.lattice))
-            .collect(),
+        fixed_parameters: parameters(&fixed.lattice),
+        cart_moving: FusedMatrix::new(moving.lattice).apply_all(&moving.frac),
         mask,
         n1,
         n2,
@@ -281,6 +295,7 @@ pub(super) fn strict_match(
         goal,
         self_translations,
         row_order: spread_order(n2),
+        averages: Default::default(),
         stages: stages(n2),
     };
     match goal {
@@ -317,12 +332,9 @@ impl Search<'_> {
             1 => Some(inverse_numpy(&mapping.aligned)?),
             _ => None,
         };
-        let average = average_lattice(&mapping.aligned, &self.fixed.lattice);
-        let normalization = libm::pow(self.n1 as f64 / volume(&average), 1.0 / 3.0);
-        let inv_abc = reciprocal_lengths(&average)?;
-        if !normalization.is_finite() {
-            return None;
-        }
+        let average = average_with_parameters(&mapping.aligned, &self.fixed_parameters);
+        let facts = self.average_facts(&average, false);
+        let (normalization, inv_abc) = (facts.normalization?, facts.inv_abc?);
         let frac_tol = inv_abc.map(|x| x * self.opts.stol / (std::f64::consts::PI * normalization));
         Some(Prepared {
             moved: Vec::new(),
@@ -340,6 +352,39 @@ impl Search<'_> {
         })
     }
 
+    /// The normalization, reciprocal lengths and (with `lll`) LLL reduction of an average
+    /// lattice, from the cache when this lattice (bit for bit) was met before.
+    fn average_facts(&self, average: &Mat3, lll: bool) -> AverageFacts {
+        let bits = |m: &Mat3| m.map(|r| r.map(f64::to_bits));
+        let mut cache = self.averages.borrow_mut();
+        let k = match cache.iter().position(|(m, _)| bits(m) == bits(average)) {
+            Some(k) => k,
+            None => {
+                let normalization = libm::pow(self.n1 as f64 / volume(average), 1.0 / 3.0);
+                let facts = AverageFacts {
+                    normalization: normalization.is_finite().then_some(normalization),
+                    inv_abc: reciprocal_lengths(average),
+                    lll: None,
+                };
+                cache.push((*average, facts));
+                cache.len() - 1
+            }
+        };
+        let facts = &mut cache[k].1;
+        if lll && facts.lll.is_none() {
+            facts.lll = Some(lll_reduce_matrix(average, LLL_DELTA));
+        }
+        facts.clone()
+    }
+
+    /// The LLL reduction of an average lattice (cached with [`Search::average_facts`]).
+    fn lll_of(&self, average: &Mat3) -> Result<LllReduction, crate::reduction::ReductionError> {
+        match self.average_facts(average, true).lll {
+            Some(r) => r,
+            None => lll_reduce_matrix(average, LLL_DELTA),
+        }
+    }
+
     /// Places the moving structure's sites in the mapped basis of a prepared mapping, as the
     /// reference does (Cartesian coordinates times numpy's inverse of the mapped lattice,
     /// wrapped, or the supercell expansion when `fu > 1`); `None` for a degenerate mapping.
@@ -349,11 +394,13 @@ impl Search<'_> {
             return Some(());
         }
         p.moved = match p.to_mapped {
-            Some(inv) => self
-                .cart_moving
-                .iter()
-                .map(|c| vec_mat_fused(*c, &inv).map(|x| x - crate::numeric::floor(x)))
-                .collect(),
+            Some(inv) => {
+                let mut moved = FusedMatrix::new(inv).apply_all(&self.cart_moving);
+                for f in &mut moved {
+                    *f = f.map(|x| x - crate::numeric::floor(x));
+                }
+                moved
+            }
             None => supercell_frac(&self.moving.frac, &p.scale)?,
         };
         Some(())
@@ -804,7 +851,7 @@ impl Search<'_> {
         if p.columns.is_none() {
             let lll = match p.lll.take() {
                 Some(lll) => lll,
-                None => lll_reduce_matrix(&p.average, LLL_DELTA)?,
+                None => self.lll_of(&p.average)?,
             };
             let inv_lll_abc = reciprocal_lengths(&lll.matrix)
                 .ok_or_else(|| MatcherError::Degenerate("average lattice".into()))?;
@@ -846,7 +893,7 @@ impl Search<'_> {
             };
             let mut representative = None;
             if let Some(o) = orbits.as_mut() {
-                if let Ok(lll) = lll_reduce_matrix(&p.average, LLL_DELTA) {
+                if let Ok(lll) = self.lll_of(&p.average) {
                     match o.classify(&mappings[i].scale, &p.average, &lll.mapping) {
                         Orbit::Of(k) if clean.get(k) == Some(&true) => continue,
                         Orbit::New(k) => {
@@ -942,7 +989,7 @@ impl Search<'_> {
             };
             if let Some(o) = orbits.as_mut() {
                 // The orbit test also needs the LLL basis the distances are measured in.
-                if let Ok(lll) = lll_reduce_matrix(&p.average, LLL_DELTA) {
+                if let Ok(lll) = self.lll_of(&p.average) {
                     if o.is_redundant(&mapping.scale, &p.average, &lll.mapping) {
                         continue;
                     }
