@@ -49,7 +49,7 @@ for m in dis:
         reason = ("near-tie between the two coincident atoms' assignments: pymatgen's own answer "
                   "moves at the 1e-6 level between runs (numpy reductions depend on memory alignment)"
                   + ("; traced: pymatgen run afresh in one process gives rms 0.05716625771395745, max_dist "
-                     "0.08084529696919418, ours within 1e-15 of that; the oracle's value came from a forked worker"
+                     "0.08084529696919418, ours bit for bit; the oracle's value came from a forked worker"
                      if k == 863 else ""))
     elif what.startswith("fit "):
         md = c["max_dist"]
@@ -74,10 +74,8 @@ for m in dis:
                   "symmetric one whose tie breaks the other way")
         traced = {276: "traced: the same lattice mapping, translation and pairing on both sides; the images "
                        "chosen for sites at (1/3, 2/3) differ, so the mean shift and every distance differ" + folded,
-                  284: "traced" + folded,
-                  1214: "traced: pymatgen scores 16 candidates whose RMS agree to 3e-16 (symmetric copies of one "
-                        "match); ours is one of them (pymatgen values it 0.3236020480584812, max_dist "
-                        "0.47510772902213877), pymatgen keeps the one rounding makes 2 ulps smaller"}
+                  284: "traced" + folded
+        }
         tie = (traced[k] + "; cause: " if k in traced else "likely (not traced case by case): ") + tie
         if nums and abs(nums[0] - nums[1]) > 1e-9:
             better = "pymatgen's" if nums[0] > nums[1] else "ours"

@@ -35,6 +35,15 @@ struct Oracle {
     cases: Vec<Case>,
     lll: Vec<LllCase>,
     inverses: Vec<InverseCase>,
+    dots: Vec<DotCase>,
+}
+
+/// numpy's dot product of two vectors, as IEEE bit patterns.
+#[derive(Deserialize)]
+struct DotCase {
+    x: Vec<u64>,
+    y: Vec<u64>,
+    dot: u64,
 }
 
 /// numpy's inverse of one matrix (`None`: numpy raised), as IEEE bit patterns.
@@ -405,6 +414,34 @@ fn inverse_is_numpys_to_the_bit() {
         "{} disagreements (the first 20 listed above)",
         failures.len()
     );
+}
+
+/// `numeric::dot_numpy` bit for bit as `np.dot` of two vectors, below and above the lengths
+/// where OpenBLAS's kernel changes its summation order.
+#[test]
+fn dot_product_is_numpys_to_the_bit() {
+    let Some(oracle) = oracle() else { return };
+    let floats = |v: &[u64]| v.iter().map(|b| f64::from_bits(*b)).collect::<Vec<_>>();
+    let wrong: Vec<String> = oracle
+        .dots
+        .iter()
+        .filter_map(|c| {
+            let got = engine::numeric::dot_numpy(&floats(&c.x), &floats(&c.y));
+            (got.to_bits() != c.dot).then(|| {
+                format!(
+                    "{} terms: {got:e} vs numpy {:e}",
+                    c.x.len(),
+                    f64::from_bits(c.dot)
+                )
+            })
+        })
+        .collect();
+    println!(
+        "dot vs numpy: {} vector pairs, {} bit-identical",
+        oracle.dots.len(),
+        oracle.dots.len() - wrong.len()
+    );
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
 #[test]

@@ -26,7 +26,8 @@ two such cells as StructureMatcher builds them), all as IEEE bit patterns: the e
 reproduce them bit for bit, since a tie at u = 1/2 decides which basis comes out. With them
 go `Lattice.inv_matrix` (np.linalg.inv) of each of these lattices and, in "inverses",
 np.linalg.inv of 6,000 seeded matrices (uniform, small-integer with pivot ties and singular
-ones, and mixed scales), also as bit patterns.
+ones, and mixed scales), and in "dots" np.dot of 600 seeded vector pairs of 1 to 120 terms,
+also as bit patterns.
 
 engine/tests/formats_vs_pymatgen.rs reads the file named by ATOMWORLD_FORMATS_CASES.
 """
@@ -186,6 +187,18 @@ def inverse_records(rng: random.Random, count: int) -> list[dict]:
     return out
 
 
+def dot_records(rng: random.Random, count: int) -> list[dict]:
+    """np.dot of seeded vector pairs of lengths 1 to 120 (OpenBLAS's ddot changes its order
+    at 16 and 32 terms), as bit patterns: what np.linalg.norm, pymatgen's RMS, is built on."""
+    out = []
+    for n in range(count):
+        size = 1 + n % 120
+        x = [rng.uniform(-1, 1) for _ in range(size)]
+        y = x if n % 2 == 0 else [rng.uniform(-1, 1) for _ in range(size)]
+        out.append({"x": bits(x), "y": bits(y), "dot": bits([np.dot(np.array(x), np.array(y))])[0]})
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -200,9 +213,17 @@ def main() -> None:
     lattices = [s.lattice for _, s in structures] + tie_prone_lattices(rng, 3000)
     lll = [lll_record(lat) for lat in lattices]
     inverses = inverse_records(rng, 6000)
+    dots = dot_records(rng, 600)
     Path(args.out).write_text(
         json.dumps(
-            {"seed": args.seed, "radius": RADIUS, "cases": cases, "lll": lll, "inverses": inverses}
+            {
+                "seed": args.seed,
+                "radius": RADIUS,
+                "cases": cases,
+                "lll": lll,
+                "inverses": inverses,
+                "dots": dots,
+            }
         )
     )
     print(f"[formats] {len(cases)} cases")
