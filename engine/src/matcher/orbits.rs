@@ -113,15 +113,15 @@ impl<'a> MappingOrbits<'a> {
         }
     }
 
-    /// Whether [`MappingOrbits::classify`] folds the mapping into an earlier orbit.
-    #[cfg(test)]
-    fn is_redundant(&mut self, scale: &IMat, average: &Mat3, lll: &IMat) -> bool {
+    /// Whether the mapping with integer matrix `scale` (|det| = 1), average lattice
+    /// `average` and LLL basis `lll` (as integer rows over `average`) gives the tables of a
+    /// representative seen before; if not, it becomes a representative. Call in the search
+    /// order.
+    pub fn is_redundant(&mut self, scale: &IMat, average: &Mat3, lll: &IMat) -> bool {
         matches!(self.classify(scale, average, lll), Orbit::Of(_))
     }
 
-    /// Where the mapping with integer matrix `scale` (|det| = 1), average lattice `average`
-    /// and LLL basis `lll` (as integer rows over `average`) falls: it gives the tables of a
-    /// representative seen before, or it becomes a representative. Call in the search order.
+    /// [`MappingOrbits::is_redundant`], telling which representative.
     pub fn classify(&mut self, scale: &IMat, average: &Mat3, lll: &IMat) -> Orbit {
         let Some(inv) = unimodular_inverse(scale) else {
             return Orbit::Alone;

@@ -61,11 +61,6 @@ const TIE_DELTA: f64 = 1e-5;
 /// boundary (where rounding of the symmetric copies could decide).
 const BOUNDARY: f64 = 1e-6;
 
-/// Relative distance to the best RMS within which an orbit's folded mappings are searched
-/// too: far above the rounding by which symmetric copies of a candidate differ (a few ulps),
-/// far below any real difference.
-const ORBIT_TIE: f64 = 1e-9;
-
 /// Below this RMS the reference stops searching.
 const RMS_EXACT: f64 = 1e-5;
 
@@ -986,33 +981,17 @@ impl Search<'_> {
         let stol = self.opts.stol;
         // Looking for the smallest RMS, a mapping a point symmetry of struct1 away from an
         // earlier one gives the same tables (see `orbits`): try the first of each orbit.
-        // Same tables in exact arithmetic, that is: the members' candidates round
-        // differently, and where the best value ties across the orbit, the reference keeps
-        // whichever rounds lowest (or comes first). So the folded mappings are remembered,
-        // and those whose representative came within `ORBIT_TIE` of the best are searched
-        // at the end (`settle_orbit_ties`).
         let mut orbits = self.orbits(symmetries);
-        let mut folded: Vec<(usize, usize)> = Vec::new();
-        let mut representative_best: Vec<f64> = Vec::new();
-        let mut best: Option<(Match, (usize, usize))> = None;
+        let mut best: Option<Match> = None;
         for (mi, mapping) in mappings.iter().enumerate() {
             let Some(mut p) = self.prepare(mapping) else {
                 continue;
             };
-            let mut representative = None;
             if let Some(o) = orbits.as_mut() {
                 // The orbit test also needs the LLL basis the distances are measured in.
                 if let Ok(lll) = self.lll_of(&p.average) {
-                    match o.classify(&mapping.scale, &p.average, &lll.mapping) {
-                        Orbit::Of(k) => {
-                            folded.push((mi, k));
-                            continue;
-                        }
-                        Orbit::New(k) => {
-                            representative_best.resize(k + 1, f64::INFINITY);
-                            representative = Some(k);
-                        }
-                        Orbit::Alone => {}
+                    if o.is_redundant(&mapping.scale, &p.average, &lll.mapping) {
+                        continue;
                     }
                     p.lll = Some(lll);
                 }
@@ -1021,11 +1000,8 @@ impl Search<'_> {
                 continue;
             }
             for s1i in self.candidates(&p) {
-                let limit = cap.map(|cap| {
-                    best.as_ref()
-                        .map_or(cap, |(b, _)| b.val.min(cap))
-                        .max(RMS_EXACT)
-                });
+                let limit =
+                    cap.map(|cap| best.as_ref().map_or(cap, |b| b.val.min(cap)).max(RMS_EXACT));
                 let reuse = matches!(fitted, Some((fm, fs, _)) if *fm == mi && *fs == s1i);
                 let cached = if reuse { fitted.take() } else { None };
                 let m = match cached {
@@ -1042,67 +1018,16 @@ impl Search<'_> {
                         None => continue,
                     },
                 };
-                if let Some(k) = representative {
-                    representative_best[k] = representative_best[k].min(m.val);
-                }
-                if best.as_ref().is_none_or(|(b, _)| m.val < b.val) {
+                if best.as_ref().is_none_or(|b| m.val < b.val) {
                     let exact = m.val < RMS_EXACT && m.val < stol;
-                    best = Some((m, (mi, self.order_of(s1i))));
+                    best = Some(m);
                     if exact {
-                        return Ok(best.map(|(b, _)| b));
+                        return Ok(best);
                     }
                 }
             }
         }
-        if let Some((b, _)) = &best {
-            let near = b.val * (1.0 + ORBIT_TIE);
-            folded.retain(|&(_, k)| representative_best.get(k).is_some_and(|&v| v <= near));
-            self.settle_orbit_ties(mappings, &folded, near, work, &mut best)?;
-        }
-        Ok(best.map(|(b, _)| b).filter(|b| b.val < stol))
-    }
-
-    /// The position of struct1 site `s1i` among the translation candidates in the
-    /// reference's order.
-    fn order_of(&self, s1i: usize) -> usize {
-        self.s1_t_inds
-            .iter()
-            .position(|&x| x == s1i)
-            .unwrap_or(usize::MAX)
-    }
-
-    /// Searches the folded mappings `members` for candidates within `near` whose rounding
-    /// puts them below `best`, or level with it and earlier in the reference's order
-    /// (mapping, then translation), which is the one the reference keeps.
-    fn settle_orbit_ties(
-        &self,
-        mappings: &[LatticeMapping],
-        members: &[(usize, usize)],
-        near: f64,
-        work: &mut Work,
-        best: &mut Option<(Match, (usize, usize))>,
-    ) -> Result<(), MatcherError> {
-        for &(mi, _) in members {
-            let Some(mut p) = self.prepare(&mappings[mi]) else {
-                continue;
-            };
-            if self.place_sites(&mut p).is_none() {
-                continue;
-            }
-            for s1i in self.candidates(&p) {
-                let Some(m) = self.score(&mut p, s1i, Some(near), work)? else {
-                    continue;
-                };
-                let key = (mi, self.order_of(s1i));
-                let better = best
-                    .as_ref()
-                    .is_none_or(|(b, at)| m.val < b.val || (m.val == b.val && key < *at));
-                if better {
-                    *best = Some((m, key));
-                }
-            }
-        }
-        Ok(())
+        Ok(best.filter(|b| b.val < stol))
     }
 }
 
