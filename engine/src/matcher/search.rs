@@ -629,7 +629,7 @@ impl Search<'_> {
                 self.opts.stol,
             );
         let val = match self.goal {
-            Goal::SmallestRms { .. } => rms(&dist),
+            Goal::SmallestRms { .. } => rms_against(&dist, cap),
             Goal::Fit => dist.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         };
         Ok(Some(Match {
@@ -1098,6 +1098,19 @@ fn alternatives_exceed(
         }
     }
     widest.sqrt() / 2.0 * normalization > limit
+}
+
+/// [`rms`], except that a candidate a plain sum already puts above `limit`, by far more than
+/// the two sums can differ (about n ulps), gets the plain value: it cannot become the best,
+/// and numpy's order costs more where fused multiply-adds are emulated (wasm).
+fn rms_against(dist: &[f64], limit: Option<f64>) -> f64 {
+    if let Some(limit) = limit {
+        let plain = dist.iter().map(|d| d * d).sum::<f64>().sqrt() / (dist.len() as f64).sqrt();
+        if plain > limit * (1.0 + 1e-10) {
+            return plain;
+        }
+    }
+    rms(dist)
 }
 
 /// The RMS of a candidate's normalised distances.
