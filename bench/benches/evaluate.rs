@@ -27,6 +27,13 @@
 //! about a third faster (SIMD line search, borrowed labels, fewer allocations), and 128-bit
 //! SIMD in the wasm build (about 7 %). What is left is spread thin: distance tables and their
 //! image search about a quarter, CIF parsing a fifth, the neighbourhood bounds a seventh.
+//! Sixth session: the matcher computes numpy's arithmetic to the last bit (fused dot
+//! products, LAPACK's inverse), which wasm has to emulate (no fused multiply-add there). Timed
+//! against the fifth session's code in alternation on the same machine, four runs each:
+//! wasm 0.989-1.009 s (median 1.004) against 0.896-0.962 s (median 0.934), about 7 % more;
+//! natively no measurable change (the FMA instruction, found at run time). Most of the added
+//! time is placing the sites of each searched lattice mapping (about 400 sites per task, six
+//! emulated fused products each, two sites at a time in f64x2).
 //!
 //! Native: `cargo bench -p bench --bench evaluate` (`ATOMWORLD_BENCH_SLOWEST=1` lists the
 //! twenty slowest tasks).
