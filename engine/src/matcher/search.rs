@@ -139,7 +139,7 @@ struct Search<'a> {
     row_order: Vec<usize>,
     /// What was worked out for each distinct average lattice met so far (symmetric lattice
     /// mappings often share one): see [`Search::average_facts`].
-    averages: std::cell::RefCell<Vec<(Mat3, AverageFacts)>>,
+    averages: std::cell::RefCell<rustc_hash::FxHashMap<[[u64; 3]; 3], AverageFacts>>,
     stages: Vec<usize>,
 }
 
@@ -325,8 +325,9 @@ impl Search<'_> {
         }
     }
 
-    /// The moved sites, average lattice and tolerances of one mapping; `None` when the
-    /// mapping is degenerate (the reference would skip it too).
+    /// The average lattice and tolerances of one mapping (its sites are placed by
+    /// [`Search::place_sites`]); `None` when the mapping is degenerate (the reference would
+    /// skip it too).
     fn prepare(&self, mapping: &LatticeMapping) -> Option<Prepared> {
         let to_mapped = match self.fu {
             1 => Some(inverse_numpy(&mapping.aligned)?),
@@ -355,22 +356,17 @@ impl Search<'_> {
     /// The normalization, reciprocal lengths and (with `lll`) LLL reduction of an average
     /// lattice, from the cache when this lattice (bit for bit) was met before.
     fn average_facts(&self, average: &Mat3, lll: bool) -> AverageFacts {
-        let bits = |m: &Mat3| m.map(|r| r.map(f64::to_bits));
         let mut cache = self.averages.borrow_mut();
-        let k = match cache.iter().position(|(m, _)| bits(m) == bits(average)) {
-            Some(k) => k,
-            None => {
+        let facts = cache
+            .entry(average.map(|r| r.map(f64::to_bits)))
+            .or_insert_with(|| {
                 let normalization = libm::pow(self.n1 as f64 / volume(average), 1.0 / 3.0);
-                let facts = AverageFacts {
+                AverageFacts {
                     normalization: normalization.is_finite().then_some(normalization),
                     inv_abc: reciprocal_lengths(average),
                     lll: None,
-                };
-                cache.push((*average, facts));
-                cache.len() - 1
-            }
-        };
-        let facts = &mut cache[k].1;
+                }
+            });
         if lll && facts.lll.is_none() {
             facts.lll = Some(lll_reduce_matrix(average, LLL_DELTA));
         }
