@@ -93,9 +93,10 @@ pub fn dot_numpy(x: &[f64], y: &[f64]) -> f64 {
 }
 
 /// `a · b + c` with a single rounding (IEEE fused multiply-add), the same bits on every
-/// target. Natively this is `f64::mul_add` (the hardware instruction behind a libm call);
-/// wasm has no fused multiply-add, and the software `fma` Rust links there costs the
-/// evaluate benchmark a fifth of its time, so wasm uses [`fused_mul_add_emulated`].
+/// target. Natively this is the CPU's instruction where it has one, else `f64::mul_add`
+/// (the C library's `fma`); wasm has no fused multiply-add, and the software `fma` Rust links
+/// there cost the evaluate benchmark a fifth of its time, so wasm uses
+/// [`fused_mul_add_emulated`].
 #[inline]
 pub fn fused_mul_add(a: f64, b: f64, c: f64) -> f64 {
     #[cfg(target_arch = "wasm32")]
