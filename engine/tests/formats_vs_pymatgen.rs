@@ -298,6 +298,24 @@ fn first_line_diff(expected: &str, ours: &str) -> String {
     "trailing newline differs".into()
 }
 
+/// A row-major 3×3 matrix from its IEEE bit patterns.
+fn from_bits(b: &[u64; 9]) -> [[f64; 3]; 3] {
+    std::array::from_fn(|i| std::array::from_fn(|j| f64::from_bits(b[3 * i + j])))
+}
+
+/// Prints a test's summary and its first 20 failures, then fails if there are any.
+fn report(summary: String, failures: &[String]) {
+    println!("{summary}");
+    for f in failures.iter().take(20) {
+        println!("  {f}");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreements (the first 20 listed above)",
+        failures.len()
+    );
+}
+
 /// The oracle file, or `None` (with a note) where the test environment does not name one.
 fn oracle() -> Option<Oracle> {
     let Some(path) = std::env::var_os("ATOMWORLD_FORMATS_CASES") else {
@@ -320,14 +338,11 @@ fn lll_reduction_and_angles_are_pymatgens_to_the_bit() {
     use engine::matcher::linalg::angles;
     use engine::reduction::{lll_reduce_matrix, LLL_DELTA};
     let Some(oracle) = oracle() else { return };
-    let as_matrix = |b: &[u64; 9]| -> [[f64; 3]; 3] {
-        std::array::from_fn(|i| std::array::from_fn(|j| f64::from_bits(b[3 * i + j])))
-    };
     let mut failures = Vec::new();
     let (mut swapped, mut lll_same, mut angles_same) = (0, 0, 0);
     for (n, case) in oracle.lll.iter().enumerate() {
-        let m = as_matrix(&case.matrix);
-        let want = as_matrix(&case.lll);
+        let m = from_bits(&case.matrix);
+        let want = from_bits(&case.lll);
         match lll_reduce_matrix(&m, LLL_DELTA) {
             Ok(r)
                 if r.matrix.map(|row| row.map(f64::to_bits))
@@ -356,18 +371,13 @@ fn lll_reduction_and_angles_are_pymatgens_to_the_bit() {
             ));
         }
     }
-    println!(
-        "LLL vs pymatgen: {} lattices ({swapped} with a non-identity mapping), {lll_same} \
-         bit-identical reductions, {angles_same} bit-identical angle triples",
-        oracle.lll.len(),
-    );
-    for f in failures.iter().take(20) {
-        println!("  {f}");
-    }
-    assert!(
-        failures.is_empty(),
-        "{} disagreements (the first 20 listed above)",
-        failures.len()
+    report(
+        format!(
+            "LLL vs pymatgen: {} lattices ({swapped} with a non-identity mapping), {lll_same} \
+             bit-identical reductions, {angles_same} bit-identical angle triples",
+            oracle.lll.len(),
+        ),
+        &failures,
     );
 }
 
@@ -377,9 +387,6 @@ fn lll_reduction_and_angles_are_pymatgens_to_the_bit() {
 fn inverse_is_numpys_to_the_bit() {
     use engine::matcher::linalg::inverse_numpy;
     let Some(oracle) = oracle() else { return };
-    let as_matrix = |b: &[u64; 9]| -> [[f64; 3]; 3] {
-        std::array::from_fn(|i| std::array::from_fn(|j| f64::from_bits(b[3 * i + j])))
-    };
     let flat =
         |m: [[f64; 3]; 3]| -> [u64; 9] { std::array::from_fn(|k| m[k / 3][k % 3].to_bits()) };
     let cases = oracle
@@ -392,27 +399,22 @@ fn inverse_is_numpys_to_the_bit() {
     for (n, (m, want)) in cases.enumerate() {
         total += 1;
         singular += want.is_none() as usize;
-        let got = inverse_numpy(&as_matrix(&m)).map(flat);
+        let got = inverse_numpy(&from_bits(&m)).map(flat);
         if got != want {
             failures.push(format!(
                 "matrix {n} {:?}: {:?} vs numpy {:?}",
-                as_matrix(&m),
-                got.map(|g| as_matrix(&g)),
-                want.map(|w| as_matrix(&w))
+                from_bits(&m),
+                got.map(|g| from_bits(&g)),
+                want.map(|w| from_bits(&w))
             ));
         }
     }
-    println!(
-        "inverse vs numpy: {total} matrices ({singular} singular), {} bit-identical",
-        total - failures.len()
-    );
-    for f in failures.iter().take(20) {
-        println!("  {f}");
-    }
-    assert!(
-        failures.is_empty(),
-        "{} disagreements (the first 20 listed above)",
-        failures.len()
+    report(
+        format!(
+            "inverse vs numpy: {total} matrices ({singular} singular), {} bit-identical",
+            total - failures.len()
+        ),
+        &failures,
     );
 }
 

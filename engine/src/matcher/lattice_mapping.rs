@@ -6,7 +6,7 @@
 //! same order as the reference's.
 
 use super::linalg::{
-    angles, det_i64, inverse, lengths, matmul, norm, rad2deg, vec_mat, Mat3, Vec3,
+    angles, det_i64, inverse, lengths, matmul, norm, rad2deg, FusedMatrix, Mat3, Vec3,
 };
 use crate::numeric::dot;
 
@@ -270,11 +270,14 @@ fn visit_mappings(
     let pick =
         |ln: f64| -> Vec<usize> { (0..pts.len()).filter(|&i| near(pts[i].dist, ln)).collect() };
     let sel: [Vec<usize>; 3] = target_len.map(pick);
-    // Cartesian coordinates recomputed from the integer coordinates, as pymatgen does.
+    // Cartesian coordinates recomputed from the integer coordinates, as pymatgen does
+    // (`get_cartesian_coords`, numpy's fused products): these vectors become the mapped
+    // lattices, whose last bits the reference's ties follow.
+    let cartesian = FusedMatrix::new(*this);
     let vecs: [Vec<Vec3>; 3] = std::array::from_fn(|a| {
         sel[a]
             .iter()
-            .map(|&i| vec_mat(pts[i].frac.map(|x| x as f64), this))
+            .map(|&i| cartesian.apply(pts[i].frac.map(|x| x as f64)))
             .collect()
     });
     let lens: [Vec<f64>; 3] = std::array::from_fn(|a| vecs[a].iter().map(|v| norm(*v)).collect());
@@ -341,6 +344,7 @@ pub fn find_mapping(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::matcher::linalg::vec_mat;
 
     #[test]
     fn ruling_out_by_cosine_agrees_with_the_arccos() {
