@@ -46,11 +46,9 @@ for m in dis:
     n1, n2 = len(c["s1"]["species"]), len(c["s2"]["species"])
     ref = f"pymatgen fit={c['fit']} rms={c['rms']} max_dist={c['max_dist']}"
     if label.startswith("coincident"):
-        reason = ("near-tie between the two coincident atoms' assignments: pymatgen's own answer "
-                  "moves at the 1e-6 level between runs (numpy reductions depend on memory alignment)"
-                  + ("; traced: pymatgen run afresh in one process gives rms 0.05716625771395745, max_dist "
-                     "0.08084529696919418, ours bit for bit; the oracle's value came from a forked worker"
-                     if k == 863 else ""))
+        reason = ("near-tie between the two coincident atoms' assignments (not traced case by case); the "
+                  "oracle clears pymatgen's reduced-structure cache before every pair, which an answer "
+                  "depending on earlier pairs would otherwise explain")
     elif what.startswith("fit "):
         md = c["max_dist"]
         if md is not None and abs(md - STOL) < 1e-3:

@@ -31,6 +31,7 @@ mod bound;
 pub mod displacement;
 pub mod lattice_mapping;
 pub mod linalg;
+mod memo;
 mod orbits;
 pub mod pbc;
 mod periodicity;
@@ -346,7 +347,15 @@ fn preprocess(
     if s1.is_empty() || s2.is_empty() {
         return Err(MatcherError::Empty);
     }
-    let (mut r1, mut r2) = if opts.primitive_cell {
+    let (mut r1, mut r2) = if memo::reuses_reduction(s1, s2) {
+        // pymatgen hands struct2 struct1's reduced structure (see `memo`).
+        let r1 = if opts.primitive_cell {
+            ReducedStructure::primitive(s1)?
+        } else {
+            ReducedStructure::niggli(s1)?
+        };
+        (r1.clone(), r1)
+    } else if opts.primitive_cell {
         (
             ReducedStructure::primitive(s1)?,
             ReducedStructure::primitive(s2)?,

@@ -16,7 +16,9 @@ so engine/tests/matcher_vs_pymatgen.rs reads it through ATOMWORLD_MATCHER_CASES.
 - `--pairs` generated pairs. Pair i draws from its own generator seeded with (seed, i) and
   its kind is KINDS[i % len(KINDS)], so the first n pairs of a larger run are exactly the
   pairs of a smaller run with the same seed: the everyday set (1,000) is a fixed subset of
-  the full set (10,000).
+  the full set (10,000);
+- "reprinted/6", "reprinted/5": every pool structure against a copy of itself re-printed
+  with fewer decimals (last in the file, after the generated pairs).
 
 The upstream file is optional unless ATOMWORLD_REQUIRE_SHARED=1 (CI), in which case a missing
 file is an error.
@@ -179,6 +181,19 @@ def generated_pair(i: int, seed: int, pool, polymorphs) -> tuple[str, str, Struc
     return kind, f"{na} | {nb}", a, b
 
 
+def reprinted_pairs(pool) -> list:
+    """Every pool structure against itself with its coordinates re-printed to 6 and to 5
+    decimals (appended last, so the generated pairs keep their places). To 6 decimals the
+    sites stay within pymatgen's 1e-5 Å site tolerance and pymatgen matches the copy through
+    struct1's memoised reduction; to 5 they mostly do not."""
+    out = []
+    for name, s in pool:
+        for digits in (6, 5):
+            frac = np.round(s.frac_coords, digits)
+            out.append((f"reprinted/{digits}", name, s, Structure(s.lattice, symbols(s), frac)))
+    return out
+
+
 def polymorph_pairs(pool) -> list:
     by_formula: dict[str, list] = {}
     for name, s in pool:
@@ -231,6 +246,13 @@ def evaluate(pair) -> dict:
     if _MATCHER is None:
         _MATCHER = StructureMatcher(primitive_cell=False, stol=0.5)
     kind, name, s1, s2 = pair
+    # pymatgen memoises reduced structures process-wide (an lru_cache on
+    # StructureMatcher._get_reduced_istructure, keyed by structures equal to 1e-5 Å): without
+    # clearing it, a pair can be matched against the reduction of a nearly equal structure of
+    # an earlier pair, and its answer depends on what the worker process saw before (measured:
+    # 95 of the 10,282 full-run answers moved between two runs, two of them by more than
+    # 1e-6). Each answer here is pymatgen's for that pair alone, as a user sees it.
+    StructureMatcher._get_reduced_istructure.cache_clear()
     fit = bool(_MATCHER.fit(s1, s2))
     rms = _MATCHER.get_rms_dist(s1, s2)
     return {
@@ -258,6 +280,7 @@ def main() -> int:
     pairs += upstream_pairs(args.seed)
     polymorphs = polymorph_pairs(pool)
     pairs += [generated_pair(i, args.seed, pool, polymorphs) for i in range(args.pairs)]
+    pairs += reprinted_pairs(pool)
 
     t0 = time.time()
     if args.jobs > 1:
@@ -283,7 +306,8 @@ def main() -> int:
     n_fit = sum(c["fit"] for c in cases)
     print(
         f"{len(cases)} matcher cases ({n_fit} fit; {len(pool)} pool, "
-        f"{len(pairs) - len(pool) - args.pairs} upstream, {args.pairs} generated) -> {args.out}; "
+        f"{len(pairs) - 3 * len(pool) - args.pairs} upstream, {args.pairs} generated, "
+        f"{2 * len(pool)} reprinted) -> {args.out}; "
         f"pymatgen {elapsed:.1f}s on {args.jobs} process(es)",
         file=sys.stderr,
     )
