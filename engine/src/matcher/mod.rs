@@ -70,6 +70,16 @@ pub struct MatcherOptions {
     pub attempt_supercell: bool,
     /// Allow the structure with fewer sites to match a subset of the other's sites.
     pub allow_subset: bool,
+    /// Not a pymatgen option: search one lattice mapping of each orbit under struct1's
+    /// point symmetry instead of all of them (see `orbits`). The symmetric mappings give the
+    /// same tables up to rounding, so the answer is the same except where exact ties
+    /// (equidistant periodic images, equally cheap assignments) break otherwise in a
+    /// skipped mapping. A tie in the best match itself is settled by searching its orbit in
+    /// full; a tie elsewhere can still give a skipped mapping a smaller RMS: measured on the
+    /// 10,000-pair differential run, 1 of 8,062 compared matches (a pair neither side calls
+    /// a fit), which agrees with every mapping searched. On by default: searching them all
+    /// costs 1.7× on the matcher benchmark (0.122 s → 0.206 s for 1,000 pairs).
+    pub fold_symmetric_mappings: bool,
 }
 
 impl Default for MatcherOptions {
@@ -83,6 +93,7 @@ impl Default for MatcherOptions {
             scale: true,
             attempt_supercell: false,
             allow_subset: false,
+            fold_symmetric_mappings: true,
         }
     }
 }

@@ -241,3 +241,99 @@ mod no_panic {
         }
     }
 }
+
+/// A structure from bit patterns of its lattice rows and fractional coordinates.
+fn from_bits(species: &str, matrix: [[u64; 3]; 3], frac: &[[u64; 3]]) -> Structure {
+    let m = matrix.map(|r| r.map(f64::from_bits));
+    let sites = frac.iter().map(|f| site(species, f.map(f64::from_bits)));
+    Structure::new(Lattice::from_matrix(m), sites.collect())
+}
+
+#[test]
+fn a_tie_in_a_symmetric_copy_of_the_best_match_is_settled_as_pymatgen_does() {
+    // Case 1214 of the 10,000-pair differential run: gamma nitrogen (P4_2/mnm), one atom
+    // displaced by 1.9 Å. The best match has an equally cheap alternative assignment; the
+    // search's representative mapping keeps one (max_dist 0.4751), and pymatgen, scoring a
+    // symmetric mapping the search folds, keeps the other with an RMS 2 ulps lower.
+    // Expected values: pymatgen 2026.10.24's get_rms_dist on these exact bits.
+    let lattice = [
+        [4616092790662769934, 0, 4373405992755202400],
+        [
+            4379448432936593502,
+            4616092790662769934,
+            4373405992755202400,
+        ],
+        [0, 0, 4617438241051446870],
+    ];
+    let s1 = from_bits(
+        "N",
+        lattice,
+        &[
+            [4591726064878881866, 4591726064878881866, 0],
+            [
+                4603561524699611529,
+                4600913408118717678,
+                4602678819172646912,
+            ],
+            [
+                4600913408118717678,
+                4603561524699611529,
+                4602678819172646912,
+            ],
+            [4606299713273052791, 4606299713273052791, 0],
+        ],
+    );
+    let s2 = from_bits(
+        "N",
+        lattice,
+        &[
+            [
+                4599375974012026578,
+                13824126501186856427,
+                4593589285085248556,
+            ],
+            [
+                4603561524699611528,
+                4600913408118717677,
+                4602678819172646912,
+            ],
+            [
+                4600913408118717677,
+                4603561524699611528,
+                4602678819172646912,
+            ],
+            [
+                4606299713273052790,
+                4606299713273052790,
+                4118711579921807292,
+            ],
+        ],
+    );
+    let want = (0.3236020480584809, 0.41105988215905787);
+    for fold in [true, false] {
+        let o = MatcherOptions {
+            fold_symmetric_mappings: fold,
+            ..opts()
+        };
+        assert!(fit(&s1, &s2, &o).unwrap());
+        let r = get_rms_dist(&s1, &s2, &o).unwrap().unwrap();
+        assert_eq!((r.rms, r.max_dist), want, "fold_symmetric_mappings {fold}");
+    }
+}
+
+#[test]
+fn a_copy_equal_to_a_hundred_thousandth_of_an_angstrom_matches_exactly() {
+    // pymatgen reduces struct1, then finds struct2 equal to it in its memo (sites within
+    // 1e-5 Å): the two get one reduced structure and match with the RMS of s against itself.
+    let s = triclinic();
+    // One site moved by 1e-7 fractional (under 1e-6 Å): without the memo, an RMS near 1e-7.
+    let mut reprinted = s.clone();
+    reprinted.sites[0].frac[0] += 1e-7;
+    let own = get_rms_dist(&s, &s, &opts()).unwrap().unwrap();
+    let r = get_rms_dist(&s, &reprinted, &opts()).unwrap().unwrap();
+    assert_eq!((r.rms, r.max_dist), (own.rms, own.max_dist));
+    // Moved by 1e-5 fractional (about 5e-5 Å) it is beyond the memo's tolerance.
+    reprinted.sites[0].frac[0] += 1e-5;
+    let r = get_rms_dist(&s, &reprinted, &opts()).unwrap().unwrap();
+    assert!(r.rms > 1e-7, "{}", r.rms);
+}

@@ -71,15 +71,7 @@ pub enum GenTaskError {
 /// `StructureMatcher(primitive_cell=True, attempt_supercell=True, stol=0.5)` with
 /// pymatgen's other defaults (ltol 0.2, angle_tol 5°, scale, no subsets).
 pub fn gen_matcher_options() -> MatcherOptions {
-    MatcherOptions {
-        ltol: 0.2,
-        stol: 0.5,
-        angle_tol: 5.0,
-        primitive_cell: true,
-        scale: true,
-        attempt_supercell: true,
-        allow_subset: false,
-    }
+    MatcherOptions::cif_gen()
 }
 
 fn site_counts(p: &PymatgenCif) -> BTreeMap<String, usize> {
