@@ -1000,6 +1000,8 @@ impl Search<'_> {
         // Each mapping's orbit, and where the best so far was found (mapping, translation).
         let mut orbit_of: Vec<Option<usize>> = vec![None; mappings.len()];
         let mut best_at = (0, 0);
+        // The best's mapping, as prepared for the search.
+        let mut best_in: Option<Prepared> = None;
         for (mi, mapping) in mappings.iter().enumerate() {
             let Some(mut p) = self.prepare(mapping) else {
                 continue;
@@ -1050,32 +1052,34 @@ impl Search<'_> {
                     }
                 }
             }
+            if best_at.0 == mi && best.is_some() {
+                best_in = Some(p);
+            }
         }
-        let best = match best {
-            Some(b) if b.val < stol => b,
+        let (best, best_in) = match (best, best_in) {
+            (Some(b), Some(p)) if b.val < stol => (b, p),
             _ => return Ok(None),
         };
-        self.settle_orbit_tie(mappings, &orbit_of, best, best_at, work)
+        self.settle_orbit_tie(mappings, &orbit_of, (best, best_at, best_in), work)
             .map(Some)
     }
 
-    /// The best candidate `best`, found at `best_at` (mapping, translation), or the copy the
-    /// reference would return instead. The search tries one mapping per orbit; the other
-    /// mappings of an orbit hold copies of its candidates, equal up to rounding. Where the
-    /// best candidate has a tie (an assignment as cheap, or two images as short), a copy can
-    /// break it otherwise: the same RMS to the last bits but other distances (measured: case
-    /// 1214 of the differential set, max_dist 0.475 against the reference's 0.411). Then the
-    /// best's orbit is searched in full, near the best's RMS, and the first candidate in the
-    /// reference's order with the smallest RMS is kept. Ties are rare, so this costs little.
+    /// The best candidate, found at `(mapping, translation)` with the mapping prepared as
+    /// `p`, or the copy the reference would return instead. The search tries one mapping per
+    /// orbit; the other mappings of an orbit hold copies of its candidates, equal up to
+    /// rounding. Where the best candidate has a tie (an assignment as cheap, or two images as
+    /// short), a copy can break it otherwise: the same RMS to the last bits but other
+    /// distances (measured: case 1214 of the differential set, max_dist 0.475 against the
+    /// reference's 0.411). Then the best's orbit is searched in full, near the best's RMS,
+    /// and the first candidate in the reference's order with the smallest RMS is kept. Ties
+    /// are rare (1 of the 2,500 tasks of the evaluate benchmark), so this costs little.
     fn settle_orbit_tie(
         &self,
         mappings: &[LatticeMapping],
         orbit_of: &[Option<usize>],
-        best: Match,
-        best_at: (usize, usize),
+        (best, (bm, bs), mut p): (Match, (usize, usize), Prepared),
         work: &mut Work,
     ) -> Result<Match, MatcherError> {
-        let (bm, bs) = best_at;
         let Some(orbit) = orbit_of.get(bm).copied().flatten() else {
             return Ok(best);
         };
@@ -1087,15 +1091,10 @@ impl Search<'_> {
             return Ok(best);
         }
         // Score the best again, noting its ties.
-        let noting = |mi: usize| -> Option<Prepared> {
-            let mut p = self.prepare(&mappings[mi])?;
-            p.lll = self.lll_of(&p.average).ok();
-            p.note_ties = true;
-            self.place_sites(&mut p).map(|()| p)
-        };
-        let Some(mut p) = noting(bm) else {
-            return Ok(best);
-        };
+        p.note_ties = true;
+        if let Some(c) = p.columns.take() {
+            p.columns = Some(c.noting_image_ties(TIE_DELTA));
+        }
         let tied = match self.score(&mut p, bs, None, work)? {
             Some(m) if m.val.to_bits() == best.val.to_bits() => m.tied,
             _ => false,
