@@ -317,6 +317,31 @@ pub fn norm(a: [f64; 3]) -> f64 {
     dot(a, a).sqrt()
 }
 
+/// The smaller of `acc` and `x`, for an accumulator `acc` that is never NaN (a NaN `x`
+/// leaves `acc`, as `f64::min` does). Why not `f64::min`: wasm's `f64.min` instruction
+/// propagates NaN, so Rust's `min` becomes a call to `fmin` there, which was 4 % of the
+/// evaluate benchmark in wasm (the matcher's bounds take minima in their inner loops); a
+/// comparison is one select.
+#[inline]
+pub fn min_with(acc: f64, x: f64) -> f64 {
+    if x < acc {
+        x
+    } else {
+        acc
+    }
+}
+
+/// The larger of `acc` and `x`, for an accumulator `acc` that is never NaN: see
+/// [`min_with`].
+#[inline]
+pub fn max_with(acc: f64, x: f64) -> f64 {
+    if x > acc {
+        x
+    } else {
+        acc
+    }
+}
+
 /// `x.floor()`, bit for bit (signed zeros, infinities and NaN included), without the
 /// library call baseline x86-64 makes for it (no SSE4.1 `roundsd`): wrapping coordinates into
 /// the cell was a visible share of the matcher's time. Truncating to an integer is exact

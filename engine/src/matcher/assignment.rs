@@ -5,6 +5,8 @@
 //! same tie-breaking as SciPy's `linear_sum_assignment`, so equal-cost optima resolve to the
 //! same assignment the reference picks.
 
+use crate::numeric::min_with;
+
 /// Why an assignment could not be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AssignmentError {
@@ -96,7 +98,7 @@ impl Assignment {
             self.col4row.clear();
             return Ok(());
         }
-        let minval = cost.iter().copied().fold(f64::INFINITY, f64::min);
+        let minval = cost.iter().copied().fold(f64::INFINITY, min_with);
         self.cost.clear();
         self.cost.extend(cost.iter().map(|x| x - minval));
         reset(&mut self.u, rows, 0.0);
@@ -189,21 +191,29 @@ impl Assignment {
         self.in_sc.iter_mut().for_each(|x| *x = false);
         self.shortest.iter_mut().for_each(|x| *x = f64::INFINITY);
 
+        // Every column index is below `nc`: slicing once lets the loop below index these
+        // without a bounds check each (it is the solver's inner loop).
+        let (v, path, shortest, row4col) = (
+            &self.v[..nc],
+            &mut self.path[..nc],
+            &mut self.shortest[..nc],
+            &self.row4col[..nc],
+        );
         loop {
             let mut index = NONE;
             let mut lowest = f64::INFINITY;
             self.in_sr[i] = true;
+            let (row, u) = (&self.cost[i * nc..][..nc], self.u[i]);
             for (it, &j) in self.remaining.iter().enumerate() {
-                let r = min_val + self.cost[i * nc + j] - self.u[i] - self.v[j];
-                if r < self.shortest[j] {
-                    self.path[j] = i;
-                    self.shortest[j] = r;
+                let j = j.min(nc - 1);
+                let r = min_val + row[j] - u - v[j];
+                if r < shortest[j] {
+                    path[j] = i;
+                    shortest[j] = r;
                 }
                 // Among equal minima prefer a free column: it ends the search.
-                if self.shortest[j] < lowest
-                    || (self.shortest[j] == lowest && self.row4col[j] == NONE)
-                {
-                    lowest = self.shortest[j];
+                if shortest[j] < lowest || (shortest[j] == lowest && row4col[j] == NONE) {
+                    lowest = shortest[j];
                     index = it;
                 }
             }
@@ -216,10 +226,10 @@ impl Assignment {
             let last = self.remaining.len() - 1;
             self.remaining[index] = self.remaining[last];
             self.remaining.truncate(last);
-            if self.row4col[j] == NONE {
+            if row4col[j] == NONE {
                 return Ok((j, min_val));
             }
-            i = self.row4col[j];
+            i = row4col[j];
         }
     }
 }
@@ -453,7 +463,7 @@ pub fn near_alternative_to_nearest(
         let best = m.cost[range.clone()]
             .iter()
             .copied()
-            .fold(f64::INFINITY, f64::min);
+            .fold(f64::INFINITY, min_with);
         for k in range {
             let j = m.col[k];
             if j == own || m.cost[k] - best > delta {

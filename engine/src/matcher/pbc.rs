@@ -200,7 +200,7 @@ impl Columns {
     pub fn new(lll: &LllReduction, fc2: &[Vec3], lll_frac_tol: Option<Vec3>) -> Self {
         let inv = FusedMatrix::new(lll.mapping_inverse());
         let lat = lll.matrix;
-        let l2: Vec<Vec3> = fc2.iter().map(|f| inv.apply(*f)).collect();
+        let l2: Vec<Vec3> = inv.apply_all(fc2);
         let images = images().map(|im| vec_mat(im, &lat));
         let window = ColumnWindow::new(&l2, lll_frac_tol.map(|t| t[0]));
         let dual = super::linalg::inverse(&lat);
@@ -270,33 +270,53 @@ impl Columns {
         out: &mut Table,
         near: &mut Vec<usize>,
     ) {
-        let (w2, c2) = self.wrapped();
-        for i in rows {
-            let Some(f) = points.get(i) else {
-                continue;
-            };
-            let l1 = self.inv.apply(*f);
-            let c1 = cart_mod(&l1, &self.lat);
-            let w1 = l1.map(py_mod1);
-            self.window.near(l1[0], near);
-            for &j in near.iter() {
-                if forbidden(i, j) || !self.within_tolerance(&l1, j) {
-                    continue;
+        // Rows go two at a time through the fused products (side by side in wasm, where
+        // they are emulated), then one by one into the table.
+        let mut rows = rows.into_iter().filter(|&i| i < points.len());
+        while let Some(a) = rows.next() {
+            match rows.next() {
+                Some(b) => {
+                    let (la, lb) = self.inv.apply_pair(points[a], points[b]);
+                    self.append_row(a, la, &forbidden, out, near);
+                    self.append_row(b, lb, &forbidden, out, near);
                 }
-                let pre: Vec3 = std::array::from_fn(|a| c2[j][a] - c1[a]);
-                let pre_frac: Vec3 = std::array::from_fn(|a| w2[j][a] - w1[a]);
-                let (best, best_k, tied) = self.nearest_image(&pre, &pre_frac);
-                if self.tie_delta.is_some() {
-                    out.tied.push(tied);
-                }
-                out.col.push(j);
-                out.d2.push(best);
-                out.vectors
-                    .push(std::array::from_fn(|a| pre[a] + self.images[best_k][a]));
+                None => self.append_row(a, self.inv.apply(points[a]), &forbidden, out, near),
             }
-            out.rows += 1;
-            out.start.push(out.col.len());
         }
+    }
+
+    /// Appends row `i`, at LLL-fractional coordinates `l1`, to `out` (see
+    /// [`Columns::append_rows`]).
+    #[inline]
+    fn append_row(
+        &self,
+        i: usize,
+        l1: Vec3,
+        forbidden: &impl Fn(usize, usize) -> bool,
+        out: &mut Table,
+        near: &mut Vec<usize>,
+    ) {
+        let (w2, c2) = self.wrapped();
+        let c1 = cart_mod(&l1, &self.lat);
+        let w1 = l1.map(py_mod1);
+        self.window.near(l1[0], near);
+        for &j in near.iter() {
+            if forbidden(i, j) || !self.within_tolerance(&l1, j) {
+                continue;
+            }
+            let pre: Vec3 = std::array::from_fn(|a| c2[j][a] - c1[a]);
+            let pre_frac: Vec3 = std::array::from_fn(|a| w2[j][a] - w1[a]);
+            let (best, best_k, tied) = self.nearest_image(&pre, &pre_frac);
+            if self.tie_delta.is_some() {
+                out.tied.push(tied);
+            }
+            out.col.push(j);
+            out.d2.push(best);
+            out.vectors
+                .push(std::array::from_fn(|a| pre[a] + self.images[best_k][a]));
+        }
+        out.rows += 1;
+        out.start.push(out.col.len());
     }
 }
 
