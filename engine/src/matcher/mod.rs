@@ -194,8 +194,9 @@ pub fn get_rms_dist(
 }
 
 /// [`get_rms_dist`] solving the assignment of every candidate the reference solves: no
-/// candidate is skipped for provably exceeding the best one so far. The same answer, bit for
-/// bit, many times slower; it exists to check exactly that.
+/// candidate is skipped for provably exceeding the best one so far (except, in the search of
+/// a tied best's symmetric copies, those provably above the best by more than rounding). The
+/// same answer, bit for bit, many times slower; it exists to check exactly that.
 pub fn get_rms_dist_unbounded(
     s1: &Structure,
     s2: &Structure,
