@@ -14,6 +14,7 @@ pub mod bonds;
 pub mod cif;
 pub mod element;
 pub mod format;
+pub mod interrupt;
 pub mod lattice;
 pub mod matcher;
 pub mod numeric;

@@ -99,7 +99,36 @@ pub struct ModelConfig {
     pub price_output_per_mtok: f64,
 }
 
+/// Output tokens assumed for the worst case of a model without `max_tokens` (for the spend
+/// caps' reservations; set `max_tokens` to bound it exactly).
+pub const ASSUMED_MAX_OUTPUT_TOKENS: u32 = 32_768;
+
+/// Tokens added per message to its byte count for the worst case (role markers and the
+/// chat template).
+const TEMPLATE_TOKENS_PER_MESSAGE: u64 = 64;
+
 impl ModelConfig {
+    /// The most output tokens a call can produce: `max_tokens`, the 8,192 the Anthropic
+    /// request sends without it, or [`ASSUMED_MAX_OUTPUT_TOKENS`].
+    pub fn output_token_limit(&self) -> u32 {
+        match (self.max_tokens, self.provider) {
+            (Some(n), _) => n,
+            (None, ProviderKind::Anthropic) => 8192,
+            (None, _) => ASSUMED_MAX_OUTPUT_TOKENS,
+        }
+    }
+
+    /// The most a call with `messages` can cost (USD): every byte of the prompt counted as a
+    /// token (byte-level tokenizers never make more tokens than bytes) plus the template's
+    /// tokens, and the full output limit.
+    pub fn worst_cost(&self, messages: &[crate::llm::Message]) -> f64 {
+        let input: u64 = messages
+            .iter()
+            .map(|m| m.content.len() as u64 + TEMPLATE_TOKENS_PER_MESSAGE)
+            .sum();
+        self.cost(input, u64::from(self.output_token_limit()))
+    }
+
     /// Cost in USD of a call with these token counts.
     pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
         (input_tokens as f64 * self.price_input_per_mtok

@@ -6,6 +6,7 @@
 pub mod build_info;
 pub mod cli;
 pub mod config;
+pub mod cpu;
 pub mod http;
 pub mod llm;
 pub mod runs;

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use engine::cif::{parse_cif_like_pymatgen_detailed, CifError, PymatgenCif};
-use engine::matcher::{fit, get_rms_dist, rms_dist_if_fit, MatcherOptions};
+use engine::interrupt::Interrupt;
+use engine::matcher::{fit, get_rms_dist, rms_dist_if_fit, MatcherError, MatcherOptions};
 use engine::ordered::ordered_distances;
 use serde::{Deserialize, Serialize};
 
@@ -21,10 +22,13 @@ pub enum Label {
     AtomCountMismatch,
     /// Same composition, but the structures do not match.
     StructureMismatch,
+    /// Not one of the reference's labels: matching exceeded the caller's time budget, so the
+    /// answer was not scored (counted against success, never as a model error).
+    EvaluationTimeout,
 }
 
 impl Label {
-    /// All labels in the order of the checks (and of the reference's tables).
+    /// The reference's labels in the order of the checks (and of its tables).
     pub const ALL: [Label; 5] = [
         Label::Success,
         Label::OutputFormatError,
@@ -41,6 +45,7 @@ impl Label {
             Label::CifParsingError => "CifParsingError",
             Label::AtomCountMismatch => "AtomCountMismatch",
             Label::StructureMismatch => "StructureMismatch",
+            Label::EvaluationTimeout => "EvaluationTimeout",
         }
     }
 }
@@ -182,6 +187,17 @@ pub fn parse_target(target_cif: &str) -> Result<PymatgenCif, TaskError> {
 
 /// Score `response` against a parsed target.
 pub fn evaluate(target: &PymatgenCif, response: &str, comparison: Comparison) -> Verdict {
+    evaluate_within(target, response, comparison, &Interrupt::default())
+}
+
+/// [`evaluate`], giving up with [`Label::EvaluationTimeout`] once `interrupt` is raised
+/// during matching (a server's time budget).
+pub fn evaluate_within(
+    target: &PymatgenCif,
+    response: &str,
+    comparison: Comparison,
+    interrupt: &Interrupt,
+) -> Verdict {
     let Some(text) = extract_cif(response) else {
         return Verdict::fail(
             Label::OutputFormatError,
@@ -197,7 +213,7 @@ pub fn evaluate(target: &PymatgenCif, response: &str, comparison: Comparison) ->
             v.parse_error = Some(e);
             v
         }
-        Ok(predicted) => compare(target, &predicted, comparison),
+        Ok(predicted) => compare(target, &predicted, comparison, interrupt),
     };
     v.extracted_cif = Some(text.to_string());
     v
@@ -319,7 +335,12 @@ fn precheck(
     None
 }
 
-fn compare(target: &PymatgenCif, predicted: &PymatgenCif, comparison: Comparison) -> Verdict {
+fn compare(
+    target: &PymatgenCif,
+    predicted: &PymatgenCif,
+    comparison: Comparison,
+    interrupt: &Interrupt,
+) -> Verdict {
     if let Some(v) = precheck(target, predicted, comparison) {
         return v;
     }
@@ -328,7 +349,11 @@ fn compare(target: &PymatgenCif, predicted: &PymatgenCif, comparison: Comparison
             // As the reference: `fit` decides (every site within stol for some candidate);
             // only then does `get_rms_dist` report the smallest-RMS match. The smallest RMS
             // alone can be below stol while no candidate has all sites within it.
-            match rms_dist_if_fit(&target.structure, &predicted.structure, &MatcherOptions::atomworld()) {
+            let opts = MatcherOptions {
+                interrupt: interrupt.clone(),
+                ..MatcherOptions::atomworld()
+            };
+            match rms_dist_if_fit(&target.structure, &predicted.structure, &opts) {
                 Ok(Some(m)) => Verdict {
                     label: Label::Success,
                     rms: Some(m.rms),
@@ -349,6 +374,14 @@ fn compare(target: &PymatgenCif, predicted: &PymatgenCif, comparison: Comparison
                     Label::StructureMismatch,
                     "same composition, but StructureMatcher(stol=0.5) finds no fit: no match \
                      puts every site within 0.5 (normalised) of its partner",
+                ),
+                Err(MatcherError::Interrupted) => Verdict::fail(
+                    Label::EvaluationTimeout,
+                    format!(
+                        "not scored: matching {} against {} sites exceeded the time budget",
+                        predicted.structure.len(),
+                        target.structure.len()
+                    ),
                 ),
                 Err(e) => Verdict::fail(
                     Label::StructureMismatch,

@@ -40,6 +40,7 @@ mod search;
 mod supercell;
 
 use crate::element::Element;
+pub use crate::interrupt::Interrupt;
 use crate::primitive::PrimitiveError;
 use crate::structure::Structure;
 use assignment::AssignmentError;
@@ -80,6 +81,10 @@ pub struct MatcherOptions {
     /// a fit), which agrees with every mapping searched. On by default: searching them all
     /// costs 1.7× on the matcher benchmark (0.122 s → 0.206 s for 1,000 pairs).
     pub fold_symmetric_mappings: bool,
+    /// Not a pymatgen option: a flag that stops the search with
+    /// [`MatcherError::Interrupted`] (checked before each candidate and lattice mapping), for
+    /// a caller's time budget. Inert by default.
+    pub interrupt: Interrupt,
 }
 
 impl Default for MatcherOptions {
@@ -94,6 +99,7 @@ impl Default for MatcherOptions {
             attempt_supercell: false,
             allow_subset: false,
             fold_symmetric_mappings: true,
+            interrupt: Interrupt::default(),
         }
     }
 }
@@ -137,6 +143,9 @@ pub enum MatcherError {
     /// The assignment step failed (non-finite distances).
     #[error(transparent)]
     Assignment(#[from] AssignmentError),
+    /// [`MatcherOptions::interrupt`] was raised before the search finished.
+    #[error("the search was interrupted before it finished")]
+    Interrupted,
 }
 
 impl From<MappingError> for MatcherError {

@@ -445,6 +445,14 @@ impl Search<'_> {
         keyed.into_iter().map(|(_, s1i)| s1i).collect()
     }
 
+    /// Stops the search once the caller's interrupt is raised.
+    fn check_interrupt(&self) -> Result<(), MatcherError> {
+        if self.opts.interrupt.is_raised() {
+            return Err(MatcherError::Interrupted);
+        }
+        Ok(())
+    }
+
     /// Scores one candidate: `None` when it fails the subset test, cannot pair every site
     /// without a forbidden pair, or provably has an RMS above `cap` (when given).
     fn score(
@@ -454,6 +462,7 @@ impl Search<'_> {
         cap: Option<f64>,
         work: &mut Work,
     ) -> Result<Option<Match>, MatcherError> {
+        self.check_interrupt()?;
         let (n1, n2) = (self.n1, self.n2);
         let forbidden = |i: usize, j: usize| self.mask.forbidden(i, j);
         let min_rows = match self.goal {
@@ -902,6 +911,7 @@ impl Search<'_> {
         let mut orbits = self.orbits(symmetries);
         let mut clean: Vec<bool> = Vec::new();
         for i in by_promise(mappings) {
+            self.check_interrupt()?;
             let Some(mut p) = self.prepare(&mappings[i]) else {
                 continue;
             };
@@ -1003,6 +1013,7 @@ impl Search<'_> {
         // The best's mapping, as prepared for the search.
         let mut best_in: Option<Prepared> = None;
         for (mi, mapping) in mappings.iter().enumerate() {
+            self.check_interrupt()?;
             let Some(mut p) = self.prepare(mapping) else {
                 continue;
             };

@@ -12,7 +12,9 @@ use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
 
 use super::protocol::{build, build_stream, error_message, parse, HttpCall, StreamDecoder};
+use super::redact::{Secrets, StreamRedactor};
 use super::retry::{parse_retry_after, RetryPolicy};
+use super::spend::{Budget, Reservation};
 use super::{Completion, LlmError, Message};
 use crate::config::{Config, ModelConfig};
 use crate::storage::Storage;
@@ -34,7 +36,11 @@ pub struct Gateway {
     client: reqwest::Client,
     limits: Arc<HashMap<String, Arc<Semaphore>>>,
     options: GatewayOptions,
+    daily: Option<Arc<Budget>>,
 }
+
+/// Largest part of a provider's error body that is read (bytes).
+const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// The key of a request in the response cache: provider, endpoint, model, messages, sampling
 /// parameters and the sample index.
@@ -50,22 +56,6 @@ pub fn cache_key(m: &ModelConfig, messages: &[Message], sample: u32) -> String {
         "sample": sample,
     });
     hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
-}
-
-/// Remove any copy of the key from an error (some providers echo a wrong key back).
-fn scrub(e: LlmError, key: Option<&str>) -> LlmError {
-    let Some(key) = key.filter(|k| k.len() >= 4) else {
-        return e;
-    };
-    match e {
-        LlmError::Http { status, message } => LlmError::Http {
-            status,
-            message: message.replace(key, "[redacted]"),
-        },
-        LlmError::Network(m) => LlmError::Network(m.replace(key, "[redacted]")),
-        LlmError::Malformed(m) => LlmError::Malformed(m.replace(key, "[redacted]")),
-        other => other,
-    }
 }
 
 /// Today's number (days since 1970-01-01, UTC), for the daily spend cap.
@@ -99,12 +89,17 @@ impl Gateway {
                 ))
             });
         }
+        let daily = config
+            .limits
+            .daily_spend_usd
+            .map(|cap| Budget::daily(cap, storage.clone()));
         Ok(Self {
             config: Arc::new(config),
             storage,
             client,
             limits: Arc::new(limits),
             options,
+            daily,
         })
     }
 
@@ -120,6 +115,11 @@ impl Gateway {
             base: Duration::from_millis(l.backoff_base_ms),
             max: Duration::from_millis(l.backoff_max_ms),
         }
+    }
+
+    /// Every configured key's value, for removing them from what the server shows.
+    pub fn secrets(&self) -> Secrets {
+        Secrets::of(&self.config)
     }
 
     /// Cache lookup, spend cap and key lookup shared by both call shapes.
@@ -149,14 +149,6 @@ impl Gateway {
         if self.options.replay_only {
             return Err(LlmError::NotCached);
         }
-        if let Some(cap) = self.config.limits.daily_spend_usd {
-            let spent = self.storage.spend_on(today()).unwrap_or(0.0);
-            if spent >= cap {
-                return Err(LlmError::SpendCap(format!(
-                    "today's spend ${spent:.2} reached the daily cap ${cap:.2}"
-                )));
-            }
-        }
         let key_env = m
             .api_key_env
             .clone()
@@ -175,21 +167,56 @@ impl Gateway {
             m,
             cache_key: key,
             api_key,
+            secrets: self.secrets(),
             semaphore: self.limits.get(&endpoint_key(m)).cloned(),
+            worst_cost: m.worst_cost(messages),
         }))
+    }
+
+    /// Take the provider's concurrency slot, then reserve the call's worst case against the
+    /// daily cap and `run` (in that order: a reservation never waits for a slot).
+    async fn admit(
+        &self,
+        call: &Call<'_>,
+        run: Option<&Arc<Budget>>,
+    ) -> Result<Admitted, LlmError> {
+        let permit = acquire(&call.semaphore).await?;
+        let daily = match &self.daily {
+            Some(b) => Some(b.reserve(call.worst_cost).await?),
+            None => None,
+        };
+        let run = match run {
+            Some(b) => Some(b.reserve(call.worst_cost).await?),
+            None => None,
+        };
+        Ok(Admitted {
+            _permit: permit,
+            daily,
+            run,
+        })
     }
 
     /// Account for and cache a finished answer.
     fn record(
         &self,
         call: &Call<'_>,
+        admitted: Admitted,
         text: String,
         tokens: (u64, u64),
         attempts: u32,
     ) -> Completion {
         let (input_tokens, output_tokens) = tokens;
         let cost_usd = call.m.cost(input_tokens, output_tokens);
-        let _ = self.storage.add_spend(today(), cost_usd);
+        if let Err(e) = self.storage.add_spend(today(), cost_usd) {
+            tracing::error!("could not record ${cost_usd:.6} of spend: {e}");
+        }
+        // After the spend table has it: the daily budget reads its settled spend there.
+        if let Some(r) = admitted.daily {
+            r.settle(cost_usd);
+        }
+        if let Some(r) = admitted.run {
+            r.settle(cost_usd);
+        }
         if self.options.cache {
             let _ = self.storage.cache_put(
                 &call.cache_key,
@@ -217,22 +244,36 @@ impl Gateway {
         messages: &[Message],
         sample: u32,
     ) -> Result<Completion, LlmError> {
+        self.complete_within(name, messages, sample, None).await
+    }
+
+    /// [`complete`](Self::complete), also reserving against a run's spend `budget`.
+    pub async fn complete_within(
+        &self,
+        name: &str,
+        messages: &[Message],
+        sample: u32,
+        budget: Option<&Arc<Budget>>,
+    ) -> Result<Completion, LlmError> {
         let call = match self.prepare(name, messages, sample)? {
             Prepared::Cached(c) => return Ok(c),
             Prepared::Call(call) => call,
         };
         let http = build(call.m, messages, call.api_key.as_deref());
-        let _permit = acquire(&call.semaphore).await?;
+        let admitted = self.admit(&call, budget).await?;
         let policy = self.policy();
         let mut attempts = 0;
         loop {
             attempts += 1;
             let (result, retry_after) = self.send(&http).await;
-            let outcome = result.and_then(|body| {
-                parse(call.m.provider, &body).map_err(|e| scrub(e, call.api_key.as_deref()))
-            });
+            let outcome = result
+                .and_then(|body| parse(call.m.provider, &body))
+                .map_err(|e| call.secrets.scrub(e));
             match outcome {
-                Ok((text, i, o)) => return Ok(self.record(&call, text, (i, o), attempts)),
+                Ok((text, i, o)) => {
+                    let text = call.secrets.redact(&text);
+                    return Ok(self.record(&call, admitted, text, (i, o), attempts));
+                }
                 Err(e) if e.is_transient() && attempts <= policy.max_retries => {
                     let wait = policy.delay(attempts, retry_after, rand::random::<f64>());
                     tracing::warn!(
@@ -242,7 +283,7 @@ impl Gateway {
                     );
                     tokio::time::sleep(wait).await;
                 }
-                Err(e) => return Err(scrub(e, call.api_key.as_deref())),
+                Err(e) => return Err(e),
             }
         }
     }
@@ -266,17 +307,36 @@ impl Gateway {
             Prepared::Call(call) => call,
         };
         let http = build_stream(call.m, messages, call.api_key.as_deref());
-        let _permit = acquire(&call.semaphore).await?;
+        let admitted = self.admit(&call, None).await?;
         let policy = self.policy();
         let mut attempts = 0;
+        // Pieces pass through a redactor, so a key the answer might echo never leaves whole
+        // or in part.
+        let mut redactor = StreamRedactor::new(call.secrets.clone());
         loop {
             attempts += 1;
             let mut decoder = StreamDecoder::new(call.m.provider);
-            let (result, retry_after) = self.send_stream(&http, &mut decoder, &mut on).await;
+            redactor.reset();
+            let mut heard = |e: StreamEvent<'_>| match e {
+                StreamEvent::Delta(piece) => {
+                    let safe = redactor.push(piece);
+                    if !safe.is_empty() {
+                        on(StreamEvent::Delta(&safe));
+                    }
+                }
+                other => on(other),
+            };
+            let (result, retry_after) = self.send_stream(&http, &mut decoder, &mut heard).await;
+            let result = result.map_err(|e| call.secrets.scrub(e));
             match result {
                 Ok(()) => {
+                    let rest = redactor.finish();
+                    if !rest.is_empty() {
+                        on(StreamEvent::Delta(&rest));
+                    }
                     let tokens = (decoder.input_tokens, decoder.output_tokens);
-                    return Ok(self.record(&call, decoder.text, tokens, attempts));
+                    let text = call.secrets.redact(&decoder.text);
+                    return Ok(self.record(&call, admitted, text, tokens, attempts));
                 }
                 Err(e) if e.is_transient() && attempts <= policy.max_retries => {
                     let wait = policy.delay(attempts, retry_after, rand::random::<f64>());
@@ -292,7 +352,7 @@ impl Gateway {
                         });
                     }
                 }
-                Err(e) => return Err(scrub(e, call.api_key.as_deref())),
+                Err(e) => return Err(e),
             }
         }
     }
@@ -328,7 +388,7 @@ impl Gateway {
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
             .and_then(parse_retry_after);
-        let text = res.text().await.unwrap_or_default();
+        let text = read_capped(res, MAX_ERROR_BODY).await;
         Err((
             LlmError::Http {
                 status: status.as_u16(),
@@ -398,7 +458,31 @@ struct Call<'a> {
     m: &'a ModelConfig,
     cache_key: String,
     api_key: Option<String>,
+    /// Every configured key: removed from errors, logs and answers.
+    secrets: Secrets,
     semaphore: Option<Arc<Semaphore>>,
+    /// The most the call can cost (USD), reserved against the spend caps.
+    worst_cost: f64,
+}
+
+/// What a call holds while it is in flight: its provider slot and its spend reservations.
+struct Admitted {
+    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    daily: Option<Reservation>,
+    run: Option<Reservation>,
+}
+
+/// At most `limit` bytes of a response body, as (lossy) text.
+async fn read_capped(mut res: reqwest::Response, limit: usize) -> String {
+    let mut body = Vec::new();
+    while body.len() < limit {
+        match res.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    body.truncate(limit);
+    String::from_utf8_lossy(&body).into_owned()
 }
 
 enum Prepared<'a> {

@@ -2,11 +2,14 @@
 //! a response cache, token and cost accounting, and spend caps.
 //!
 //! API keys are read from the environment when a request is built and go only into request
-//! headers: never into URLs, logs, errors or responses.
+//! headers: never into URLs, logs, errors or responses (`redact` removes every configured
+//! key from what comes back before anything is shortened, logged or shown).
 
 mod gateway;
 mod protocol;
+pub mod redact;
 mod retry;
+pub mod spend;
 
 pub use gateway::{Gateway, GatewayOptions, StreamEvent};
 pub use retry::RetryPolicy;

@@ -187,7 +187,7 @@ impl StreamDecoder {
                 .as_str()
                 .or_else(|| v["error"].as_str())
                 .unwrap_or("unknown error");
-            let msg: String = msg.chars().take(300).collect();
+            // Whole: the gateway removes keys first and shortens after.
             return Err(LlmError::Stream(format!("the provider reported: {msg}")));
         }
         let tokens = |v: &Value| v.as_u64();
@@ -297,7 +297,8 @@ pub fn parse(provider: ProviderKind, body: &Value) -> Result<(String, u64, u64),
     }
 }
 
-/// The provider's error message from an error body (truncated, never echoing headers).
+/// The provider's error message from an error body, whole: the gateway removes any key from
+/// it before shortening it (`redact`).
 pub fn error_message(body: &str) -> String {
     let v: Option<Value> = serde_json::from_str(body).ok();
     let msg = v
@@ -309,7 +310,7 @@ pub fn error_message(body: &str) -> String {
         })
         .map(str::to_string)
         .unwrap_or_else(|| body.to_string());
-    msg.chars().take(300).collect()
+    msg
 }
 
 #[cfg(test)]

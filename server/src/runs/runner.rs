@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use bench::atomworld::evaluate::{evaluate, parse_target, Comparison};
+use bench::atomworld::evaluate::{evaluate_within, parse_target, Comparison};
 use bench::atomworld::generator::generate;
 use bench::atomworld::noop::copy_would_pass;
 use bench::atomworld::prompt::model_prompt;
@@ -16,6 +16,8 @@ use tokio::sync::{Mutex, Semaphore};
 
 use super::store::{self, ResultRow};
 use super::{Answerer, RunSpec, TaskSource, TaskTriple};
+use crate::cpu::{CpuPool, MATCH_BUDGET};
+use crate::llm::spend::Budget;
 use crate::llm::{Gateway, LlmError, Message};
 use crate::storage::{Storage, StorageError};
 
@@ -115,8 +117,15 @@ pub fn tasks_of(source: &TaskSource) -> Vec<RunTask> {
     }
 }
 
-/// Answer one task sample and score it.
-async fn run_one(task: &RunTask, sample: u32, answerer: &Answerer, gateway: &Gateway) -> ResultRow {
+/// Answer one task sample and score it (on the CPU pool, within [`MATCH_BUDGET`]); the
+/// second value is true when a spend cap refused the call.
+async fn run_one(
+    task: &Arc<RunTask>,
+    sample: u32,
+    answerer: &Answerer,
+    gateway: &Gateway,
+    budget: Option<&Arc<Budget>>,
+) -> (ResultRow, bool) {
     let prompt = model_prompt(&task.input_cif, &task.prompt);
     let started = Instant::now();
     let answer: Result<crate::llm::Completion, LlmError> = match answerer {
@@ -124,10 +133,11 @@ async fn run_one(task: &RunTask, sample: u32, answerer: &Answerer, gateway: &Gat
         Answerer::Reference => Ok(baseline(format!("<cif>\n{}\n</cif>", task.target_cif))),
         Answerer::Model(name) => {
             gateway
-                .complete(name, &[Message::user(prompt.clone())], sample)
+                .complete_within(name, &[Message::user(prompt.clone())], sample, budget)
                 .await
         }
     };
+    let capped = matches!(answer, Err(LlmError::SpendCap(_)));
     let latency_ms = started.elapsed().as_millis() as u64;
     let mut row = ResultRow {
         task_id: task.id.clone(),
@@ -152,12 +162,19 @@ async fn run_one(task: &RunTask, sample: u32, answerer: &Answerer, gateway: &Gat
             } else {
                 Comparison::Matcher
             };
-            match parse_target(&task.target_cif) {
-                Ok(target) => {
-                    let v = evaluate(&target, &c.text, comparison);
+            let (t, text) = (task.clone(), c.text.clone());
+            let scored = CpuPool::global()
+                .run_within(MATCH_BUDGET, move |interrupt| {
+                    parse_target(&t.target_cif)
+                        .map(|target| evaluate_within(&target, &text, comparison, interrupt))
+                })
+                .await;
+            match scored {
+                Ok(Ok(v)) => {
                     row.label = Some(v.label.name().to_string());
                     row.verdict = serde_json::to_value(&v).ok();
                 }
+                Ok(Err(e)) => row.error = Some(e.to_string()),
                 Err(e) => row.error = Some(e.to_string()),
             }
             row.response = Some(c.text);
@@ -167,7 +184,7 @@ async fn run_one(task: &RunTask, sample: u32, answerer: &Answerer, gateway: &Gat
             row.cached = c.cached;
         }
     }
-    row
+    (row, capped)
 }
 
 fn baseline(text: String) -> crate::llm::Completion {
@@ -219,7 +236,8 @@ pub async fn execute_until(
         ..
     } = spec.clone();
     // Generation is CPU work (matching for no-op rejection): keep it off the async workers.
-    let tasks = tokio::task::spawn_blocking(move || tasks_of(&task_spec))
+    let tasks = CpuPool::global()
+        .run(move || tasks_of(&task_spec))
         .await
         .unwrap_or_default();
     let done: HashSet<(String, u32)> = store::finished(storage, run_id)?.into_iter().collect();
@@ -240,7 +258,11 @@ pub async fn execute_until(
     }));
     store::set_status(storage, run_id, "running")?;
     progress(&*state.lock().await);
-    let run_cap = gateway.config().limits.run_spend_usd;
+    // Calls reserve their worst case against the run's cap before they are sent.
+    let budget = match (gateway.config().limits.run_spend_usd, &answerer) {
+        (Some(cap), Answerer::Model(_)) => Some(Budget::for_run(cap, state.lock().await.cost_usd)),
+        _ => None,
+    };
     let limit = Arc::new(Semaphore::new(concurrency.max(1)));
     let progress = Arc::new(progress);
     let mut jobs = tokio::task::JoinSet::new();
@@ -259,14 +281,10 @@ pub async fn execute_until(
                 cancelled = true;
                 break 'tasks;
             }
-            if let (Some(cap), Answerer::Model(_)) = (run_cap, &answerer) {
-                let mut s = state.lock().await;
-                if s.cost_usd >= cap {
-                    s.stopped = Some(format!("the run's spend cap ${cap:.2} was reached"));
-                    break;
-                }
+            if state.lock().await.stopped.is_some() {
+                break 'tasks;
             }
-            let (task, answerer, gateway, storage, state, progress, run_id) = (
+            let (task, answerer, gateway, storage, state, progress, run_id, budget) = (
                 task.clone(),
                 answerer.clone(),
                 gateway.clone(),
@@ -274,11 +292,16 @@ pub async fn execute_until(
                 state.clone(),
                 progress.clone(),
                 run_id.to_string(),
+                budget.clone(),
             );
             jobs.spawn(async move {
-                let row = run_one(&task, sample, &answerer, &gateway).await;
+                let (row, capped) =
+                    run_one(&task, sample, &answerer, &gateway, budget.as_ref()).await;
                 let stored = store::put_result(&storage, &run_id, &row);
                 let mut s = state.lock().await;
+                if capped && s.stopped.is_none() {
+                    s.stopped = row.error.clone();
+                }
                 if stored.is_ok() && row.verdict.is_some() {
                     s.done += 1;
                 }

@@ -1,0 +1,207 @@
+//! Spend caps that hold at any concurrency: a call reserves its worst-case cost before it is
+//! sent and settles its real cost after, so the calls in flight can never together carry a
+//! cap further than one call's worst case.
+//!
+//! A call may start while the spend so far plus the reservations in flight plus its own worst
+//! case stay within the cap, or, when nothing else is in flight, while the spend so far is
+//! below the cap (so a cap smaller than one call's worst case still lets calls through one at
+//! a time). Otherwise it waits for a call in flight to settle; once the cap is reached, it
+//! is refused.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
+
+use super::LlmError;
+use crate::storage::Storage;
+
+/// Where a budget's settled spend is counted.
+enum Ledger {
+    /// In memory (a run's budget), starting from what the run spent earlier.
+    Memory(f64),
+    /// Today's row of the spend table, which every process sharing the database adds to.
+    Daily(Storage),
+}
+
+#[derive(Default)]
+struct Held {
+    /// Worst-case costs of the calls in flight.
+    reserved: f64,
+    /// Calls in flight.
+    calls: usize,
+}
+
+/// One spend cap and the calls reserved against it.
+pub struct Budget {
+    cap: f64,
+    what: &'static str,
+    ledger: Mutex<Ledger>,
+    held: Mutex<Held>,
+    settled: Notify,
+}
+
+impl Budget {
+    /// A run's cap of `cap` USD, of which `spent` went to earlier sessions of the run.
+    pub fn for_run(cap: f64, spent: f64) -> Arc<Self> {
+        Arc::new(Self::new(cap, "the run's spend cap", Ledger::Memory(spent)))
+    }
+
+    /// The daily cap of `cap` USD over today's spend in `storage`.
+    pub fn daily(cap: f64, storage: Storage) -> Arc<Self> {
+        Arc::new(Self::new(
+            cap,
+            "the daily spend cap",
+            Ledger::Daily(storage),
+        ))
+    }
+
+    fn new(cap: f64, what: &'static str, ledger: Ledger) -> Self {
+        Self {
+            cap,
+            what,
+            ledger: Mutex::new(ledger),
+            held: Mutex::new(Held::default()),
+            settled: Notify::new(),
+        }
+    }
+
+    /// Settled spend so far.
+    pub fn spent(&self) -> f64 {
+        match &*lock(&self.ledger) {
+            Ledger::Memory(s) => *s,
+            Ledger::Daily(storage) => storage.spend_on(super::gateway::today()).unwrap_or(0.0),
+        }
+    }
+
+    /// Wait until a call whose cost is at most `worst` USD may start; an error once the cap
+    /// is reached.
+    pub async fn reserve(self: &Arc<Self>, worst: f64) -> Result<Reservation, LlmError> {
+        let worst = if worst.is_finite() {
+            worst.max(0.0)
+        } else {
+            0.0
+        };
+        loop {
+            let notified = self.settled.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let spent = self.spent();
+                let mut held = lock(&self.held);
+                if spent >= self.cap {
+                    return Err(LlmError::SpendCap(format!(
+                        "{} ${:.2} is reached (${spent:.4} spent)",
+                        self.what, self.cap
+                    )));
+                }
+                if held.calls == 0 || spent + held.reserved + worst <= self.cap {
+                    held.reserved += worst;
+                    held.calls += 1;
+                    return Ok(Reservation {
+                        budget: self.clone(),
+                        worst,
+                        open: true,
+                    });
+                }
+            }
+            notified.await;
+        }
+    }
+
+    fn release(&self, worst: f64, cost: Option<f64>) {
+        if let (Some(cost), Ledger::Memory(spent)) = (cost, &mut *lock(&self.ledger)) {
+            *spent += cost;
+        }
+        {
+            let mut held = lock(&self.held);
+            held.reserved = (held.reserved - worst).max(0.0);
+            held.calls = held.calls.saturating_sub(1);
+            if held.calls == 0 {
+                held.reserved = 0.0;
+            }
+        }
+        self.settled.notify_waiters();
+    }
+}
+
+/// A call's claim on a budget; dropping it unsettled releases the claim at no cost (the
+/// call failed and providers do not charge failed calls).
+pub struct Reservation {
+    budget: Arc<Budget>,
+    worst: f64,
+    open: bool,
+}
+
+impl Reservation {
+    /// The call cost `cost` USD. (For the daily budget the cost is already in the spend
+    /// table: settle after writing it there, so it is never counted in neither place.)
+    pub fn settle(mut self, cost: f64) {
+        self.open = false;
+        self.budget.release(self.worst, Some(cost));
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.open {
+            self.budget.release(self.worst, None);
+        }
+    }
+}
+
+/// Locks a mutex whose data stays valid even if a holder panicked (plain numbers).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn concurrent_calls_never_carry_the_cap_past_one_worst_case() {
+        // Cap $0.10, each call's worst case $0.03, each really costs $0.025.
+        let b = Budget::for_run(0.10, 0.0);
+        let mut tasks = Vec::new();
+        for _ in 0..32 {
+            let b = b.clone();
+            tasks.push(tokio::spawn(async move {
+                match b.reserve(0.03).await {
+                    Ok(r) => {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        r.settle(0.025);
+                        true
+                    }
+                    Err(_) => false,
+                }
+            }));
+        }
+        let mut made = 0;
+        for t in tasks {
+            made += usize::from(t.await.unwrap_or(false));
+        }
+        let spent = b.spent();
+        assert!(spent <= 0.10 + 0.03, "spent {spent}");
+        assert!(spent >= 0.0999, "stopped early at {spent}");
+        assert!((4..=5).contains(&made), "{made} calls for {spent}");
+    }
+
+    #[tokio::test]
+    async fn a_cap_below_one_worst_case_lets_calls_through_one_at_a_time() {
+        let b = Budget::for_run(0.01, 0.0);
+        let r = b.reserve(1.0).await.unwrap();
+        // A second call waits until the first settles, then sees the cap reached.
+        let b2 = b.clone();
+        let waiter = tokio::spawn(async move { b2.reserve(1.0).await.is_err() });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!waiter.is_finished());
+        r.settle(0.02);
+        assert!(waiter.await.unwrap());
+        // A failed call (dropped reservation) costs nothing and frees its claim.
+        let b = Budget::for_run(0.05, 0.0);
+        drop(b.reserve(1.0).await.unwrap());
+        assert_eq!(b.spent(), 0.0);
+        assert!(b.reserve(1.0).await.is_ok());
+    }
+}

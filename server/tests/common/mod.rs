@@ -1,0 +1,137 @@
+//! Helpers shared by the integration tests that drive the real `atomworld` binary.
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The `atomworld` binary built for these tests.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_atomworld"))
+}
+
+/// Serve `app` on 127.0.0.1 (a fake provider); its base URL with `/v1`.
+pub async fn spawn_app(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}/v1")
+}
+
+/// A running `atomworld serve` whose output is collected.
+pub struct Server {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    child: Child,
+    output: Arc<Mutex<String>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Server {
+    /// Start `atomworld serve` on a free port with its data in `dir`, extra arguments and
+    /// environment set by `env`.
+    pub async fn start(dir: &Path, args: &[&str], env: impl FnOnce(&mut Command)) -> Self {
+        let dist = dir.join("dist");
+        std::fs::create_dir_all(&dist).unwrap();
+        let mut cmd = bin();
+        cmd.args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.join("data"))
+            .arg("--dist")
+            .arg(&dist)
+            .args(args)
+            .env_remove("RUST_LOG")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        env(&mut cmd);
+        let mut child = cmd.spawn().unwrap();
+        let output = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let mut readers = Vec::new();
+        let stdout = child.stdout.take().unwrap();
+        let out = output.clone();
+        readers.push(std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(url) = line.split("listening on ").nth(1) {
+                    let _ = tx.send(url.trim().trim_end_matches('/').to_string());
+                }
+                let mut o = out.lock().unwrap();
+                o.push_str(&line);
+                o.push('\n');
+            }
+        }));
+        let mut stderr = child.stderr.take().unwrap();
+        let out = output.clone();
+        readers.push(std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            out.lock().unwrap().push_str(&text);
+        }));
+        let base = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "the server did not start: {}",
+                    output.lock().unwrap().as_str()
+                )
+            });
+        Server {
+            base,
+            child,
+            output,
+            readers,
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Send SIGTERM and wait for the exit; everything the server printed.
+    pub fn stop(mut self) -> String {
+        terminate(self.child.id());
+        let _ = self.child.wait();
+        for r in self.readers.drain(..) {
+            let _ = r.join();
+        }
+        let out = self.output.lock().unwrap().clone();
+        out
+    }
+
+    /// Send SIGTERM; how long the process took to exit (None: still running after `limit`,
+    /// then killed).
+    pub fn stop_within(mut self, limit: Duration) -> Option<Duration> {
+        let started = std::time::Instant::now();
+        terminate(self.child.id());
+        while started.elapsed() < limit {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return Some(started.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        None
+    }
+
+    /// Kill the process at once (SIGKILL), as a crash would.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn terminate(pid: u32) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status();
+}
