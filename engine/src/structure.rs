@@ -9,6 +9,11 @@ use crate::element::Element;
 use crate::lattice::{translations_within, Lattice};
 use crate::numeric::norm;
 
+/// Largest number of sites any reader builds: every format's declared count, and for CIF the
+/// atom-site rows times the symmetry operations, is checked against it before anything is
+/// expanded or allocated. The viewer is made for up to 10,000 atoms; this leaves room.
+pub const MAX_SITES: usize = 100_000;
+
 /// One atom site: its element, fractional position and CIF label.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Site {

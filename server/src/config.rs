@@ -25,6 +25,13 @@
 //! max_concurrency_per_provider = 8
 //! request_timeout_secs = 300
 //! max_retries = 4
+//!
+//! [cases]                       # the share-link store
+//! max_per_client = 500
+//! max_bytes_per_client = 33554432
+//! max_total = 100000
+//! max_total_bytes = 2147483648
+//! ttl_days = 90                 # omit to keep cases until deleted
 //! ```
 
 use std::path::Path;
@@ -155,6 +162,9 @@ pub struct Limits {
     pub backoff_base_ms: u64,
     /// Longest single wait in milliseconds (also caps Retry-After).
     pub backoff_max_ms: u64,
+    /// Seconds one answer's scoring (parse and match) may take before it is labelled
+    /// `EvaluationTimeout`.
+    pub match_budget_secs: u64,
 }
 
 impl Default for Limits {
@@ -167,6 +177,7 @@ impl Default for Limits {
             max_retries: 4,
             backoff_base_ms: 1000,
             backoff_max_ms: 60_000,
+            match_budget_secs: 20,
         }
     }
 }
@@ -179,6 +190,8 @@ pub struct Config {
     pub models: Vec<ModelConfig>,
     /// Limits.
     pub limits: Limits,
+    /// Quotas and expiry of the share-link case store.
+    pub cases: crate::storage::CaseQuota,
 }
 
 /// Errors reading the configuration.

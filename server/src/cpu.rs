@@ -12,9 +12,6 @@ use std::time::Duration;
 use engine::interrupt::Interrupt;
 use tokio::sync::Semaphore;
 
-/// Time budget of one answer's evaluation (parse and match) in runs and the API.
-pub const MATCH_BUDGET: Duration = Duration::from_secs(20);
-
 /// Why a job gave no result.
 #[derive(Debug, thiserror::Error)]
 pub enum CpuError {

@@ -7,6 +7,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use bench::atomworld::Semantics;
+use server::cli::output::Output;
 use server::cli::{self, CliError};
 use server::{http, storage::Storage};
 
@@ -43,6 +44,16 @@ enum Command {
         /// Requests per minute per client on model and run endpoints.
         #[arg(long, default_value_t = 30)]
         rate_limit: u32,
+        /// Open connections accepted in total.
+        #[arg(long, default_value_t = 4096)]
+        max_connections: usize,
+        /// Open connections accepted per client address.
+        #[arg(long, default_value_t = 128)]
+        max_connections_per_client: usize,
+        /// Seconds a client has to send a request's headers (also the keep-alive idle
+        /// timeout).
+        #[arg(long, default_value_t = 10)]
+        header_timeout_secs: u64,
     },
     /// Apply an AtomWorld action prompt to a CIF and print the result as a CIF.
     Apply {
@@ -160,12 +171,6 @@ fn finish(result: Result<(), CliError>) -> std::process::ExitCode {
     }
 }
 
-fn create(path: &std::path::Path) -> Result<std::io::BufWriter<std::fs::File>, CliError> {
-    std::fs::File::create(path)
-        .map(std::io::BufWriter::new)
-        .map_err(|e| CliError::input(format!("cannot create {}: {e}", path.display())))
-}
-
 fn main() -> anyhow::Result<std::process::ExitCode> {
     let cli = Cli::parse();
     match cli.command {
@@ -194,7 +199,9 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             }
             let file = std::fs::File::open(&input)
                 .map_err(|e| CliError::input(format!("cannot read {}: {e}", input.display())))?;
-            let summary = cli::eval::run(std::io::BufReader::new(file), create(&output)?)?;
+            let mut out = Output::create(&output, &[&input])?;
+            let summary = cli::eval::run(std::io::BufReader::new(file), &mut out)?;
+            out.commit()?;
             eprint!("{summary}");
             Ok(())
         })())),
@@ -206,7 +213,9 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
         Command::Import { input, output } => Ok(finish((|| {
             let content = std::fs::read_to_string(&input)
                 .map_err(|e| CliError::input(format!("cannot read {}: {e}", input.display())))?;
-            let report = cli::import::run(&content, create(&output)?)?;
+            let mut out = Output::create(&output, &[&input])?;
+            let report = cli::import::run(&content, &mut out)?;
+            out.commit()?;
             eprintln!("{report}");
             Ok(())
         })())),
@@ -215,7 +224,9 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             per_action,
             output,
         } => Ok(finish((|| {
-            let report = cli::gen::run(seed, per_action, create(&output)?)?;
+            let mut out = Output::create(&output, &[])?;
+            let report = cli::gen::run(seed, per_action, &mut out)?;
+            out.commit()?;
             eprintln!("{report}");
             Ok(())
         })())),
@@ -226,14 +237,30 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             config,
             replay_only,
             rate_limit,
-        } => serve(ServeArgs {
-            addr,
-            data_dir,
-            dist,
-            config,
-            replay_only,
-            rate_limit,
-        }),
+            max_connections,
+            max_connections_per_client,
+            header_timeout_secs,
+        } => {
+            let runtime = tokio::runtime::Runtime::new()?;
+            let result = runtime.block_on(serve(ServeArgs {
+                addr,
+                data_dir,
+                dist,
+                config,
+                replay_only,
+                rate_limit,
+                connections: http::listener::ConnectionLimits {
+                    total: max_connections,
+                    per_client: max_connections_per_client,
+                    header_read_timeout: std::time::Duration::from_secs(header_timeout_secs.max(1)),
+                    ..Default::default()
+                },
+            }));
+            // Runs still executing stop here (their stored results are kept and they resume
+            // at the next start); computations in flight see their interrupt raised.
+            runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+            result
+        }
         Command::Run {
             suite,
             model,
@@ -279,9 +306,9 @@ struct ServeArgs {
     config: Option<PathBuf>,
     replay_only: bool,
     rate_limit: u32,
+    connections: http::listener::ConnectionLimits,
 }
 
-#[tokio::main]
 async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
     let ServeArgs {
         addr,
@@ -290,6 +317,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
         config,
         replay_only,
         rate_limit,
+        connections,
     } = args;
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -334,12 +362,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
         let local = listener.local_addr()?;
         // The e2e harness and the README's run script read this line to find the URL.
         println!("AtomWorld Playground listening on http://{local}/");
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+        let connections = connections.within_descriptor_limit();
+        http::listener::serve(listener, app, connections, shutdown_signal()).await;
+        tracing::info!("stopped");
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -63,6 +63,7 @@ async fn start_with(
             price_output_per_mtok: 1.0,
         }],
         limits: Limits::default(),
+        ..Config::default()
     };
     let gateway = Gateway::new(
         config,

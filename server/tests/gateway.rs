@@ -169,7 +169,11 @@ fn model(name: &str, provider: ProviderKind, base: &str, key_env: &str) -> Model
 fn gateway(models: Vec<ModelConfig>, limits: Limits, cache: bool) -> (Gateway, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let storage = Storage::open(dir.path()).unwrap();
-    let config = Config { models, limits };
+    let config = Config {
+        models,
+        limits,
+        ..Config::default()
+    };
     let g = Gateway::new(
         config,
         storage,

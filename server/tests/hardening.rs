@@ -206,3 +206,497 @@ async fn spend_caps_hold_at_concurrency_32() {
         "daily cap: ${spent}"
     );
 }
+
+/// Rocksalt NaCl, conventional cell (8 sites), as `atomworld apply` reads it.
+const NACL: &str = "data_NaCl
+_cell_length_a 5.64
+_cell_length_b 5.64
+_cell_length_c 5.64
+_cell_angle_alpha 90
+_cell_angle_beta 90
+_cell_angle_gamma 90
+loop_
+_atom_site_label
+_atom_site_type_symbol
+_atom_site_fract_x
+_atom_site_fract_y
+_atom_site_fract_z
+Na0 Na 0 0 0
+Na1 Na 0 0.5 0.5
+Na2 Na 0.5 0 0.5
+Na3 Na 0.5 0.5 0
+Cl4 Cl 0.5 0 0
+Cl5 Cl 0 0.5 0
+Cl6 Cl 0 0 0.5
+Cl7 Cl 0.5 0.5 0.5
+";
+
+/// 400 atom sites under 997 symmetry operations: about 400,000 sites once expanded.
+fn symmetry_bomb() -> String {
+    let ops: String = (0..997).map(|k| format!("'x+{k}/997, y, z'\n")).collect();
+    let rows: String = (0..400)
+        .map(|k| format!("Na{k} Na 0.{k:03} 0.1 0.2\n"))
+        .collect();
+    format!(
+        "data_bomb\n_cell_length_a 5\n_cell_length_b 5\n_cell_length_c 5\n_cell_angle_alpha 90\n\
+         _cell_angle_beta 90\n_cell_angle_gamma 90\nloop_\n_symmetry_equiv_pos_as_xyz\n{ops}loop_\n\
+         _atom_site_label\n_atom_site_type_symbol\n_atom_site_fract_x\n_atom_site_fract_y\n\
+         _atom_site_fract_z\n{rows}"
+    )
+}
+
+/// A fake model that answers every prompt with `answer` after `delay`.
+async fn answering_provider(answer: String, delay: Duration) -> String {
+    async fn reply(
+        State((answer, delay)): State<(Arc<String>, Duration)>,
+    ) -> axum::Json<serde_json::Value> {
+        tokio::time::sleep(delay).await;
+        axum::Json(serde_json::json!({
+            "choices": [{"message": {"content": answer.as_str()}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 10}
+        }))
+    }
+    let app = Router::new()
+        .route("/v1/chat/completions", post(reply))
+        .with_state((Arc::new(answer), delay));
+    common::spawn_app(app).await
+}
+
+fn model_config(dir: &std::path::Path, base: &str, extra_limits: &str) -> std::path::PathBuf {
+    let cfg = dir.join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[[models]]\nname = \"fake\"\nprovider = \"openai-compatible\"\nmodel = \"f\"\n\
+             base_url = \"{base}\"\n\n[limits]\n{extra_limits}"
+        ),
+    )
+    .unwrap();
+    cfg
+}
+
+/// Polls `/api/health` every 25 ms until `done` says stop or `limit` passes; the slowest
+/// answer.
+async fn slowest_health(base: &str, limit: Duration, done: impl Fn() -> bool) -> Duration {
+    let c = reqwest::Client::new();
+    let started = std::time::Instant::now();
+    let mut worst = Duration::ZERO;
+    while started.elapsed() < limit && !done() {
+        let t = std::time::Instant::now();
+        let r = c.get(format!("{base}/api/health")).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        worst = worst.max(t.elapsed());
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    worst
+}
+
+async fn run_status(base: &str, id: &str) -> serde_json::Value {
+    reqwest::get(format!("{base}/api/runs/{id}"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heavy_tasks_never_stall_health_and_shutdown_is_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("nacl.cif");
+    std::fs::write(&input, NACL).unwrap();
+    let prompt = "Create a supercell with the size 10*12*20.";
+    // The 19,200-site target, and an answer with one atom nudged (a real match to make).
+    let target = bin()
+        .args(["apply", "--cif"])
+        .arg(&input)
+        .args(["--prompt", prompt])
+        .output()
+        .unwrap();
+    assert!(target.status.success());
+    let target = String::from_utf8(target.stdout).unwrap();
+    let nudged = target.replacen(
+        "  0.00000000  0.00000000  0.00000000",
+        "  0.00100000  0.00000000  0.00000000",
+        1,
+    );
+    assert_ne!(nudged, target);
+    let base = answering_provider(format!("<cif>\n{nudged}\n</cif>"), Duration::ZERO).await;
+    let cfg = model_config(dir.path(), &base, "match_budget_secs = 5\n");
+    let server = Server::start(dir.path(), &["--config", cfg.to_str().unwrap()], |_| {}).await;
+    let c = reqwest::Client::new();
+
+    // The symmetry bomb is refused at once, with where and why.
+    let bomb = c
+        .post(format!("{}/api/runs", server.base))
+        .json(&serde_json::json!({"model": "reference", "tasks": [{
+            "id": "bomb", "input_cif": symmetry_bomb(),
+            "action_prompt": "Remove the atom at index 0 from the cif file."}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bomb.status(), 400);
+    let text = bomb.text().await.unwrap();
+    assert!(text.contains("limit is 100000"), "{text}");
+
+    // Two runs of the 19,200-site task.
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let r: serde_json::Value = c
+            .post(format!("{}/api/runs", server.base))
+            .json(&serde_json::json!({"model": "fake", "tasks": [{
+                "id": "big", "input_cif": NACL, "action_prompt": prompt}]}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        ids.push(r["run_id"].as_str().unwrap().to_string());
+    }
+    let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (b, ids2, f) = (server.base.clone(), ids.clone(), finished.clone());
+    let watcher = tokio::spawn(async move {
+        loop {
+            let mut all = true;
+            for id in &ids2 {
+                all &= run_status(&b, id).await["status"] == "finished";
+            }
+            if all {
+                f.store(true, Ordering::SeqCst);
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    let worst = slowest_health(&server.base, Duration::from_secs(90), || {
+        finished.load(Ordering::SeqCst)
+    })
+    .await;
+    watcher.abort();
+    assert!(finished.load(Ordering::SeqCst), "the runs did not finish");
+    eprintln!("slowest health answer while two 19,200-site answers were scored: {worst:?}");
+    assert!(worst < Duration::from_millis(200), "health took {worst:?}");
+    for id in &ids {
+        let results: serde_json::Value = c
+            .get(format!("{}/api/runs/{id}/results", server.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let label = results["results"][0]["label"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        eprintln!("{label}: {}", results["results"][0]["verdict"]["detail"]);
+        assert!(
+            label == "Success" || label == "EvaluationTimeout",
+            "{label}: {}",
+            results["results"][0]["verdict"]["detail"]
+        );
+    }
+
+    // A third run in flight does not hold up SIGTERM.
+    c.post(format!("{}/api/runs", server.base))
+        .json(&serde_json::json!({"model": "fake", "tasks": [{
+            "id": "big2", "input_cif": NACL, "action_prompt": prompt}]}))
+        .send()
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let took = server.stop_within(Duration::from_secs(10));
+    assert!(took.is_some_and(|t| t < Duration::from_secs(6)), "{took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_makes_no_progress_across_restarts_is_held() {
+    let dir = tempfile::tempdir().unwrap();
+    // A provider that never answers in time: the run can make no progress.
+    let base = answering_provider("<cif></cif>".into(), Duration::from_secs(600)).await;
+    let cfg = model_config(dir.path(), &base, "");
+    let args = ["--config", cfg.to_str().unwrap()];
+    let server = Server::start(dir.path(), &args, |_| {}).await;
+    let r: serde_json::Value = reqwest::Client::new()
+        .post(format!("{}/api/runs", server.base))
+        .json(&serde_json::json!({"model": "fake", "tasks": [{
+            "id": "t", "input_cif": NACL,
+            "action_prompt": "Remove the atom at index 0 from the cif file."}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = r["run_id"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.kill();
+    // First restart: resumed.
+    let server = Server::start(dir.path(), &args, |_| {}).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let log = server.stop();
+    assert!(log.contains("resuming run"), "{log}");
+    // Second restart, still no progress: held and reported, not resumed.
+    let server = Server::start(dir.path(), &args, |_| {}).await;
+    let status = run_status(&server.base, &id).await;
+    assert_eq!(status["status"], "interrupted", "{status}");
+    let log = server.stop();
+    assert!(log.contains("marked interrupted"), "{log}");
+    assert!(!log.contains("resuming run"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_case_store_has_a_passcode_quotas_and_says_why_it_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, "[cases]\nmax_per_client = 3\nttl_days = 30\n").unwrap();
+    let server = Server::start(
+        dir.path(),
+        &["--config", cfg.to_str().unwrap(), "--rate-limit", "6"],
+        |c| {
+            c.env("ATOMWORLD_PASSCODE", "open-sesame");
+        },
+    )
+    .await;
+    let c = reqwest::Client::new();
+    let put = |n: u32, pass: Option<&'static str>| {
+        let mut r = c
+            .post(format!("{}/api/cases", server.base))
+            .json(&serde_json::json!({"case": n}));
+        if let Some(p) = pass {
+            r = r.bearer_auth(p);
+        }
+        r.send()
+    };
+    let e = put(0, None).await.unwrap();
+    assert_eq!(e.status(), 401);
+    for n in 1..=3 {
+        assert_eq!(put(n, Some("open-sesame")).await.unwrap().status(), 201);
+    }
+    let full = put(4, Some("open-sesame")).await.unwrap();
+    assert_eq!(full.status(), 429);
+    let body: serde_json::Value = full.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "case_quota", "{body}");
+    // Reading a stored case needs nothing.
+    let r: serde_json::Value = put(1, Some("open-sesame"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = r["id"].as_str().unwrap().to_string();
+    let got = c
+        .get(format!("{}/api/cases/{id}", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.status(), 200);
+    // The rate limit counts refused passcodes too, and says so.
+    let locked = put(5, Some("wrong")).await.unwrap();
+    assert_eq!(locked.status(), 429);
+    assert!(locked.headers().contains_key("retry-after"));
+    let body: serde_json::Value = locked.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "rate_limited");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("wrong passcode"),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connection_floods_are_capped_and_timed_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--max-connections-per-client",
+            "100",
+            "--header-timeout-secs",
+            "1",
+        ],
+        |_| {},
+    )
+    .await;
+    let addr: std::net::SocketAddr = server.base.trim_start_matches("http://").parse().unwrap();
+    // 300 connections from 127.0.0.2 that never send a byte.
+    let mut idle = Vec::new();
+    for _ in 0..300 {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+        idle.push(socket.connect(addr).await.unwrap());
+    }
+    // Another client is served throughout.
+    let worst = slowest_health(&server.base, Duration::from_millis(600), || false).await;
+    assert!(worst < Duration::from_millis(200), "{worst:?}");
+    // Past the cap, the flood's connections were closed at once; the rest close after the
+    // header timeout.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let mut open = 0;
+    for s in &idle {
+        let mut buf = [0u8; 1];
+        match s.try_read(&mut buf) {
+            Ok(0) => {}                                                        // closed
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => open += 1, // still open
+            _ => {}
+        }
+    }
+    assert_eq!(open, 0, "{open} idle connections still open");
+    drop(idle);
+    let worst = slowest_health(&server.base, Duration::from_millis(200), || false).await;
+    assert!(worst < Duration::from_millis(200));
+}
+
+#[test]
+fn eval_never_destroys_its_input_nor_leaves_half_an_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("answers.jsonl");
+    let line = serde_json::json!({
+        "input_cif": NACL, "action_prompt": "Remove the atom at index 0 from the cif file.",
+        "target_cif": null, "response": "no tags"});
+    // A byte-order mark first, as some editors write.
+    std::fs::write(&input, format!("\u{feff}{line}\n")).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let same = bin()
+        .arg("eval")
+        .arg(&input)
+        .arg("-o")
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(same.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&same.stderr).contains("is the input"));
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    // The BOM is no error.
+    let out = dir.path().join("scored.jsonl");
+    let ok = bin()
+        .arg("eval")
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("OutputFormatError"));
+    // A bad second line: the command fails and the earlier output stays as it was.
+    std::fs::write(&input, format!("{line}\n{{broken\n")).unwrap();
+    let before_out = std::fs::read(&out).unwrap();
+    let bad = bin()
+        .arg("eval")
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(std::fs::read(&out).unwrap(), before_out);
+    let fresh = dir.path().join("fresh.jsonl");
+    let bad = bin()
+        .arg("eval")
+        .arg(&input)
+        .arg("-o")
+        .arg(&fresh)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(!fresh.exists());
+    let leftovers = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".atomworld-")
+        })
+        .count();
+    assert_eq!(leftovers, 0);
+}
+
+#[test]
+fn absurd_cells_and_unknown_models_are_refused_before_anything_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge.cif");
+    std::fs::write(
+        &huge,
+        NACL.replace("_cell_length_a 5.64", "_cell_length_a 1e308"),
+    )
+    .unwrap();
+    let out = bin()
+        .args(["apply", "--cif"])
+        .arg(&huge)
+        .args(["--prompt", "Remove the atom at index 0 from the cif file."])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("line 2") && err.contains("exceeds the limit"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+
+    let run = bin()
+        .args([
+            "run",
+            "--model",
+            "nobody",
+            "--per-action",
+            "1",
+            "--data-dir",
+        ])
+        .arg(dir.path().join("data"))
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    let conn = rusqlite::Connection::open(dir.path().join("data/atomworld.sqlite3")).unwrap();
+    let runs: i64 = conn
+        .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(runs, 0, "a run that cannot start is not recorded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn csv_exports_cannot_smuggle_spreadsheet_formulas() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[], |_| {}).await;
+    let c = reqwest::Client::new();
+    let r: serde_json::Value = c
+        .post(format!("{}/api/runs", server.base))
+        .json(&serde_json::json!({"model": "copy-input", "tasks": [{
+            "id": "=HYPERLINK(\"http://evil.invalid\",\"x\")", "input_cif": NACL,
+            "action_prompt": "Remove the atom at index 0 from the cif file."}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = r["run_id"].as_str().unwrap().to_string();
+    let mut csv = String::new();
+    for _ in 0..100 {
+        csv = c
+            .get(format!("{}/api/runs/{id}/results?format=csv", server.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if csv.lines().count() > 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let row = csv.lines().nth(1).unwrap_or_default();
+    assert!(row.starts_with("\"'=HYPERLINK("), "{csv}");
+}

@@ -6,7 +6,10 @@ use server::http::{router, AppState};
 use server::storage::Storage;
 
 async fn start(dist: &Path, data: &Path) -> String {
-    let storage = Storage::open(data).expect("open storage");
+    start_on(dist, Storage::open(data).expect("open storage")).await
+}
+
+async fn start_on(dist: &Path, storage: Storage) -> String {
     let app = router(AppState::new(storage).expect("state"), dist);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -41,7 +44,7 @@ async fn health_reports_version_and_schema() {
     let body: serde_json::Value = res.json().await.unwrap();
     assert_eq!(body["status"], "ok");
     assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(body["schema_version"], 2);
+    assert_eq!(body["schema_version"], 3);
     assert!(body["commit"].is_string());
     assert!(data.path().join(server::storage::DB_FILE).is_file());
 }
@@ -87,4 +90,110 @@ async fn client_routes_fall_back_to_the_app() {
         .await
         .unwrap()
         .contains("<title>AtomWorld</title>"));
+}
+
+#[tokio::test]
+async fn health_fails_when_the_database_takes_no_writes() {
+    let (dist, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write_dist(dist.path());
+    let storage = Storage::open(data.path()).unwrap();
+    let base = start_on(dist.path(), storage.clone()).await;
+    assert_eq!(
+        reqwest::get(format!("{base}/api/health"))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    // SQLite's read-only mode: reads work, every write fails (as on a read-only file).
+    storage
+        .with_conn(|c| c.pragma_update(None, "query_only", true))
+        .unwrap();
+    let res = reqwest::get(format!("{base}/api/health")).await.unwrap();
+    assert_eq!(res.status(), 503);
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(body["status"], "error");
+    assert_eq!(body["error"]["code"], "database_unavailable");
+}
+
+#[tokio::test]
+async fn every_api_error_is_json_with_a_stable_code() {
+    let (dist, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write_dist(dist.path());
+    let base = start(dist.path(), data.path()).await;
+    let c = reqwest::Client::new();
+    let cases = [
+        // Not JSON, wrong content type, wrong shape, too large, no such route or method.
+        (
+            c.post(format!("{base}/api/complete"))
+                .header("content-type", "application/json")
+                .body("{nope"),
+            400,
+            "bad_request",
+        ),
+        (
+            c.post(format!("{base}/api/complete")).body("{}"),
+            415,
+            "unsupported_media_type",
+        ),
+        (
+            c.post(format!("{base}/api/complete"))
+                .json(&serde_json::json!({"prompt": 1})),
+            422,
+            "invalid_body",
+        ),
+        (
+            c.post(format!("{base}/api/runs"))
+                .header("content-type", "application/json")
+                .body(vec![b' '; 2 * 1024 * 1024]),
+            413,
+            "too_large",
+        ),
+        (c.get(format!("{base}/api/no-such-thing")), 404, "not_found"),
+        (
+            c.delete(format!("{base}/api/health")),
+            405,
+            "method_not_allowed",
+        ),
+        (c.get(format!("{base}/api/runs/nope")), 404, "not_found"),
+    ];
+    for (req, status, code) in cases {
+        let res = req.send().await.unwrap();
+        assert_eq!(res.status(), status);
+        assert!(res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json"));
+        let body: serde_json::Value = res.json().await.unwrap();
+        assert_eq!(body["error"]["code"], code, "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{body}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn security_headers_allow_the_app_and_little_else() {
+    let (dist, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(
+        dist.path().join("index.html"),
+        "<!doctype html><script type=\"module\">import init from '/app.js'; init();</script>",
+    )
+    .unwrap();
+    let base = start(dist.path(), data.path()).await;
+    for path in ["/", "/api/health", "/c/abc"] {
+        let res = reqwest::get(format!("{base}{path}")).await.unwrap();
+        let h = res.headers();
+        let csp = h["content-security-policy"].to_str().unwrap();
+        assert!(
+            csp.contains("'wasm-unsafe-eval'") && csp.contains("'sha256-"),
+            "{csp}"
+        );
+        assert!(csp.contains("frame-ancestors 'none'") && csp.contains("connect-src 'self'"));
+        assert_eq!(h["x-content-type-options"], "nosniff");
+        assert_eq!(h["referrer-policy"], "no-referrer");
+    }
 }

@@ -116,6 +116,8 @@ fn number(record: &Value, key: &str) -> Option<f64> {
 
 /// Reads a file in any of the [`Layout`]s.
 pub fn import(content: &str) -> Result<(Layout, Vec<ImportedTask>), ImportError> {
+    // A byte-order mark, as some editors write, is not content.
+    let content = content.strip_prefix('\u{feff}').unwrap_or(content);
     let trimmed = content.trim_start();
     let (layout, records): (Layout, Vec<Value>) = match serde_json::from_str::<Value>(trimmed) {
         Ok(Value::Array(items)) => (Layout::TaskData, items),

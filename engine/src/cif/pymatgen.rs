@@ -39,7 +39,7 @@ use super::symop::SymOp;
 use super::CifError;
 use crate::element::Element;
 use crate::lattice::Lattice;
-use crate::structure::{Site, Structure};
+use crate::structure::{Site, Structure, MAX_SITES};
 
 /// Positions closer than this (fractional, per axis, periodic) are one site (`site_tolerance`).
 pub const SITE_TOLERANCE: f64 = 1e-4;
@@ -89,8 +89,9 @@ fn parse_like_pymatgen(text: &str, detailed: bool) -> Result<PymatgenCif, CifErr
     let mut first: Option<PymatgenCif> = None;
     let mut first_failure: Option<CifError> = None;
     // pymatgen parses every block: a later block can still fail the whole file.
+    let mut budget = MAX_SITES;
     for block in &blocks {
-        match structure_of_block(block, detailed) {
+        match structure_of_block(block, detailed, &mut budget) {
             Ok(Some(parsed)) => {
                 first.get_or_insert(parsed);
             }
@@ -559,8 +560,14 @@ fn fract(block: &PmgBlock, (tag, column): (&str, Option<&Item>), idx: usize) -> 
     str2float(&v.s).ok_or_else(|| block_err(v.pos, format!("{tag}: '{}' is not a number", v.s)))
 }
 
-/// `CifParser._get_structure` for one block.
-fn structure_of_block(block: &PmgBlock, detailed: bool) -> Result<Option<PymatgenCif>, Fail> {
+/// `CifParser._get_structure` for one block. `budget` is what is left of [`MAX_SITES`] for
+/// the file: the block's atom-site rows times its symmetry operations are taken from it
+/// before anything is expanded.
+fn structure_of_block(
+    block: &PmgBlock,
+    detailed: bool,
+    budget: &mut usize,
+) -> Result<Option<PymatgenCif>, Fail> {
     let params = lattice_parameters(block)?;
     let cell_pos = block
         .get("_cell_length_a")
@@ -608,6 +615,19 @@ fn structure_of_block(block: &PmgBlock, detailed: bool) -> Result<Option<Pymatge
         .ok_or_else(|| block_err(block.pos, "missing _atom_site_label"))?;
     let types = block.get("_atom_site_type_symbol");
     let occupancies = block.get("_atom_site_occupancy");
+    let most = labels.len().saturating_mul(ops.len().max(1));
+    if most > *budget {
+        return Err(file_err(
+            labels.pos().or(block.pos),
+            format!(
+                "{} atom sites under {} symmetry operations could make {most} sites; the \
+                 limit is {MAX_SITES} for the whole file",
+                labels.len(),
+                ops.len()
+            ),
+        ));
+    }
+    *budget -= most;
 
     let mut rows: Vec<Row> = Vec::new();
     let mut placed = SiteIndex::default(); // the rows' coordinates
@@ -925,6 +945,24 @@ loop_
     fn thin_cells_are_rejected() {
         let text = NACL.replace("_cell_length_c   5.64", "_cell_length_c   0.005");
         assert!(parse_cif_like_pymatgen(&text).is_err());
+    }
+
+    #[test]
+    fn a_symmetry_bomb_fails_the_file_before_expansion() {
+        let ops: String = (0..997).map(|k| format!("'x+{k}/997, y, z'\n")).collect();
+        let rows: String = (0..400)
+            .map(|k| format!("Na{k} Na 0.{k:03} 0.1 0.2\n"))
+            .collect();
+        let text = format!(
+            "data_bomb\n_cell_length_a 5\n_cell_length_b 5\n_cell_length_c 5\n\
+             _cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90\n\
+             loop_\n_symmetry_equiv_pos_as_xyz\n{ops}loop_\n_atom_site_label\n\
+             _atom_site_type_symbol\n_atom_site_fract_x\n_atom_site_fract_y\n\
+             _atom_site_fract_z\n{rows}"
+        );
+        let e = parse_cif_like_pymatgen(&text).unwrap_err();
+        assert!(e.message.contains("could make 398800 sites"), "{e}");
+        assert_eq!(e.pos.map(|p| p.line), Some(9 + 997 + 7), "{e}");
     }
 
     #[test]

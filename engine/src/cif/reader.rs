@@ -6,7 +6,7 @@ use super::symop::SymOp;
 use super::CifError;
 use crate::element::Element;
 use crate::lattice::Lattice;
-use crate::structure::{Site, Structure};
+use crate::structure::{Site, Structure, MAX_SITES};
 
 /// Tags that may hold symmetry operations, in order of preference.
 const SYMOP_TAGS: [&str; 4] = [
@@ -100,7 +100,20 @@ pub(crate) fn element_of(symbol: &str) -> Option<Element> {
     Element::from_symbol(&title(&one))
 }
 
+/// Longest cell edge the reader accepts (Å): far beyond any crystal or slab, and small
+/// enough that volumes, distances and the written CIF stay finite.
+pub const MAX_CELL_LENGTH: f64 = 1e6;
+
 fn structure_from_block(block: &Block) -> Result<Structure, CifError> {
+    for tag in ["_cell_length_a", "_cell_length_b", "_cell_length_c"] {
+        let length = cell_value(block, tag)?;
+        if length > MAX_CELL_LENGTH {
+            return Err(CifError {
+                message: format!("{tag} = {length} Å exceeds the limit of {MAX_CELL_LENGTH} Å"),
+                pos: block.item(tag).map(|v| v.pos),
+            });
+        }
+    }
     let lattice = Lattice::from_parameters(
         cell_value(block, "_cell_length_a")?,
         cell_value(block, "_cell_length_b")?,
@@ -143,6 +156,19 @@ fn structure_from_block(block: &Block) -> Result<Structure, CifError> {
         ));
     }
 
+    // Checked before any expansion: a small file with many operations can ask for millions.
+    let images = if only_identity { 1 } else { ops.len() };
+    let most = lp.rows.len().saturating_mul(images);
+    if most > MAX_SITES {
+        return Err(CifError::at(
+            lp.pos,
+            format!(
+                "{} atom sites under {images} symmetry operations could make {most} sites; \
+                 the limit is {MAX_SITES}",
+                lp.rows.len()
+            ),
+        ));
+    }
     let mut sites: Vec<Site> = Vec::new();
     for row in &lp.rows {
         let symbol_value = c_type.or(c_label).map(|c| &row[c]);
@@ -246,6 +272,30 @@ Cl1 0.5(1) 0.5 0.5
         let e = read_cif(&bad).unwrap_err();
         assert_eq!(e.pos.map(|p| (p.line, p.col)), Some((20, 5)));
         assert!(e.message.contains("0.5x"), "{e}");
+    }
+
+    #[test]
+    fn a_symmetry_bomb_is_refused_before_expansion() {
+        let mut text = ROCKSALT_FM3M.replace("'x+1/2, y+1/2, z'\n", "");
+        let ops: String = (0..997).map(|k| format!("'x+{k}/997, y, z'\n")).collect();
+        text = text.replace("'x, y, z'\n", &format!("'x, y, z'\n{ops}"));
+        let rows: String = (0..400)
+            .map(|k| format!("Na{k} 0.{k:03} 0.1 0.2\n"))
+            .collect();
+        text.push_str(&rows);
+        let e = read_cif(&text).unwrap_err();
+        assert!(e.message.contains("the limit is 100000"), "{e}");
+        // At the atom-site loop (the line of its `loop_`).
+        let loop_line = text.lines().position(|l| l == "_atom_site_label");
+        assert_eq!(e.pos.map(|p| p.line), loop_line, "{e}");
+    }
+
+    #[test]
+    fn absurd_cell_lengths_are_refused_where_written() {
+        let text = ROCKSALT_FM3M.replace("_cell_length_b 5.64", "_cell_length_b 1e308");
+        let e = read_cif(&text).unwrap_err();
+        assert_eq!(e.pos.map(|p| (p.line, p.col)), Some((3, 16)), "{e}");
+        assert!(e.message.contains("exceeds the limit"), "{e}");
     }
 
     #[test]

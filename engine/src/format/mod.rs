@@ -19,9 +19,7 @@ pub use poscar::{read_poscar, write_poscar};
 pub use pymatgen_json::{read_pymatgen_json, write_pymatgen_json};
 pub use xyz::{read_xyz, write_xyz};
 
-/// Largest number of sites a reader accepts (a declared count beyond it is an error before
-/// anything is allocated). The viewer is made for up to 10,000 atoms; this leaves room.
-pub const MAX_SITES: usize = 100_000;
+pub use crate::structure::MAX_SITES;
 
 /// A structure file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -27,6 +27,7 @@ pub fn run(action: &str, file: &Path, data_dir: &Path) -> Result<(), CliError> {
         "import" => {
             let text = std::fs::read_to_string(file)
                 .map_err(|e| CliError::input(format!("cannot read {}: {e}", file.display())))?;
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
             let lines: Vec<String> = text.lines().map(str::to_string).collect();
             let added = storage
                 .cache_import(&lines)

@@ -67,7 +67,13 @@ pub fn run(input: impl BufRead, mut output: impl Write) -> Result<String, CliErr
     let (mut recorded, mut agree) = (0usize, 0usize);
     for (n, line) in input.lines().enumerate() {
         let n = n + 1;
-        let text = line.map_err(|e| CliError::input(format!("line {n}: {e}")))?;
+        let mut text = line.map_err(|e| CliError::input(format!("line {n}: {e}")))?;
+        if n == 1 {
+            // A byte-order mark, as some editors write, is not part of the first object.
+            if let Some(rest) = text.strip_prefix('\u{feff}') {
+                text = rest.to_string();
+            }
+        }
         if text.trim().is_empty() {
             continue;
         }

@@ -5,6 +5,7 @@ pub mod cache;
 pub mod eval;
 pub mod gen;
 pub mod import;
+pub mod output;
 pub mod run;
 
 /// A command-line failure: a one-line message for stderr and the exit status.

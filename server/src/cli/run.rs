@@ -120,6 +120,7 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
         samples: args.samples.max(1),
         concurrency: args.concurrency.max(1),
     };
+    runs::check_spec(&spec, gateway.config()).map_err(|e| CliError::input(e.to_string()))?;
     let run_id = match runs::find_unfinished(&storage, &spec)
         .map_err(|e| CliError::failure(e.to_string()))?
     {

@@ -18,8 +18,10 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::AppState;
+use crate::cpu::CpuPool;
 use crate::llm::{LlmError, Message, StreamEvent};
 use crate::runs::{self, Answerer, Progress, RunSpec};
+use crate::storage::CaseStored;
 
 /// Largest share-link case body (bytes).
 pub const MAX_CASE_BYTES: usize = 256 * 1024;
@@ -257,11 +259,25 @@ pub async fn start_run(
     let source = match body.tasks {
         None => runs::TaskSource::Generated(TaskSetSpec::per_action(body.seed, body.per_action)),
         Some(list) => {
-            // Every imported task must be runnable: a bad one is named, not silently dropped.
-            for t in &list {
-                runs::RunTask::from_triple(t)
-                    .map_err(|e| ApiError::bad(format!("task {}: {e}", t.id)))?;
+            if list.len() > MAX_RUN_TASKS {
+                return Err(ApiError::bad(format!(
+                    "a run must have 1 to {MAX_RUN_TASKS} task samples"
+                )));
             }
+            // Every imported task must be runnable: a bad one is named, not silently dropped.
+            // Parsing and applying actions is CPU work: off the async threads.
+            let list = CpuPool::global()
+                .run(move || {
+                    for t in &list {
+                        if let Err(e) = runs::RunTask::from_triple(t) {
+                            return Err(format!("task {}: {e}", t.id));
+                        }
+                    }
+                    Ok(list)
+                })
+                .await
+                .map_err(|e| ApiError::internal(e.to_string()))?
+                .map_err(ApiError::bad)?;
             runs::TaskSource::Imported(runs::ImportedTasks {
                 imported_from: "api".into(),
                 tasks: list,
@@ -503,11 +519,18 @@ pub struct ExportQuery {
     format: Option<String>,
 }
 
+/// One CSV cell: quoted when needed, and a text that a spreadsheet would take for a formula
+/// (leading `=`, `+`, `-`, `@`, tab or carriage return) prefixed with `'` so it stays text.
 fn csv_field(s: &str) -> String {
+    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    };
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
-        s.to_string()
+        s
     }
 }
 
@@ -545,8 +568,8 @@ pub async fn run_results(
                     "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                     csv_field(&r.task_id),
                     r.sample,
-                    r.action,
-                    r.label.as_deref().unwrap_or(""),
+                    csv_field(&r.action),
+                    csv_field(r.label.as_deref().unwrap_or("")),
                     num("rms"),
                     num("max_dist"),
                     num("max_dist_angstrom"),
@@ -572,11 +595,15 @@ pub async fn run_results(
     })
 }
 
-/// `POST /api/cases`: store a case (any JSON ≤ 256 KiB) under its content hash.
+/// `POST /api/cases`: store a case (any JSON ≤ 256 KiB) under its content hash, within the
+/// client's and the store's quotas (and behind the passcode, when one is set).
 pub async fn put_case(
     State(state): State<AppState>,
+    headers: HeaderMap,
+    client: Option<axum::Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
     body: axum::body::Bytes,
 ) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    authorise(&state, &headers)?;
     if body.len() > MAX_CASE_BYTES {
         return Err(ApiError(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -588,19 +615,32 @@ pub async fn put_case(
         serde_json::from_slice(&body).map_err(|e| ApiError::bad(format!("not JSON: {e}")))?;
     let text = value.to_string();
     let id = hex::encode(Sha256::digest(text.as_bytes()))[..12].to_string();
-    state
+    // The client's address, hashed: quotas need only tell clients apart.
+    let who = client.map_or_else(|| "unknown".to_string(), |c| c.0 .0.ip().to_string());
+    let who = hex::encode(Sha256::digest(
+        format!("atomworld-case-client:{who}").as_bytes(),
+    ));
+    let quota = &state.gateway.config().cases;
+    let stored = state
         .storage
-        .with_conn(|c| {
-            c.execute(
-                "INSERT OR IGNORE INTO cases (id, body) VALUES (?1, ?2)",
-                rusqlite::params![id, text],
-            )
-        })
+        .put_case(&id, &text, &who[..16], quota)
         .map_err(|e| ApiError::internal(e.to_string()))?;
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({"id": id, "url": format!("/c/{id}")})),
-    ))
+    match stored {
+        CaseStored::Stored => Ok((
+            StatusCode::CREATED,
+            Json(json!({"id": id, "url": format!("/c/{id}")})),
+        )),
+        CaseStored::ClientQuota(what) => Err(ApiError(
+            StatusCode::TOO_MANY_REQUESTS,
+            "case_quota",
+            format!("this address has used its share-link quota ({what})"),
+        )),
+        CaseStored::StoreFull(what) => Err(ApiError(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "case_store_full",
+            format!("the share-link store is full ({what}); ask the operator"),
+        )),
+    }
 }
 
 /// `GET /api/cases/{id}`.
@@ -608,13 +648,10 @@ pub async fn get_case(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let body: Option<String> = state
+    let ttl = state.gateway.config().cases.ttl_days;
+    let body = state
         .storage
-        .with_conn(|c| {
-            use rusqlite::OptionalExtension;
-            c.query_row("SELECT body FROM cases WHERE id = ?1", [&id], |r| r.get(0))
-                .optional()
-        })
+        .get_case(&id, ttl)
         .map_err(|e| ApiError::internal(e.to_string()))?;
     let body = body.ok_or_else(|| ApiError::not_found(format!("no case {id}")))?;
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())

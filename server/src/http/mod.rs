@@ -4,10 +4,10 @@ use std::path::Path;
 
 use axum::extract::DefaultBodyLimit;
 use axum::extract::State;
-use axum::http::{header, HeaderValue, Request};
-use axum::middleware::{self, Next};
+use axum::http::HeaderValue;
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use axum::{Json, Router};
 use serde::Serialize;
 use tower_http::compression::CompressionLayer;
@@ -16,9 +16,13 @@ use tower_http::services::{ServeDir, ServeFile};
 use crate::build_info::{build_info, BuildInfo};
 use crate::config::Config;
 use crate::llm::{Gateway, GatewayOptions};
+use crate::runs;
 use crate::storage::Storage;
 
 pub mod api;
+mod errors;
+mod headers;
+pub mod listener;
 mod rate_limit;
 
 /// Shared state of the HTTP handlers.
@@ -67,20 +71,29 @@ impl AppState {
         }
     }
 
-    /// Restart runs that were executing when the server stopped.
+    /// Restart runs that were executing when the server stopped, except one that stored
+    /// nothing since its previous automatic restart (it may be what stopped the server):
+    /// that one is marked `interrupted` and named in the log, for a person to resume.
     pub fn resume_runs(&self) {
-        let ids: Vec<String> = self
-            .storage
-            .with_conn(|c| {
-                let mut st =
-                    c.prepare("SELECT id FROM runs WHERE status IN ('running', 'created')")?;
-                let rows = st.query_map([], |r| r.get(0))?;
-                rows.collect()
-            })
-            .unwrap_or_default();
-        for id in ids {
-            tracing::info!(run = id, "resuming run");
-            api::spawn_run(self, id);
+        let unfinished = match runs::unfinished_at_startup(&self.storage) {
+            Ok(u) => u,
+            Err(e) => {
+                tracing::error!("cannot list unfinished runs: {e}");
+                return;
+            }
+        };
+        for u in unfinished {
+            match u {
+                runs::Unfinished::Resume(id) => {
+                    tracing::info!(run = id, "resuming run");
+                    api::spawn_run(self, id);
+                }
+                runs::Unfinished::Held(id) => tracing::warn!(
+                    run = id,
+                    "run made no progress since the last restart; marked interrupted, not \
+                     resumed (POST /api/runs/{id}/resume to try again)"
+                ),
+            }
         }
     }
 }
@@ -88,7 +101,7 @@ impl AppState {
 /// The answer of `GET /api/health`.
 #[derive(Serialize)]
 pub struct Health {
-    /// Always `"ok"` when the server answers and its database is readable.
+    /// `"ok"` when the server answers and its database takes a write.
     pub status: &'static str,
     /// Version and build facts.
     #[serde(flatten)]
@@ -98,7 +111,18 @@ pub struct Health {
 }
 
 async fn health(State(state): State<AppState>) -> Response {
-    match state.storage.schema_version() {
+    let storage = state.storage.clone();
+    // A write that is rolled back: a read-only or full database is not "ok".
+    let checked = tokio::task::spawn_blocking(move || {
+        storage.check_writable()?;
+        storage.schema_version()
+    })
+    .await;
+    let checked = match checked {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    match checked {
         Ok(schema_version) => Json(Health {
             status: "ok",
             build: build_info(),
@@ -109,7 +133,10 @@ async fn health(State(state): State<AppState>) -> Response {
             tracing::error!("health check failed: {e}");
             (
                 axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                Json(serde_json::json!({"status": "error", "error": "database unavailable"})),
+                Json(serde_json::json!({
+                    "status": "error",
+                    "error": {"code": "database_unavailable", "message": "the database does not take writes (see the server log)"}
+                })),
             )
                 .into_response()
         }
@@ -119,70 +146,42 @@ async fn health(State(state): State<AppState>) -> Response {
 /// Largest request body accepted (bytes).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-/// True for file names that carry Trunk's content hash (`app-0123456789abcdef_bg.wasm`),
-/// which may be cached forever.
-fn is_hashed_asset(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name.split(['-', '_', '.'])
-        .any(|part| part.len() == 16 && part.chars().all(|c| c.is_ascii_hexdigit()))
-}
-
-async fn cache_headers(req: Request<axum::body::Body>, next: Next) -> Response {
-    let path = req.uri().path().to_string();
-    let mut res = next.run(req).await;
-    let value = if path.starts_with("/api/") {
-        "no-store"
-    } else if is_hashed_asset(&path) {
-        "public, max-age=31536000, immutable"
-    } else {
-        "no-cache"
-    };
-    res.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static(value));
-    res
-}
-
 /// The full router: API routes, then the app from `dist` with an SPA fallback to
 /// `index.html` so that client routes such as `/c/<id>` load the app.
 pub fn router(state: AppState, dist: &Path) -> Router {
     let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
+    let csp = HeaderValue::from_str(&headers::content_security_policy(dist))
+        .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"));
+    // Endpoints that cost money, start work or store data: rate limited per client.
     let limited = Router::new()
         .route("/api/complete", post(api::complete))
         .route("/api/complete/stream", post(api::complete_stream))
         .route("/api/runs", post(api::start_run))
         .route("/api/runs/{id}/cancel", post(api::cancel_run))
         .route("/api/runs/{id}/resume", post(api::resume_run))
+        .route("/api/cases", post(api::put_case))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             rate_limit::limit,
         ));
-    Router::new()
+    let api = Router::new()
         .route("/api/health", get(health))
         .route("/api/models", get(api::models))
         .route("/api/runs", get(api::list_runs))
         .route("/api/runs/{id}", get(api::get_run))
         .route("/api/runs/{id}/results", get(api::run_results))
         .route("/api/runs/{id}/events", get(api::run_events))
-        .route("/api/cases", post(api::put_case))
         .route("/api/cases/{id}", get(api::get_case))
         .route("/api/openapi.json", get(api::openapi))
+        .route("/api/{*rest}", any(errors::no_such_route))
         .merge(limited)
         .with_state(state)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .fallback_service(static_files)
-        .layer(middleware::from_fn(cache_headers))
+        .layer(middleware::from_fn(errors::json_errors));
+    api.fallback_service(static_files)
+        .layer(middleware::from_fn_with_state(
+            std::sync::Arc::new(csp),
+            headers::add,
+        ))
         .layer(CompressionLayer::new().gzip(true).br(true))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hashed_asset_names() {
-        assert!(is_hashed_asset("/app-1a2b3c4d5e6f7a8b_bg.wasm"));
-        assert!(is_hashed_asset("/app-1a2b3c4d5e6f7a8b.js"));
-        assert!(!is_hashed_asset("/index.html"));
-        assert!(!is_hashed_asset("/c/abc"));
-    }
 }

@@ -1,4 +1,7 @@
-//! A per-client token bucket for the endpoints that cost money (model calls, runs).
+//! A per-client token bucket for the endpoints that cost money, start work or store data
+//! (model calls, runs, share-link cases). Every request counts, a refused passcode too: so
+//! many wrong passcodes from one address also lock that address out until its bucket
+//! refills, and the answer says so.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -35,11 +38,12 @@ impl Limiter {
         }
     }
 
-    /// Take a token for `client`; false when its bucket is empty.
-    pub fn allow(&self, client: Option<IpAddr>) -> bool {
-        let Ok(mut buckets) = self.buckets.lock() else {
-            return true;
-        };
+    /// Take a token for `client`; when its bucket is empty, the seconds until it holds one.
+    pub fn take(&self, client: Option<IpAddr>) -> Result<(), u64> {
+        let mut buckets = self
+            .buckets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = Instant::now();
         let cap = self.per_minute as f64;
         let (tokens, last) = buckets.entry(client).or_insert((cap, now));
@@ -47,9 +51,9 @@ impl Limiter {
         *last = now;
         if *tokens >= 1.0 {
             *tokens -= 1.0;
-            true
+            Ok(())
         } else {
-            false
+            Err(((1.0 - *tokens) * 60.0 / cap).ceil().max(1.0) as u64)
         }
     }
 }
@@ -60,15 +64,22 @@ pub async fn limit(State(state): State<AppState>, req: Request, next: Next) -> R
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0.ip());
-    if state.limiter.allow(client) {
-        next.run(req).await
-    } else {
-        (
+    match state.limiter.take(client) {
+        Ok(()) => next.run(req).await,
+        Err(wait) => (
             StatusCode::TOO_MANY_REQUESTS,
-            [("retry-after", "10")],
-            Json(serde_json::json!({"error": {"code": "rate_limited", "message": "too many requests from this client; try again shortly"}})),
+            [("retry-after", wait.to_string())],
+            Json(serde_json::json!({"error": {
+                "code": "rate_limited",
+                "message": format!(
+                    "this address has made more than {} requests in the last minute to \
+                     model, run and share endpoints (requests refused for a wrong passcode \
+                     count too); try again in {wait} s",
+                    state.limiter.per_minute
+                ),
+            }})),
         )
-            .into_response()
+            .into_response(),
     }
 }
 
@@ -80,8 +91,9 @@ mod tests {
     fn buckets_empty_and_are_per_client() {
         let l = Limiter::new(3);
         let a = Some(IpAddr::from([127, 0, 0, 1]));
-        assert!(l.allow(a) && l.allow(a) && l.allow(a));
-        assert!(!l.allow(a));
-        assert!(l.allow(Some(IpAddr::from([127, 0, 0, 2]))));
+        assert!(l.take(a).is_ok() && l.take(a).is_ok() && l.take(a).is_ok());
+        // A token comes back every 20 s at 3 per minute.
+        assert_eq!(l.take(a), Err(20));
+        assert!(l.take(Some(IpAddr::from([127, 0, 0, 2]))).is_ok());
     }
 }

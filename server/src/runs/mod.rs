@@ -7,7 +7,10 @@ mod store;
 mod summary;
 
 pub use runner::{execute, execute_until, Progress, RunError, RunTask};
-pub use store::{create_run, find_unfinished, load_run, results as store_results, ResultRow};
+pub use store::{
+    create_run, find_unfinished, load_run, results as store_results, unfinished_at_startup,
+    ResultRow, Unfinished,
+};
 pub use summary::{summarise, Summary};
 
 use bench::atomworld::generator::TaskSetSpec;
@@ -86,6 +89,21 @@ pub struct TaskTriple {
     /// The ground-truth CIF, if the source has one.
     #[serde(default)]
     pub target_cif: Option<String>,
+}
+
+/// Whether `spec` can run under `config`: a suite that runs and a baseline or configured
+/// model. Checked before a run is recorded, so a typo never leaves a run that start-up
+/// would try again and again.
+pub fn check_spec(spec: &RunSpec, config: &crate::config::Config) -> Result<(), RunError> {
+    if spec.suite != "atomworld" {
+        return Err(RunError::UnknownSuite(spec.suite.clone()));
+    }
+    if let Answerer::Model(name) = Answerer::from_name(&spec.model) {
+        if config.model(&name).is_none() {
+            return Err(RunError::UnknownModel(name));
+        }
+    }
+    Ok(())
 }
 
 /// Everything that defines a run.

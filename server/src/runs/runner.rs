@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bench::atomworld::evaluate::{evaluate_within, parse_target, Comparison};
 use bench::atomworld::generator::generate;
@@ -16,7 +16,7 @@ use tokio::sync::{Mutex, Semaphore};
 
 use super::store::{self, ResultRow};
 use super::{Answerer, RunSpec, TaskSource, TaskTriple};
-use crate::cpu::{CpuPool, MATCH_BUDGET};
+use crate::cpu::CpuPool;
 use crate::llm::spend::Budget;
 use crate::llm::{Gateway, LlmError, Message};
 use crate::storage::{Storage, StorageError};
@@ -117,7 +117,8 @@ pub fn tasks_of(source: &TaskSource) -> Vec<RunTask> {
     }
 }
 
-/// Answer one task sample and score it (on the CPU pool, within [`MATCH_BUDGET`]); the
+/// Answer one task sample and score it (on the CPU pool, within the configured matching
+/// budget); the
 /// second value is true when a spend cap refused the call.
 async fn run_one(
     task: &Arc<RunTask>,
@@ -163,8 +164,9 @@ async fn run_one(
                 Comparison::Matcher
             };
             let (t, text) = (task.clone(), c.text.clone());
+            let budget = Duration::from_secs(gateway.config().limits.match_budget_secs);
             let scored = CpuPool::global()
-                .run_within(MATCH_BUDGET, move |interrupt| {
+                .run_within(budget, move |interrupt| {
                     parse_target(&t.target_cif)
                         .map(|target| evaluate_within(&target, &text, comparison, interrupt))
                 })
@@ -220,15 +222,8 @@ pub async fn execute_until(
 ) -> Result<Progress, RunError> {
     let (spec, _) = store::load_run(storage, run_id)?
         .ok_or_else(|| RunError::UnknownRun(run_id.to_string()))?;
-    if spec.suite != "atomworld" {
-        return Err(RunError::UnknownSuite(spec.suite));
-    }
+    super::check_spec(&spec, gateway.config())?;
     let answerer = Answerer::from_name(&spec.model);
-    if let Answerer::Model(name) = &answerer {
-        if gateway.config().model(name).is_none() {
-            return Err(RunError::UnknownModel(name.clone()));
-        }
-    }
     let RunSpec {
         tasks: task_spec,
         samples,

@@ -66,6 +66,48 @@ pub fn find_unfinished(storage: &Storage, spec: &RunSpec) -> Result<Option<Strin
     })
 }
 
+/// What start-up does with a run that was executing when the server stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unfinished {
+    /// Resume it.
+    Resume(String),
+    /// It stored nothing since the previous automatic resume (it may be what stopped the
+    /// server): marked `interrupted`, left for a person to resume.
+    Held(String),
+}
+
+/// The runs left `running` or `created`, each either to resume (counted) or held back and
+/// marked `interrupted` when it made no progress since its previous automatic resume.
+pub fn unfinished_at_startup(storage: &Storage) -> Result<Vec<Unfinished>, StorageError> {
+    storage.with_conn(|c| {
+        let mut st = c.prepare(
+            "SELECT r.id, r.startup_resumes, r.done_at_resume,
+                    (SELECT COUNT(*) FROM results s WHERE s.run_id = r.id AND s.verdict IS NOT NULL)
+             FROM runs r WHERE r.status IN ('running', 'created') ORDER BY r.rowid",
+        )?;
+        let rows: Vec<(String, i64, Option<i64>, i64)> = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            .collect::<Result<_, _>>()?;
+        let mut out = Vec::new();
+        for (id, resumes, done_then, done) in rows {
+            if resumes > 0 && done_then == Some(done) {
+                c.execute(
+                    "UPDATE runs SET status = 'interrupted' WHERE id = ?1",
+                    [&id],
+                )?;
+                out.push(Unfinished::Held(id));
+            } else {
+                c.execute(
+                    "UPDATE runs SET startup_resumes = startup_resumes + 1, done_at_resume = ?2 WHERE id = ?1",
+                    params![id, done],
+                )?;
+                out.push(Unfinished::Resume(id));
+            }
+        }
+        Ok(out)
+    })
+}
+
 /// The spec and status of a run.
 pub fn load_run(storage: &Storage, id: &str) -> Result<Option<(RunSpec, String)>, StorageError> {
     let row: Option<(String, String)> = storage.with_conn(|c| {

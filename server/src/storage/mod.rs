@@ -7,6 +7,10 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 use rusqlite_migration::{Migrations, M};
 
+mod cases;
+
+pub use cases::{CaseQuota, CaseStored};
+
 /// The database file name inside the data dir.
 pub const DB_FILE: &str = "atomworld.sqlite3";
 
@@ -82,6 +86,19 @@ fn migrations() -> Migrations<'static> {
                  body TEXT NOT NULL,
                  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));",
         ),
+        // Automatic resumes at start-up and the progress each found (a run that made none
+        // since the last one is not resumed again); who stored a case and its size (quotas);
+        // a row the health check writes (and rolls back) to prove the database is writable.
+        M::up(
+            "ALTER TABLE runs ADD COLUMN startup_resumes INTEGER NOT NULL DEFAULT 0;
+             ALTER TABLE runs ADD COLUMN done_at_resume INTEGER;
+             ALTER TABLE cases ADD COLUMN client TEXT;
+             ALTER TABLE cases ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+             UPDATE cases SET bytes = length(body);
+             CREATE INDEX cases_by_client ON cases(client);
+             CREATE INDEX cases_by_age ON cases(created_at);
+             CREATE TABLE health_probe (id INTEGER PRIMARY KEY, at TEXT NOT NULL);",
+        ),
     ])
 }
 
@@ -120,6 +137,19 @@ impl Storage {
     pub fn schema_version(&self) -> Result<i64, StorageError> {
         let conn = self.lock();
         Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+    }
+
+    /// Whether a write goes through: a row is written in a transaction that is then rolled
+    /// back (a read-only file or a full disk fails here, not at the next real write).
+    pub fn check_writable(&self) -> Result<(), StorageError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "INSERT OR REPLACE INTO health_probe (id, at) VALUES (1, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+            [],
+        )?;
+        tx.rollback()?;
+        Ok(())
     }
 
     /// The SQLite journal mode in force (`wal` for the embedded default).
@@ -287,9 +317,9 @@ mod tests {
         let s = Storage::open(&dir.path().join("nested")).unwrap();
         assert!(s.path().is_file());
         assert_eq!(s.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 2);
+        assert_eq!(s.schema_version().unwrap(), 3);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 2);
+        assert_eq!(again.schema_version().unwrap(), 3);
     }
 }
