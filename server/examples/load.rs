@@ -7,7 +7,6 @@
 //!
 //!     cargo run --release -p server --example load
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -38,13 +37,14 @@ async fn main() -> anyhow::Result<()> {
     let app = router(state, dir.path());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
-    tokio::spawn(async move {
-        let _ = axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await;
-    });
+    // The binary's accept loop and connection limits, as `atomworld serve` runs them.
+    let limits = server::http::listener::ConnectionLimits::default().within_descriptor_limit();
+    tokio::spawn(server::http::listener::serve(
+        listener,
+        app,
+        limits,
+        std::future::pending(),
+    ));
     let base = format!("http://{addr}");
     let c = reqwest::Client::new();
     let run: serde_json::Value = c
