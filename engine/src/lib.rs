@@ -16,6 +16,8 @@ pub mod element;
 pub mod format;
 pub mod interrupt;
 pub mod lattice;
+pub mod lattice_mapping;
+pub mod linalg;
 pub mod matcher;
 pub mod numeric;
 pub mod ordered;

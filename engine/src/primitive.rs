@@ -31,8 +31,8 @@ mod hnf;
 mod tests;
 
 use crate::lattice::Lattice;
-use crate::matcher::linalg::{allclose, inverse, is_finite, lengths, matmul, py_mod1, vec_mat};
-use crate::matcher::linalg::{Mat3, Vec3};
+use crate::linalg::{allclose, inverse, is_finite, lengths, matmul, py_mod1, vec_mat};
+use crate::linalg::{Mat3, Vec3};
 use crate::reduction::{niggli_reduce_matrix, ReductionError, NIGGLI_TOL};
 use crate::structure::{Site, Structure};
 

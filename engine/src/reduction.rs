@@ -7,8 +7,8 @@
 //! that reduced cells come out in the same orientation as pymatgen's.
 
 use crate::lattice::Lattice;
-use crate::matcher::lattice_mapping::{find_mapping, MappingError};
-use crate::matcher::linalg::{
+use crate::lattice_mapping::{find_mapping, MappingError};
+use crate::linalg::{
     det, from_parameters_pymatgen, is_finite, matmul, rad2deg, transpose, volume, Mat3, Vec3,
 };
 use crate::numeric::{dot_fused, fused_mul_add};
@@ -49,7 +49,7 @@ pub struct LllReduction {
 impl LllReduction {
     /// Inverse of [`LllReduction::mapping`], as numpy computes it.
     pub fn mapping_inverse(&self) -> Mat3 {
-        use crate::matcher::linalg::{inverse_numpy, unimodular_inverse};
+        use crate::linalg::{inverse_numpy, unimodular_inverse};
         // pymatgen's `lll_inverse` is `np.linalg.inv(lll_mapping)`: exact integers whenever
         // the LU pivots are ±1 (nearly always), numpy's rounding otherwise.
         let float = self.mapping.map(|r| r.map(|x| x as f64));
@@ -342,7 +342,7 @@ pub fn niggli_reduce_matrix(matrix: &Mat3, tol: f64) -> Result<Mat3, ReductionEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matcher::linalg::{angles, lengths};
+    use crate::linalg::{angles, lengths};
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol

@@ -108,7 +108,7 @@ const EXPECTED_FORMATS_DIGEST: u64 = 10415836903737713440;
 /// and entries outside the emulated range.
 #[test]
 fn fused_matrix_products_are_bit_identical() {
-    use engine::matcher::linalg::FusedMatrix;
+    use engine::linalg::FusedMatrix;
 
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut unit = move || {

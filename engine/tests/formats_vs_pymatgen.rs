@@ -335,7 +335,7 @@ fn oracle() -> Option<Oracle> {
 /// meets u = 1/2 exactly: the last bit of numpy's arithmetic decides those ties.
 #[test]
 fn lll_reduction_and_angles_are_pymatgens_to_the_bit() {
-    use engine::matcher::linalg::angles;
+    use engine::linalg::angles;
     use engine::reduction::{lll_reduce_matrix, LLL_DELTA};
     let Some(oracle) = oracle() else { return };
     let mut failures = Vec::new();
@@ -385,7 +385,7 @@ fn lll_reduction_and_angles_are_pymatgens_to_the_bit() {
 /// pymatgen's `inv_matrix` is used) and on its seeded matrices, singular ones included.
 #[test]
 fn inverse_is_numpys_to_the_bit() {
-    use engine::matcher::linalg::inverse_numpy;
+    use engine::linalg::inverse_numpy;
     let Some(oracle) = oracle() else { return };
     let flat =
         |m: [[f64; 3]; 3]| -> [u64; 9] { std::array::from_fn(|k| m[k / 3][k % 3].to_bits()) };

@@ -34,7 +34,7 @@
 //! dismissed 99 % of the candidates the 8-row stage had dismissed, and more: the set's
 //! 2,500 tasks went from 2.2 s to 1.8 s natively, 3.4 s to 2.4 s in wasm.
 
-use super::linalg::Vec3;
+use crate::linalg::Vec3;
 use crate::numeric::{max_with, min_with};
 
 /// Box evaluations allowed per candidate before giving up the proof.

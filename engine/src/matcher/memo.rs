@@ -26,7 +26,7 @@
 //! depends on the structures it met before; our answers are pymatgen's for the pair alone
 //! (the differential oracle clears the memo before each pair, to compare the same thing).
 
-use super::linalg::FusedMatrix;
+use crate::linalg::FusedMatrix;
 use crate::structure::{Site, Structure};
 
 /// `Site.position_atol`: the absolute tolerance of site equality (Å).

@@ -10,7 +10,7 @@
 //! 1. Niggli-reduce both structures (sites are re-expressed in the reduced cell and wrapped).
 //! 2. Scale both lattices to the geometric mean of their volumes (`scale`).
 //! 3. For every mapping of the first lattice onto the second
-//!    ([`lattice_mapping::find_all_mappings`]) with |det| = 1, express the first structure's
+//!    ([`crate::lattice_mapping::find_all_mappings`]) with |det| = 1, express the first structure's
 //!    sites in the mapped basis and build the average lattice (mean lengths and angles).
 //! 4. For every site of struct1 with the rarest element, translate struct2 so its first site
 //!    of that element lands there; if every struct2 site is then within a fractional
@@ -29,8 +29,6 @@
 pub mod assignment;
 mod bound;
 pub mod displacement;
-pub mod lattice_mapping;
-pub mod linalg;
 mod memo;
 mod orbits;
 pub mod pbc;
@@ -41,11 +39,11 @@ mod supercell;
 
 use crate::element::Element;
 pub use crate::interrupt::Interrupt;
+use crate::lattice_mapping::MappingError;
+use crate::linalg::{self, from_parameters_pymatgen, parameters, volume, Mat3, Vec3};
 use crate::primitive::PrimitiveError;
 use crate::structure::Structure;
 use assignment::AssignmentError;
-use lattice_mapping::MappingError;
-use linalg::{from_parameters_pymatgen, parameters, volume, Mat3, Vec3};
 use reduced::ReducedStructure;
 use search::{strict_match, Goal, Match, Shared};
 use supercell::supercell_size;

@@ -40,9 +40,9 @@
 //! the tolerance box at their very boundaries, where the rounding of a symmetric copy could
 //! admit a pair the representative's table left out.
 
-use super::linalg::{unimodular_inverse, vec_mat, Mat3, Vec3};
 use super::periodicity::Places;
 use crate::element::Element;
+use crate::linalg::{unimodular_inverse, vec_mat, Mat3, Vec3};
 
 /// Relative tolerance on the metric `W G Wᵀ = G` (the lattice is read from 8 printed
 /// decimals; an operation that is not an isometry to far better than that is not one).

@@ -2,7 +2,7 @@
 //! shortest periodic vectors between two site lists (pymatgen's `is_coord_subset_pbc` and
 //! `pbc_shortest_vectors`).
 
-use super::linalg::{py_mod1, vec_mat, FusedMatrix, Mat3, Vec3};
+use crate::linalg::{py_mod1, vec_mat, FusedMatrix, Mat3, Vec3};
 use crate::numeric::{distance_to_integer, round_ties_even};
 use crate::reduction::LllReduction;
 
@@ -203,7 +203,7 @@ impl Columns {
         let l2: Vec<Vec3> = inv.apply_all(fc2);
         let images = images().map(|im| vec_mat(im, &lat));
         let window = ColumnWindow::new(&l2, lll_frac_tol.map(|t| t[0]));
-        let dual = super::linalg::inverse(&lat);
+        let dual = crate::linalg::inverse(&lat);
         let axis_weight = std::array::from_fn(|k| {
             dual.map_or(0.0, |d| {
                 1.0 / (d[0][k] * d[0][k] + d[1][k] * d[1][k] + d[2][k] * d[2][k])

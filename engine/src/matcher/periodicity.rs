@@ -13,8 +13,8 @@
 //! differential set no compared number moved (`fit` changed in one case, so `fit` keeps
 //! every candidate).
 
-use super::linalg::Vec3;
 use crate::element::Element;
+use crate::linalg::Vec3;
 use crate::numeric::distance_to_integer;
 use crate::numeric::floor;
 

@@ -1,8 +1,8 @@
 //! A structure re-expressed in its Niggli-reduced cell, as the matcher works on it.
 
-use super::linalg::{allclose, inverse_numpy, is_finite, py_mod1, FusedMatrix, Mat3, Vec3};
 use super::MatcherError;
 use crate::element::Element;
+use crate::linalg::{allclose, inverse_numpy, is_finite, py_mod1, FusedMatrix, Mat3, Vec3};
 use crate::primitive::matcher_reduction;
 use crate::reduction::{niggli_reduce_matrix, NIGGLI_TOL};
 use crate::structure::Structure;

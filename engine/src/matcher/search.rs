@@ -22,17 +22,17 @@
 
 use super::assignment::{self, Assignment, AssignmentError};
 use super::bound;
-use super::lattice_mapping::{self, LatticeMapping};
-use super::linalg::{
-    det_i64, inverse_numpy, parameters, reciprocal_lengths, vec_mat, vec_mat_fused, volume,
-    FusedMatrix, Mat3, Vec3,
-};
 use super::orbits::{MappingOrbits, Orbit, Symmetries};
 use super::pbc;
 use super::periodicity;
 use super::reduced::ReducedStructure;
 use super::supercell::{supercell_frac, Mask};
 use super::{average_with_parameters, MatcherError, MatcherOptions};
+use crate::lattice_mapping::{self, LatticeMapping};
+use crate::linalg::{
+    det_i64, inverse_numpy, parameters, reciprocal_lengths, vec_mat, vec_mat_fused, volume,
+    FusedMatrix, Mat3, Vec3,
+};
 use crate::numeric::distance_to_integer;
 use crate::reduction::{lll_reduce_matrix, LllReduction, LLL_DELTA};
 

@@ -2,8 +2,8 @@
 //! needs to be comparable with the other, the element mask of the expanded site lists, and
 //! the sites of a structure expressed in a supercell basis.
 
-use super::linalg::{det_i64, inverse, vec_mat, Mat3, Vec3};
 use crate::element::Element;
+use crate::linalg::{det_i64, inverse, vec_mat, Mat3, Vec3};
 
 /// The supercell size and whether struct1 (rather than struct2) is the one to expand
 /// (pymatgen's `_get_supercell_size` with `supercell_size="num_sites"`). The size is the

@@ -1,7 +1,7 @@
 //! Supercell matrices in Hermite normal form, in the order the primitive cell search tries
 //! them, and their inverses.
 
-use crate::matcher::linalg::Mat3;
+use crate::linalg::Mat3;
 
 /// Divisors of `n` in increasing order.
 fn divisors(n: usize) -> impl Iterator<Item = usize> {
@@ -78,7 +78,7 @@ mod tests {
         for (_, m) in supercell_matrices(6) {
             let inv = upper_triangular_inverse(&m);
             let mf = m.map(|r| r.map(|x| x as f64));
-            let product = crate::matcher::linalg::matmul(&mf, &inv);
+            let product = crate::linalg::matmul(&mf, &inv);
             for (i, row) in product.iter().enumerate() {
                 for (j, x) in row.iter().enumerate() {
                     let want = if i == j { 1.0 } else { 0.0 };

@@ -1,7 +1,7 @@
 use super::*;
 use crate::cif::pymatgen::parse_cif_like_pymatgen;
 use crate::element::Element;
-use crate::matcher::linalg::volume;
+use crate::linalg::volume;
 
 fn site(sym: &str, frac: [f64; 3]) -> Site {
     Site {

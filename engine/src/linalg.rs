@@ -1,6 +1,7 @@
 //! Small 3×3 linear algebra in pymatgen's conventions (row vectors, `frac · matrix = cart`).
 //!
-//! The matcher compares floating-point quantities against tolerances, so it follows the
+//! Shared by the matcher, lattice reduction and the primitive cell search. The matcher
+//! compares floating-point quantities against tolerances, so this module follows the
 //! order of operations of the reference implementation where that is cheap to do; the
 //! transcendental functions come from `libm` so native and wasm builds agree bit for bit.
 

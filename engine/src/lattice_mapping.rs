@@ -5,7 +5,7 @@
 //! order pymatgen's cell-list neighbour search produces them, so the mappings come out in the
 //! same order as the reference's.
 
-use super::linalg::{
+use crate::linalg::{
     angles, det_i64, inverse, lengths, matmul, norm, rad2deg, FusedMatrix, Mat3, Vec3,
 };
 use crate::numeric::dot;
@@ -344,7 +344,7 @@ pub fn find_mapping(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matcher::linalg::vec_mat;
+    use crate::linalg::vec_mat;
 
     #[test]
     fn ruling_out_by_cosine_agrees_with_the_arccos() {
