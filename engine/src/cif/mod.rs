@@ -34,6 +34,15 @@ pub use pymatgen::{
 pub use reader::read_cif;
 pub use writer::write_cif;
 
+/// Two positions closer than this on every fractional axis (periodically) are one site
+/// (pymatgen's `CifParser` `site_tolerance`, 1e-4).
+///
+/// Both readers use it when symmetry operations generate copies of a site: [`read_cif`]
+/// drops a copy that lands on an earlier copy of the same row, and
+/// [`parse_cif_like_pymatgen`] merges sites as pymatgen does. One value, so both readers
+/// agree on which generated positions coincide.
+pub const SITE_TOLERANCE: f64 = 1e-4;
+
 /// A CIF error: what went wrong and where (1-based line and column), when known.
 #[derive(Clone, Debug, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error("{}", match .pos { Some(p) => format!("line {}, column {}: {}", p.line, p.col, .message), None => .message.clone() })]

@@ -3,7 +3,8 @@
 //!
 //! The evaluator's verdicts depend on pymatgen's decisions, not on the CIF standard: which
 //! files it accepts, which block it takes, how it reads numbers, snaps 1/3 and 2/3, applies
-//! symmetry operations, merges sites closer than 1e-4 (fractional, periodic) and orders the
+//! symmetry operations, merges sites closer than
+//! [`SITE_TOLERANCE`](super::SITE_TOLERANCE) (fractional, periodic) and orders the
 //! sites (grouped by composition, anion-like sites first). [`read_cif`](super::read_cif)
 //! keeps the file's order for the viewer and the actions; this reader is for evaluation.
 //!
@@ -40,9 +41,6 @@ use super::CifError;
 use crate::element::Element;
 use crate::lattice::Lattice;
 use crate::structure::{Site, Structure, MAX_SITES};
-
-/// Positions closer than this (fractional, per axis, periodic) are one site (`site_tolerance`).
-pub const SITE_TOLERANCE: f64 = 1e-4;
 
 /// Cells thinner than this (Å, smallest d-spacing of (100), (010), (001)) are rejected.
 pub const MIN_THICKNESS: f64 = 0.01;

@@ -3,7 +3,7 @@
 use super::block::{parse_blocks, Block, Value};
 use super::lexer::tokenize;
 use super::symop::SymOp;
-use super::CifError;
+use super::{CifError, SITE_TOLERANCE};
 use crate::element::Element;
 use crate::lattice::Lattice;
 use crate::structure::{Site, Structure, MAX_SITES};
@@ -15,10 +15,6 @@ const SYMOP_TAGS: [&str; 4] = [
     "_space_group_symop.operation_xyz",
     "_symmetry_equiv_pos_as_xyz_",
 ];
-
-/// Two positions closer than this (fractional, per axis, periodic) are one site when
-/// symmetry operations generate copies (pymatgen's `site_tolerance`).
-const SITE_TOLERANCE: f64 = 1e-4;
 
 /// Read the first data block with atom sites into a structure.
 ///
