@@ -15,15 +15,7 @@ pub mod formula;
 pub mod lexer;
 pub mod pyfloat;
 pub mod pymatgen;
-pub mod pymatgen_blocks;
-// The oracle of a native-only property test (proptest needs OS randomness).
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod pymatgen_blocks_chars;
-mod pymatgen_comp;
-mod pymatgen_sanitize;
-pub mod pymatgen_symop;
 mod reader;
-mod site_index;
 pub mod symop;
 pub mod writer;
 

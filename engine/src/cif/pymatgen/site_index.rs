@@ -9,7 +9,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::SITE_TOLERANCE;
+use crate::cif::SITE_TOLERANCE;
 
 /// Below this many sites a plain scan is cheaper than hashing.
 const SCAN: usize = 32;

@@ -13,9 +13,9 @@ use std::borrow::Cow;
 
 use compact_str::CompactString;
 
-use super::lexer::Pos;
-use super::pyfloat::{is_py_space, py_strip};
-use super::CifError;
+use crate::cif::lexer::Pos;
+use crate::cif::pyfloat::{is_py_space, py_strip};
+use crate::cif::CifError;
 
 /// A value as pymatgen stores it, with where its token starts in the original text.
 #[derive(Clone, Debug, PartialEq)]
@@ -790,7 +790,7 @@ mod tests {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
         #[test]
         fn bytes_cut_every_text_as_characters_did(text in cif_like()) {
-            let want = super::super::pymatgen_blocks_chars::pymatgen_blocks_chars(&text);
+            let want = super::super::blocks_chars::pymatgen_blocks_chars(&text);
             proptest::prop_assert_eq!(pymatgen_blocks(&text), want);
         }
     }

@@ -25,22 +25,31 @@
 //! name no element), non-finite occupancies, and cells with non-finite or degenerate
 //! parameters (pymatgen accepts some of these with NaN geometry).
 
+pub mod blocks;
+// The oracle of a native-only property test (proptest needs OS randomness).
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod blocks_chars;
+mod comp;
+mod sanitize;
+mod site_index;
+pub mod symop;
+
 use std::borrow::Cow;
 
 use compact_str::CompactString;
 
 use super::lexer::Pos;
 use super::pyfloat::{cut_uncertainty, is_py_space, py_float, str2float};
-use super::pymatgen_blocks::{pymatgen_blocks, Item, PmgBlock, Text};
-use super::pymatgen_comp::{stable_sort_by_lt, Comp, Sp};
-use super::pymatgen_sanitize::{sanitize, FRACT_TAGS};
-use super::pymatgen_symop::{from_xyz_str, operate, XyzError};
-use super::site_index::{pbc_close, SiteIndex};
 use super::symop::SymOp;
 use super::CifError;
 use crate::element::Element;
 use crate::lattice::Lattice;
 use crate::structure::{Site, Structure, MAX_SITES};
+use blocks::{pymatgen_blocks, Item, PmgBlock, Text};
+use comp::{stable_sort_by_lt, Comp, Sp};
+use sanitize::{sanitize, FRACT_TAGS};
+use site_index::{pbc_close, SiteIndex};
+use symop::{from_xyz_str, operate, XyzError};
 
 /// Cells thinner than this (Å, smallest d-spacing of (100), (010), (001)) are rejected.
 pub const MIN_THICKNESS: f64 = 0.01;

@@ -7,8 +7,8 @@
 //! reproduces that matching, including the regex engine's backtracking order, so the same
 //! strings give the same operations.
 
-use super::pyfloat::{py_float, py_strip};
-use super::symop::SymOp;
+use crate::cif::pyfloat::{py_float, py_strip};
+use crate::cif::symop::SymOp;
 
 /// Why a triplet failed, in pymatgen's terms.
 #[derive(Clone, Debug, PartialEq)]

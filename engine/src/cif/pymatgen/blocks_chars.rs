@@ -4,7 +4,7 @@
 //! that were rewritten live here (finding blocks, deleting comments, blank lines and
 //! non-ASCII characters, cutting lines into tokens); what the tokens mean is shared.
 
-use super::pymatgen_blocks::{block_of_tokens, one_byte_per_char, PmgBlock, Positions, Token};
+use super::blocks::{block_of_tokens, one_byte_per_char, PmgBlock, Positions, Token};
 use crate::cif::pyfloat::is_py_space;
 use crate::cif::CifError;
 

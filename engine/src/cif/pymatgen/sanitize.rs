@@ -4,9 +4,9 @@
 //! These run when the parser is created, outside pymatgen's per-block error handling, so a
 //! failure here rejects the whole file.
 
-use super::pyfloat::{py_repr, py_strip, str2float};
-use super::pymatgen_blocks::{Item, PmgBlock, Text};
-use super::CifError;
+use super::blocks::{Item, PmgBlock, Text};
+use crate::cif::pyfloat::{py_repr, py_strip, str2float};
+use crate::cif::CifError;
 
 /// Fractions this close (relative) to 1/3 or 2/3 are replaced by them (`frac_tolerance`).
 pub const FRAC_TOLERANCE: f64 = 1e-4;
@@ -18,7 +18,7 @@ pub const FRACT_TAGS: [&str; 3] = [
     "_atom_site_fract_z",
 ];
 
-fn hard(pos: Option<super::Pos>, message: String) -> CifError {
+fn hard(pos: Option<crate::cif::Pos>, message: String) -> CifError {
     CifError { message, pos }
 }
 
@@ -249,7 +249,7 @@ fn snap_fractions(block: &mut PmgBlock) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::pymatgen_blocks::pymatgen_blocks;
+    use super::super::blocks::pymatgen_blocks;
     use super::*;
 
     fn column(b: &PmgBlock, tag: &str) -> Vec<String> {
