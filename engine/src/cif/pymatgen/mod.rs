@@ -25,6 +25,7 @@
 //! name no element), non-finite occupancies, and cells with non-finite or degenerate
 //! parameters (pymatgen accepts some of these with NaN geometry).
 
+mod atom_sites;
 pub mod blocks;
 // The oracle of a native-only property test (proptest needs OS randomness).
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -33,8 +34,6 @@ mod comp;
 mod sanitize;
 mod site_index;
 pub mod symop;
-
-use std::borrow::Cow;
 
 use compact_str::CompactString;
 
@@ -46,10 +45,8 @@ use crate::element::Element;
 use crate::lattice::Lattice;
 use crate::structure::{Site, Structure, MAX_SITES};
 use blocks::{pymatgen_blocks, Item, PmgBlock, Text};
-use comp::{stable_sort_by_lt, Comp, Sp};
-use sanitize::{sanitize, FRACT_TAGS};
-use site_index::{pbc_close, SiteIndex};
-use symop::{from_xyz_str, operate, XyzError};
+use sanitize::sanitize;
+use symop::{from_xyz_str, XyzError};
 
 /// Cells thinner than this (Å, smallest d-spacing of (100), (010), (001)) are rejected.
 pub const MIN_THICKNESS: f64 = 0.01;
@@ -547,34 +544,74 @@ fn implicit_hydrogens(symbol: &str) -> f64 {
     }
 }
 
-/// One row read from the atom-site loop (before grouping).
-struct Row<'b> {
-    coord: [f64; 3],
-    comp: Comp,
-    /// Borrowed from the block (one string per output site is made at the end).
-    label: Cow<'b, str>,
-}
-
-/// Row `idx` of the coordinate column `tag` (`column`, looked up once per block).
-fn fract(block: &PmgBlock, (tag, column): (&str, Option<&Item>), idx: usize) -> Result<f64, Fail> {
-    let item = column.ok_or_else(|| block_err(block.pos, format!("missing {tag}")))?;
-    let v = item.index(idx).map_err(|_| {
-        file_err(
-            item.pos(),
-            format!("{tag} has no row {} (pymatgen: IndexError)", idx + 1),
-        )
-    })?;
-    str2float(&v.s).ok_or_else(|| block_err(v.pos, format!("{tag}: '{}' is not a number", v.s)))
-}
-
 /// `CifParser._get_structure` for one block. `budget` is what is left of [`MAX_SITES`] for
 /// the file: the block's atom-site rows times its symmetry operations are taken from it
 /// before anything is expanded.
+///
+/// The checks run in pymatgen's order, which decides which error a broken block reports:
+/// the cell, the symmetry operations and oxidation states, the atom-site rows, their
+/// expansion, and only then whether the labels are all empty and whether a cell was given.
 fn structure_of_block(
     block: &PmgBlock,
     detailed: bool,
     budget: &mut usize,
 ) -> Result<Option<PymatgenCif>, Fail> {
+    let lattice = block_lattice(block)?;
+    let ops = symmetry_operations(block)?;
+    let oxi = oxidation_states(block)?;
+    let rows = atom_sites::read_rows(block, &ops, oxi.as_deref(), budget)?;
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let (sites, groups) = atom_sites::expand(block, &rows, &ops)?;
+    if sites.iter().all(|s| rows[s.row].label.is_empty()) {
+        return Err(file_err(
+            block.pos,
+            "every atom-site label is empty (pymatgen: TypeError)",
+        ));
+    }
+    let Some(lattice) = lattice else {
+        return Err(block_err(
+            block.pos,
+            "missing cell parameters (_cell_length_a … _cell_angle_gamma)",
+        ));
+    };
+    let mut out_sites = Vec::with_capacity(sites.len());
+    let mut out_species = Vec::with_capacity(sites.len());
+    for site in sites {
+        let comp = &groups[site.group];
+        let Some(&(first, amount)) = comp.0.first() else {
+            return Err(unsupported(block.pos, "a site without species"));
+        };
+        out_sites.push(Site {
+            element: first.element,
+            frac: site.frac,
+            label: rows[site.row].label.to_string(),
+            occupancy: amount,
+        });
+        if detailed {
+            out_species.push(
+                comp.0
+                    .iter()
+                    .map(|(sp, amount)| SpeciesAmount {
+                        element: sp.element,
+                        oxidation: sp.oxidation,
+                        amount: *amount,
+                    })
+                    .collect(),
+            );
+        }
+    }
+    Ok(Some(PymatgenCif {
+        structure: Structure::new(lattice, out_sites),
+        species: out_species,
+        block: block.header.clone(),
+    }))
+}
+
+/// The block's cell, `None` when it gives no cell parameters (an error only once the block
+/// turns out to have atom sites), or an error for a cell pymatgen cannot use.
+fn block_lattice(block: &PmgBlock) -> Result<Option<Lattice>, Fail> {
     let params = lattice_parameters(block)?;
     let cell_pos = block
         .get("_cell_length_a")
@@ -614,266 +651,7 @@ fn structure_of_block(
         }
         None => None,
     };
-    let ops = symmetry_operations(block)?;
-    let oxi = oxidation_states(block)?;
-
-    let labels = block
-        .get("_atom_site_label")
-        .ok_or_else(|| block_err(block.pos, "missing _atom_site_label"))?;
-    let types = block.get("_atom_site_type_symbol");
-    let occupancies = block.get("_atom_site_occupancy");
-    let most = labels.len().saturating_mul(ops.len().max(1));
-    if most > *budget {
-        return Err(file_err(
-            labels.pos().or(block.pos),
-            format!(
-                "{} atom sites under {} symmetry operations could make {most} sites; the \
-                 limit is {MAX_SITES} for the whole file",
-                labels.len(),
-                ops.len()
-            ),
-        ));
-    }
-    *budget -= most;
-
-    let mut rows: Vec<Row> = Vec::new();
-    let mut placed = SiteIndex::default(); // the rows' coordinates
-    let columns = FRACT_TAGS.map(|tag| (tag, block.get(tag)));
-    for (idx, label) in labels.iter_values().enumerate() {
-        // A column's values are borrowed; a single value's characters are copied.
-        let label_str: Cow<'_, str> = match &label {
-            Cow::Borrowed(t) => Cow::Borrowed(t.s.as_str()),
-            Cow::Owned(t) => Cow::Owned(t.s.to_string()),
-        };
-        let raw = match types {
-            Some(t) => t.index(idx).map_err(|_| {
-                file_err(
-                    label.pos,
-                    format!(
-                        "_atom_site_type_symbol has no row {} (pymatgen: IndexError)",
-                        idx + 1
-                    ),
-                )
-            })?,
-            None => Cow::Borrowed(&*label),
-        };
-        let Some(symbol) = parse_symbol(&raw)?.filter(|s| !s.is_empty()) else {
-            continue;
-        };
-        let num_h = implicit_hydrogens(&raw.s);
-        let Some(element) = element_named(&symbol) else {
-            if symbol.starts_with('w') {
-                return Err(block_err(raw.pos, format!("'{symbol}' is not a species")));
-            }
-            return Err(unsupported(
-                raw.pos,
-                &format!(
-                    "'{}' names no element (pymatgen makes a dummy species)",
-                    raw.s
-                ),
-            ));
-        };
-        let oxidation = oxi.as_ref().map(|table| {
-            let get = |k: &str| table.iter().find(|(s, _)| s == k).map(|(_, v)| *v);
-            let o = get(&symbol).unwrap_or(0.0);
-            if types.is_some() {
-                get(&raw.s).unwrap_or(o)
-            } else {
-                o
-            }
-        });
-        let occu = match occupancies {
-            None => 1.0,
-            Some(item) => {
-                let v = item.index(idx).map_err(|_| {
-                    file_err(
-                        item.pos(),
-                        format!(
-                            "_atom_site_occupancy has no row {} (pymatgen: IndexError)",
-                            idx + 1
-                        ),
-                    )
-                })?;
-                match str2float(&v.s) {
-                    Some(x) if !x.is_finite() => {
-                        return Err(unsupported(v.pos, &format!("occupancy '{}'", v.s)))
-                    }
-                    Some(x) => x,
-                    None => 1.0,
-                }
-            }
-        };
-        let coord = [
-            fract(block, columns[0], idx)?,
-            fract(block, columns[1], idx)?,
-            fract(block, columns[2], idx)?,
-        ];
-        let main = (
-            Sp { element, oxidation },
-            if 1e-8 > occu { 1e-8 } else { occu },
-        );
-        let mut implicit_h = None;
-        if num_h > 0.0 {
-            if oxidation.is_some() {
-                return Err(unsupported(
-                    raw.pos,
-                    "implicit hydrogens together with oxidation states",
-                ));
-            }
-            let hydrogen = element_named("H")
-                .ok_or_else(|| unsupported(raw.pos, "hydrogen missing from the element table"))?;
-            implicit_h = Some((
-                Sp {
-                    element: hydrogen,
-                    oxidation: None,
-                },
-                num_h,
-            ));
-        }
-        let comp = Comp::new(std::iter::once(main).chain(implicit_h));
-        // Merge with an earlier row that a symmetry operation maps onto this one.
-        let matched = ops
-            .iter()
-            .find_map(|op| placed.first(operate(op, coord), pbc_close));
-        match matched {
-            Some(k) => {
-                rows[k].comp = rows[k].comp.add(&comp);
-                rows[k].label = label_str.clone();
-            }
-            // Same key in pymatgen's dict: the entry is replaced in place.
-            None => match placed.first(coord, |a, b| a == b) {
-                Some(k) => {
-                    rows[k].comp = comp;
-                    rows[k].label = label_str.clone();
-                }
-                None => {
-                    placed.push(coord);
-                    rows.push(Row {
-                        coord,
-                        comp,
-                        label: label_str.clone(),
-                    });
-                }
-            },
-        }
-    }
-    if rows.is_empty() {
-        return Ok(None);
-    }
-
-    // Sort by composition (stable) and expand each group of equal compositions.
-    let sorted = stable_sort_by_lt((0..rows.len()).collect(), &|&a: &usize, &b: &usize| {
-        rows[a].comp.lt(&rows[b].comp)
-    });
-    // (coordinates, group, row) of each site; each group's species once.
-    let mut sites: Vec<([f64; 3], usize, usize)> = Vec::new();
-    let mut groups: Vec<Comp> = Vec::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let group_comp = rows[sorted[i]].comp.clone();
-        let mut j = i + 1;
-        // `itertools.groupby` asks the group's key whether it equals the next key.
-        while j < sorted.len() && group_comp.equals(&rows[sorted[j]].comp) {
-            j += 1;
-        }
-        groups.push(oxygen_without_implicit_h(&group_comp));
-        let mut group = SiteIndex::default(); // the group's sites so far
-        for &r in &sorted[i..j] {
-            for op in &ops {
-                let image = operate(op, rows[r].coord);
-                let mut wrapped = [0.0; 3];
-                for k in 0..3 {
-                    let x = image[k];
-                    if x.is_nan() {
-                        return Err(block_err(
-                            block.pos,
-                            format!(
-                                "atom site {} has a coordinate that is not a number",
-                                rows[r].label
-                            ),
-                        ));
-                    }
-                    if x.is_infinite() {
-                        return Err(file_err(
-                            block.pos,
-                            format!("atom site {} has an infinite coordinate", rows[r].label),
-                        ));
-                    }
-                    wrapped[k] = x - crate::numeric::floor(x);
-                }
-                if group.first(wrapped, pbc_close).is_none() {
-                    group.push(wrapped);
-                    sites.push((wrapped, groups.len() - 1, r));
-                }
-            }
-        }
-        i = j;
-    }
-    if sites.iter().all(|s| rows[s.2].label.is_empty()) {
-        return Err(file_err(
-            block.pos,
-            "every atom-site label is empty (pymatgen: TypeError)",
-        ));
-    }
-    let Some(lattice) = lattice else {
-        return Err(block_err(
-            block.pos,
-            "missing cell parameters (_cell_length_a … _cell_angle_gamma)",
-        ));
-    };
-
-    let mut out_sites = Vec::with_capacity(sites.len());
-    let mut out_species = Vec::with_capacity(sites.len());
-    for (frac, g, r) in sites {
-        let comp = &groups[g];
-        let Some(&(first, amount)) = comp.0.first() else {
-            return Err(unsupported(block.pos, "a site without species"));
-        };
-        out_sites.push(Site {
-            element: first.element,
-            frac,
-            label: rows[r].label.to_string(),
-            occupancy: amount,
-        });
-        if detailed {
-            out_species.push(
-                comp.0
-                    .iter()
-                    .map(|(sp, amount)| SpeciesAmount {
-                        element: sp.element,
-                        oxidation: sp.oxidation,
-                        amount: *amount,
-                    })
-                    .collect(),
-            );
-        }
-    }
-    Ok(Some(PymatgenCif {
-        structure: Structure::new(lattice, out_sites),
-        species: out_species,
-        block: block.header.clone(),
-    }))
-}
-
-/// Sites of exactly oxygen and hydrogen keep only the oxygen (pymatgen's implicit-hydrogen
-/// rule, which also applies to an O and an H row stacked on one position).
-fn oxygen_without_implicit_h(comp: &Comp) -> Comp {
-    // The distinct elements are exactly H and O.
-    let is = |s: &Sp, name: &str| s.element.symbol() == name;
-    let only_h_and_o = comp.0.iter().all(|(s, _)| is(s, "H") || is(s, "O"))
-        && comp.0.iter().any(|(s, _)| is(s, "H"))
-        && comp.0.iter().any(|(s, _)| is(s, "O"));
-    let plain = comp.0.iter().all(|(s, _)| s.oxidation.is_none());
-    if plain && only_h_and_o {
-        if let Some(o) = Element::from_symbol("O") {
-            let sp = Sp {
-                element: o,
-                oxidation: None,
-            };
-            return Comp::new([(sp, comp.amount(&sp))]);
-        }
-    }
-    comp.clone()
+    Ok(lattice)
 }
 
 #[cfg(test)]
