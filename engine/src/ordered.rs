@@ -140,7 +140,7 @@ mod tests {
         let p = cube(&[[0.95, 0.0, 0.0], [0.5, 0.5, 0.5]]);
         let d = ordered_distances(&t, &p).unwrap();
         // 0.05 × 2 Å = 0.1 Å; (V/n)^(1/3) = (8/2)^(1/3).
-        let scale = 4f64.cbrt();
+        let scale = libm::cbrt(4.0);
         assert!((d.max_dist_angstrom - 0.1).abs() < 1e-12);
         assert!((d.max_dist - 0.1 / scale).abs() < 1e-12);
         assert!((d.rms - (0.01f64 / 2.0).sqrt() / scale).abs() < 1e-12);
