@@ -1,0 +1,312 @@
+//! Scoring one candidate (a lattice mapping and a translation): struct2's sites moved by the
+//! translation, the subset test, the table of shortest periodic vectors to struct1's sites,
+//! the minimum-cost assignment and its distances after removing the mean displacement.
+//!
+//! A candidate with a cap is built in stages (a few rows spread over the structure, then
+//! more, then all) and dropped as soon as a [`bound`] proves its sum
+//! of squares exceeds the cap, before its assignment is solved. A fit found at the boundary
+//! of stol is checked against the other solutions an exact tie could have given
+//! ([`alternatives_exceed`]).
+
+use super::{
+    rms, Goal, Match, Prepared, Search, Work, BOUNDARY, BOUND_MARGIN, BOUND_MIN_ROWS_FIT,
+    BOUND_MIN_ROWS_RMS, TIE_DELTA,
+};
+use crate::linalg::Vec3;
+use crate::matcher::assignment::AssignmentError;
+use crate::matcher::{assignment, bound, pbc, MatcherError};
+
+impl Search<'_> {
+    /// Scores one candidate: `None` when it fails the subset test, cannot pair every site
+    /// without a forbidden pair, or provably has an RMS above `cap` (when given).
+    pub(super) fn score(
+        &self,
+        p: &mut Prepared,
+        s1i: usize,
+        cap: Option<f64>,
+        work: &mut Work,
+    ) -> Result<Option<Match>, MatcherError> {
+        self.check_interrupt()?;
+        let (n1, n2) = (self.n1, self.n2);
+        let forbidden = |i: usize, j: usize| self.mask.forbidden(i, j);
+        let min_rows = match self.goal {
+            Goal::SmallestRms { .. } => BOUND_MIN_ROWS_RMS,
+            Goal::Fit => BOUND_MIN_ROWS_FIT,
+        };
+        let mut limit = cap
+            .filter(|_| n2 >= min_rows)
+            .map(|cap| n2 as f64 * (cap / p.normalization).powi(2) * (1.0 + BOUND_MARGIN));
+        // The limit the neighbourhood bound could not prove, to try again on the full table.
+        let mut open = None;
+        if let (Some(l), Goal::SmallestRms { .. }) = (limit, self.goal) {
+            match self.reach_exceeds(p, s1i, l, &mut work.reach) {
+                Some(true) => return Ok(None),
+                // Near a translation the bound could not rule out, the staged bounds below
+                // rarely can either (measured on the evaluate benchmark: 760 of 7,760
+                // such candidates, for more time than solving all of them took).
+                Some(false) => {
+                    open = limit;
+                    limit = None;
+                }
+                None => {}
+            }
+        }
+        let Work {
+            solver,
+            moved: t_s2fc,
+            staged,
+            full,
+            near,
+            reach,
+        } = work;
+        {
+            let (s1fc, s2fc) = self.coords(p);
+            let t: Vec3 = std::array::from_fn(|k| s1fc[s1i][k] - s2fc[self.s2_t_ind][k]);
+            t_s2fc.clear();
+            t_s2fc.extend(
+                s2fc.iter()
+                    .map(|f| -> Vec3 { std::array::from_fn(|k| f[k] + t[k]) }),
+            );
+        }
+        let t_s2fc: &[Vec3] = t_s2fc;
+        // Rows in stages, spread over the structure first: the bound of a few rows alone
+        // often rules the candidate out before the whole table is built, and before the
+        // subset test (which looks at every row; a candidate either test rules out is
+        // skipped, so their order does not matter). An error preparing the columns is left
+        // for after the subset test, where the reference would meet it.
+        staged.clear(n1);
+        let mut done = 0;
+        if let (Some(limit), Ok(columns)) = (limit, self.columns(p)) {
+            let upto = self.stages[0];
+            if upto < n2 {
+                let rows = self.row_order[..upto].iter().copied();
+                columns.append_rows(t_s2fc, rows, forbidden, staged, near);
+                done = upto;
+                match bound::RowVectors::new(&staged.start, &staged.vectors) {
+                    Some(r) if !r.exceeds(limit) => {}
+                    _ => return Ok(None), // over the cap, or a row without partners
+                }
+            }
+        }
+        {
+            let Prepared {
+                moved,
+                frac_tol,
+                superset,
+                ..
+            } = &mut *p;
+            let (s1fc, _) = self.coords_of(moved);
+            let superset = superset.get_or_insert_with(|| pbc::SupersetIndex::new(s1fc, *frac_tol));
+            if !superset.contains(s1fc, t_s2fc, forbidden) {
+                return Ok(None);
+            }
+        }
+        let columns = self.columns(p)?;
+        let table = match limit {
+            Some(limit) => {
+                let first = done;
+                for &upto in self.stages.iter().filter(|&&u| u > first) {
+                    let rows = self.row_order[done..upto].iter().copied();
+                    columns.append_rows(t_s2fc, rows, forbidden, staged, near);
+                    done = upto;
+                    if upto < n2 {
+                        match bound::RowVectors::new(&staged.start, &staged.vectors) {
+                            Some(r) if !r.exceeds(limit) => {}
+                            _ => return Ok(None),
+                        }
+                    }
+                }
+                staged.reordered_into(&self.row_order, full);
+                &*full
+            }
+            None => {
+                columns.table_into(t_s2fc, forbidden, full, near);
+                &*full
+            }
+        };
+        let costs = assignment::SparseCosts {
+            rows: n2,
+            cols: n1,
+            start: &table.start,
+            col: &table.col,
+            cost: &table.d2,
+            forbidden: pbc::FORBIDDEN,
+        };
+        let note_ties = p.note_ties;
+        // Looking for a fit: pairs an equally cheap alternative could use instead.
+        let mut alternatives: Vec<(usize, usize)> = Vec::new();
+        let sol = match assignment::unique_nearest(costs) {
+            // Every site has its own nearest partner: the optimum, found in O(n²).
+            Some(sol) => {
+                if note_ties {
+                    alternatives = assignment::near_alternative_to_nearest(costs, &sol, TIE_DELTA);
+                }
+                sol
+            }
+            None => {
+                if let Some(l) = open {
+                    if self.mean_cannot_reach(p, table, costs, l, reach) {
+                        return Ok(None);
+                    }
+                }
+                if let Some(limit) = limit {
+                    let Some(rows) = bound::RowVectors::new(&table.start, &table.vectors) else {
+                        return Ok(None); // a row with no allowed partner: infeasible
+                    };
+                    if rows.exceeds(limit) {
+                        return Ok(None);
+                    }
+                }
+                // Every complete assignment of an infeasible block pays a forbidden pair:
+                // its value is astronomically above stol, so it can neither win nor be
+                // returned.
+                match assignment::solve_blocks_noting_ties(
+                    solver,
+                    costs,
+                    note_ties.then_some(TIE_DELTA),
+                ) {
+                    Ok((sol, near)) => {
+                        alternatives = near;
+                        sol
+                    }
+                    Err(AssignmentError::Infeasible) => return Ok(None),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        };
+        let short: Vec<Vec3> = sol
+            .iter()
+            .enumerate()
+            .map(|(i, &j)| table.vector(i, j))
+            .collect();
+        let mut translation = [0.0; 3];
+        for v in &short {
+            for k in 0..3 {
+                translation[k] += v[k];
+            }
+        }
+        let translation = translation.map(|x| x / n2 as f64);
+        let dist: Vec<f64> = short
+            .iter()
+            .map(|v| {
+                let d: Vec3 = std::array::from_fn(|k| v[k] - translation[k]);
+                (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() * p.normalization
+            })
+            .collect();
+        let tied = note_ties
+            && (!alternatives.is_empty()
+                || sol.iter().enumerate().any(|(i, &j)| {
+                    table
+                        .range(i)
+                        .find(|&k| table.col[k] == j)
+                        .is_some_and(|k| table.tied.get(k) == Some(&true))
+                }));
+        let ambiguous = note_ties
+            && !alternatives_exceed(
+                table,
+                &sol,
+                &alternatives,
+                &dist,
+                p.normalization,
+                self.opts.stol,
+            );
+        let val = match self.goal {
+            Goal::SmallestRms { .. } => rms_against(&dist, cap),
+            Goal::Fit => dist.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        };
+        Ok(Some(Match {
+            val,
+            dist,
+            sol,
+            normalization: p.normalization,
+            short,
+            translation,
+            average: p.average,
+            aligned: p.aligned,
+            ambiguous,
+            tied,
+        }))
+    }
+}
+
+/// Whether every alternative of a candidate a solver visiting columns or images in another
+/// order could have returned still has its largest distance above `stol`. The alternatives
+/// use, on some rows, one of the `alternatives` pairs instead of the solution's pair, or
+/// another image of a pair whose images tie ([`pbc::Table::tied`]). A row's vector then
+/// moves by at most the largest such change (an image change moves it by at most twice its
+/// length); the other rows keep theirs, and the mean moves by at most the sum of the
+/// changes over the row count, which bounds how much their largest distance can drop.
+/// Wherever the mean goes, two kept rows cannot both come closer to it than half their
+/// mutual distance: that bounds the largest distance from below too.
+pub(super) fn alternatives_exceed(
+    table: &pbc::Table,
+    sol: &[usize],
+    alternatives: &[(usize, usize)],
+    dist: &[f64],
+    normalization: f64,
+    stol: f64,
+) -> bool {
+    let n = sol.len();
+    let entry = |i: usize, j: usize| table.range(i).find(|&k| table.col[k] == j);
+    let image_change = |k: usize| {
+        if table.tied.get(k) == Some(&true) {
+            2.0 * table.d2[k].sqrt()
+        } else {
+            0.0
+        }
+    };
+    // The largest change of each row's vector (0 for rows no alternative touches).
+    let mut change = vec![0.0f64; n];
+    for (i, &j) in sol.iter().enumerate() {
+        match entry(i, j) {
+            Some(k) => change[i] = image_change(k),
+            None => return false,
+        }
+    }
+    for &(i, j) in alternatives {
+        let (Some(own), Some(k)) = (entry(i, sol[i]), entry(i, j)) else {
+            return false;
+        };
+        let (a, b) = (table.vectors[own], table.vectors[k]);
+        let d = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+        change[i] = change[i].max(d + image_change(k));
+    }
+    let shift = change.iter().sum::<f64>() / n as f64 * normalization;
+    let kept = (0..n)
+        .filter(|&i| change[i] == 0.0)
+        .map(|i| dist[i])
+        .fold(f64::NEG_INFINITY, f64::max);
+    let limit = stol * (1.0 + BOUNDARY);
+    if shift == 0.0 || kept - shift > limit {
+        return true;
+    }
+    // Half the largest distance between two kept rows' vectors (normalised).
+    let kept_rows: Vec<usize> = (0..n).filter(|&i| change[i] == 0.0).collect();
+    let mut widest = 0.0f64;
+    for (a, &i) in kept_rows.iter().enumerate() {
+        let Some(u) = entry(i, sol[i]).map(|k| table.vectors[k]) else {
+            return false;
+        };
+        for &l in &kept_rows[a + 1..] {
+            let Some(w) = entry(l, sol[l]).map(|k| table.vectors[k]) else {
+                return false;
+            };
+            let d2 = (u[0] - w[0]).powi(2) + (u[1] - w[1]).powi(2) + (u[2] - w[2]).powi(2);
+            widest = widest.max(d2);
+        }
+    }
+    widest.sqrt() / 2.0 * normalization > limit
+}
+
+/// [`rms`], except that a candidate a plain sum already puts above `limit`, by far more than
+/// the two sums can differ (about n ulps), gets the plain value: it cannot become the best,
+/// and numpy's order costs more where fused multiply-adds are emulated (wasm).
+pub(super) fn rms_against(dist: &[f64], limit: Option<f64>) -> f64 {
+    if let Some(limit) = limit {
+        let plain = dist.iter().map(|d| d * d).sum::<f64>().sqrt() / (dist.len() as f64).sqrt();
+        if plain > limit * (1.0 + 1e-10) {
+            return plain;
+        }
+    }
+    rms(dist)
+}
