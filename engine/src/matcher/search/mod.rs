@@ -40,9 +40,9 @@ use crate::linalg::{
 use crate::numeric::distance_to_integer;
 use crate::reduction::{lll_reduce_matrix, LllReduction, LLL_DELTA};
 
-/// Site counts from which candidates are dismissed by [`bound`](super::bound) before their assignment is
-/// solved (smaller tables solve faster than the proof runs). Measured on the evaluate and
-/// matcher benchmarks: looking for the smallest RMS, the cap is tight and the proof usually
+/// Site counts from which candidates are dismissed by [`bound`](super::bound) before their
+/// assignment is solved (smaller tables solve faster than the proof runs). Measured on the evaluate
+/// and matcher benchmarks: looking for the smallest RMS, the cap is tight and the proof usually
 /// succeeds; looking for a fit against stol it mostly fails and only pays off on large cells.
 const BOUND_MIN_ROWS_RMS: usize = 4;
 const BOUND_MIN_ROWS_FIT: usize = 64;

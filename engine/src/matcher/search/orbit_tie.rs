@@ -1,7 +1,7 @@
-//! Settling a tie in the best candidate when the search visits one lattice mapping per
-//! symmetry orbit ([`MatcherOptions::fold_symmetric_mappings`](crate::matcher::MatcherOptions::fold_symmetric_mappings)):
-//! symmetric copies of a candidate agree up to rounding, but where the best has an exact
-//! tie a skipped copy can break it otherwise, so the best's orbit is searched in full.
+//! Settling a tie in the best candidate when the search visits one lattice mapping per symmetry
+//! orbit (see [`MatcherOptions::fold_symmetric_mappings`](crate::matcher::MatcherOptions)):
+//! symmetric copies of a candidate agree up to rounding, but where the best has an exact tie a
+//! skipped copy can break it otherwise, so the best's orbit is searched in full.
 
 use super::{Match, Prepared, Search, Work, RMS_EXACT, TIE_DELTA};
 use crate::lattice_mapping::LatticeMapping;

@@ -1,0 +1,171 @@
+//! Block decomposition: a sparse cost matrix solved one connected block of allowed pairs at
+//! a time, each block's dense submatrix through the dense solver.
+
+use super::{Assignment, AssignmentError, Pair, SparseCosts, NONE};
+
+/// See [`Assignment::blocks`].
+#[derive(Debug, Default, Clone)]
+pub(super) struct BlockBuffers {
+    parent: Vec<usize>,
+    label: Vec<usize>,
+    row_start: Vec<usize>,
+    col_start: Vec<usize>,
+    fill: Vec<usize>,
+    members: Vec<usize>,
+    sub: Vec<f64>,
+    position: Vec<usize>,
+}
+
+/// Solves the assignment of a sparse cost matrix one connected block at a time (callers try
+/// [`unique_nearest`](super::unique_nearest) first).
+///
+/// Why by hand: no assignment crate solves sparse blocks with SciPy's tie-breaking. The
+/// matcher's cost matrices are almost empty (a site may only pair with the few sites within
+/// the fractional tolerance), so the bipartite graph of allowed pairs falls apart into small
+/// connected blocks. An optimal assignment that uses no forbidden pair is optimal on every
+/// block, so solving each block's dense submatrix (forbidden pairs filled in) with
+/// [`Assignment::solve`] gives the same optimum as solving the dense matrix, in
+/// O(Σ block³) instead of O(rows · cols²): hundreds of times faster for a 500-site
+/// supercell. Returns [`AssignmentError::Infeasible`] when some block has more rows than
+/// columns, i.e. when every complete assignment must use a forbidden pair (the dense
+/// solution would then cost at least `forbidden`).
+pub fn solve_blocks(
+    solver: &mut Assignment,
+    m: SparseCosts<'_>,
+) -> Result<Vec<usize>, AssignmentError> {
+    solve_blocks_noting_ties(solver, m, None).map(|(sol, _)| sol)
+}
+
+/// [`solve_blocks`], and with `delta` given, the pairs `(row, column)` outside the solution
+/// that another assignment within `delta` of the optimum could use (see
+/// [`Assignment::solve`]'s duals; empty when none): the optimum returned depends on the
+/// order of the columns there.
+pub fn solve_blocks_noting_ties(
+    solver: &mut Assignment,
+    m: SparseCosts<'_>,
+    delta: Option<f64>,
+) -> Result<(Vec<usize>, Vec<Pair>), AssignmentError> {
+    m.check()?;
+    let mut near = Vec::new();
+    let mut buf = std::mem::take(&mut solver.blocks);
+    let result = solve_blocks_with(solver, &mut buf, m, delta, &mut near);
+    solver.blocks = buf;
+    result.map(|out| (out, near))
+}
+
+/// [`solve_blocks_noting_ties`] with its buffers.
+fn solve_blocks_with(
+    solver: &mut Assignment,
+    buf: &mut BlockBuffers,
+    m: SparseCosts<'_>,
+    delta: Option<f64>,
+    near: &mut Vec<Pair>,
+) -> Result<Vec<usize>, AssignmentError> {
+    let (rows, cols) = (m.rows, m.cols);
+    let BlockBuffers {
+        parent,
+        label,
+        row_start,
+        col_start,
+        fill,
+        members,
+        sub,
+        position,
+    } = buf;
+    // Union-find over rows (0..rows) and columns (rows..rows + cols).
+    parent.clear();
+    parent.extend(0..rows + cols);
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    for i in 0..rows {
+        for &j in &m.col[m.start[i]..m.start[i + 1]] {
+            let (a, b) = (root(parent, i), root(parent, rows + j));
+            if a != b {
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    // Blocks numbered in order of their first row or column; each block's rows, then its
+    // columns, listed in their relative order (a counting sort by block).
+    let mut block_of_root = std::mem::take(position);
+    block_of_root.clear();
+    block_of_root.resize(rows + cols, usize::MAX);
+    label.clear();
+    row_start.clear();
+    col_start.clear();
+    for x in 0..rows + cols {
+        let r = root(parent, x);
+        if block_of_root[r] == usize::MAX {
+            block_of_root[r] = row_start.len();
+            row_start.push(0);
+            col_start.push(0);
+        }
+        let b = block_of_root[r];
+        label.push(b);
+        if x < rows {
+            row_start[b] += 1;
+        } else {
+            col_start[b] += 1;
+        }
+    }
+    *position = block_of_root;
+    let n_blocks = row_start.len();
+    // Counts to starts: block b's rows at members[row_start[b]..row_start[b + 1]], its
+    // columns at members[rows + col_start[b]..rows + col_start[b + 1]].
+    for starts in [&mut *row_start, &mut *col_start] {
+        let mut sum = 0;
+        for s in starts.iter_mut() {
+            let c = *s;
+            *s = sum;
+            sum += c;
+        }
+        starts.push(sum);
+    }
+    fill.clear();
+    fill.extend_from_slice(&row_start[..n_blocks]);
+    fill.extend(col_start[..n_blocks].iter().map(|c| rows + c));
+    members.clear();
+    members.resize(rows + cols, 0);
+    for (x, &b) in label.iter().enumerate() {
+        let slot = if x < rows { b } else { n_blocks + b };
+        members[fill[slot]] = if x < rows { x } else { x - rows };
+        fill[slot] += 1;
+    }
+    position.clear();
+    position.resize(cols, NONE);
+    let mut out = vec![NONE; rows];
+    for b in 0..n_blocks {
+        let brows = &members[row_start[b]..row_start[b + 1]];
+        let bcols = &members[rows + col_start[b]..rows + col_start[b + 1]];
+        if brows.is_empty() {
+            continue;
+        }
+        if brows.len() > bcols.len() {
+            return Err(AssignmentError::Infeasible);
+        }
+        for (k, &j) in bcols.iter().enumerate() {
+            position[j] = k;
+        }
+        sub.clear();
+        sub.resize(brows.len() * bcols.len(), m.forbidden);
+        for (r, &i) in brows.iter().enumerate() {
+            for k in m.start[i]..m.start[i + 1] {
+                sub[r * bcols.len() + position[m.col[k]]] = m.cost[k];
+            }
+        }
+        solver.solve_in_place(sub, brows.len(), bcols.len())?;
+        if let Some(delta) = delta {
+            let local = solver.near_alternative_pairs(brows.len(), bcols.len(), delta);
+            near.extend(local.into_iter().map(|(r, k)| (brows[r], bcols[k])));
+        }
+        for (k, &i) in brows.iter().enumerate() {
+            out[i] = bcols[solver.col4row[k]];
+        }
+    }
+    Ok(out)
+}
