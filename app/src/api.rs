@@ -1,17 +1,10 @@
 //! Calls to the AtomWorld server's JSON API.
 
-use serde::Deserialize;
-
-/// The server's `GET /api/health` answer (the fields the page shows).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-pub struct Health {
-    /// `"ok"` when healthy.
-    pub status: String,
-    /// Server version.
-    pub version: String,
-    /// Git commit of the server build.
-    pub commit: String,
-}
+use bench::wire::{
+    ApiError, CaseCreated, CompleteRequest, Completion, Health, ModelInfo, ModelList, RunCreated,
+    RunRequest, StreamDelta, StreamRestart,
+};
+use serde::de::DeserializeOwned;
 
 /// Ask the server how it is. An error means no server (static hosting) or a broken one.
 pub async fn health() -> Result<Health, String> {
@@ -27,20 +20,6 @@ pub async fn health() -> Result<Health, String> {
         .map_err(|e| format!("unexpected health answer: {e}"))
 }
 
-/// A model the server offers.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-pub struct ModelInfo {
-    /// Its name.
-    pub name: String,
-    /// Built-in baseline (answers whole tasks, not prompts).
-    pub baseline: bool,
-}
-
-#[derive(Deserialize)]
-struct ModelList {
-    models: Vec<ModelInfo>,
-}
-
 /// The models the server offers (empty without a server).
 pub async fn models() -> Result<Vec<ModelInfo>, String> {
     let res = gloo_net::http::Request::get("/api/models")
@@ -52,23 +31,8 @@ pub async fn models() -> Result<Vec<ModelInfo>, String> {
     }
     res.json::<ModelList>()
         .await
-        .map(|l| l.models)
+        .map(|l: ModelList| l.models)
         .map_err(|e| format!("unexpected answer: {e}"))
-}
-
-/// A completion as the server reports it.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-pub struct Completion {
-    /// The answer.
-    pub text: String,
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// Answer tokens.
-    pub output_tokens: u64,
-    /// Cost in USD.
-    pub cost_usd: f64,
-    /// Served from the server's cache.
-    pub cached: bool,
 }
 
 /// What a streamed model call reports while it runs.
@@ -92,7 +56,11 @@ pub async fn complete_stream(
     use futures_util::StreamExt;
     use wasm_bindgen::JsCast;
 
-    let body = serde_json::json!({ "model": model, "prompt": prompt });
+    let body = CompleteRequest {
+        model: model.to_string(),
+        prompt: prompt.to_string(),
+        sample: 0,
+    };
     let res = gloo_net::http::Request::post("/api/complete/stream")
         .abort_signal(Some(signal))
         .json(&body)
@@ -101,12 +69,8 @@ pub async fn complete_stream(
         .await
         .map_err(|e| format!("server unreachable: {e}"))?;
     if !res.ok() {
-        let v: serde_json::Value = res.json().await.unwrap_or_default();
-        let msg = v["error"]["message"]
-            .as_str()
-            .unwrap_or("request failed")
-            .to_string();
-        return Err(format!("HTTP {}: {msg}", res.status()));
+        let status = res.status();
+        return Err(format!("HTTP {status}: {}", error_message(res).await));
     }
     let raw = res.body().ok_or("the server sent no answer body")?;
     let chunks = wasm_streams::ReadableStream::from_raw(raw)
@@ -121,24 +85,12 @@ pub async fn complete_stream(
     let mut events = chunks.eventsource();
     while let Some(event) = events.next().await {
         let event = event.map_err(|e| e.to_string())?;
-        let data: serde_json::Value = serde_json::from_str(&event.data)
-            .map_err(|e| format!("unexpected stream event: {e}"))?;
+        let data = event.data.as_str();
         match event.event.as_str() {
-            "delta" => on(StreamNews::Piece(
-                data["text"].as_str().unwrap_or_default().to_string(),
-            )),
-            "restart" => on(StreamNews::Restart(
-                data["attempt"].as_u64().unwrap_or(0) as u32
-            )),
-            "done" => {
-                return serde_json::from_value(data).map_err(|e| format!("unexpected answer: {e}"))
-            }
-            "error" => {
-                return Err(data["error"]["message"]
-                    .as_str()
-                    .unwrap_or("the model call failed")
-                    .to_string())
-            }
+            "delta" => on(StreamNews::Piece(decode::<StreamDelta>(data)?.text)),
+            "restart" => on(StreamNews::Restart(decode::<StreamRestart>(data)?.attempt)),
+            "done" => return decode::<Completion>(data),
+            "error" => return Err(decode::<ApiError>(data)?.error.message),
             _ => {}
         }
     }
@@ -152,32 +104,59 @@ pub async fn start_run(
     seed: u64,
     concurrency: usize,
 ) -> Result<String, String> {
-    let body = serde_json::json!({ "model": model, "per_action": per_action, "seed": seed, "concurrency": concurrency });
+    let body = RunRequest {
+        model: model.to_string(),
+        suite: "atomworld".into(),
+        per_action,
+        seed,
+        concurrency,
+        samples: bench::wire::defaults::SAMPLES,
+        tasks: None,
+    };
     let res = gloo_net::http::Request::post("/api/runs")
         .json(&body)
         .map_err(|e| e.to_string())?
         .send()
         .await
         .map_err(|e| format!("server unreachable: {e}"))?;
-    let v: serde_json::Value = res.json().await.map_err(|e| e.to_string())?;
-    v["run_id"].as_str().map(str::to_string).ok_or_else(|| {
-        v["error"]["message"]
-            .as_str()
-            .unwrap_or("the run did not start")
-            .to_string()
-    })
+    if !res.ok() {
+        return Err(error_message(res).await);
+    }
+    res.json::<RunCreated>()
+        .await
+        .map(|r| r.run_id)
+        .map_err(|e| format!("unexpected answer: {e}"))
 }
 
-/// GET a JSON document from the server.
-pub async fn get_json(url: &str) -> Result<serde_json::Value, String> {
+/// GET a JSON document of the server's API as its wire type.
+pub async fn get<T: DeserializeOwned>(url: &str) -> Result<T, String> {
     let res = gloo_net::http::Request::get(url)
         .send()
         .await
         .map_err(|e| format!("server unreachable: {e}"))?;
     if !res.ok() {
-        return Err(format!("server answered HTTP {}", res.status()));
+        let status = res.status();
+        return Err(format!(
+            "server answered HTTP {status}: {}",
+            error_message(res).await
+        ));
     }
-    res.json().await.map_err(|e| e.to_string())
+    res.json()
+        .await
+        .map_err(|e| format!("unexpected answer: {e}"))
+}
+
+/// The message of an API error answer.
+async fn error_message(res: gloo_net::http::Response) -> String {
+    match res.json::<ApiError>().await {
+        Ok(e) => e.error.message,
+        Err(_) => "request failed".into(),
+    }
+}
+
+/// One server-sent event's data as its wire type.
+fn decode<T: DeserializeOwned>(data: &str) -> Result<T, String> {
+    serde_json::from_str(data).map_err(|e| format!("unexpected stream event: {e}"))
 }
 
 /// Store `case` in the server's case store; returns its short id (`/c/<id>` opens it).
@@ -188,13 +167,13 @@ pub async fn put_case(case: &bench::case::Case) -> Result<String, String> {
         .send()
         .await
         .map_err(|e| format!("server unreachable: {e}"))?;
-    let v: serde_json::Value = res.json().await.map_err(|e| e.to_string())?;
-    v["id"].as_str().map(str::to_string).ok_or_else(|| {
-        v["error"]["message"]
-            .as_str()
-            .unwrap_or("the server did not store the case")
-            .to_string()
-    })
+    if !res.ok() {
+        return Err(error_message(res).await);
+    }
+    res.json::<CaseCreated>()
+        .await
+        .map(|c| c.id)
+        .map_err(|e| format!("unexpected answer: {e}"))
 }
 
 /// The case stored under short id `id`.

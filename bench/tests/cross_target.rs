@@ -30,7 +30,7 @@ fn fnv(bytes: impl Iterator<Item = u8>) -> u64 {
 fn generator_is_bit_identical_on_every_target() {
     use bench::atomworld::generator::{generate, TaskSetSpec};
     use bench::atomworld::{apply, Semantics};
-    let (tasks, _) = generate(&TaskSetSpec::per_action(2026, 3), &|_, _| false);
+    let (tasks, _) = generate(&TaskSetSpec::per_action(2026, 3), &|_, _, _| false);
     assert_eq!(tasks.len(), 30);
     let mut bytes = Vec::new();
     for t in &tasks {

@@ -55,7 +55,7 @@ fn labels_of_typical_answers() {
 
 #[test]
 fn parse_errors_point_at_the_line() {
-    let (tasks, _) = generate(&TaskSetSpec::per_action(5, 1), &|_, _| false);
+    let (tasks, _) = generate(&TaskSetSpec::per_action(5, 1), &|_, _, _| false);
     let t = &tasks[0];
     let target = parse_target(&t.target_cif).unwrap();
     let bad = t

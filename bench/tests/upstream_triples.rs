@@ -129,11 +129,11 @@ fn the_importer_reads_every_upstream_triple() {
         let action = t
             .action
             .as_ref()
-            .unwrap_or_else(|e| panic!("{}: {e}", t.id));
+            .unwrap_or_else(|e| panic!("{}: {e}", t.task.id));
         assert!(
-            t.id.contains(&format!(":{}", action.kind().name())),
+            t.task.id.contains(&format!(":{}", action.kind().name())),
             "{}",
-            t.id
+            t.task.id
         );
     }
 }

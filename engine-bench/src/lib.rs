@@ -1,23 +1,22 @@
 //! The AtomWorld evaluation path as one function, for the speed benchmark.
 //!
-//! [`evaluate_pair`] does what the AtomWorld evaluator does with a (target, prediction) pair
-//! of CIF texts (spec §4, steps 2–4): parse both with the pymatgen-compatible reader, compare
-//! compositions, run `StructureMatcher(primitive_cell=False, stol=0.5)`'s `fit` and, on a
-//! fit, `get_rms_dist`. `engine-bench/pymatgen_bench.py` does the same with pymatgen, the
-//! native binary `bench-matcher` and the wasm module (`evaluate`, loaded by
-//! `engine-bench/node/bench.mjs`) call this function, and `scripts/bench-matcher.sh` times
-//! all of them on the same pairs and checks that their verdicts agree.
+//! [`evaluate_pair`] runs the product's evaluator (`bench::atomworld::evaluate`, the code
+//! runs, `atomworld eval` and the page use) on a (target, prediction) pair of CIF texts: the
+//! pymatgen-compatible reader, the composition and overfull-site checks, then
+//! `StructureMatcher(primitive_cell=False, stol=0.5)`'s `fit` and, on a fit, `get_rms_dist`.
+//! `engine-bench/pymatgen_bench.py` does the same with pymatgen, the native binary
+//! `bench-matcher` and the wasm module (`evaluate`, loaded by `engine-bench/node/bench.mjs`)
+//! call this function, and `scripts/bench-matcher.sh` times all of them on the same pairs and
+//! checks that their verdicts agree.
 
-use engine::cif::parse_cif_like_pymatgen;
-use engine::matcher::{rms_dist_if_fit, MatcherOptions};
-use engine::Structure;
+use bench::atomworld::evaluate::{self as evaluator, parse_target, Comparison, Label};
 use serde::Serialize;
 
 /// The verdict on one pair, with the labels of the AtomWorld evaluator.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "verdict")]
 pub enum Verdict {
-    /// The target or the prediction does not parse (or has no sites).
+    /// The target or the prediction does not parse.
     CifParsingError,
     /// The element counts differ.
     AtomCountMismatch,
@@ -32,44 +31,25 @@ pub enum Verdict {
     },
 }
 
-/// Amount tolerance of pymatgen's `Composition.__eq__`.
-const AMOUNT_TOLERANCE: f64 = 1e-8;
-
-/// Whether two structures have the same element counts (pymatgen's composition equality).
-pub fn same_composition(a: &Structure, b: &Structure) -> bool {
-    let (ca, cb) = (a.composition(), b.composition());
-    let covered = |x: &[(engine::Element, f64)], y: &[(engine::Element, f64)]| {
-        x.iter().all(|(e, n)| {
-            let m = y
-                .iter()
-                .find(|(f, _)| f == e)
-                .map_or(0.0, |&(_, amount)| amount);
-            (n - m).abs() < AMOUNT_TOLERANCE
-        })
-    };
-    covered(&ca, &cb) && covered(&cb, &ca)
-}
-
-/// Evaluates one (target, prediction) pair of CIF texts end to end.
+/// Evaluates one (target, prediction) pair of CIF texts end to end, with the product's
+/// evaluator (the prediction is scored as an answer holding it between `<cif>` tags).
 pub fn evaluate_pair(target: &str, prediction: &str) -> Verdict {
-    let (Ok(t), Ok(p)) = (
-        parse_cif_like_pymatgen(target),
-        parse_cif_like_pymatgen(prediction),
-    ) else {
+    let Ok(t) = parse_target(target) else {
         return Verdict::CifParsingError;
     };
-    if t.is_empty() || p.is_empty() {
-        return Verdict::CifParsingError;
-    }
-    if !same_composition(&t, &p) {
-        return Verdict::AtomCountMismatch;
-    }
-    match rms_dist_if_fit(&t, &p, &MatcherOptions::atomworld()) {
-        Ok(Some(r)) => Verdict::Success {
-            rms: r.rms,
-            max_dist: r.max_dist,
+    let v = evaluate(
+        &t,
+        &format!("<cif>\n{prediction}\n</cif>"),
+        Comparison::Matcher,
+    );
+    match v.label {
+        Label::Success => Verdict::Success {
+            rms: v.rms.unwrap_or(f64::NAN),
+            max_dist: v.max_dist.unwrap_or(f64::NAN),
         },
-        _ => Verdict::StructureMismatch,
+        Label::OutputFormatError | Label::CifParsingError => Verdict::CifParsingError,
+        Label::AtomCountMismatch => Verdict::AtomCountMismatch,
+        Label::StructureMismatch | Label::EvaluationTimeout => Verdict::StructureMismatch,
     }
 }
 

@@ -165,6 +165,9 @@ pub struct Limits {
     /// Seconds one answer's scoring (parse and match) may take before it is labelled
     /// `EvaluationTimeout`.
     pub match_budget_secs: u64,
+    /// The configured model that answers a suite's judge questions (suites scored by an LLM
+    /// judge); `None`: such answers are scored as judge failures.
+    pub judge_model: Option<String>,
 }
 
 impl Default for Limits {
@@ -178,6 +181,7 @@ impl Default for Limits {
             backoff_base_ms: 1000,
             backoff_max_ms: 60_000,
             match_budget_secs: 20,
+            judge_model: None,
         }
     }
 }
@@ -286,7 +290,7 @@ impl Config {
             if !seen.insert(m.name.as_str()) {
                 return Err(err("the name is used twice"));
             }
-            if crate::runs::Answerer::is_baseline_name(&m.name) {
+            if crate::runs::is_baseline_name(&bench::task::Registry::standard(), &m.name) {
                 return Err(err("the name is reserved for a built-in baseline"));
             }
             if m.provider == ProviderKind::OpenaiCompatible && m.base_url.is_none() {

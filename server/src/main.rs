@@ -7,6 +7,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use bench::atomworld::Semantics;
+use bench::wire::defaults;
 use server::cli::output::Output;
 use server::cli::{self, CliError};
 use server::{http, storage::Storage};
@@ -25,36 +26,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the web app and the JSON API.
-    Serve {
-        /// Address to listen on.
-        #[arg(long, default_value = "127.0.0.1:8080")]
-        addr: SocketAddr,
-        /// Directory for the SQLite database and other state (created if missing).
-        #[arg(long, default_value = "data/local")]
-        data_dir: PathBuf,
-        /// Directory with the built app (Trunk's output).
-        #[arg(long, default_value = "dist")]
-        dist: PathBuf,
-        /// Configuration file (models, prices, limits); keys come from the environment.
-        #[arg(long)]
-        config: Option<PathBuf>,
-        /// Serve model answers only from the response cache (offline workshops).
-        #[arg(long)]
-        replay_only: bool,
-        /// Requests per minute per client on model and run endpoints.
-        #[arg(long, default_value_t = 30)]
-        rate_limit: u32,
-        /// Open connections accepted in total.
-        #[arg(long, default_value_t = 4096)]
-        max_connections: usize,
-        /// Open connections accepted per client address.
-        #[arg(long, default_value_t = 128)]
-        max_connections_per_client: usize,
-        /// Seconds a client has to send a request's headers (also the keep-alive idle
-        /// timeout).
-        #[arg(long, default_value_t = 10)]
-        header_timeout_secs: u64,
-    },
+    Serve(ServeArgs),
     /// Apply an AtomWorld action prompt to a CIF and print the result as a CIF.
     Apply {
         /// The input CIF file.
@@ -79,45 +51,7 @@ enum Command {
         output: PathBuf,
     },
     /// Run a benchmark headless (resumes an unfinished run with the same settings).
-    Run {
-        /// The suite.
-        #[arg(long, default_value = "atomworld")]
-        suite: String,
-        /// Model name from the configuration, or a baseline: copy-input, reference.
-        #[arg(long)]
-        model: String,
-        /// Tasks per action.
-        #[arg(long, default_value_t = 250)]
-        per_action: usize,
-        /// Seed of the task set.
-        #[arg(long, default_value_t = 2026)]
-        seed: u64,
-        /// Tasks in flight at once.
-        #[arg(long, default_value_t = 4)]
-        concurrency: usize,
-        /// Samples per task.
-        #[arg(long, default_value_t = 1)]
-        samples: u32,
-        /// Directory of the SQLite database.
-        #[arg(long, default_value = "data/local")]
-        data_dir: PathBuf,
-        /// Configuration file (models, prices, limits).
-        #[arg(long)]
-        config: Option<PathBuf>,
-        /// Do not use the response cache.
-        #[arg(long)]
-        no_cache: bool,
-        /// Answer only from the response cache (no network, no keys).
-        #[arg(long)]
-        replay_only: bool,
-        /// Write the summary as JSON to this file.
-        #[arg(long)]
-        summary_json: Option<PathBuf>,
-        /// Run the tasks of this file (task triples, data/simple or evaluation results: what
-        /// `atomworld import` reads) instead of a seeded set.
-        #[arg(long)]
-        tasks: Option<PathBuf>,
-    },
+    Run(cli::run::RunArgs),
     /// Export or import the response cache (to replay a workshop offline).
     Cache {
         /// `export` or `import`.
@@ -140,10 +74,10 @@ enum Command {
     /// Write a seeded AtomWorld task set as JSON lines.
     Gen {
         /// The seed.
-        #[arg(long, default_value_t = 2026)]
+        #[arg(long, default_value_t = defaults::SEED)]
         seed: u64,
         /// Tasks per action.
-        #[arg(long, default_value_t = 250)]
+        #[arg(long, default_value_t = defaults::PER_ACTION_CLI)]
         per_action: usize,
         /// Output JSONL file.
         #[arg(short, long)]
@@ -230,65 +164,15 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             eprintln!("{report}");
             Ok(())
         })())),
-        Command::Serve {
-            addr,
-            data_dir,
-            dist,
-            config,
-            replay_only,
-            rate_limit,
-            max_connections,
-            max_connections_per_client,
-            header_timeout_secs,
-        } => {
+        Command::Serve(args) => {
             let runtime = tokio::runtime::Runtime::new()?;
-            let result = runtime.block_on(serve(ServeArgs {
-                addr,
-                data_dir,
-                dist,
-                config,
-                replay_only,
-                rate_limit,
-                connections: http::listener::ConnectionLimits {
-                    total: max_connections,
-                    per_client: max_connections_per_client,
-                    header_read_timeout: std::time::Duration::from_secs(header_timeout_secs.max(1)),
-                    ..Default::default()
-                },
-            }));
+            let result = runtime.block_on(serve(args));
             // Runs still executing stop here (their stored results are kept and they resume
             // at the next start); computations in flight see their interrupt raised.
             runtime.shutdown_timeout(std::time::Duration::from_secs(2));
             result
         }
-        Command::Run {
-            suite,
-            model,
-            per_action,
-            seed,
-            concurrency,
-            samples,
-            data_dir,
-            config,
-            no_cache,
-            replay_only,
-            summary_json,
-            tasks,
-        } => {
-            let args = cli::run::RunArgs {
-                suite,
-                model,
-                per_action,
-                seed,
-                concurrency,
-                samples,
-                data_dir,
-                config,
-                cache: !no_cache,
-                replay_only,
-                summary_json,
-                tasks_file: tasks,
-            };
+        Command::Run(args) => {
             let runtime = tokio::runtime::Runtime::new()?;
             Ok(finish(
                 runtime
@@ -299,14 +183,37 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
     }
 }
 
+/// Arguments of `atomworld serve`.
+#[derive(clap::Args)]
 struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
+    /// Directory for the SQLite database and other state (created if missing).
+    #[arg(long, default_value = "data/local")]
     data_dir: PathBuf,
+    /// Directory with the built app (Trunk's output).
+    #[arg(long, default_value = "dist")]
     dist: PathBuf,
+    /// Configuration file (models, prices, limits); keys come from the environment.
+    #[arg(long)]
     config: Option<PathBuf>,
+    /// Serve model answers only from the response cache (offline workshops).
+    #[arg(long)]
     replay_only: bool,
+    /// Requests per minute per client on model, run and share endpoints.
+    #[arg(long, default_value_t = 30)]
     rate_limit: u32,
-    connections: http::listener::ConnectionLimits,
+    /// Open connections accepted in total.
+    #[arg(long, default_value_t = 4096)]
+    max_connections: usize,
+    /// Open connections accepted per client address.
+    #[arg(long, default_value_t = 128)]
+    max_connections_per_client: usize,
+    /// Seconds a client has to send a request's headers (also the keep-alive idle
+    /// timeout).
+    #[arg(long, default_value_t = 10)]
+    header_timeout_secs: u64,
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
@@ -317,8 +224,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
         config,
         replay_only,
         rate_limit,
-        connections,
+        max_connections,
+        max_connections_per_client,
+        header_timeout_secs,
     } = args;
+    let connections = http::listener::ConnectionLimits {
+        total: max_connections,
+        per_client: max_connections_per_client,
+        header_read_timeout: std::time::Duration::from_secs(header_timeout_secs.max(1)),
+        ..Default::default()
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

@@ -244,7 +244,8 @@ fn imported_tasks_run_and_unusable_ones_are_named() {
         "{}",
         String::from_utf8_lossy(&gen.stderr)
     );
-    // One triple without a target (computed from the prompt), one whose prompt is nonsense.
+    // One triple without a target (computed from the prompt); two whose prompt is nonsense,
+    // one with its target (scored by the matcher under "unparsed"), one without (cannot run).
     let first: serde_json::Value = serde_json::from_str(
         std::fs::read_to_string(&tasks)
             .unwrap()
@@ -261,10 +262,11 @@ fn imported_tasks_run_and_unusable_ones_are_named() {
             serde_json::Value::Null,
         ),
         (
-            "nonsense",
-            "Paint the atoms blue.",
+            "nonsense-with-target",
+            "Paint the atoms red.",
             first["target_cif"].clone(),
         ),
+        ("nonsense", "Paint the atoms blue.", serde_json::Value::Null),
     ] {
         let line = serde_json::json!({"id": id, "input_cif": first["input_cif"], "action_prompt": prompt, "target_cif": target});
         extra.push_str(&format!("{line}\n"));
@@ -286,14 +288,15 @@ fn imported_tasks_run_and_unusable_ones_are_named() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{stderr}");
     assert!(
-        stderr.contains("1 of 12 imported tasks cannot run"),
+        stderr.contains("1 of 13 imported tasks cannot run"),
         "{stderr}"
     );
     assert!(stderr.contains("Paint the atoms blue"), "{stderr}");
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
-    assert_eq!(s["overall"]["n"], 11);
+    assert_eq!(s["overall"]["n"], 12);
     assert_eq!(s["overall"]["success_rate"], 1.0);
+    assert_eq!(s["per_action"]["unparsed"]["n"], 1);
     assert_eq!(
         s["per_action"]["remove"]["n"], 2,
         "the generated remove task and the imported one"

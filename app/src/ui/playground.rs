@@ -7,8 +7,8 @@ use bench::atomworld::generator::rng::TaskRng;
 use bench::atomworld::generator::sample::sample;
 use bench::atomworld::prompt::model_prompt;
 use bench::atomworld::{
-    apply, parse_prompt, readings_differ, render_prompt, ActionKind, Applied, PromptStyle,
-    Semantics,
+    apply, parse_prompt, readings_differ, render_prompt, target_of, ActionKind, Applied,
+    PromptStyle, Semantics,
 };
 use bench::case::{Case, CaseStructure, CASE_VERSION};
 use engine::cif::{read_cif, write_cif};
@@ -178,23 +178,26 @@ pub fn Playground(
         let s = input.get()?;
         Some(parse_prompt(&prompt.get(), &s).map_err(|e| e.to_string()))
     });
+    // The target and its CIF, as the benchmark computes them (`target_of`), under the reading
+    // chosen on the page.
     let applied = Memo::new(move |_| {
         let s = input.get()?;
         let action = parsed.get()?.ok()?;
-        Some(apply(&s, &action, semantics.get()).map_err(|e| e.to_string()))
+        Some(target_of(&s, &action, semantics.get()).map_err(|e| e.to_string()))
     });
     let differ = Memo::new(move |_| {
         let s = input.get()?;
         let action = parsed.get()?.ok()?;
         readings_differ(&s, &action).ok()
     });
-    let target = Signal::derive(move || applied.get().and_then(|r| r.ok()).map(|a| a.structure));
+    let target =
+        Signal::derive(move || applied.get().and_then(|r| r.ok()).map(|(a, _)| a.structure));
     let touched = move |f: fn(&Applied) -> Vec<usize>| {
         Signal::derive(move || {
             applied
                 .get()
                 .and_then(|r| r.ok())
-                .map(|a| f(&a))
+                .map(|(a, _)| f(&a))
                 .unwrap_or_default()
         })
     };
@@ -202,7 +205,7 @@ pub fn Playground(
     let touched_out = touched(|a| a.touched.output.clone());
     let full_prompt =
         Memo::new(move |_| input_cif.get().map(|cif| model_prompt(&cif, &prompt.get())));
-    let target_cif = Memo::new(move |_| target.get().map(|t| write_cif(&t.wrapped())));
+    let target_cif = Memo::new(move |_| applied.get().and_then(|r| r.ok()).map(|(_, cif)| cif));
     let answer = RwSignal::new(
         shared
             .as_ref()
@@ -265,10 +268,10 @@ pub fn Playground(
         if text.trim().is_empty() {
             return None;
         }
-        let comparison = match parsed.get().and_then(|r| r.ok()).map(|a| a.kind()) {
-            Some(ActionKind::MoveAll) => Comparison::Ordered,
-            _ => Comparison::Matcher,
-        };
+        let comparison = parsed
+            .get()
+            .and_then(|r| r.ok())
+            .map_or(Comparison::Matcher, |a| a.kind().comparison());
         if comparison == Comparison::Matcher
             && large_target.get()
             && requested_for.with(|r| r.as_deref() != Some(text.as_str()))
@@ -330,10 +333,11 @@ pub fn Playground(
     // CIF row order, so the vectors are carried over by position.
     let show_overlay = RwSignal::new(false);
     let overlay_data = Memo::new(move |_| {
-        if matches!(
-            parsed.get().and_then(|r| r.ok()).map(|a| a.kind()),
-            Some(ActionKind::MoveAll)
-        ) {
+        let comparison = parsed
+            .get()
+            .and_then(|r| r.ok())
+            .map(|a| a.kind().comparison());
+        if comparison == Some(Comparison::Ordered) {
             return None; // site-by-site metric: no matcher pairing to draw
         }
         let v = verdict.get()?;

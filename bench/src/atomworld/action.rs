@@ -6,6 +6,8 @@
 use engine::Element;
 use serde::{Deserialize, Serialize};
 
+use super::evaluate::Comparison;
+
 /// One AtomWorld action with its parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
@@ -182,6 +184,16 @@ impl ActionKind {
             ActionKind::DeleteAround => "delete_around",
             ActionKind::MoveSelected => "move_selected",
             ActionKind::MoveAround => "move_around",
+        }
+    }
+
+    /// How an answer to this action is compared with the target: site by site in parsed
+    /// order for the move_all probe (its "ordered" metric), by the reference's
+    /// StructureMatcher for every other action.
+    pub fn comparison(self) -> Comparison {
+        match self {
+            ActionKind::MoveAll => Comparison::Ordered,
+            _ => Comparison::Matcher,
         }
     }
 }

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::evaluate::Label;
+use super::task::AtomWorldTask;
 use super::{apply, parse_prompt, Action, Semantics};
 use engine::cif::read_cif;
 
@@ -54,14 +55,10 @@ pub struct RecordedVerdict {
 /// One imported task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ImportedTask {
-    /// Where it came from: `<record number>` plus whatever id the record carries.
-    pub id: String,
-    /// The input CIF, exactly as stored.
-    pub input_cif: String,
-    /// The action sentence.
-    pub action_prompt: String,
-    /// The target CIF as stored (absent in no layout so far, but optional for safety).
-    pub target_cif: Option<String>,
+    /// The task: its id is where it came from (`<record number>` plus whatever id the
+    /// record carries), input and target exactly as stored.
+    #[serde(flatten)]
+    pub task: AtomWorldTask,
     /// The parsed action (checked against the input: indices in range, …), or why not.
     pub action: Result<Action, String>,
     /// The model's raw answer (evaluation results only).
@@ -207,10 +204,12 @@ fn task(layout: Layout, n: usize, r: &Value) -> Result<ImportedTask, ImportError
         (None, None)
     };
     Ok(ImportedTask {
-        id,
-        input_cif,
-        action_prompt,
-        target_cif,
+        task: AtomWorldTask {
+            id,
+            input_cif,
+            action_prompt,
+            target_cif,
+        },
         action,
         response,
         recorded,
@@ -231,7 +230,7 @@ mod tests {
         let lines = format!("{triple}\n\n{triple}\n");
         let (layout, tasks) = import(&lines).unwrap();
         assert_eq!((layout, tasks.len()), (Layout::Triples, 2));
-        assert_eq!(tasks[0].id, "0:remove:frame3");
+        assert_eq!(tasks[0].task.id, "0:remove:frame3");
         assert_eq!(tasks[0].action.as_ref().unwrap().kind(), ActionKind::Remove);
 
         let data = serde_json::json!([{"action_type": "SwapAtomsAction", "problem_id": "p-1",
@@ -239,8 +238,8 @@ mod tests {
             "input": CIF, "output": CIF}]);
         let (layout, tasks) = import(&data.to_string()).unwrap();
         assert_eq!(layout, Layout::TaskData);
-        assert_eq!(tasks[0].id, "0:p-1:SwapAtomsAction");
-        assert_eq!(tasks[0].target_cif.as_deref(), Some(CIF));
+        assert_eq!(tasks[0].task.id, "0:p-1:SwapAtomsAction");
+        assert_eq!(tasks[0].task.target_cif.as_deref(), Some(CIF));
         assert_eq!(tasks[0].action.as_ref().unwrap().kind(), ActionKind::Swap);
 
         let results = serde_json::json!({"metrics": {"summary": {}}, "results": [

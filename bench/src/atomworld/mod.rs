@@ -9,9 +9,13 @@ pub mod noop;
 pub mod numbers;
 pub mod parse;
 pub mod prompt;
+pub mod suite;
+pub mod task;
 pub mod wording;
 
 pub use action::{Action, ActionKind};
 pub use apply::{apply, readings_differ, ActionError, Applied, Semantics, Touched};
 pub use parse::{parse_prompt, PromptParseError};
+pub use suite::AtomWorld;
+pub use task::{resolve, target_of, AtomWorldTask, Resolved};
 pub use wording::{render_prompt, PromptStyle, Separator, Wording};

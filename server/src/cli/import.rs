@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use bench::atomworld::import::{import, Layout};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::CliError;
 
@@ -15,12 +15,7 @@ pub fn run(content: &str, mut output: impl Write) -> Result<String, CliError> {
     let (layout, tasks) = import(content).map_err(|e| CliError::input(e.to_string()))?;
     let mut parsed = 0;
     for t in &tasks {
-        let mut line = json!({
-            "id": t.id,
-            "input_cif": t.input_cif,
-            "action_prompt": t.action_prompt,
-            "target_cif": t.target_cif,
-        });
+        let mut line = json!(t.task);
         match &t.action {
             Ok(a) => {
                 parsed += 1;
@@ -55,9 +50,4 @@ pub fn run(content: &str, mut output: impl Write) -> Result<String, CliError> {
         tasks.len(),
         tasks.len() - parsed
     ))
-}
-
-/// The recorded label of an eval input line, if it came from `import` of evaluation results.
-pub fn recorded_label(line: &Value) -> Option<&str> {
-    line.get("recorded_verdict")?.get("label")?.as_str()
 }

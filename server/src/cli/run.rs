@@ -5,64 +5,101 @@
 use std::path::PathBuf;
 
 use bench::atomworld::generator::TaskSetSpec;
+use bench::task::{AnySuite, Registry};
+use bench::wire::{defaults, ImportedTasks, RunSpec, TaskSource};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::CliError;
 use crate::config::Config;
 use crate::llm::{Gateway, GatewayOptions};
-use crate::runs::{self, ImportedTasks, RunSpec, RunTask, TaskSource, TaskTriple};
+use crate::runs;
 use crate::storage::Storage;
 
 /// Arguments of `atomworld run`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct RunArgs {
-    /// Suite name.
+    /// The suite.
+    #[arg(long, default_value = "atomworld")]
     pub suite: String,
-    /// Model or baseline name.
+    /// Model name from the configuration, or a baseline of the suite (AtomWorld:
+    /// copy-input, reference).
+    #[arg(long)]
     pub model: String,
-    /// Tasks per action.
+    /// Tasks per action of a generated set.
+    #[arg(long, default_value_t = defaults::PER_ACTION_CLI)]
     pub per_action: usize,
-    /// Seed of the task set.
+    /// Seed of a generated set.
+    #[arg(long, default_value_t = defaults::SEED)]
     pub seed: u64,
-    /// Tasks in flight.
+    /// Tasks in flight at once.
+    #[arg(long, default_value_t = defaults::CONCURRENCY)]
     pub concurrency: usize,
     /// Samples per task.
+    #[arg(long, default_value_t = defaults::SAMPLES)]
     pub samples: u32,
-    /// Data directory (SQLite database).
+    /// Directory of the SQLite database.
+    #[arg(long, default_value = "data/local")]
     pub data_dir: PathBuf,
-    /// Configuration file.
+    /// Configuration file (models, prices, limits).
+    #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Use the response cache.
-    pub cache: bool,
-    /// Serve answers only from the cache.
+    /// Do not use the response cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Answer only from the response cache (no network, no keys).
+    #[arg(long)]
     pub replay_only: bool,
-    /// Where to write the summary JSON.
+    /// Write the summary as JSON to this file.
+    #[arg(long)]
     pub summary_json: Option<PathBuf>,
-    /// Run these imported tasks (any file `atomworld import` reads) instead of a seeded set.
+    /// Run the tasks of this file instead of a generated set: for AtomWorld, what
+    /// `atomworld import` reads (task triples, data/simple, evaluation results); for other
+    /// suites, JSON lines of their tasks.
+    #[arg(long = "tasks")]
     pub tasks_file: Option<PathBuf>,
 }
 
-/// The imported tasks of `path`, each checked (prompt parsed, target known or computable);
-/// unusable ones are left out and reported on stderr.
-fn imported(path: &std::path::Path) -> Result<TaskSource, CliError> {
+/// The tasks of `path` for `suite`, each checked (prepared); unusable ones are left out and
+/// reported on stderr.
+fn imported(path: &std::path::Path, suite: &dyn AnySuite) -> Result<TaskSource, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::input(format!("cannot read {}: {e}", path.display())))?;
-    let (_, records) = bench::atomworld::import::import(&text)
-        .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+    let candidates: Vec<serde_json::Value> =
+        if suite.name() == "atomworld" {
+            let (_, records) = bench::atomworld::import::import(&text)
+                .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+            records
+                .into_iter()
+                .filter_map(|r| serde_json::to_value(r.task).ok())
+                .collect()
+        } else {
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+            let mut out = Vec::new();
+            for (n, line) in text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+            {
+                out.push(serde_json::from_str(line).map_err(|e| {
+                    CliError::input(format!("{} line {}: {e}", path.display(), n + 1))
+                })?);
+            }
+            out
+        };
     let mut tasks = Vec::new();
     let mut skipped = Vec::new();
-    for r in records {
-        let triple = TaskTriple {
-            id: r.id,
-            input_cif: r.input_cif,
-            action_prompt: r.action_prompt,
-            target_cif: r.target_cif,
-        };
-        match RunTask::from_triple(&triple) {
-            Ok(_) => tasks.push(triple),
+    for t in candidates {
+        match suite.prepare_json(&t) {
+            Ok(_) => tasks.push(t),
             Err(e) => {
-                let prompt: String = triple.action_prompt.chars().take(60).collect();
-                skipped.push(format!("record {} (\"{prompt}\"): {e}", triple.id));
+                let id = t["id"].as_str().unwrap_or("?");
+                let prompt: String = t["action_prompt"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .chars()
+                    .take(60)
+                    .collect();
+                skipped.push(format!("record {id} (\"{prompt}\"): {e}"));
             }
         }
     }
@@ -91,6 +128,11 @@ fn imported(path: &std::path::Path) -> Result<TaskSource, CliError> {
 
 /// Run (or resume) the benchmark; returns the summary table.
 pub async fn run(args: RunArgs) -> Result<String, CliError> {
+    run_with(args, &Registry::standard()).await
+}
+
+/// [`run`] with the suites of `registry`.
+pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliError> {
     let config =
         Config::load(args.config.as_deref()).map_err(|e| CliError::input(e.to_string()))?;
     let storage = Storage::open(&args.data_dir).map_err(|e| CliError::failure(e.to_string()))?;
@@ -98,13 +140,16 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
         config,
         storage.clone(),
         GatewayOptions {
-            cache: args.cache,
+            cache: !args.no_cache,
             replay_only: args.replay_only,
         },
     )
     .map_err(|e| CliError::failure(e.to_string()))?;
+    let suite = registry
+        .get(&args.suite)
+        .map_err(|e| CliError::input(e.to_string()))?;
     let tasks = match &args.tasks_file {
-        Some(path) => imported(path)?,
+        Some(path) => imported(path, suite.as_ref())?,
         None => TaskSource::Generated(TaskSetSpec::per_action(args.seed, args.per_action)),
     };
     let what = match &tasks {
@@ -120,15 +165,19 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
         samples: args.samples.max(1),
         concurrency: args.concurrency.max(1),
     };
-    runs::check_spec(&spec, gateway.config()).map_err(|e| CliError::input(e.to_string()))?;
-    let run_id = match runs::find_unfinished(&storage, &spec)
+    runs::check_spec(&spec, gateway.config(), registry)
+        .map_err(|e| CliError::input(e.to_string()))?;
+    let run_id = match storage
+        .find_unfinished(&spec)
         .map_err(|e| CliError::failure(e.to_string()))?
     {
         Some(id) => {
             eprintln!("resuming {id}");
             id
         }
-        None => runs::create_run(&storage, &spec).map_err(|e| CliError::failure(e.to_string()))?,
+        None => storage
+            .create_run(&spec)
+            .map_err(|e| CliError::failure(e.to_string()))?,
     };
     eprintln!("run {run_id}: {} on {} ({what})", args.model, args.suite);
     let bar = ProgressBar::new(0);
@@ -137,7 +186,8 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let b = bar.clone();
-    let outcome = runs::execute(&storage, &gateway, &run_id, move |p| {
+    let outcome = runs::execute(&storage, &gateway, registry, &run_id, move |o| {
+        let p = &o.progress;
         b.set_length(p.total as u64);
         b.set_position(p.done as u64);
         let rate = if p.done == 0 {
@@ -161,8 +211,9 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
     if let Some(why) = &outcome.stopped {
         eprintln!("stopped: {why}");
     }
-    let rows =
-        runs::store_results(&storage, &run_id).map_err(|e| CliError::failure(e.to_string()))?;
+    let rows = storage
+        .results(&run_id)
+        .map_err(|e| CliError::failure(e.to_string()))?;
     let summary = runs::summarise(&run_id, &args.model, &rows);
     if let Some(path) = &args.summary_json {
         let text =
@@ -170,5 +221,5 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
         std::fs::write(path, text)
             .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?;
     }
-    Ok(summary.table())
+    Ok(summary.table.table(suite.columns()))
 }

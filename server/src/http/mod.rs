@@ -9,15 +9,16 @@ use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::{Json, Router};
-use serde::Serialize;
 use tower_http::compression::CompressionLayer;
 use tower_http::services::{ServeDir, ServeFile};
 
-use crate::build_info::{build_info, BuildInfo};
+use crate::build_info::build_info;
 use crate::config::Config;
 use crate::llm::{Gateway, GatewayOptions};
-use crate::runs;
+use crate::runs::Runs;
 use crate::storage::Storage;
+use bench::task::Registry;
+use bench::wire::{Health, HealthStatus};
 
 pub mod api;
 mod errors;
@@ -31,9 +32,7 @@ pub struct AppState {
     storage: Storage,
     gateway: Gateway,
     passcode: Option<String>,
-    live: api::LiveRuns,
-    /// Cancel flags of the runs executing in this process.
-    active: api::ActiveRuns,
+    runs: Runs,
     limiter: rate_limit::Limiter,
 }
 
@@ -54,60 +53,38 @@ impl AppState {
     }
 
     /// State with a gateway, an optional passcode and a per-client rate limit (requests per
-    /// minute on model and run endpoints).
+    /// minute on model and run endpoints), running the standard suites.
     pub fn with_gateway(
         storage: Storage,
         gateway: Gateway,
         passcode: Option<String>,
         per_minute: u32,
     ) -> Self {
+        Self::with_registry(storage, gateway, passcode, per_minute, Registry::standard())
+    }
+
+    /// [`with_gateway`](Self::with_gateway) with the suites of `registry`.
+    pub fn with_registry(
+        storage: Storage,
+        gateway: Gateway,
+        passcode: Option<String>,
+        per_minute: u32,
+        registry: Registry,
+    ) -> Self {
         Self {
+            runs: Runs::new(storage.clone(), gateway.clone(), registry),
             storage,
             gateway,
             passcode,
-            live: Default::default(),
-            active: Default::default(),
             limiter: rate_limit::Limiter::new(per_minute),
         }
     }
 
-    /// Restart runs that were executing when the server stopped, except one that stored
-    /// nothing since its previous automatic restart (it may be what stopped the server):
-    /// that one is marked `interrupted` and named in the log, for a person to resume.
+    /// Restart runs that were executing when the server stopped (see
+    /// [`Runs::resume_at_startup`]).
     pub fn resume_runs(&self) {
-        let unfinished = match runs::unfinished_at_startup(&self.storage) {
-            Ok(u) => u,
-            Err(e) => {
-                tracing::error!("cannot list unfinished runs: {e}");
-                return;
-            }
-        };
-        for u in unfinished {
-            match u {
-                runs::Unfinished::Resume(id) => {
-                    tracing::info!(run = id, "resuming run");
-                    api::spawn_run(self, id);
-                }
-                runs::Unfinished::Held(id) => tracing::warn!(
-                    run = id,
-                    "run made no progress since the last restart; marked interrupted, not \
-                     resumed (POST /api/runs/{id}/resume to try again)"
-                ),
-            }
-        }
+        self.runs.resume_at_startup();
     }
-}
-
-/// The answer of `GET /api/health`.
-#[derive(Serialize)]
-pub struct Health {
-    /// `"ok"` when the server answers and its database takes a write.
-    pub status: &'static str,
-    /// Version and build facts.
-    #[serde(flatten)]
-    pub build: BuildInfo,
-    /// Database schema version.
-    pub schema_version: i64,
 }
 
 async fn health(State(state): State<AppState>) -> Response {
@@ -123,12 +100,18 @@ async fn health(State(state): State<AppState>) -> Response {
         Err(e) => Err(e.to_string()),
     };
     match checked {
-        Ok(schema_version) => Json(Health {
-            status: "ok",
-            build: build_info(),
-            schema_version,
-        })
-        .into_response(),
+        Ok(schema_version) => {
+            let build = build_info();
+            Json(Health {
+                status: HealthStatus::Ok,
+                version: build.version.to_string(),
+                commit: build.commit.to_string(),
+                profile: build.profile.to_string(),
+                target: build.target.to_string(),
+                schema_version,
+            })
+            .into_response()
+        }
         Err(e) => {
             tracing::error!("health check failed: {e}");
             (

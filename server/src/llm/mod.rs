@@ -16,41 +16,8 @@ pub use retry::RetryPolicy;
 
 use serde::{Deserialize, Serialize};
 
-/// A chat message.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Message {
-    /// `user`, `assistant` or `system`.
-    pub role: String,
-    /// The text.
-    pub content: String,
-}
-
-impl Message {
-    /// A user message.
-    pub fn user(content: impl Into<String>) -> Self {
-        Self {
-            role: "user".into(),
-            content: content.into(),
-        }
-    }
-}
-
-/// A model's answer and what it cost.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Completion {
-    /// The answer text.
-    pub text: String,
-    /// Prompt tokens as the provider reported them.
-    pub input_tokens: u64,
-    /// Completion tokens as the provider reported them.
-    pub output_tokens: u64,
-    /// Cost in USD (0 when served from the cache).
-    pub cost_usd: f64,
-    /// True when the answer came from the response cache.
-    pub cached: bool,
-    /// HTTP attempts made (0 for cache hits).
-    pub attempts: u32,
-}
+pub use bench::task::{Message, Role};
+pub use bench::wire::Completion;
 
 /// Why a model call failed. Messages never contain API keys.
 #[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize)]

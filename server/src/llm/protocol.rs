@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::{LlmError, Message};
+use super::{LlmError, Message, Role};
 use crate::config::{ModelConfig, ProviderKind};
 
 /// Method-independent description of one HTTP request to a provider.
@@ -56,10 +56,10 @@ pub fn build(m: &ModelConfig, messages: &[Message], key: Option<&str>) -> HttpCa
         ProviderKind::Anthropic => {
             let system: Vec<&str> = messages
                 .iter()
-                .filter(|x| x.role == "system")
+                .filter(|x| x.role == Role::System)
                 .map(|x| x.content.as_str())
                 .collect();
-            let turns: Vec<&Message> = messages.iter().filter(|x| x.role != "system").collect();
+            let turns: Vec<&Message> = messages.iter().filter(|x| x.role != Role::System).collect();
             let mut body = json!({
                 "model": m.model,
                 "max_tokens": m.max_tokens.unwrap_or(8192),
@@ -87,9 +87,9 @@ pub fn build(m: &ModelConfig, messages: &[Message], key: Option<&str>) -> HttpCa
         ProviderKind::Gemini => {
             let contents: Vec<Value> = messages
                 .iter()
-                .filter(|x| x.role != "system")
+                .filter(|x| x.role != Role::System)
                 .map(|x| {
-                    let role = if x.role == "assistant" {
+                    let role = if x.role == Role::Assistant {
                         "model"
                     } else {
                         "user"

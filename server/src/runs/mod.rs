@@ -1,122 +1,103 @@
 //! Benchmark runs: a suite, a task set, a model and settings, executed task by task with
 //! every result stored as it finishes, so that a killed server resumes without losing or
-//! repeating work.
+//! repeating work. Suite-neutral: the run loop knows tasks only through
+//! [`bench::task::AnySuite`], found in a [`Registry`] by the spec's suite name.
 
+mod manager;
 mod runner;
-mod store;
-mod summary;
 
-pub use runner::{execute, execute_until, Progress, RunError, RunTask};
-pub use store::{
-    create_run, find_unfinished, load_run, results as store_results, unfinished_at_startup,
-    ResultRow, Unfinished,
-};
-pub use summary::{summarise, Summary};
+pub use manager::{Runs, SpawnError};
+pub use runner::{execute, execute_until, RunError, RunOutcome};
 
-use bench::atomworld::generator::TaskSetSpec;
-use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+use bench::atomworld::generator::generate;
+use bench::atomworld::noop::copy_would_pass;
+use bench::task::summary::{Row, Summary};
+use bench::task::{AnySuite, Registry};
+use bench::wire::{ResultRow, RunSpec, RunSummary, TaskSource};
+
+use crate::config::Config;
 
 /// Who answers the tasks of a run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answerer {
     /// A configured model, by name.
     Model(String),
-    /// Baseline: answers with the input CIF unchanged (needs no key; bounds tables from below).
-    CopyInput,
-    /// Baseline: answers with the ground truth (needs no key; bounds tables from above).
-    Reference,
+    /// One of the suite's baselines (needs no key), by name.
+    Baseline(&'static str),
 }
 
 impl Answerer {
-    /// Name of the copy-input baseline.
-    pub const COPY_INPUT: &'static str = "copy-input";
-    /// Name of the reference baseline.
-    pub const REFERENCE: &'static str = "reference";
-
-    /// The answerer called `name`: a baseline or a configured model.
-    pub fn from_name(name: &str) -> Self {
-        match name {
-            Self::COPY_INPUT => Answerer::CopyInput,
-            Self::REFERENCE => Answerer::Reference,
-            other => Answerer::Model(other.to_string()),
-        }
-    }
-
-    /// True for the names reserved by the baselines.
-    pub fn is_baseline_name(name: &str) -> bool {
-        name == Self::COPY_INPUT || name == Self::REFERENCE
-    }
-
-    /// The display name.
-    pub fn name(&self) -> &str {
-        match self {
-            Answerer::Model(n) => n,
-            Answerer::CopyInput => Self::COPY_INPUT,
-            Answerer::Reference => Self::REFERENCE,
+    /// The answerer called `name` in `suite`: one of its baselines, else a model.
+    pub fn of(suite: &dyn AnySuite, name: &str) -> Self {
+        match suite.baselines().iter().find(|b| **b == name) {
+            Some(b) => Answerer::Baseline(b),
+            None => Answerer::Model(name.to_string()),
         }
     }
 }
 
-/// Where a run's tasks come from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum TaskSource {
-    /// Drawn by the seeded generator (the stored form of runs made before imports existed).
-    Generated(TaskSetSpec),
-    /// Imported tasks (the upstream data, or any file `atomworld import` reads).
-    Imported(ImportedTasks),
+/// True for names that some suite of `registry` reserves for a baseline.
+pub fn is_baseline_name(registry: &Registry, name: &str) -> bool {
+    registry
+        .names()
+        .into_iter()
+        .filter_map(|n| registry.get(n).ok())
+        .any(|s| s.baselines().contains(&name))
 }
 
-/// An imported task set, kept whole in the run's spec so that a resumed run needs no file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ImportedTasks {
-    /// Where the tasks came from (a file name).
-    pub imported_from: String,
-    /// The tasks in order.
-    pub tasks: Vec<TaskTriple>,
-}
-
-/// One imported task: input, action sentence and (optionally) the ground truth; a missing
-/// target is computed from input and prompt with the reference semantics.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TaskTriple {
-    /// Identifier, unique within the set.
-    pub id: String,
-    /// The input CIF.
-    pub input_cif: String,
-    /// The action sentence.
-    pub action_prompt: String,
-    /// The ground-truth CIF, if the source has one.
-    #[serde(default)]
-    pub target_cif: Option<String>,
-}
-
-/// Whether `spec` can run under `config`: a suite that runs and a baseline or configured
-/// model. Checked before a run is recorded, so a typo never leaves a run that start-up
-/// would try again and again.
-pub fn check_spec(spec: &RunSpec, config: &crate::config::Config) -> Result<(), RunError> {
-    if spec.suite != "atomworld" {
-        return Err(RunError::UnknownSuite(spec.suite.clone()));
+/// Whether `spec` can run under `config`: a suite of `registry` and one of its baselines or
+/// a configured model. Checked before a run is recorded, so a typo never leaves a run that
+/// start-up would try again and again.
+pub fn check_spec(
+    spec: &RunSpec,
+    config: &Config,
+    registry: &Registry,
+) -> Result<Arc<dyn AnySuite>, RunError> {
+    let suite = registry
+        .get(&spec.suite)
+        .map_err(|e| RunError::UnknownSuite(e.to_string()))?;
+    if matches!(spec.tasks, TaskSource::Generated(_)) && spec.suite != "atomworld" {
+        return Err(RunError::UnknownSuite(format!(
+            "suite '{}' has no task generator: give its tasks",
+            spec.suite
+        )));
     }
-    if let Answerer::Model(name) = Answerer::from_name(&spec.model) {
+    if let Answerer::Model(name) = Answerer::of(suite.as_ref(), &spec.model) {
         if config.model(&name).is_none() {
             return Err(RunError::UnknownModel(name));
         }
     }
-    Ok(())
+    Ok(suite)
 }
 
-/// Everything that defines a run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunSpec {
-    /// The suite (`atomworld`).
-    pub suite: String,
-    /// The task set.
-    pub tasks: TaskSource,
-    /// The model (or baseline) name.
-    pub model: String,
-    /// Samples per task.
-    pub samples: u32,
-    /// Tasks in flight at once.
-    pub concurrency: usize,
+/// The tasks of a run as their suite's JSON (CPU work: generation matches for no-op
+/// rejection).
+pub fn tasks_of(source: &TaskSource) -> Vec<serde_json::Value> {
+    match source {
+        TaskSource::Generated(spec) => generate(spec, &copy_would_pass)
+            .0
+            .iter()
+            .filter_map(|t| serde_json::to_value(t.task()).ok())
+            .collect(),
+        TaskSource::Imported(set) => set.tasks.clone(),
+    }
+}
+
+/// The results table of stored rows (the paper's layout).
+pub fn summarise(run_id: &str, model: &str, rows: &[ResultRow]) -> RunSummary {
+    let outcomes: Vec<Option<bench::task::Outcome>> =
+        rows.iter().map(ResultRow::table_outcome).collect();
+    let table = Summary::of(rows.iter().zip(&outcomes).map(|(r, o)| Row {
+        group: &r.action,
+        outcome: o.as_ref(),
+        tokens: r.input_tokens + r.output_tokens,
+        cost_usd: r.cost_usd,
+    }));
+    RunSummary {
+        run_id: run_id.to_string(),
+        model: model.to_string(),
+        table,
+    }
 }

@@ -1,4 +1,4 @@
-//! Executing a run: generate its tasks, skip what is already stored, answer and score the rest
+//! Executing a run: prepare its tasks, skip what is already stored, answer and score the rest
 //! with bounded concurrency, and store each result the moment it is known.
 
 use std::collections::HashSet;
@@ -6,19 +6,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bench::atomworld::evaluate::{evaluate_within, parse_target, Comparison};
-use bench::atomworld::generator::generate;
-use bench::atomworld::noop::copy_would_pass;
-use bench::atomworld::prompt::model_prompt;
-use bench::atomworld::{apply, parse_prompt, ActionKind, Semantics};
-use engine::cif::{read_cif, write_cif};
+use bench::task::{AnySuite, Need, NeedAnswer, PreparedTask, Registry};
+use bench::wire::{Progress, ResultRow, ResultVerdict, RunSpec, RunStatus};
 use tokio::sync::{Mutex, Semaphore};
 
-use super::store::{self, ResultRow};
-use super::{Answerer, RunSpec, TaskSource, TaskTriple};
+use super::Answerer;
 use crate::cpu::CpuPool;
 use crate::llm::spend::Budget;
-use crate::llm::{Gateway, LlmError, Message};
+use crate::llm::{Completion, Gateway, LlmError, Message};
 use crate::storage::{Storage, StorageError};
 
 /// Why a run could not be executed (errors of single tasks are stored, not raised).
@@ -27,114 +22,46 @@ pub enum RunError {
     /// No such run.
     #[error("no run with id {0}")]
     UnknownRun(String),
-    /// Only the AtomWorld suite runs so far.
-    #[error("suite '{0}' cannot be run yet")]
+    /// The suite is not in the registry (or cannot run this task source).
+    #[error("{0}")]
     UnknownSuite(String),
     /// The model is neither a baseline nor configured.
-    #[error("no model named '{0}' is configured (baselines: copy-input, reference)")]
+    #[error("no model named '{0}' is configured (or a baseline of the suite)")]
     UnknownModel(String),
     /// The database failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
 
-/// Progress of a run, reported after every stored result.
+/// How a run ended (or stands, after each stored result).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Progress {
-    /// Task samples with a stored result (including earlier sessions).
-    pub done: usize,
-    /// All task samples.
-    pub total: usize,
-    /// Successes so far.
-    pub successes: usize,
-    /// Tokens so far.
-    pub tokens: u64,
-    /// Cost so far (USD).
-    pub cost_usd: f64,
+pub struct RunOutcome {
+    /// Counts so far.
+    pub progress: Progress,
     /// Set when a spend cap stopped the run.
     pub stopped: Option<String>,
 }
 
-/// One task of a run, whatever its source.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunTask {
-    /// Identifier, unique within the run.
-    pub id: String,
-    /// The input CIF the model sees.
-    pub input_cif: String,
-    /// The action sentence.
-    pub prompt: String,
-    /// The ground truth.
-    pub target_cif: String,
-    /// The action's kind.
-    pub kind: ActionKind,
-}
-
-impl RunTask {
-    /// An imported task made runnable: its prompt parsed against its input and its target
-    /// computed (reference semantics) when the source has none.
-    pub fn from_triple(t: &TaskTriple) -> Result<Self, String> {
-        let input = read_cif(&t.input_cif).map_err(|e| format!("input_cif: {e}"))?;
-        let action = parse_prompt(&t.action_prompt, &input).map_err(|e| e.to_string())?;
-        let target_cif = match &t.target_cif {
-            Some(c) => c.clone(),
-            None => {
-                let done = apply(&input, &action, Semantics::Reference)
-                    .map_err(|e| format!("target from prompt: {e}"))?;
-                write_cif(&done.structure.wrapped())
-            }
-        };
-        Ok(Self {
-            id: t.id.clone(),
-            input_cif: t.input_cif.clone(),
-            prompt: t.action_prompt.clone(),
-            target_cif,
-            kind: action.kind(),
-        })
-    }
-}
-
-/// The tasks of a run (CPU work: generation matches for no-op rejection).
-pub fn tasks_of(source: &TaskSource) -> Vec<RunTask> {
-    match source {
-        TaskSource::Generated(spec) => generate(spec, &copy_would_pass)
-            .0
-            .into_iter()
-            .map(|t| RunTask {
-                kind: t.action.kind(),
-                id: t.id,
-                input_cif: t.input_cif,
-                prompt: t.prompt,
-                target_cif: t.target_cif,
-            })
-            .collect(),
-        // Triples were checked when the run was made; one that fails now is left out.
-        TaskSource::Imported(set) => set
-            .tasks
-            .iter()
-            .filter_map(|t| RunTask::from_triple(t).ok())
-            .collect(),
-    }
-}
-
-/// Answer one task sample and score it (on the CPU pool, within the configured matching
-/// budget); the
-/// second value is true when a spend cap refused the call.
+/// Answer one task sample and score it; the second value is true when a spend cap refused
+/// the call.
 async fn run_one(
-    task: &Arc<RunTask>,
+    suite: &Arc<dyn AnySuite>,
+    task: &PreparedTask,
     sample: u32,
     answerer: &Answerer,
     gateway: &Gateway,
     budget: Option<&Arc<Budget>>,
 ) -> (ResultRow, bool) {
-    let prompt = model_prompt(&task.input_cif, &task.prompt);
+    let prompt = prompt_text(&task.messages);
     let started = Instant::now();
-    let answer: Result<crate::llm::Completion, LlmError> = match answerer {
-        Answerer::CopyInput => Ok(baseline(format!("<cif>\n{}\n</cif>", task.input_cif))),
-        Answerer::Reference => Ok(baseline(format!("<cif>\n{}\n</cif>", task.target_cif))),
+    let answer: Result<Completion, LlmError> = match answerer {
+        Answerer::Baseline(name) => suite
+            .baseline_answer(name, task)
+            .map(baseline)
+            .ok_or_else(|| LlmError::UnknownModel((*name).to_string())),
         Answerer::Model(name) => {
             gateway
-                .complete_within(name, &[Message::user(prompt.clone())], sample, budget)
+                .complete_within(name, &task.messages, sample, budget)
                 .await
         }
     };
@@ -143,11 +70,13 @@ async fn run_one(
     let mut row = ResultRow {
         task_id: task.id.clone(),
         sample,
-        action: task.kind.name().to_string(),
+        action: task.group.clone(),
+        task: None,
         prompt,
         response: None,
         verdict: None,
         label: None,
+        outcome: None,
         error: None,
         input_tokens: 0,
         output_tokens: 0,
@@ -158,26 +87,13 @@ async fn run_one(
     match answer {
         Err(e) => row.error = Some(e.to_string()),
         Ok(c) => {
-            let comparison = if task.kind == ActionKind::MoveAll {
-                Comparison::Ordered
-            } else {
-                Comparison::Matcher
-            };
-            let (t, text) = (task.clone(), c.text.clone());
-            let budget = Duration::from_secs(gateway.config().limits.match_budget_secs);
-            let scored = CpuPool::global()
-                .run_within(budget, move |interrupt| {
-                    parse_target(&t.target_cif)
-                        .map(|target| evaluate_within(&target, &text, comparison, interrupt))
-                })
-                .await;
-            match scored {
-                Ok(Ok(v)) => {
-                    row.label = Some(v.label.name().to_string());
-                    row.verdict = serde_json::to_value(&v).ok();
+            match score(suite, task, &c.text, gateway).await {
+                Ok(scored) => {
+                    row.label = Some(scored.outcome.label.clone());
+                    row.verdict = serde_json::from_value::<ResultVerdict>(scored.verdict).ok();
+                    row.outcome = Some(scored.outcome);
                 }
-                Ok(Err(e)) => row.error = Some(e.to_string()),
-                Err(e) => row.error = Some(e.to_string()),
+                Err(e) => row.error = Some(e),
             }
             row.response = Some(c.text);
             row.input_tokens = c.input_tokens;
@@ -189,8 +105,56 @@ async fn run_one(
     (row, capped)
 }
 
-fn baseline(text: String) -> crate::llm::Completion {
-    crate::llm::Completion {
+/// Meet the suite's needs (judge calls through the gateway), then score on the CPU pool
+/// within the configured matching budget.
+async fn score(
+    suite: &Arc<dyn AnySuite>,
+    task: &PreparedTask,
+    response: &str,
+    gateway: &Gateway,
+) -> Result<bench::task::Scored, String> {
+    let needs = suite.needs(task, response).map_err(|e| e.to_string())?;
+    let mut answers = Vec::with_capacity(needs.len());
+    for need in needs {
+        answers.push(match need {
+            Need::Judge { messages } => match &gateway.config().limits.judge_model {
+                Some(judge) => match gateway.complete(judge, &messages, 0).await {
+                    Ok(c) => NeedAnswer::Judge { text: c.text },
+                    Err(e) => NeedAnswer::Failed {
+                        error: e.to_string(),
+                    },
+                },
+                None => NeedAnswer::Failed {
+                    error: "no judge model is configured ([limits] judge_model)".into(),
+                },
+            },
+        });
+    }
+    let budget = Duration::from_secs(gateway.config().limits.match_budget_secs);
+    let (suite, task, response) = (suite.clone(), task.clone(), response.to_string());
+    CpuPool::global()
+        .run_within(budget, move |interrupt| {
+            suite.score(&task, &response, &answers, interrupt)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
+}
+
+/// The messages' text as stored with a result (one message: its text).
+fn prompt_text(messages: &[Message]) -> String {
+    match messages {
+        [one] => one.content.clone(),
+        many => many
+            .iter()
+            .map(|m| format!("[{:?}]\n{}", m.role, m.content))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+    }
+}
+
+fn baseline(text: String) -> Completion {
+    Completion {
         text,
         input_tokens: 0,
         output_tokens: 0,
@@ -204,10 +168,19 @@ fn baseline(text: String) -> crate::llm::Completion {
 pub async fn execute(
     storage: &Storage,
     gateway: &Gateway,
+    registry: &Registry,
     run_id: &str,
-    progress: impl Fn(&Progress) + Send + Sync + 'static,
-) -> Result<Progress, RunError> {
-    execute_until(storage, gateway, run_id, progress, Default::default()).await
+    progress: impl Fn(&RunOutcome) + Send + Sync + 'static,
+) -> Result<RunOutcome, RunError> {
+    execute_until(
+        storage,
+        gateway,
+        registry,
+        run_id,
+        progress,
+        Default::default(),
+    )
+    .await
 }
 
 /// [`execute`], stopping early once `cancel` is set: no new task starts, the tasks in flight
@@ -216,54 +189,67 @@ pub async fn execute(
 pub async fn execute_until(
     storage: &Storage,
     gateway: &Gateway,
+    registry: &Registry,
     run_id: &str,
-    progress: impl Fn(&Progress) + Send + Sync + 'static,
+    progress: impl Fn(&RunOutcome) + Send + Sync + 'static,
     cancel: Arc<AtomicBool>,
-) -> Result<Progress, RunError> {
-    let (spec, _) = store::load_run(storage, run_id)?
+) -> Result<RunOutcome, RunError> {
+    let (spec, _) = storage
+        .load_run(run_id)?
         .ok_or_else(|| RunError::UnknownRun(run_id.to_string()))?;
-    super::check_spec(&spec, gateway.config())?;
-    let answerer = Answerer::from_name(&spec.model);
+    let suite = super::check_spec(&spec, gateway.config(), registry)?;
+    let answerer = Answerer::of(suite.as_ref(), &spec.model);
     let RunSpec {
-        tasks: task_spec,
+        tasks: source,
         samples,
         concurrency,
         ..
     } = spec.clone();
-    // Generation is CPU work (matching for no-op rejection): keep it off the async workers.
-    let tasks = CpuPool::global()
-        .run(move || tasks_of(&task_spec))
+    // Generation and preparation are CPU work (matching, parsing): off the async workers.
+    // A task that cannot be prepared now (it could when the run was made) is left out.
+    let preparing = suite.clone();
+    let tasks: Vec<(serde_json::Value, PreparedTask)> = CpuPool::global()
+        .run(move || {
+            super::tasks_of(&source)
+                .into_iter()
+                .filter_map(|t| preparing.prepare_json(&t).ok().map(|p| (t, p)))
+                .collect()
+        })
         .await
         .unwrap_or_default();
-    let done: HashSet<(String, u32)> = store::finished(storage, run_id)?.into_iter().collect();
-    let earlier = store::results(storage, run_id)?;
-    let state = Arc::new(Mutex::new(Progress {
-        done: done.len(),
-        total: tasks.len() * samples.max(1) as usize,
-        successes: earlier
-            .iter()
-            .filter(|r| r.label.as_deref() == Some("Success"))
-            .count(),
-        tokens: earlier
-            .iter()
-            .map(|r| r.input_tokens + r.output_tokens)
-            .sum(),
-        cost_usd: earlier.iter().map(|r| r.cost_usd).sum(),
+    let done: HashSet<(String, u32)> = storage.finished(run_id)?.into_iter().collect();
+    let earlier = storage.results(run_id)?;
+    let state = Arc::new(Mutex::new(RunOutcome {
+        progress: Progress {
+            done: done.len(),
+            total: tasks.len() * samples.max(1) as usize,
+            successes: earlier
+                .iter()
+                .filter(|r| r.table_outcome().is_some_and(|o| o.success))
+                .count(),
+            tokens: earlier
+                .iter()
+                .map(|r| r.input_tokens + r.output_tokens)
+                .sum(),
+            cost_usd: earlier.iter().map(|r| r.cost_usd).sum(),
+        },
         stopped: None,
     }));
-    store::set_status(storage, run_id, "running")?;
+    storage.set_status(run_id, RunStatus::Running)?;
     progress(&*state.lock().await);
     // Calls reserve their worst case against the run's cap before they are sent.
     let budget = match (gateway.config().limits.run_spend_usd, &answerer) {
-        (Some(cap), Answerer::Model(_)) => Some(Budget::for_run(cap, state.lock().await.cost_usd)),
+        (Some(cap), Answerer::Model(_)) => {
+            Some(Budget::for_run(cap, state.lock().await.progress.cost_usd))
+        }
         _ => None,
     };
     let limit = Arc::new(Semaphore::new(concurrency.max(1)));
     let progress = Arc::new(progress);
     let mut jobs = tokio::task::JoinSet::new();
     let mut cancelled = false;
-    'tasks: for task in tasks {
-        let task = Arc::new(task);
+    'tasks: for (task_json, task) in tasks {
+        let (task_json, task) = (Arc::new(task_json), Arc::new(task));
         for sample in 0..samples.max(1) {
             if done.contains(&(task.id.clone(), sample)) {
                 continue;
@@ -279,32 +265,35 @@ pub async fn execute_until(
             if state.lock().await.stopped.is_some() {
                 break 'tasks;
             }
-            let (task, answerer, gateway, storage, state, progress, run_id, budget) = (
+            let (suite, task, task_json, answerer, gateway, storage, state, progress, run_id) = (
+                suite.clone(),
                 task.clone(),
+                task_json.clone(),
                 answerer.clone(),
                 gateway.clone(),
                 storage.clone(),
                 state.clone(),
                 progress.clone(),
                 run_id.to_string(),
-                budget.clone(),
             );
+            let budget = budget.clone();
             jobs.spawn(async move {
-                let (row, capped) =
-                    run_one(&task, sample, &answerer, &gateway, budget.as_ref()).await;
-                let stored = store::put_result(&storage, &run_id, &row);
+                let (mut row, capped) =
+                    run_one(&suite, &task, sample, &answerer, &gateway, budget.as_ref()).await;
+                row.task = Some((*task_json).clone());
+                let stored = storage.put_result(&run_id, &row);
                 let mut s = state.lock().await;
                 if capped && s.stopped.is_none() {
                     s.stopped = row.error.clone();
                 }
                 if stored.is_ok() && row.verdict.is_some() {
-                    s.done += 1;
+                    s.progress.done += 1;
                 }
-                if row.label.as_deref() == Some("Success") {
-                    s.successes += 1;
+                if row.outcome.as_ref().is_some_and(|o| o.success) {
+                    s.progress.successes += 1;
                 }
-                s.tokens += row.input_tokens + row.output_tokens;
-                s.cost_usd += row.cost_usd;
+                s.progress.tokens += row.input_tokens + row.output_tokens;
+                s.progress.cost_usd += row.cost_usd;
                 progress(&s);
                 drop(permit);
             });
@@ -312,12 +301,13 @@ pub async fn execute_until(
     }
     while jobs.join_next().await.is_some() {}
     let final_state = state.lock().await.clone();
+    let p = &final_state.progress;
     let status = match &final_state.stopped {
-        _ if cancelled && final_state.done < final_state.total => "cancelled",
-        Some(_) => "stopped",
-        None if final_state.done == final_state.total => "finished",
-        None => "incomplete",
+        _ if cancelled && p.done < p.total => RunStatus::Cancelled,
+        Some(_) => RunStatus::Stopped,
+        None if p.done == p.total => RunStatus::Finished,
+        None => RunStatus::Incomplete,
     };
-    store::set_status(storage, run_id, status)?;
+    storage.set_status(run_id, status)?;
     Ok(final_state)
 }

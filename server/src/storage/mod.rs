@@ -8,8 +8,10 @@ use rusqlite::Connection;
 use rusqlite_migration::{Migrations, M};
 
 mod cases;
+mod runs;
 
 pub use cases::{CaseQuota, CaseStored};
+pub use runs::Unfinished;
 
 /// The database file name inside the data dir.
 pub const DB_FILE: &str = "atomworld.sqlite3";
@@ -98,6 +100,12 @@ fn migrations() -> Migrations<'static> {
              CREATE INDEX cases_by_client ON cases(client);
              CREATE INDEX cases_by_age ON cases(created_at);
              CREATE TABLE health_probe (id INTEGER PRIMARY KEY, at TEXT NOT NULL);",
+        ),
+        // Each result keeps its task (for AtomWorld: input, action prompt, target), so a
+        // row opens as a case without taking the prompt apart.
+        M::up(
+            "ALTER TABLE results ADD COLUMN task TEXT;
+             ALTER TABLE results ADD COLUMN outcome TEXT;",
         ),
     ])
 }
@@ -317,9 +325,9 @@ mod tests {
         let s = Storage::open(&dir.path().join("nested")).unwrap();
         assert!(s.path().is_file());
         assert_eq!(s.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 3);
+        assert_eq!(s.schema_version().unwrap(), 4);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 3);
+        assert_eq!(again.schema_version().unwrap(), 4);
     }
 }

@@ -1,70 +1,10 @@
 //! The runs and results tables.
 
+use bench::wire::{ResultRow, ResultVerdict, RunSpec, RunStatus};
 use rusqlite::{params, OptionalExtension};
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::RunSpec;
-use crate::storage::{Storage, StorageError};
-
-/// One stored result (a task sample).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ResultRow {
-    /// Task id.
-    pub task_id: String,
-    /// Sample index.
-    pub sample: u32,
-    /// Action name.
-    pub action: String,
-    /// The exact prompt sent.
-    pub prompt: String,
-    /// The raw answer (absent when the call failed).
-    pub response: Option<String>,
-    /// The verdict as JSON (absent when the call failed).
-    pub verdict: Option<serde_json::Value>,
-    /// The verdict's label.
-    pub label: Option<String>,
-    /// The call's error, when it failed.
-    pub error: Option<String>,
-    /// Input tokens.
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
-    /// Cost in USD.
-    pub cost_usd: f64,
-    /// Latency of the call in milliseconds.
-    pub latency_ms: u64,
-    /// Served from the response cache.
-    pub cached: bool,
-}
-
-/// Create a run; its id is derived from the spec and a counter so ids are short and unique.
-pub fn create_run(storage: &Storage, spec: &RunSpec) -> Result<String, StorageError> {
-    let text = serde_json::to_string(spec).unwrap_or_default();
-    storage.with_conn(|c| {
-        let n: i64 = c.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))?;
-        let digest = hex::encode(Sha256::digest(format!("{n}:{text}").as_bytes()));
-        let id = format!("run-{}", &digest[..10]);
-        c.execute(
-            "INSERT INTO runs (id, spec, status) VALUES (?1, ?2, 'created')",
-            params![id, text],
-        )?;
-        Ok(id)
-    })
-}
-
-/// The most recent run with exactly this spec that has not finished, if any.
-pub fn find_unfinished(storage: &Storage, spec: &RunSpec) -> Result<Option<String>, StorageError> {
-    let text = serde_json::to_string(spec).unwrap_or_default();
-    storage.with_conn(|c| {
-        c.query_row(
-            "SELECT id FROM runs WHERE spec = ?1 AND status != 'finished' ORDER BY rowid DESC LIMIT 1",
-            [text],
-            |r| r.get(0),
-        )
-        .optional()
-    })
-}
+use super::{Storage, StorageError};
 
 /// What start-up does with a run that was executing when the server stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,10 +16,39 @@ pub enum Unfinished {
     Held(String),
 }
 
-/// The runs left `running` or `created`, each either to resume (counted) or held back and
-/// marked `interrupted` when it made no progress since its previous automatic resume.
-pub fn unfinished_at_startup(storage: &Storage) -> Result<Vec<Unfinished>, StorageError> {
-    storage.with_conn(|c| {
+impl Storage {
+    /// Create a run; its id is derived from the spec and a counter so ids are short and unique.
+    pub fn create_run(&self, spec: &RunSpec) -> Result<String, StorageError> {
+        let text = serde_json::to_string(spec).unwrap_or_default();
+        self.with_conn(|c| {
+            let n: i64 = c.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))?;
+            let digest = hex::encode(Sha256::digest(format!("{n}:{text}").as_bytes()));
+            let id = format!("run-{}", &digest[..10]);
+            c.execute(
+                "INSERT INTO runs (id, spec, status) VALUES (?1, ?2, 'created')",
+                params![id, text],
+            )?;
+            Ok(id)
+        })
+    }
+
+    /// The most recent run with exactly this spec that has not finished, if any.
+    pub fn find_unfinished(&self, spec: &RunSpec) -> Result<Option<String>, StorageError> {
+        let text = serde_json::to_string(spec).unwrap_or_default();
+        self.with_conn(|c| {
+        c.query_row(
+            "SELECT id FROM runs WHERE spec = ?1 AND status != 'finished' ORDER BY rowid DESC LIMIT 1",
+            [text],
+            |r| r.get(0),
+        )
+        .optional()
+    })
+    }
+
+    /// The runs left `running` or `created`, each either to resume (counted) or held back and
+    /// marked `interrupted` when it made no progress since its previous automatic resume.
+    pub fn unfinished_at_startup(&self) -> Result<Vec<Unfinished>, StorageError> {
+        self.with_conn(|c| {
         let mut st = c.prepare(
             "SELECT r.id, r.startup_resumes, r.done_at_resume,
                     (SELECT COUNT(*) FROM results s WHERE s.run_id = r.id AND s.verdict IS NOT NULL)
@@ -106,54 +75,68 @@ pub fn unfinished_at_startup(storage: &Storage) -> Result<Vec<Unfinished>, Stora
         }
         Ok(out)
     })
-}
+    }
 
-/// The spec and status of a run.
-pub fn load_run(storage: &Storage, id: &str) -> Result<Option<(RunSpec, String)>, StorageError> {
-    let row: Option<(String, String)> = storage.with_conn(|c| {
-        c.query_row("SELECT spec, status FROM runs WHERE id = ?1", [id], |r| {
-            Ok((r.get(0)?, r.get(1)?))
+    /// The spec and status of a run.
+    pub fn load_run(&self, id: &str) -> Result<Option<(RunSpec, RunStatus)>, StorageError> {
+        let row: Option<(String, String)> = self.with_conn(|c| {
+            c.query_row("SELECT spec, status FROM runs WHERE id = ?1", [id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
+        })?;
+        Ok(row.and_then(|(spec, status)| {
+            let status = RunStatus::from_name(&status)?;
+            serde_json::from_str(&spec).ok().map(|s| (s, status))
+        }))
+    }
+
+    /// Set a run's status.
+    pub fn set_status(&self, id: &str, status: RunStatus) -> Result<(), StorageError> {
+        self.with_conn(|c| {
+            c.execute(
+                "UPDATE runs SET status = ?2 WHERE id = ?1",
+                params![id, status.name()],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// (task, sample) pairs with a final result (a verdict, not a failed call).
+    pub fn finished(&self, id: &str) -> Result<Vec<(String, u32)>, StorageError> {
+        self.with_conn(|c| {
+            let mut st = c.prepare(
+                "SELECT task_id, sample FROM results WHERE run_id = ?1 AND verdict IS NOT NULL",
+            )?;
+            let rows = st.query_map([id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u32)))?;
+            rows.collect()
         })
-        .optional()
-    })?;
-    Ok(row.and_then(|(spec, status)| serde_json::from_str(&spec).ok().map(|s| (s, status))))
-}
+    }
 
-/// Set a run's status.
-pub fn set_status(storage: &Storage, id: &str, status: &str) -> Result<(), StorageError> {
-    storage.with_conn(|c| {
-        c.execute(
-            "UPDATE runs SET status = ?2 WHERE id = ?1",
-            params![id, status],
-        )
-    })?;
-    Ok(())
-}
-
-/// (task, sample) pairs with a final result (a verdict, not a failed call).
-pub fn finished(storage: &Storage, id: &str) -> Result<Vec<(String, u32)>, StorageError> {
-    storage.with_conn(|c| {
-        let mut st = c.prepare(
-            "SELECT task_id, sample FROM results WHERE run_id = ?1 AND verdict IS NOT NULL",
-        )?;
-        let rows = st.query_map([id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u32)))?;
-        rows.collect()
-    })
-}
-
-/// Store a result; a later result for the same (task, sample) replaces a failed call, never
-/// a verdict.
-pub fn put_result(storage: &Storage, id: &str, r: &ResultRow) -> Result<(), StorageError> {
-    storage.with_conn(|c| {
-        c.execute(
+    /// Store a result; a later result for the same (task, sample) replaces a failed call, never
+    /// a verdict.
+    pub fn put_result(&self, id: &str, r: &ResultRow) -> Result<(), StorageError> {
+        let verdict = r
+            .verdict
+            .as_ref()
+            .and_then(|v| serde_json::to_string(v).ok());
+        let task = r.task.as_ref().map(|t| t.to_string());
+        let outcome = r
+            .outcome
+            .as_ref()
+            .and_then(|o| serde_json::to_string(o).ok());
+        self.with_conn(|c| {
+            c.execute(
             "INSERT INTO results (run_id, task_id, sample, action, prompt, response, verdict, label,
-                                  error, input_tokens, output_tokens, cost_usd, latency_ms, cached)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                                  error, input_tokens, output_tokens, cost_usd, latency_ms, cached,
+                                  task, outcome)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
              ON CONFLICT(run_id, task_id, sample) DO UPDATE SET
                  response = excluded.response, verdict = excluded.verdict, label = excluded.label,
                  error = excluded.error, input_tokens = excluded.input_tokens,
                  output_tokens = excluded.output_tokens, cost_usd = excluded.cost_usd,
-                 latency_ms = excluded.latency_ms, cached = excluded.cached
+                 latency_ms = excluded.latency_ms, cached = excluded.cached,
+                 task = excluded.task, outcome = excluded.outcome
              WHERE results.verdict IS NULL",
             params![
                 id,
@@ -162,7 +145,7 @@ pub fn put_result(storage: &Storage, id: &str, r: &ResultRow) -> Result<(), Stor
                 r.action,
                 r.prompt,
                 r.response,
-                r.verdict.as_ref().map(|v| v.to_string()),
+                verdict,
                 r.label,
                 r.error,
                 r.input_tokens as i64,
@@ -170,39 +153,67 @@ pub fn put_result(storage: &Storage, id: &str, r: &ResultRow) -> Result<(), Stor
                 r.cost_usd,
                 r.latency_ms as i64,
                 r.cached,
+                task,
+                outcome,
             ],
         )
-    })?;
-    Ok(())
-}
+        })?;
+        Ok(())
+    }
 
-/// All results of a run, ordered by task and sample.
-pub fn results(storage: &Storage, id: &str) -> Result<Vec<ResultRow>, StorageError> {
-    storage.with_conn(|c| {
-        let mut st = c.prepare(
+    /// All results of a run, ordered by task and sample.
+    pub fn results(&self, id: &str) -> Result<Vec<ResultRow>, StorageError> {
+        self.with_conn(|c| {
+            let mut st = c.prepare(
             "SELECT task_id, sample, action, prompt, response, verdict, label, error, input_tokens,
-                    output_tokens, cost_usd, latency_ms, cached
+                    output_tokens, cost_usd, latency_ms, cached, task, outcome
              FROM results WHERE run_id = ?1 ORDER BY task_id, sample",
         )?;
-        let rows = st.query_map([id], |r| {
-            Ok(ResultRow {
-                task_id: r.get(0)?,
-                sample: r.get::<_, i64>(1)? as u32,
-                action: r.get(2)?,
-                prompt: r.get(3)?,
-                response: r.get(4)?,
-                verdict: r
-                    .get::<_, Option<String>>(5)?
-                    .and_then(|t| serde_json::from_str(&t).ok()),
-                label: r.get(6)?,
-                error: r.get(7)?,
-                input_tokens: r.get::<_, i64>(8)? as u64,
-                output_tokens: r.get::<_, i64>(9)? as u64,
-                cost_usd: r.get(10)?,
-                latency_ms: r.get::<_, i64>(11)? as u64,
-                cached: r.get(12)?,
-            })
+            let rows = st.query_map([id], |r| {
+                Ok(ResultRow {
+                    task_id: r.get(0)?,
+                    sample: r.get::<_, i64>(1)? as u32,
+                    action: r.get(2)?,
+                    prompt: r.get(3)?,
+                    response: r.get(4)?,
+                    verdict: r
+                        .get::<_, Option<String>>(5)?
+                        .and_then(|t| serde_json::from_str::<ResultVerdict>(&t).ok()),
+                    label: r.get(6)?,
+                    error: r.get(7)?,
+                    input_tokens: r.get::<_, i64>(8)? as u64,
+                    output_tokens: r.get::<_, i64>(9)? as u64,
+                    cost_usd: r.get(10)?,
+                    latency_ms: r.get::<_, i64>(11)? as u64,
+                    cached: r.get(12)?,
+                    task: r
+                        .get::<_, Option<String>>(13)?
+                        .and_then(|t| serde_json::from_str(&t).ok()),
+                    outcome: r
+                        .get::<_, Option<String>>(14)?
+                        .and_then(|t| serde_json::from_str(&t).ok()),
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// Every run (id, spec, status), newest first; runs whose spec no longer reads are left out.
+    pub fn list_runs(&self) -> Result<Vec<(String, RunSpec, RunStatus)>, StorageError> {
+        let rows: Vec<(String, String, String)> = self.with_conn(|c| {
+            let mut st = c.prepare("SELECT id, spec, status FROM runs ORDER BY rowid DESC")?;
+            let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            rows.collect()
         })?;
-        rows.collect()
-    })
+        Ok(rows
+            .into_iter()
+            .filter_map(|(id, spec, status)| {
+                Some((
+                    id,
+                    serde_json::from_str(&spec).ok()?,
+                    RunStatus::from_name(&status)?,
+                ))
+            })
+            .collect())
+    }
 }

@@ -1,10 +1,10 @@
 //! The runs page's charts as inline SVG: success rate per action (one bar per run in each
 //! action's group) and the distribution of max_dist over successes.
 
+use bench::atomworld::evaluate::Label;
+use bench::atomworld::ActionKind;
+use bench::wire::{ResultRow, RunView};
 use leptos::prelude::*;
-use serde_json::Value;
-
-use super::ACTIONS;
 
 /// Bar colours, one per run shown (cycled).
 pub const RUN_COLOURS: [&str; 6] = [
@@ -12,11 +12,12 @@ pub const RUN_COLOURS: [&str; 6] = [
 ];
 
 /// Success rate per action, one bar group per action, one bar per run.
-pub fn success_chart(runs: &[(String, Value)]) -> impl IntoView {
+pub fn success_chart(runs: &[(String, RunView)]) -> impl IntoView {
     let group = 58.0;
     let width = (group - 12.0) / runs.len().max(1) as f64;
-    let bars = ACTIONS
+    let bars = ActionKind::BENCHMARK
         .iter()
+        .map(|k| k.name())
         .enumerate()
         .map(|(i, a)| {
             let x0 = 10.0 + i as f64 * group;
@@ -24,11 +25,16 @@ pub fn success_chart(runs: &[(String, Value)]) -> impl IntoView {
                 .iter()
                 .enumerate()
                 .map(|(k, (model, v))| {
-                    let rate = v["summary"]["per_action"][*a]["success_rate"].as_f64().unwrap_or(0.0);
+                    let rate = v
+                        .summary
+                        .table
+                        .per_action
+                        .get(a)
+                        .map_or(0.0, |g| g.success_rate);
                     let h = (rate * 110.0).round();
                     let x = x0 + k as f64 * width;
                     view! {
-                        <g class="bar" data-action=*a data-model=model.clone() data-rate=format!("{rate:.3}")>
+                        <g class="bar" data-action=a data-model=model.clone() data-rate=format!("{rate:.3}")>
                             <rect x=x y=125.0 - h width=width - 1.0 height=h fill=RUN_COLOURS[k % RUN_COLOURS.len()]>
                                 <title>{format!("{model}, {a}: {:.0}%", rate * 100.0)}</title>
                             </rect>
@@ -58,12 +64,15 @@ const BIN_WIDTH: f64 = 0.05;
 
 /// How many successes of each run fall in each max_dist bin (the last bin also takes larger
 /// values).
-pub fn histogram(results: &[Value]) -> [usize; BINS] {
+pub fn histogram(results: &[ResultRow]) -> [usize; BINS] {
     let mut counts = [0; BINS];
     for r in results {
-        if let Some(d) = r["verdict"]["max_dist"]
-            .as_f64()
-            .filter(|_| r["label"] == "Success")
+        if let Some(d) = r
+            .verdict
+            .as_ref()
+            .and_then(|v| v.atomworld())
+            .filter(|v| v.label == Label::Success)
+            .and_then(|v| v.max_dist)
         {
             counts[((d / BIN_WIDTH) as usize).min(BINS - 1)] += 1;
         }

@@ -8,27 +8,15 @@ mod charts;
 
 use std::collections::{BTreeMap, HashMap};
 
+use bench::atomworld::evaluate::Label;
 use bench::atomworld::prompt::split_model_prompt;
-use bench::atomworld::Semantics;
+use bench::atomworld::{ActionKind, AtomWorldTask, Semantics};
 use bench::case::{encode, Case, CaseStructure, CASE_VERSION};
+use bench::task::summary::PROVIDER_ERROR;
+use bench::wire::{ResultRow, Results, RunList, RunStatus, RunView};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde_json::Value;
 use wasm_bindgen::JsCast;
-
-/// The actions in the paper's table order.
-pub const ACTIONS: [&str; 10] = [
-    "change",
-    "remove",
-    "swap",
-    "add",
-    "move",
-    "move_towards",
-    "insert_between",
-    "delete_below",
-    "rotate_around",
-    "super_cell",
-];
 
 /// The run ids in the page's address (`?runs=a,b`).
 fn runs_in_address() -> Vec<String> {
@@ -58,9 +46,17 @@ fn set_address(ids: &[String]) {
     }
 }
 
-/// The playground link of one stored result: the task's input, prompt and the answer.
-fn case_link(result: &Value, model: &str) -> Option<String> {
-    let (cif, action) = split_model_prompt(result["prompt"].as_str()?)?;
+/// The playground link of one stored result: the task's input, prompt and the answer (rows
+/// stored before tasks were kept: taken from the prompt).
+fn case_link(result: &ResultRow, model: &str) -> Option<String> {
+    let task: Option<AtomWorldTask> = result
+        .task
+        .as_ref()
+        .and_then(|t| serde_json::from_value(t.clone()).ok());
+    let (cif, action) = match &task {
+        Some(t) => (t.input_cif.as_str(), t.action_prompt.as_str()),
+        None => split_model_prompt(&result.prompt)?,
+    };
     let case = Case {
         v: CASE_VERSION,
         structure: CaseStructure::Cif {
@@ -68,7 +64,7 @@ fn case_link(result: &Value, model: &str) -> Option<String> {
         },
         prompt: action.to_string(),
         semantics: Semantics::Reference,
-        answer: result["response"].as_str().unwrap_or_default().to_string(),
+        answer: result.response.clone().unwrap_or_default(),
         model: Some(model.to_string()),
         seed: None,
     };
@@ -92,7 +88,7 @@ fn duration_text(seconds: f64) -> String {
 #[component]
 pub fn Runs() -> impl IntoView {
     let models = LocalResource::new(crate::api::models);
-    let earlier = LocalResource::new(|| crate::api::get_json("/api/runs"));
+    let earlier = LocalResource::new(|| crate::api::get::<RunList>("/api/runs"));
     let chosen = RwSignal::new(vec!["reference".to_string()]);
     let per_action = RwSignal::new(5usize);
     let seed = RwSignal::new(2026u64);
@@ -100,10 +96,10 @@ pub fn Runs() -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     // The runs shown, in order; what the server says about each; their results.
     let shown = RwSignal::new(Vec::<String>::new());
-    let data = RwSignal::new(BTreeMap::<String, Value>::new());
-    let results = RwSignal::new(BTreeMap::<String, Vec<Value>>::new());
+    let data = RwSignal::new(BTreeMap::<String, RunView>::new());
+    let results = RwSignal::new(BTreeMap::<String, Vec<ResultRow>>::new());
     // When the page first saw each run and how far it was then (for the ETA).
-    let first_seen = StoredValue::new(HashMap::<String, (f64, u64)>::new());
+    let first_seen = StoredValue::new(HashMap::<String, (f64, usize)>::new());
     let filter_action = RwSignal::new(String::new());
     let filter_label = RwSignal::new(String::new());
 
@@ -114,10 +110,10 @@ pub fn Runs() -> impl IntoView {
                 if !shown.with_untracked(|s| s.contains(&id)) {
                     break;
                 }
-                match crate::api::get_json(&format!("/api/runs/{id}")).await {
+                match crate::api::get::<RunView>(&format!("/api/runs/{id}")).await {
                     Ok(v) => {
-                        let done = v["status"] != "running" && v["status"] != "created";
-                        let count = v["progress"]["done"].as_u64().unwrap_or(0);
+                        let done = !v.status.is_active();
+                        let count = v.progress.as_ref().map_or(0, |p| p.done);
                         first_seen.update_value(|m| {
                             m.entry(id.clone()).or_insert((now_ms(), count));
                         });
@@ -126,11 +122,10 @@ pub fn Runs() -> impl IntoView {
                         });
                         if done {
                             if let Ok(r) =
-                                crate::api::get_json(&format!("/api/runs/{id}/results")).await
+                                crate::api::get::<Results>(&format!("/api/runs/{id}/results")).await
                             {
-                                let list = r["results"].as_array().cloned().unwrap_or_default();
                                 results.update(|m| {
-                                    m.insert(id.clone(), list);
+                                    m.insert(id.clone(), r.results);
                                 });
                             }
                             break;
@@ -193,7 +188,7 @@ pub fn Runs() -> impl IntoView {
             .get()
             .into_iter()
             .filter_map(|id| d.get(&id).cloned())
-            .map(|v| (v["spec"]["model"].as_str().unwrap_or("").to_string(), v))
+            .map(|v| (v.spec.model.clone(), v))
             .collect::<Vec<_>>()
     };
 
@@ -202,17 +197,17 @@ pub fn Runs() -> impl IntoView {
             .into_iter()
             .enumerate()
             .map(|(k, (model, v))| {
-                let id = v["id"].as_str().unwrap_or("").to_string();
-                let s = &v["summary"]["overall"];
-                let status = v["status"].as_str().unwrap_or("").to_string();
-                let n = s["n"].as_u64().unwrap_or(0);
-                let (done, total) = (
-                    v["progress"]["done"].as_u64().unwrap_or(n),
-                    v["progress"]["total"].as_u64().unwrap_or(n),
-                );
+                let id = v.id.clone();
+                let s = &v.summary.table;
+                let status = v.status.name();
+                let n = s.overall.n;
+                let (done, total) = v
+                    .progress
+                    .as_ref()
+                    .map_or((n, n), |p| (p.done, p.total));
                 let eta = first_seen
                     .with_value(|m| m.get(&id).copied())
-                    .filter(|_| status == "running")
+                    .filter(|_| v.status == RunStatus::Running)
                     .and_then(|(t0, d0)| {
                         let rate = (done.saturating_sub(d0)) as f64 / ((now_ms() - t0) / 1000.0);
                         (rate > 0.0).then(|| format!(" · ETA {}", duration_text((total - done) as f64 / rate)))
@@ -225,9 +220,9 @@ pub fn Runs() -> impl IntoView {
                         <progress max=total.max(1) value=done></progress>
                         {format!(
                             " {model} · {id} · {status} · {done}/{total} tasks · success {:.3} · {} tokens · ${:.4}{eta}",
-                            s["success_rate"].as_f64().unwrap_or(0.0),
-                            v["summary"]["tokens"].as_u64().unwrap_or(0),
-                            v["summary"]["cost_usd"].as_f64().unwrap_or(0.0),
+                            s.overall.success_rate,
+                            s.tokens,
+                            s.cost_usd,
                         )}
                     </div>
                 }
@@ -244,10 +239,9 @@ pub fn Runs() -> impl IntoView {
         let hist: Vec<(String, [usize; 10])> = runs
             .iter()
             .map(|(model, v)| {
-                let id = v["id"].as_str().unwrap_or("");
                 (
                     model.clone(),
-                    charts::histogram(r.get(id).map(Vec::as_slice).unwrap_or(&[])),
+                    charts::histogram(r.get(&v.id).map(Vec::as_slice).unwrap_or(&[])),
                 )
             })
             .collect();
@@ -268,27 +262,33 @@ pub fn Runs() -> impl IntoView {
             .flat_map(|(id, list)| {
                 let model = d
                     .get(&id)
-                    .and_then(|v| v["spec"]["model"].as_str())
-                    .unwrap_or("")
-                    .to_string();
+                    .map(|v| v.spec.model.clone())
+                    .unwrap_or_default();
                 list.into_iter().map(move |r| (model.clone(), r))
             })
-            .filter(|(_, r)| fa.is_empty() || r["action"] == fa.as_str())
-            .filter(|(_, r)| fl.is_empty() || r["label"].as_str().unwrap_or("ProviderError") == fl)
+            .filter(|(_, r)| fa.is_empty() || r.action == fa)
+            .filter(|(_, r)| fl.is_empty() || r.label.as_deref().unwrap_or(PROVIDER_ERROR) == fl)
             .map(|(model, r)| {
-                let label = r["label"].as_str().unwrap_or("ProviderError").to_string();
+                let label = r.label.clone().unwrap_or_else(|| PROVIDER_ERROR.to_string());
                 let shown_label = label.clone();
-                let md = r["verdict"]["max_dist"].as_f64().map_or("—".into(), |d| format!("{d:.4}"));
+                let verdict = r.verdict.as_ref().and_then(|v| v.atomworld());
+                let md = verdict
+                    .and_then(|v| v.max_dist)
+                    .map_or("—".into(), |d| format!("{d:.4}"));
+                let detail = verdict
+                    .map(|v| v.detail.clone())
+                    .or_else(|| r.error.clone())
+                    .unwrap_or_default();
                 let open_model = model.clone();
                 let row = r.clone();
                 view! {
                     <tr data-label=label>
                         <td>{model}</td>
-                        <td>{r["task_id"].as_str().unwrap_or("").to_string()}</td>
-                        <td>{r["action"].as_str().unwrap_or("").to_string()}</td>
+                        <td>{r.task_id.clone()}</td>
+                        <td>{r.action.clone()}</td>
                         <td>{shown_label}</td>
                         <td>{md}</td>
-                        <td class="detail">{r["verdict"]["detail"].as_str().or(r["error"].as_str()).unwrap_or("").to_string()}</td>
+                        <td class="detail">{detail}</td>
                         <td><a class="open-case" href="#" title="open this task and answer in the playground" on:click=move |e: leptos::ev::MouseEvent| {
                             e.prevent_default();
                             if let (Some(link), Some(w)) = (case_link(&row, &open_model), web_sys::window()) {
@@ -356,11 +356,10 @@ pub fn Runs() -> impl IntoView {
                         }
                     }>
                         <option value="">"—"</option>
-                        {move || earlier.get().and_then(|r| r.ok()).map(|v| {
-                            v["runs"].as_array().cloned().unwrap_or_default().into_iter().map(|r| {
-                                let id = r["id"].as_str().unwrap_or("").to_string();
-                                let text = format!("{id} · {} · {}", r["spec"]["model"].as_str().unwrap_or(""), r["status"].as_str().unwrap_or(""));
-                                view! { <option value=id>{text}</option> }
+                        {move || earlier.get().and_then(|r| r.ok()).map(|list| {
+                            list.runs.into_iter().map(|r| {
+                                let text = format!("{} · {} · {}", r.id, r.spec.model, r.status.name());
+                                view! { <option value=r.id>{text}</option> }
                             }).collect_view()
                         })}
                     </select>
@@ -372,12 +371,12 @@ pub fn Runs() -> impl IntoView {
             <div class="row">
                 <select id="filter-action" on:change=move |ev| filter_action.set(event_target_value(&ev))>
                     <option value="">"all actions"</option>
-                    {ACTIONS.iter().map(|a| view! { <option value=*a>{*a}</option> }).collect_view()}
+                    {ActionKind::BENCHMARK.iter().map(|a| view! { <option value=a.name()>{a.name()}</option> }).collect_view()}
                 </select>
                 <select id="filter-label" on:change=move |ev| filter_label.set(event_target_value(&ev))>
                     <option value="">"all verdicts"</option>
-                    {["Success", "OutputFormatError", "CifParsingError", "AtomCountMismatch", "StructureMismatch", "ProviderError"]
-                        .iter().map(|l| view! { <option value=*l>{*l}</option> }).collect_view()}
+                    {Label::ALL.iter().map(|l| l.name()).chain([PROVIDER_ERROR])
+                        .map(|l| view! { <option value=l>{l}</option> }).collect_view()}
                 </select>
             </div>
             <table id="results" class="results">

@@ -15,6 +15,8 @@ use engine::cif::{read_cif, write_cif};
 use engine::Structure;
 use serde::{Deserialize, Serialize};
 
+use super::task::AtomWorldTask;
+
 use self::pool::{pool, PoolEntry, POOL_ID};
 use self::rng::TaskRng;
 use super::action::{Action, ActionKind};
@@ -90,6 +92,18 @@ pub struct GeneratedTask {
     pub readings_differ: bool,
 }
 
+impl GeneratedTask {
+    /// The task as files and runs carry it.
+    pub fn task(&self) -> AtomWorldTask {
+        AtomWorldTask {
+            id: self.id.clone(),
+            input_cif: self.input_cif.clone(),
+            action_prompt: self.prompt.clone(),
+            target_cif: Some(self.target_cif.clone()),
+        }
+    }
+}
+
 /// Counts of what the generator drew and threw away.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GenerationReport {
@@ -103,11 +117,15 @@ pub struct GenerationReport {
     pub failed: BTreeMap<ActionKind, usize>,
 }
 
-/// Generate the task set `spec` over the shipped pool. `copy_passes(input, target)` tells
-/// whether returning the input unchanged would be judged a success (the evaluator's matcher).
+/// Whether returning the input unchanged would be judged a success: `(input, target, kind)`
+/// (the evaluator, by the action's comparison rule: `noop::copy_would_pass`).
+pub type CopyPasses = dyn Fn(&Structure, &Structure, ActionKind) -> bool;
+
+/// Generate the task set `spec` over the shipped pool, leaving out (or counting) the tasks
+/// that `copy_passes` says the unchanged input would pass.
 pub fn generate(
     spec: &TaskSetSpec,
-    copy_passes: &dyn Fn(&Structure, &Structure) -> bool,
+    copy_passes: &CopyPasses,
 ) -> (Vec<GeneratedTask>, GenerationReport) {
     let entries = pool();
     generate_from(spec, &entries, copy_passes)
@@ -117,7 +135,7 @@ pub fn generate(
 pub fn generate_from(
     spec: &TaskSetSpec,
     entries: &[PoolEntry],
-    copy_passes: &dyn Fn(&Structure, &Structure) -> bool,
+    copy_passes: &CopyPasses,
 ) -> (Vec<GeneratedTask>, GenerationReport) {
     let mut tasks = Vec::new();
     let mut report = GenerationReport::default();
@@ -154,7 +172,7 @@ pub fn generate_from(
                 let Ok(target) = apply(s, &action, Semantics::Reference) else {
                     continue;
                 };
-                if copy_passes(s, &target.structure) {
+                if copy_passes(s, &target.structure, kind) {
                     if spec.no_ops == NoOpPolicy::Reject {
                         *report.no_ops_rejected.entry(kind).or_default() += 1;
                         continue;
@@ -186,7 +204,7 @@ pub fn generate_from(
 mod tests {
     use super::*;
 
-    fn never(_: &Structure, _: &Structure) -> bool {
+    fn never(_: &Structure, _: &Structure, _: ActionKind) -> bool {
         false
     }
 
@@ -217,7 +235,7 @@ mod tests {
     #[test]
     fn no_ops_are_rejected_and_counted() {
         // Treat a change to the same element as the only no-op.
-        let same = |a: &Structure, b: &Structure| a == b;
+        let same = |a: &Structure, b: &Structure, _: ActionKind| a == b;
         let mut spec = TaskSetSpec::per_action(3, 0);
         spec.counts.insert(ActionKind::Change, 300);
         let (tasks, report) = generate(&spec, &same);

@@ -1,0 +1,120 @@
+//! AtomWorld as a [`Suite`]: the task's one user message, the evaluator, the table columns.
+
+use engine::interrupt::Interrupt;
+
+use super::evaluate::{evaluate_within, parse_target, Comparison, Label, Verdict};
+use super::prompt::model_prompt;
+use super::task::AtomWorldTask;
+use crate::task::{Message, NeedAnswer, Outcome, Prepared, Suite, TaskError};
+use engine::cif::PymatgenCif;
+
+/// The AtomWorld benchmark (and its move_all probe).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AtomWorld;
+
+/// What scoring an AtomWorld answer needs: the parsed target and the comparison rule (and,
+/// for the baselines, the input and target texts).
+#[derive(Clone, Debug)]
+pub struct Reference {
+    /// The target as pymatgen's reader parses it.
+    pub target: PymatgenCif,
+    /// How answers are compared with it.
+    pub comparison: Comparison,
+    /// The input CIF as the model sees it.
+    pub input_cif: String,
+    /// The target CIF.
+    pub target_cif: String,
+}
+
+/// The baseline that answers with the input unchanged (bounds tables from below).
+pub const COPY_INPUT: &str = "copy-input";
+/// The baseline that answers with the ground truth (bounds tables from above).
+pub const REFERENCE: &str = "reference";
+
+/// The failure labels of the paper's table, with their headings.
+const COLUMNS: [(&str, &str); 5] = [
+    ("OutputFormatError", "Format"),
+    ("CifParsingError", "Parse"),
+    ("AtomCountMismatch", "Count"),
+    ("StructureMismatch", "Match"),
+    ("EvaluationTimeout", "Timeout"),
+];
+
+impl Suite for AtomWorld {
+    const NAME: &'static str = "atomworld";
+    type Task = AtomWorldTask;
+    type State = Reference;
+    type Verdict = Verdict;
+
+    fn id(task: &AtomWorldTask) -> &str {
+        &task.id
+    }
+
+    fn columns(&self) -> &'static [(&'static str, &'static str)] {
+        &COLUMNS
+    }
+
+    fn prepare(&self, task: &AtomWorldTask) -> Result<Prepared<Reference>, TaskError> {
+        let resolved = task.resolve()?;
+        let target = parse_target(&resolved.target_cif).map_err(|e| TaskError(e.to_string()))?;
+        Ok(Prepared {
+            messages: vec![Message::user(model_prompt(
+                &task.input_cif,
+                &task.action_prompt,
+            ))],
+            group: resolved.group().to_string(),
+            state: Reference {
+                target,
+                comparison: resolved.comparison(),
+                input_cif: task.input_cif.clone(),
+                target_cif: resolved.target_cif,
+            },
+        })
+    }
+
+    fn score(
+        &self,
+        state: &Reference,
+        response: &str,
+        _answers: &[NeedAnswer],
+        interrupt: &Interrupt,
+    ) -> Verdict {
+        evaluate_within(&state.target, response, state.comparison, interrupt)
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        &[REFERENCE, COPY_INPUT]
+    }
+
+    fn baseline_answer(&self, name: &str, state: &Reference) -> Option<String> {
+        let cif = match name {
+            REFERENCE => &state.target_cif,
+            COPY_INPUT => &state.input_cif,
+            _ => return None,
+        };
+        Some(format!("<cif>\n{cif}\n</cif>"))
+    }
+
+    /// `{"label", "rms", "max_dist", "max_dist_angstrom", "detail"}`.
+    fn eval_verdict(v: &Verdict) -> serde_json::Value {
+        serde_json::json!({
+            "label": v.label.name(),
+            "rms": v.rms,
+            "max_dist": v.max_dist,
+            "max_dist_angstrom": v.max_dist_angstrom,
+            "detail": v.detail,
+        })
+    }
+
+    fn outcome(v: &Verdict) -> Outcome {
+        Outcome {
+            label: v.label.name().to_string(),
+            success: v.label == Label::Success,
+            metric: if v.label == Label::Success {
+                v.max_dist
+            } else {
+                None
+            },
+        }
+    }
+}

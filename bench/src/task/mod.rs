@@ -1,0 +1,24 @@
+//! The suite-neutral task model: what every benchmark shares.
+//!
+//! A task goes through the same steps whatever its suite:
+//! 1. [`Suite::prepare`]: the task as files and the API carry it → the exact messages a model
+//!    receives, the group it is tabled under, and whatever the scoring needs (the parsed
+//!    reference, computed once);
+//! 2. a model (or a baseline, or a person) answers;
+//! 3. [`Suite::needs`]: what scoring needs from the outside world (a judge's answer), pure;
+//! 4. [`Suite::score`]: the verdict once those needs are answered, pure.
+//!
+//! Only the server performs effects (model calls, judges); the page and the CLI share every
+//! other step. [`Registry`] finds a suite by name: adding a suite is one `impl Suite` and one
+//! line in [`Registry::standard`].
+
+mod message;
+mod registry;
+mod suite;
+pub mod summary;
+
+pub use message::{Message, Role};
+pub use registry::{Registry, UnknownSuite};
+pub use suite::{
+    AnySuite, Need, NeedAnswer, Outcome, Prepared, PreparedTask, Scored, Suite, TaskError,
+};

@@ -1,0 +1,60 @@
+//! Finding a suite by name.
+
+use std::sync::Arc;
+
+use super::AnySuite;
+
+/// No suite of that name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no suite named '{name}' (available: {available})")]
+pub struct UnknownSuite {
+    /// The name asked for.
+    pub name: String,
+    /// The names there are, comma-separated.
+    pub available: String,
+}
+
+/// The suites a run loop or `atomworld eval` accepts.
+#[derive(Clone)]
+pub struct Registry {
+    suites: Vec<Arc<dyn AnySuite>>,
+}
+
+impl Registry {
+    /// Every suite of the product.
+    pub fn standard() -> Self {
+        Self {
+            suites: vec![Arc::new(crate::atomworld::suite::AtomWorld)],
+        }
+    }
+
+    /// This registry with `suite` added (or replacing one of the same name).
+    pub fn with(mut self, suite: impl AnySuite + 'static) -> Self {
+        self.suites.retain(|s| s.name() != suite.name());
+        self.suites.push(Arc::new(suite));
+        self
+    }
+
+    /// The suite called `name`.
+    pub fn get(&self, name: &str) -> Result<Arc<dyn AnySuite>, UnknownSuite> {
+        self.suites
+            .iter()
+            .find(|s| s.name() == name)
+            .cloned()
+            .ok_or_else(|| UnknownSuite {
+                name: name.to_string(),
+                available: self.names().join(", "),
+            })
+    }
+
+    /// The suites' names.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.suites.iter().map(|s| s.name()).collect()
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::standard()
+    }
+}

@@ -1,0 +1,242 @@
+//! The suite trait, and its type-erased form for registries and run loops.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use engine::interrupt::Interrupt;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::Message;
+
+/// Why a task cannot be prepared or scored (the task's fault, not the answer's).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[error("{0}")]
+pub struct TaskError(pub String);
+
+/// Something scoring needs from outside the pure code.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Need {
+    /// A judge model's answer to these messages (the judge is the run's configured judge).
+    Judge {
+        /// What the judge is asked.
+        messages: Vec<Message>,
+    },
+}
+
+/// The answer to a [`Need`], in the same position.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum NeedAnswer {
+    /// The judge's text.
+    Judge {
+        /// The answer.
+        text: String,
+    },
+    /// The need could not be met (the judge failed): why.
+    Failed {
+        /// What went wrong.
+        error: String,
+    },
+}
+
+/// What a results table needs of one scored answer, whatever the suite.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// The suite's label, by name (`Success`, `StructureMismatch`, …).
+    pub label: String,
+    /// Whether the answer counts as a success.
+    pub success: bool,
+    /// The suite's headline number for a success (AtomWorld: max_dist), if any.
+    pub metric: Option<f64>,
+}
+
+/// A task made ready for a model: its messages, its group and what scoring needs.
+#[derive(Clone, Debug)]
+pub struct Prepared<S> {
+    /// The messages a model receives, in order.
+    pub messages: Vec<Message>,
+    /// What the task is tabled under (AtomWorld: the action).
+    pub group: String,
+    /// What [`Suite::score`] needs of the task (the parsed reference).
+    pub state: S,
+}
+
+/// A benchmark (or probe): how its tasks become messages and how answers are scored.
+pub trait Suite: Send + Sync + 'static {
+    /// The suite's name in files, URLs and the CLI (`atomworld`).
+    const NAME: &'static str;
+    /// The task as files and the API carry it.
+    type Task: Serialize + DeserializeOwned + Send + Sync + 'static;
+    /// What preparing a task works out once (the parsed reference).
+    type State: Send + Sync + 'static;
+    /// The suite's own verdict.
+    type Verdict: Serialize + DeserializeOwned + Send + 'static;
+
+    /// The task's identifier.
+    fn id(task: &Self::Task) -> &str;
+
+    /// The failure labels in the order of the suite's result table, each with its short
+    /// column heading.
+    fn columns(&self) -> &'static [(&'static str, &'static str)];
+
+    /// Messages, group and scoring state of `task`.
+    fn prepare(&self, task: &Self::Task) -> Result<Prepared<Self::State>, TaskError>;
+
+    /// What scoring `response` needs from outside (nothing, for most suites).
+    fn needs(&self, _state: &Self::State, _response: &str) -> Vec<Need> {
+        Vec::new()
+    }
+
+    /// The verdict on `response`, given the answers to [`needs`](Self::needs). A raised
+    /// `interrupt` ends long work with the suite's own "not scored" verdict.
+    fn score(
+        &self,
+        state: &Self::State,
+        response: &str,
+        answers: &[NeedAnswer],
+        interrupt: &Interrupt,
+    ) -> Self::Verdict;
+
+    /// What a table needs of `verdict`.
+    fn outcome(verdict: &Self::Verdict) -> Outcome;
+
+    /// The verdict as `atomworld eval` writes it on each line (by default, whole).
+    fn eval_verdict(verdict: &Self::Verdict) -> serde_json::Value {
+        serde_json::to_value(verdict).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The baselines of the suite: answerers that need no model (AtomWorld: `reference`,
+    /// `copy-input`), by name.
+    fn baselines(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Baseline `name`'s answer to a task, if the suite has that baseline.
+    fn baseline_answer(&self, _name: &str, _state: &Self::State) -> Option<String> {
+        None
+    }
+}
+
+/// A prepared task of any suite.
+#[derive(Clone)]
+pub struct PreparedTask {
+    /// The task's identifier.
+    pub id: String,
+    /// The suite's name.
+    pub suite: &'static str,
+    /// The messages a model receives.
+    pub messages: Vec<Message>,
+    /// The group it is tabled under.
+    pub group: String,
+    state: Arc<dyn Any + Send + Sync>,
+}
+
+impl std::fmt::Debug for PreparedTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedTask")
+            .field("id", &self.id)
+            .field("suite", &self.suite)
+            .field("group", &self.group)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A scored answer of any suite.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Scored {
+    /// What tables need.
+    pub outcome: Outcome,
+    /// The suite's own verdict, as JSON.
+    pub verdict: serde_json::Value,
+    /// The verdict as `atomworld eval` writes it ([`Suite::eval_verdict`]).
+    pub compact: serde_json::Value,
+}
+
+/// [`Suite`] with its types erased: tasks and verdicts as JSON. What registries, the run
+/// loop and `atomworld eval` hold. Implemented for every [`Suite`].
+pub trait AnySuite: Send + Sync {
+    /// The suite's name.
+    fn name(&self) -> &'static str;
+    /// Failure labels and their short headings, in table order.
+    fn columns(&self) -> &'static [(&'static str, &'static str)];
+    /// Prepare a task given as JSON.
+    fn prepare_json(&self, task: &serde_json::Value) -> Result<PreparedTask, TaskError>;
+    /// What scoring `response` to `task` needs from outside.
+    fn needs(&self, task: &PreparedTask, response: &str) -> Result<Vec<Need>, TaskError>;
+    /// Score `response` to `task`.
+    fn score(
+        &self,
+        task: &PreparedTask,
+        response: &str,
+        answers: &[NeedAnswer],
+        interrupt: &Interrupt,
+    ) -> Result<Scored, TaskError>;
+    /// The suite's baselines, by name.
+    fn baselines(&self) -> &'static [&'static str];
+    /// Baseline `name`'s answer to `task`.
+    fn baseline_answer(&self, name: &str, task: &PreparedTask) -> Option<String>;
+}
+
+impl<S: Suite> AnySuite for S {
+    fn name(&self) -> &'static str {
+        S::NAME
+    }
+
+    fn columns(&self) -> &'static [(&'static str, &'static str)] {
+        Suite::columns(self)
+    }
+
+    fn prepare_json(&self, task: &serde_json::Value) -> Result<PreparedTask, TaskError> {
+        let task: S::Task = S::Task::deserialize(task)
+            .map_err(|e| TaskError(format!("not a {} task: {e}", S::NAME)))?;
+        let p = self.prepare(&task)?;
+        Ok(PreparedTask {
+            id: S::id(&task).to_string(),
+            suite: S::NAME,
+            messages: p.messages,
+            group: p.group,
+            state: Arc::new(p.state),
+        })
+    }
+
+    fn needs(&self, task: &PreparedTask, response: &str) -> Result<Vec<Need>, TaskError> {
+        Ok(Suite::needs(self, state_of::<S>(task)?, response))
+    }
+
+    fn score(
+        &self,
+        task: &PreparedTask,
+        response: &str,
+        answers: &[NeedAnswer],
+        interrupt: &Interrupt,
+    ) -> Result<Scored, TaskError> {
+        let v = Suite::score(self, state_of::<S>(task)?, response, answers, interrupt);
+        let verdict = serde_json::to_value(&v).map_err(|e| TaskError(e.to_string()))?;
+        Ok(Scored {
+            outcome: S::outcome(&v),
+            compact: S::eval_verdict(&v),
+            verdict,
+        })
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        Suite::baselines(self)
+    }
+
+    fn baseline_answer(&self, name: &str, task: &PreparedTask) -> Option<String> {
+        Suite::baseline_answer(self, name, state_of::<S>(task).ok()?)
+    }
+}
+
+fn state_of<S: Suite>(task: &PreparedTask) -> Result<&S::State, TaskError> {
+    task.state.downcast_ref::<S::State>().ok_or_else(|| {
+        TaskError(format!(
+            "task {} was prepared by suite {}, not {}",
+            task.id,
+            task.suite,
+            S::NAME
+        ))
+    })
+}

@@ -1,0 +1,490 @@
+//! The JSON that crosses HTTP between the page and the server: one definition, used by both
+//! (the server serialises these, the page deserialises them). Labels and statuses are enums.
+
+use serde::{Deserialize, Serialize};
+
+use crate::atomworld::evaluate::{Label, Verdict};
+use crate::atomworld::generator::TaskSetSpec;
+use crate::task::summary::Summary;
+use crate::task::Outcome;
+
+/// Every API error: `{"error": {"code", "message"}}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiError {
+    /// The error.
+    pub error: ErrorBody,
+}
+
+/// An API error's code (stable, for programs) and message (for people).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// Stable snake_case code (`passcode_required`, `rate_limited`, `spend_cap`, …).
+    pub code: String,
+    /// What went wrong, in a sentence.
+    pub message: String,
+}
+
+/// `GET /api/health`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Health {
+    /// `ok` when the server answers and its database takes a write.
+    pub status: HealthStatus,
+    /// Server version.
+    pub version: String,
+    /// Git commit of the server build.
+    pub commit: String,
+    /// Cargo profile of the build.
+    #[serde(default)]
+    pub profile: String,
+    /// Target triple of the build.
+    #[serde(default)]
+    pub target: String,
+    /// Database schema version.
+    #[serde(default)]
+    pub schema_version: i64,
+}
+
+/// The server's state in [`Health`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HealthStatus {
+    /// Serving, database writable.
+    Ok,
+    /// Something is wrong (the error says what).
+    Error,
+}
+
+impl std::fmt::Display for HealthStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            HealthStatus::Ok => "ok",
+            HealthStatus::Error => "error",
+        })
+    }
+}
+
+/// One model the server offers (`GET /api/models`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    /// The name to ask for.
+    pub name: String,
+    /// Its provider (`openai`, `anthropic`, `gemini`, `openai-compatible`, `baseline`).
+    pub provider: String,
+    /// A built-in baseline (answers whole tasks, not prompts).
+    pub baseline: bool,
+}
+
+/// `GET /api/models`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelList {
+    /// Configured models, then the baselines.
+    pub models: Vec<ModelInfo>,
+}
+
+/// `POST /api/complete` and `/api/complete/stream`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompleteRequest {
+    /// A configured model.
+    pub model: String,
+    /// The user message.
+    pub prompt: String,
+    /// Sample index (repeated samples of one prompt are cached apart).
+    #[serde(default)]
+    pub sample: u32,
+}
+
+/// A model's answer and what it cost.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    /// The answer text.
+    pub text: String,
+    /// Prompt tokens as the provider reported them.
+    pub input_tokens: u64,
+    /// Completion tokens as the provider reported them.
+    pub output_tokens: u64,
+    /// Cost in USD (0 when served from the cache).
+    pub cost_usd: f64,
+    /// True when the answer came from the response cache.
+    pub cached: bool,
+    /// HTTP attempts made (0 for cache hits).
+    #[serde(default)]
+    pub attempts: u32,
+}
+
+/// Data of a `delta` event of `/api/complete/stream`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamDelta {
+    /// The next piece of the answer.
+    pub text: String,
+}
+
+/// Data of a `restart` event of `/api/complete/stream`: forget the pieces so far.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamRestart {
+    /// The attempt that starts now (2 for the first retry).
+    pub attempt: u32,
+}
+
+/// Where a run's tasks come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TaskSource {
+    /// Drawn by AtomWorld's seeded generator.
+    Generated(TaskSetSpec),
+    /// Tasks of the run's suite, kept whole in the spec so that a resumed run needs no file.
+    Imported(ImportedTasks),
+}
+
+/// An imported task set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImportedTasks {
+    /// Where the tasks came from (a file name, or `api`).
+    pub imported_from: String,
+    /// The tasks in order, each as its suite's task JSON.
+    pub tasks: Vec<serde_json::Value>,
+}
+
+/// Everything that defines a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// The suite (`atomworld`).
+    pub suite: String,
+    /// The task set.
+    pub tasks: TaskSource,
+    /// The model (or baseline) name.
+    pub model: String,
+    /// Samples per task.
+    pub samples: u32,
+    /// Tasks in flight at once.
+    pub concurrency: usize,
+}
+
+/// Defaults of a run, named once for the CLI, the API and the page.
+pub mod defaults {
+    /// The seed of a generated task set.
+    pub const SEED: u64 = 2026;
+    /// Tasks per action of a run started from the API or the page.
+    pub const PER_ACTION_API: usize = 25;
+    /// Tasks per action of `atomworld run` and `atomworld gen`.
+    pub const PER_ACTION_CLI: usize = 250;
+    /// Tasks in flight at once.
+    pub const CONCURRENCY: usize = 4;
+    /// Samples per task.
+    pub const SAMPLES: u32 = 1;
+    /// Most tasks in flight at once that a run may ask for.
+    pub const MAX_CONCURRENCY: usize = 32;
+}
+
+/// `POST /api/runs`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRequest {
+    /// Model or baseline name.
+    pub model: String,
+    /// The suite (default `atomworld`).
+    #[serde(default = "default_suite")]
+    pub suite: String,
+    /// Tasks per action of a generated set.
+    #[serde(default = "default_per_action")]
+    pub per_action: usize,
+    /// Seed of a generated set.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Tasks in flight at once (1 to 32).
+    #[serde(default = "default_concurrency")]
+    pub concurrency: usize,
+    /// Samples per task.
+    #[serde(default = "default_samples")]
+    pub samples: u32,
+    /// Tasks to run instead of a generated set (`per_action` and `seed` then unused).
+    #[serde(default)]
+    pub tasks: Option<Vec<serde_json::Value>>,
+}
+
+fn default_suite() -> String {
+    <crate::atomworld::suite::AtomWorld as crate::task::Suite>::NAME.to_string()
+}
+fn default_per_action() -> usize {
+    defaults::PER_ACTION_API
+}
+fn default_seed() -> u64 {
+    defaults::SEED
+}
+fn default_concurrency() -> usize {
+    defaults::CONCURRENCY
+}
+fn default_samples() -> u32 {
+    defaults::SAMPLES
+}
+
+/// `POST /api/runs` answered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunCreated {
+    /// The new run's id.
+    pub run_id: String,
+}
+
+/// A run's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Recorded, not started.
+    Created,
+    /// Executing.
+    Running,
+    /// Every task sample has a verdict.
+    Finished,
+    /// Stopped by a person; resumable.
+    Cancelled,
+    /// Stopped by a spend cap; resumable.
+    Stopped,
+    /// Ended with task samples whose call failed; resumable.
+    Incomplete,
+    /// Made no progress between two automatic restarts; resumable by a person.
+    Interrupted,
+}
+
+impl RunStatus {
+    /// The name stored and shown (`running`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Created => "created",
+            RunStatus::Running => "running",
+            RunStatus::Finished => "finished",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Stopped => "stopped",
+            RunStatus::Incomplete => "incomplete",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// The status called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [
+            RunStatus::Created,
+            RunStatus::Running,
+            RunStatus::Finished,
+            RunStatus::Cancelled,
+            RunStatus::Stopped,
+            RunStatus::Incomplete,
+            RunStatus::Interrupted,
+        ]
+        .into_iter()
+        .find(|s| s.name() == name)
+    }
+
+    /// Whether the run may still be executing (created or running).
+    pub fn is_active(self) -> bool {
+        matches!(self, RunStatus::Created | RunStatus::Running)
+    }
+}
+
+/// A run's live progress.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Task samples with a stored verdict (earlier sessions included).
+    pub done: usize,
+    /// All task samples.
+    pub total: usize,
+    /// Successes so far.
+    pub successes: usize,
+    /// Tokens so far.
+    pub tokens: u64,
+    /// Cost so far (USD).
+    pub cost_usd: f64,
+}
+
+/// A `progress` event of `GET /api/runs/{id}/events`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProgressEvent {
+    /// The run's status.
+    pub status: RunStatus,
+    /// Its progress, when it is executing in this server.
+    #[serde(flatten)]
+    pub progress: Option<Progress>,
+}
+
+/// One row of `GET /api/runs`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunListItem {
+    /// Run id.
+    pub id: String,
+    /// Its spec.
+    pub spec: RunSpec,
+    /// Its status.
+    pub status: RunStatus,
+}
+
+/// `GET /api/runs`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunList {
+    /// Newest first.
+    pub runs: Vec<RunListItem>,
+}
+
+/// `GET /api/runs/{id}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunView {
+    /// Run id.
+    pub id: String,
+    /// Its spec.
+    pub spec: RunSpec,
+    /// Its status.
+    pub status: RunStatus,
+    /// Live progress, while it executes in this server.
+    pub progress: Option<Progress>,
+    /// The results table so far.
+    pub summary: RunSummary,
+}
+
+/// A run's results table (`--summary-json`, `GET /api/runs/{id}`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Run id.
+    pub run_id: String,
+    /// Model name.
+    pub model: String,
+    /// The table.
+    #[serde(flatten)]
+    pub table: Summary,
+}
+
+/// A result's verdict: AtomWorld's typed verdict, or another suite's verdict as JSON.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ResultVerdict {
+    /// An AtomWorld verdict.
+    AtomWorld(Box<Verdict>),
+    /// Another suite's verdict.
+    Other(serde_json::Value),
+}
+
+impl ResultVerdict {
+    /// The AtomWorld verdict, if this is one.
+    pub fn atomworld(&self) -> Option<&Verdict> {
+        match self {
+            ResultVerdict::AtomWorld(v) => Some(v),
+            ResultVerdict::Other(_) => None,
+        }
+    }
+
+    /// The AtomWorld label, if this is an AtomWorld verdict.
+    pub fn label(&self) -> Option<Label> {
+        self.atomworld().map(|v| v.label)
+    }
+}
+
+/// One stored result: a task sample, its answer and its verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultRow {
+    /// Task id.
+    pub task_id: String,
+    /// Sample index.
+    pub sample: u32,
+    /// The group it is tabled under (AtomWorld: the action).
+    pub action: String,
+    /// The task as its suite reads it (AtomWorld: input CIF, action prompt, target), so a
+    /// row opens as a case without taking the prompt apart. Absent in rows stored before
+    /// it was kept.
+    #[serde(default)]
+    pub task: Option<serde_json::Value>,
+    /// The exact prompt sent (the messages' text).
+    pub prompt: String,
+    /// The raw answer (absent when the call failed).
+    pub response: Option<String>,
+    /// The verdict (absent when the call failed).
+    pub verdict: Option<ResultVerdict>,
+    /// The verdict's label, by name (the suite's label; absent when the call failed).
+    pub label: Option<String>,
+    /// What the results table counts of the verdict (absent when the call failed, and in
+    /// rows stored before it was kept).
+    #[serde(default)]
+    pub outcome: Option<Outcome>,
+    /// The call's error, when it failed.
+    pub error: Option<String>,
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cost in USD.
+    pub cost_usd: f64,
+    /// Latency of the call in milliseconds.
+    pub latency_ms: u64,
+    /// Served from the response cache.
+    pub cached: bool,
+}
+
+impl ResultRow {
+    /// What the results table counts of this row: the stored outcome, or for rows stored
+    /// before outcomes were kept, the AtomWorld reading of the label and verdict; `None`
+    /// when the call failed.
+    pub fn table_outcome(&self) -> Option<Outcome> {
+        if let Some(o) = &self.outcome {
+            return Some(o.clone());
+        }
+        let label = self.label.as_ref()?;
+        Some(Outcome {
+            label: label.clone(),
+            success: label == Label::Success.name(),
+            metric: self
+                .verdict
+                .as_ref()
+                .and_then(ResultVerdict::atomworld)
+                .filter(|v| v.label == Label::Success)
+                .and_then(|v| v.max_dist),
+        })
+    }
+}
+
+/// `GET /api/runs/{id}/results?format=json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    /// Ordered by task and sample.
+    pub results: Vec<ResultRow>,
+}
+
+/// `POST /api/runs/{id}/cancel` and `/resume` answered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunAction {
+    /// The run.
+    pub run_id: String,
+    /// `cancelling` or `running`.
+    pub status: String,
+}
+
+/// `POST /api/cases` answered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseCreated {
+    /// The case's id.
+    pub id: String,
+    /// Its path (`/c/{id}`).
+    pub url: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_round_trip_by_name() {
+        for s in [
+            RunStatus::Created,
+            RunStatus::Interrupted,
+            RunStatus::Finished,
+        ] {
+            assert_eq!(RunStatus::from_name(s.name()), Some(s));
+            assert_eq!(serde_json::to_value(s).unwrap(), s.name());
+        }
+        assert_eq!(RunStatus::from_name("nope"), None);
+    }
+
+    #[test]
+    fn stored_verdicts_read_back_typed() {
+        let v = serde_json::json!({"label": "Success", "rms": 0.0, "max_dist": 0.0,
+            "max_dist_angstrom": 0.0, "detail": "d", "extracted_cif": null, "parse_error": null,
+            "count_diff": [], "mapping": null});
+        let r: ResultVerdict = serde_json::from_value(v).unwrap();
+        assert_eq!(r.label(), Some(Label::Success));
+        let other: ResultVerdict = serde_json::from_value(serde_json::json!({"x": 1})).unwrap();
+        assert_eq!(other.label(), None);
+    }
+}

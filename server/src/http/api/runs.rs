@@ -1,0 +1,290 @@
+//! Runs: start, cancel, resume, status, progress events and results exports.
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use bench::atomworld::generator::TaskSetSpec;
+use bench::atomworld::ActionKind;
+use bench::wire::{
+    defaults, ImportedTasks, ProgressEvent, ResultRow, Results, RunAction, RunCreated, RunList,
+    RunListItem, RunRequest, RunSpec, RunStatus, RunView, TaskSource,
+};
+use serde::Deserialize;
+
+use super::{authorise, ApiError};
+use crate::cpu::CpuPool;
+use crate::http::AppState;
+use crate::runs;
+
+/// Largest run the API starts (task samples), to keep a public demo bounded.
+pub const MAX_RUN_TASKS: usize = 5_000;
+
+fn too_many() -> ApiError {
+    ApiError::bad(format!("a run must have 1 to {MAX_RUN_TASKS} task samples"))
+}
+
+/// `POST /api/runs`: create a run and start it in the background.
+pub async fn start_run(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Json(body): Json<RunRequest>,
+) -> Result<(StatusCode, Json<RunCreated>), ApiError> {
+    authorise(&state, &headers)?;
+    let source = match body.tasks {
+        None => TaskSource::Generated(TaskSetSpec::per_action(body.seed, body.per_action)),
+        Some(list) => {
+            if list.len() > MAX_RUN_TASKS {
+                return Err(too_many());
+            }
+            // Every task must be runnable: a bad one is named, not silently dropped. Preparing
+            // (parsing, applying actions) is CPU work: off the async threads.
+            let suite = state
+                .runs
+                .registry()
+                .get(&body.suite)
+                .map_err(|e| ApiError::bad(e.to_string()))?;
+            let list = CpuPool::global()
+                .run(move || {
+                    for (n, t) in list.iter().enumerate() {
+                        if let Err(e) = suite.prepare_json(t) {
+                            let id = t["id"].as_str().map_or(n.to_string(), str::to_string);
+                            return Err(format!("task {id}: {e}"));
+                        }
+                    }
+                    Ok(list)
+                })
+                .await
+                .map_err(|e| ApiError::internal(e.to_string()))?
+                .map_err(ApiError::bad)?;
+            TaskSource::Imported(ImportedTasks {
+                imported_from: "api".into(),
+                tasks: list,
+            })
+        }
+    };
+    let per_sample = match &source {
+        TaskSource::Generated(_) => body.per_action.saturating_mul(ActionKind::BENCHMARK.len()),
+        TaskSource::Imported(set) => set.tasks.len(),
+    };
+    let total = per_sample.saturating_mul(body.samples.max(1) as usize);
+    if total == 0 || total > MAX_RUN_TASKS {
+        return Err(too_many());
+    }
+    let spec = RunSpec {
+        suite: body.suite,
+        tasks: source,
+        model: body.model,
+        samples: body.samples.max(1),
+        concurrency: body.concurrency.clamp(1, defaults::MAX_CONCURRENCY),
+    };
+    let run_id = state.runs.start(&spec)?;
+    Ok((StatusCode::CREATED, Json(RunCreated { run_id })))
+}
+
+/// `POST /api/runs/{id}/cancel`: stop starting new tasks (those in flight finish and are
+/// kept); the run's status becomes `cancelled` once they have.
+pub async fn cancel_run(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<RunAction>), ApiError> {
+    authorise(&state, &headers)?;
+    state.runs.cancel(&id)?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(RunAction {
+            run_id: id,
+            status: "cancelling".into(),
+        }),
+    ))
+}
+
+/// `POST /api/runs/{id}/resume`: execute an unfinished run again from where it stopped.
+pub async fn resume_run(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<RunAction>), ApiError> {
+    authorise(&state, &headers)?;
+    state.runs.resume(&id)?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(RunAction {
+            run_id: id,
+            status: RunStatus::Running.name().into(),
+        }),
+    ))
+}
+
+/// `GET /api/runs`: all runs, newest first.
+pub async fn list_runs(State(state): State<AppState>) -> Result<Json<RunList>, ApiError> {
+    let runs = state
+        .storage
+        .list_runs()
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .into_iter()
+        .map(|(id, spec, status)| RunListItem { id, spec, status })
+        .collect();
+    Ok(Json(RunList { runs }))
+}
+
+/// The run's spec and status, or a 404.
+fn run_of(state: &AppState, id: &str) -> Result<(RunSpec, RunStatus), ApiError> {
+    state
+        .storage
+        .load_run(id)
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .ok_or_else(|| ApiError::not_found(format!("no run {id}")))
+}
+
+fn rows_of(state: &AppState, id: &str) -> Result<Vec<ResultRow>, ApiError> {
+    state
+        .storage
+        .results(id)
+        .map_err(|e| ApiError::internal(e.to_string()))
+}
+
+/// `GET /api/runs/{id}`: spec, status, live progress and the summary so far.
+pub async fn get_run(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<RunView>, ApiError> {
+    let (spec, status) = run_of(&state, &id)?;
+    let rows = rows_of(&state, &id)?;
+    let summary = runs::summarise(&id, &spec.model, &rows);
+    Ok(Json(RunView {
+        progress: state.runs.progress(&id),
+        id,
+        spec,
+        status,
+        summary,
+    }))
+}
+
+/// How often the progress stream looks for news.
+const EVENT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// `GET /api/runs/{id}/events`: the run's progress as server-sent events (`event: progress`,
+/// data [`ProgressEvent`]), one whenever it changes; the stream ends after the event that
+/// reports a run no longer executing.
+pub async fn run_events(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>>>, ApiError>
+{
+    run_of(&state, &id)?;
+    // (state, id, last payload sent, finished)
+    let stream = futures_util::stream::unfold(
+        (state, id, String::new(), false),
+        |(state, id, last, ended)| async move {
+            if ended {
+                return None;
+            }
+            loop {
+                let status = state.storage.load_run(&id).ok().flatten().map(|(_, s)| s);
+                let executing = state.runs.is_executing(&id);
+                let event = ProgressEvent {
+                    status: status.unwrap_or(RunStatus::Interrupted),
+                    progress: state.runs.progress(&id),
+                };
+                let payload = serde_json::to_string(&event).unwrap_or_default();
+                let over = !executing && !status.is_some_and(RunStatus::is_active);
+                if payload != last || over {
+                    let event = Event::default().event("progress").data(payload.clone());
+                    return Some((Ok(event), (state, id, payload, over)));
+                }
+                tokio::time::sleep(EVENT_INTERVAL).await;
+            }
+        },
+    );
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// Query of the results export.
+#[derive(Deserialize)]
+pub struct ExportQuery {
+    #[serde(default)]
+    format: Option<String>,
+}
+
+/// One CSV cell: quoted when needed, and a text that a spreadsheet would take for a formula
+/// (leading `=`, `+`, `-`, `@`, tab or carriage return) prefixed with `'` so it stays text.
+fn csv_field(s: &str) -> String {
+    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    };
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s
+    }
+}
+
+fn csv(rows: &[ResultRow]) -> String {
+    let mut body = String::from("task_id,sample,action,label,rms,max_dist,max_dist_angstrom,error,input_tokens,output_tokens,cost_usd,latency_ms,cached\n");
+    for r in rows {
+        let v = r.verdict.as_ref().and_then(|v| v.atomworld());
+        let num = |x: Option<f64>| x.map_or(String::new(), |x| x.to_string());
+        body.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            csv_field(&r.task_id),
+            r.sample,
+            csv_field(&r.action),
+            csv_field(r.label.as_deref().unwrap_or("")),
+            num(v.and_then(|v| v.rms)),
+            num(v.and_then(|v| v.max_dist)),
+            num(v.and_then(|v| v.max_dist_angstrom)),
+            csv_field(r.error.as_deref().unwrap_or("")),
+            r.input_tokens,
+            r.output_tokens,
+            r.cost_usd,
+            r.latency_ms,
+            r.cached
+        ));
+    }
+    body
+}
+
+/// `GET /api/runs/{id}/results?format=json|jsonl|csv|table` (`table`: the per-action summary
+/// in the paper's layout, as plain text).
+pub async fn run_results(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<ExportQuery>,
+) -> Result<Response, ApiError> {
+    let (spec, _) = run_of(&state, &id)?;
+    let rows = rows_of(&state, &id)?;
+    Ok(match q.format.as_deref().unwrap_or("json") {
+        "json" => Json(Results { results: rows }).into_response(),
+        "jsonl" => {
+            let body: String = rows
+                .iter()
+                .filter_map(|r| serde_json::to_string(r).ok())
+                .map(|l| l + "\n")
+                .collect();
+            ([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response()
+        }
+        "csv" => ([(header::CONTENT_TYPE, "text/csv")], csv(&rows)).into_response(),
+        "table" => {
+            let columns = state
+                .runs
+                .registry()
+                .get(&spec.suite)
+                .map(|s| s.columns())
+                .unwrap_or(&[]);
+            let table = runs::summarise(&id, &spec.model, &rows)
+                .table
+                .table(columns);
+            ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], table).into_response()
+        }
+        other => {
+            return Err(ApiError::bad(format!(
+                "unknown format '{other}' (json, jsonl, csv, table)"
+            )))
+        }
+    })
+}

@@ -1,0 +1,179 @@
+//! The runs executing in this process: starting, cancelling, resuming them, and their live
+//! progress. What the HTTP layer talks to; it talks to storage and the runner.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bench::task::Registry;
+use bench::wire::{Progress, RunSpec, RunStatus};
+
+use super::RunError;
+use crate::llm::Gateway;
+use crate::storage::{Storage, Unfinished};
+
+/// Why a run could not be started, cancelled or resumed.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// No such run.
+    #[error("no run {0}")]
+    NotFound(String),
+    /// The run is in a state that does not allow it.
+    #[error("{0}")]
+    Conflict(String),
+    /// The spec cannot run.
+    #[error(transparent)]
+    Invalid(#[from] RunError),
+}
+
+/// Runs of this process, cheap to clone.
+#[derive(Clone)]
+pub struct Runs {
+    storage: Storage,
+    gateway: Gateway,
+    registry: Registry,
+    live: Arc<Mutex<HashMap<String, Progress>>>,
+    /// Cancel flags of the runs executing in this process, by run id.
+    active: Arc<Mutex<HashMap<String, Arc<AtomicBool>>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Runs {
+    /// A manager over `storage`, calling models through `gateway`, with the suites of
+    /// `registry`.
+    pub fn new(storage: Storage, gateway: Gateway, registry: Registry) -> Self {
+        Self {
+            storage,
+            gateway,
+            registry,
+            live: Default::default(),
+            active: Default::default(),
+        }
+    }
+
+    /// The suites runs may use.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Record a run of `spec` (checked first) and start it; its id.
+    pub fn start(&self, spec: &RunSpec) -> Result<String, SpawnError> {
+        super::check_spec(spec, self.gateway.config(), &self.registry)?;
+        let id = self
+            .storage
+            .create_run(spec)
+            .map_err(|e| SpawnError::Invalid(RunError::Storage(e)))?;
+        self.spawn(id.clone());
+        Ok(id)
+    }
+
+    /// Execute run `id` in the background, keeping its live progress; `false` when it is
+    /// already executing in this process.
+    pub fn spawn(&self, id: String) -> bool {
+        let cancel = Arc::new(AtomicBool::new(false));
+        {
+            let mut active = lock(&self.active);
+            if active.contains_key(&id) {
+                return false;
+            }
+            active.insert(id.clone(), cancel.clone());
+        }
+        let me = self.clone();
+        tokio::spawn(async move {
+            let live = me.live.clone();
+            let key = id.clone();
+            let result = super::execute_until(
+                &me.storage,
+                &me.gateway,
+                &me.registry,
+                &id,
+                move |p| {
+                    lock(&live).insert(key.clone(), p.progress.clone());
+                },
+                cancel,
+            )
+            .await;
+            if let Err(e) = result {
+                tracing::error!(run = id, "run failed: {e}");
+            }
+            lock(&me.active).remove(&id);
+        });
+        true
+    }
+
+    /// Ask run `id` to stop starting new tasks (those in flight finish and are kept).
+    pub fn cancel(&self, id: &str) -> Result<(), SpawnError> {
+        if let Some(flag) = lock(&self.active).get(id) {
+            flag.store(true, Ordering::SeqCst);
+            return Ok(());
+        }
+        match self.status(id)? {
+            None => Err(SpawnError::NotFound(id.to_string())),
+            Some(status) => Err(SpawnError::Conflict(format!(
+                "run {id} is not running (status {})",
+                status.name()
+            ))),
+        }
+    }
+
+    /// Execute an unfinished run again from where it stopped.
+    pub fn resume(&self, id: &str) -> Result<(), SpawnError> {
+        match self.status(id)? {
+            None => Err(SpawnError::NotFound(id.to_string())),
+            Some(RunStatus::Finished) => Err(SpawnError::Conflict(format!(
+                "run {id} has finished; nothing to resume"
+            ))),
+            Some(_) if !self.spawn(id.to_string()) => {
+                Err(SpawnError::Conflict(format!("run {id} is already running")))
+            }
+            Some(_) => Ok(()),
+        }
+    }
+
+    fn status(&self, id: &str) -> Result<Option<RunStatus>, SpawnError> {
+        Ok(self
+            .storage
+            .load_run(id)
+            .map_err(|e| SpawnError::Invalid(RunError::Storage(e)))?
+            .map(|(_, s)| s))
+    }
+
+    /// Whether run `id` executes in this process now.
+    pub fn is_executing(&self, id: &str) -> bool {
+        lock(&self.active).contains_key(id)
+    }
+
+    /// The live progress of run `id`, if it executed in this process.
+    pub fn progress(&self, id: &str) -> Option<Progress> {
+        lock(&self.live).get(id).cloned()
+    }
+
+    /// Restart runs that were executing when the server stopped, except one that stored
+    /// nothing since its previous automatic restart (it may be what stopped the server):
+    /// that one is marked `interrupted` and named in the log, for a person to resume.
+    pub fn resume_at_startup(&self) {
+        let unfinished = match self.storage.unfinished_at_startup() {
+            Ok(u) => u,
+            Err(e) => {
+                tracing::error!("cannot list unfinished runs: {e}");
+                return;
+            }
+        };
+        for u in unfinished {
+            match u {
+                Unfinished::Resume(id) => {
+                    tracing::info!(run = id, "resuming run");
+                    self.spawn(id);
+                }
+                Unfinished::Held(id) => tracing::warn!(
+                    run = id,
+                    "run made no progress since the last restart; marked interrupted, not \
+                     resumed (POST /api/runs/{id}/resume to try again)"
+                ),
+            }
+        }
+    }
+}

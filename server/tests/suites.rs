@@ -1,0 +1,236 @@
+//! Adding a suite is one `impl Suite` and one registry line: a small suite that exists only
+//! here runs through `atomworld eval`'s scorer and the server's run loop (HTTP API included)
+//! with no other change, its judge question answered through the gateway.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bench::task::{Message, Need, NeedAnswer, Outcome, Prepared, Registry, Suite, TaskError};
+use engine::interrupt::Interrupt;
+use serde::{Deserialize, Serialize};
+use server::config::{Config, Limits, ModelConfig, ProviderKind};
+use server::http::{router, AppState};
+use server::llm::{Gateway, GatewayOptions};
+use server::storage::Storage;
+
+/// Arithmetic questions; an answer counts when it holds the number and a judge agrees.
+struct Sums;
+
+#[derive(Serialize, Deserialize)]
+struct SumTask {
+    id: String,
+    a: i64,
+    b: i64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SumVerdict {
+    correct: bool,
+    judge: String,
+}
+
+impl Suite for Sums {
+    const NAME: &'static str = "sums";
+    type Task = SumTask;
+    type State = i64;
+    type Verdict = SumVerdict;
+
+    fn id(task: &SumTask) -> &str {
+        &task.id
+    }
+
+    fn columns(&self) -> &'static [(&'static str, &'static str)] {
+        &[("Wrong", "Wrong")]
+    }
+
+    fn prepare(&self, t: &SumTask) -> Result<Prepared<i64>, TaskError> {
+        let sum = t.a.checked_add(t.b).ok_or(TaskError("overflow".into()))?;
+        Ok(Prepared {
+            messages: vec![Message::user(format!("What is {} + {}?", t.a, t.b))],
+            group: if sum < 0 { "negative" } else { "positive" }.into(),
+            state: sum,
+        })
+    }
+
+    fn needs(&self, sum: &i64, response: &str) -> Vec<Need> {
+        vec![Need::Judge {
+            messages: vec![Message::user(format!("Is {response} equal to {sum}?"))],
+        }]
+    }
+
+    fn score(
+        &self,
+        sum: &i64,
+        response: &str,
+        answers: &[NeedAnswer],
+        _: &Interrupt,
+    ) -> SumVerdict {
+        let judge = match answers.first() {
+            Some(NeedAnswer::Judge { text }) => text.clone(),
+            Some(NeedAnswer::Failed { error }) => format!("judge failed: {error}"),
+            None => "no judge".into(),
+        };
+        SumVerdict {
+            correct: response.trim() == sum.to_string() && !judge.starts_with("judge failed"),
+            judge,
+        }
+    }
+
+    fn outcome(v: &SumVerdict) -> Outcome {
+        Outcome {
+            label: if v.correct { "Success" } else { "Wrong" }.into(),
+            success: v.correct,
+            metric: None,
+        }
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        &["calculator"]
+    }
+
+    fn baseline_answer(&self, name: &str, sum: &i64) -> Option<String> {
+        (name == "calculator").then(|| sum.to_string())
+    }
+}
+
+fn registry() -> Registry {
+    Registry::standard().with(Sums)
+}
+
+#[test]
+fn eval_scores_a_new_suite_offline() {
+    let input = "{\"id\":\"1\",\"a\":2,\"b\":3,\"response\":\"5\"}\n\
+                 {\"id\":\"2\",\"a\":-9,\"b\":3,\"response\":\"-6\"}\n";
+    let mut out = Vec::new();
+    let table =
+        server::cli::eval::run_suite(&registry(), "sums", input.as_bytes(), &mut out).unwrap();
+    let lines: Vec<serde_json::Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Offline there is no judge: the suite's own rule turns that into a wrong answer.
+    assert_eq!(lines[0]["verdict"]["correct"], false);
+    assert!(lines[0]["verdict"]["judge"]
+        .as_str()
+        .unwrap()
+        .contains("offline"));
+    assert!(table.starts_with("action"), "{table}");
+    assert!(
+        table.contains("negative") && table.contains("Wrong"),
+        "{table}"
+    );
+    let unknown = server::cli::eval::run_suite(&registry(), "nope", &b""[..], Vec::new());
+    assert!(unknown
+        .unwrap_err()
+        .message
+        .contains("available: atomworld, sums"));
+}
+
+/// An OpenAI-compatible judge that always agrees.
+async fn judge() -> String {
+    async fn yes() -> axum::Json<serde_json::Value> {
+        axum::Json(serde_json::json!({
+            "choices": [{"message": {"content": "yes"}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1}
+        }))
+    }
+    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(yes));
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let a = l.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    format!("http://{a}/v1")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_loop_runs_a_new_suite_with_its_judge() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::open(dir.path()).unwrap();
+    let config = Config {
+        models: vec![ModelConfig {
+            name: "judge".into(),
+            provider: ProviderKind::OpenaiCompatible,
+            model: "j".into(),
+            base_url: Some(judge().await),
+            api_key_env: None,
+            temperature: None,
+            max_tokens: None,
+            reasoning_effort: None,
+            price_input_per_mtok: 0.0,
+            price_output_per_mtok: 0.0,
+        }],
+        limits: Limits {
+            judge_model: Some("judge".into()),
+            ..Limits::default()
+        },
+        ..Config::default()
+    };
+    let gateway = Gateway::new(config, storage.clone(), GatewayOptions::default()).unwrap();
+    let state = AppState::with_registry(storage, gateway, None, 1000, registry());
+    let app = router(state, dir.path());
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let a = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(l, app.into_make_service_with_connect_info::<SocketAddr>())
+            .await
+            .unwrap()
+    });
+    let base = format!("http://{a}");
+    let c = reqwest::Client::new();
+    let created: serde_json::Value = c
+        .post(format!("{base}/api/runs"))
+        .json(
+            &serde_json::json!({"suite": "sums", "model": "calculator", "tasks": [
+            {"id": "1", "a": 2, "b": 3}, {"id": "2", "a": -9, "b": 3}]}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["run_id"].as_str().expect("a run id").to_string();
+    let mut run = serde_json::Value::Null;
+    for _ in 0..100 {
+        run = c
+            .get(format!("{base}/api/runs/{id}"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if run["status"] == "finished" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(run["status"], "finished", "{run}");
+    assert_eq!(run["summary"]["overall"]["n"], 2);
+    assert_eq!(run["summary"]["overall"]["success_rate"], 1.0);
+    assert_eq!(run["summary"]["per_action"]["negative"]["n"], 1);
+    let results: serde_json::Value = c
+        .get(format!("{base}/api/runs/{id}/results"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let row = &results["results"][0];
+    assert_eq!(row["verdict"]["judge"], "yes", "{row}");
+    assert_eq!(row["task"]["a"], 2);
+    assert_eq!(row["prompt"], "What is 2 + 3?");
+    // A task the suite cannot prepare is named, not run.
+    let bad = c
+        .post(format!("{base}/api/runs"))
+        .json(
+            &serde_json::json!({"suite": "sums", "model": "calculator", "tasks": [
+            {"id": "big", "a": i64::MAX, "b": 1}]}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+    assert!(bad.text().await.unwrap().contains("task big: overflow"));
+}
