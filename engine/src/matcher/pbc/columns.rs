@@ -1,0 +1,368 @@
+//! Shortest periodic vectors (pymatgen's `pbc_shortest_vectors`): one lattice's column
+//! points prepared once, and the table rows of many row lists built against them, each pair
+//! through the nearest of its periodic images, with the pruning that skips images a bound
+//! proves too long.
+
+use super::table::Table;
+use super::window::ColumnWindow;
+use crate::linalg::{py_mod1, vec_mat, FusedMatrix, Mat3, Vec3};
+use crate::numeric::{distance_to_integer, round_ties_even};
+use crate::reduction::LllReduction;
+
+/// The 27 image offsets `(-1..=1)³` with the last index fastest.
+fn images() -> [Vec3; 27] {
+    std::array::from_fn(|n| {
+        [
+            (n / 9) as f64 - 1.0,
+            ((n / 3) % 3) as f64 - 1.0,
+            (n % 3) as f64 - 1.0,
+        ]
+    })
+}
+
+/// The column points of shortest-vector tables on one lattice, prepared once (their LLL
+/// coordinates, the 27 image offsets, the window over the first coordinate) for tables
+/// against many row lists (one per translation candidate).
+pub struct Columns {
+    pub(super) inv: FusedMatrix,
+    pub(super) lat: Mat3,
+    l2: Vec<Vec3>,
+    /// Wrapped LLL-fractional and Cartesian coordinates of the columns, made when a first
+    /// table row is built (a mapping whose candidates the bounds all dismiss needs neither).
+    wrapped: std::cell::OnceCell<(Vec<Vec3>, Vec<Vec3>)>,
+    pub(super) images: [Vec3; 27],
+    /// `1 / |b_k|²` for the dual basis vectors `b_k` (columns of the inverse lattice): a
+    /// vector with fractional coordinate `x_k` is at least `|x_k| / |b_k|` long.
+    axis_weight: Vec3,
+    /// Absolute margin (Å²) for dismissing an image by that bound.
+    margin: f64,
+    /// `√3 / √axis_weight[k]`: how far along LLL axis k a cube of half-width 1 reaches.
+    cube_reach: Vec3,
+    window: ColumnWindow,
+    tol: Option<Vec3>,
+    /// See [`Columns::noting_image_ties`].
+    tie_delta: Option<f64>,
+}
+
+impl Columns {
+    /// Columns `fc2` (fractional coordinates of the lattice whose LLL reduction is `lll`);
+    /// pairs whose LLL-fractional separation exceeds `lll_frac_tol` on some axis are left
+    /// out of every table.
+    pub fn new(lll: &LllReduction, fc2: &[Vec3], lll_frac_tol: Option<Vec3>) -> Self {
+        let inv = FusedMatrix::new(lll.mapping_inverse());
+        let lat = lll.matrix;
+        let l2: Vec<Vec3> = inv.apply_all(fc2);
+        let images = images().map(|im| vec_mat(im, &lat));
+        let window = ColumnWindow::new(&l2, lll_frac_tol.map(|t| t[0]));
+        let dual = crate::linalg::inverse(&lat);
+        let axis_weight = std::array::from_fn(|k| {
+            dual.map_or(0.0, |d| {
+                1.0 / (d[0][k] * d[0][k] + d[1][k] * d[1][k] + d[2][k] * d[2][k])
+            })
+        })
+        .map(|w: f64| if w.is_finite() { w } else { 0.0 });
+        let longest = lat
+            .iter()
+            .map(|r| r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
+            .fold(0.0f64, f64::max);
+        Self {
+            inv,
+            lat,
+            l2,
+            wrapped: std::cell::OnceCell::new(),
+            images,
+            axis_weight,
+            margin: 1e-9 * longest,
+            cube_reach: axis_weight.map(|w: f64| 3f64.sqrt() / w.sqrt()),
+            window,
+            tol: lll_frac_tol,
+            tie_delta: None,
+        }
+    }
+
+    /// Tables from these columns also note, per entry, whether another periodic image of the
+    /// pair is within `delta` (Å²) of the shortest ([`Table::tied`]): the vector then
+    /// depends on the order images are scanned in, and a copy of the table under a symmetry
+    /// of the structure may hold the other one.
+    pub fn noting_image_ties(mut self, delta: f64) -> Self {
+        self.tie_delta = Some(delta);
+        self
+    }
+
+    /// The table from each point of `fc1` to the columns; `forbidden(i, j)` masks pairs.
+    /// Each allowed pair gets the shortest of the 27 images of the LLL cell around the
+    /// wrapped points (first one on ties), as the reference computes it.
+    pub fn table(&self, fc1: &[Vec3], forbidden: impl Fn(usize, usize) -> bool) -> Table {
+        let mut t = Table::empty(self.l2.len());
+        self.table_into(fc1, forbidden, &mut t, &mut Vec::new());
+        t
+    }
+
+    /// [`Columns::table`] into `t` (its buffers reused; `near` a buffer too).
+    pub fn table_into(
+        &self,
+        fc1: &[Vec3],
+        forbidden: impl Fn(usize, usize) -> bool,
+        t: &mut Table,
+        near: &mut Vec<usize>,
+    ) {
+        t.clear(self.l2.len());
+        self.append_rows(fc1, 0..fc1.len(), forbidden, t, near);
+    }
+
+    /// Appends to `out` the rows of `points` listed in `rows` (in that order; `forbidden`
+    /// is asked with the point's index), as [`Columns::table`] builds them. `near` is a
+    /// buffer reused between calls.
+    pub fn append_rows(
+        &self,
+        points: &[Vec3],
+        rows: impl IntoIterator<Item = usize>,
+        forbidden: impl Fn(usize, usize) -> bool,
+        out: &mut Table,
+        near: &mut Vec<usize>,
+    ) {
+        // Rows go two at a time through the fused products (side by side in wasm, where
+        // they are emulated), then one by one into the table.
+        let mut rows = rows.into_iter().filter(|&i| i < points.len());
+        while let Some(a) = rows.next() {
+            match rows.next() {
+                Some(b) => {
+                    let (la, lb) = self.inv.apply_pair(points[a], points[b]);
+                    self.append_row(a, la, &forbidden, out, near);
+                    self.append_row(b, lb, &forbidden, out, near);
+                }
+                None => self.append_row(a, self.inv.apply(points[a]), &forbidden, out, near),
+            }
+        }
+    }
+
+    /// Appends row `i`, at LLL-fractional coordinates `l1`, to `out` (see
+    /// [`Columns::append_rows`]).
+    #[inline]
+    fn append_row(
+        &self,
+        i: usize,
+        l1: Vec3,
+        forbidden: &impl Fn(usize, usize) -> bool,
+        out: &mut Table,
+        near: &mut Vec<usize>,
+    ) {
+        let (w2, c2) = self.wrapped();
+        let c1 = cart_mod(&l1, &self.lat);
+        let w1 = l1.map(py_mod1);
+        self.window.near(l1[0], near);
+        for &j in near.iter() {
+            if forbidden(i, j) || !self.within_tolerance(&l1, j) {
+                continue;
+            }
+            let pre: Vec3 = std::array::from_fn(|a| c2[j][a] - c1[a]);
+            let pre_frac: Vec3 = std::array::from_fn(|a| w2[j][a] - w1[a]);
+            let (best, best_k, tied) = self.nearest_image(&pre, &pre_frac);
+            if self.tie_delta.is_some() {
+                out.tied.push(tied);
+            }
+            out.col.push(j);
+            out.d2.push(best);
+            out.vectors
+                .push(std::array::from_fn(|a| pre[a] + self.images[best_k][a]));
+        }
+        out.rows += 1;
+        out.start.push(out.col.len());
+    }
+}
+
+impl Columns {
+    /// The columns' wrapped LLL-fractional and Cartesian coordinates (made on first use).
+    pub(super) fn wrapped(&self) -> (&[Vec3], &[Vec3]) {
+        let (w2, c2) = self.wrapped.get_or_init(|| {
+            (
+                self.l2.iter().map(|l| l.map(py_mod1)).collect(),
+                self.l2.iter().map(|l| cart_mod(l, &self.lat)).collect(),
+            )
+        });
+        (w2, c2)
+    }
+
+    /// Whether column `j` is within the tolerance of a row at LLL coordinates `l1` on every
+    /// axis (a pair the table holds, unless masked).
+    fn within_tolerance(&self, l1: &Vec3, j: usize) -> bool {
+        let Some(tol) = self.tol else {
+            return true;
+        };
+        let l2 = &self.l2[j];
+        !(0..3).any(|a| distance_to_integer(l2[a] - l1[a]) > tol[a])
+    }
+
+    /// The columns a table row at point `f` holds (those `allowed` accepts and within the
+    /// tolerance), without measuring their vectors. `near` is a buffer.
+    pub fn partners(
+        &self,
+        f: Vec3,
+        allowed: impl Fn(usize) -> bool,
+        near: &mut Vec<usize>,
+        out: &mut Vec<usize>,
+    ) {
+        out.clear();
+        let l1 = self.inv.apply(f);
+        self.window.near(l1[0], near);
+        out.extend(
+            near.iter()
+                .copied()
+                .filter(|&j| allowed(j) && self.within_tolerance(&l1, j)),
+        );
+    }
+
+    /// Appends to `out` the Cartesian vector (Å) from point `f` to every column `allowed`
+    /// accepts that has a periodic image in the cube `[-half, half]³` around `f`, whatever
+    /// the tolerance: a superset of the vectors any table row at `f` can hold there. Returns
+    /// false, appending nothing, when the cube is too wide for that to be cheap and exact
+    /// (it spans half a cell along some LLL axis, so a column could have two images in it).
+    pub fn in_cube(
+        &self,
+        f: Vec3,
+        half: f64,
+        allowed: impl Fn(usize) -> bool,
+        near: &mut Vec<usize>,
+        out: &mut Vec<Vec3>,
+    ) -> bool {
+        // The cube lies in the ball of radius half·√3, whose extent along LLL axis k is its
+        // radius over the spacing of the lattice planes, radius · |d_k| (d_k the dual basis
+        // vector; `axis_weight` holds 1 / |d_k|²). A margin far above rounding keeps every
+        // image in the cube among those looked at.
+        let reach: Vec3 = std::array::from_fn(|k| half * self.cube_reach[k] * (1.0 + 1e-9) + 1e-9);
+        if !reach.iter().all(|r| *r < 0.5) {
+            return false;
+        }
+        let l1 = self.inv.apply(f);
+        self.window.near_within(l1[0], reach[0], near);
+        for &j in near.iter() {
+            if !allowed(j) {
+                continue;
+            }
+            // Within half a cell of the point on every axis: the only image that can be.
+            let d: Vec3 = std::array::from_fn(|a| {
+                let x = self.l2[j][a] - l1[a];
+                x - round_ties_even(x)
+            });
+            if (0..3).any(|a| d[a].abs() > reach[a]) {
+                continue;
+            }
+            let v = vec_mat(d, &self.lat);
+            if v.iter().all(|x| x.abs() <= half) {
+                out.push(v);
+            }
+        }
+        true
+    }
+
+    /// The squared length of `pre + image` and the index of the image, for the first of the
+    /// 27 images with the smallest value, exactly as scanning all 27 in order gives it.
+    ///
+    /// Why not scan all 27: an image whose fractional offset puts some axis far from the
+    /// nearest lattice plane is provably longer than one already measured (a vector with
+    /// fractional coordinate `x_k` is at least `|x_k| / |b_k|` long); the image nearest by
+    /// rounding is measured first, then only the images no axis rules out (usually 1 to 4),
+    /// in order. An image is ruled out only when its bound exceeds the best value by a margin
+    /// far above the rounding of either side, so it could never have been the minimum.
+    ///
+    /// With [`Columns::noting_image_ties`], also whether another image is within that
+    /// distance of the shortest (a tie the scan order decides); images are then measured
+    /// up to the best value plus that distance.
+    pub(super) fn nearest_image(&self, pre: &Vec3, pre_frac: &Vec3) -> (f64, usize, bool) {
+        let measure = |k: usize| {
+            let im = &self.images[k];
+            let da = pre[0] + im[0];
+            let db = pre[1] + im[1];
+            let dc = pre[2] + im[2];
+            da * da + db * db + dc * dc
+        };
+        // Offsets -1, 0, 1 per axis; image k = 9 (i0 + 1) + 3 (i1 + 1) + (i2 + 1).
+        let nearest: [usize; 3] =
+            std::array::from_fn(|a| (1.0 - round_ties_even(pre_frac[a])).clamp(0.0, 2.0) as usize);
+        let first = 9 * nearest[0] + 3 * nearest[1] + nearest[2];
+        let mut best = measure(first);
+        let mut best_k = first;
+        if !best.is_finite() {
+            let (d, k) = nearest_image_scan(&self.images, pre);
+            return (d, k, self.tie_delta.is_some());
+        }
+        let limit = best + self.margin.max(self.tie_delta.unwrap_or(0.0));
+        // The values measured (at most 27; usually a handful), for the tie count.
+        let mut measured = [0.0f64; 27];
+        let mut count = 0;
+        if self.tie_delta.is_some() {
+            measured[0] = best;
+            count = 1;
+        }
+        // Per axis, the offsets whose bound does not rule the image out.
+        let mut offsets = [[0usize; 3]; 3];
+        let mut lens = [0usize; 3];
+        for a in 0..3 {
+            for o in 0..3 {
+                let x = pre_frac[a] + o as f64 - 1.0;
+                if x * x * self.axis_weight[a] <= limit {
+                    offsets[a][lens[a]] = o;
+                    lens[a] += 1;
+                }
+            }
+        }
+        for &o0 in &offsets[0][..lens[0]] {
+            for &o1 in &offsets[1][..lens[1]] {
+                for &o2 in &offsets[2][..lens[2]] {
+                    let k = 9 * o0 + 3 * o1 + o2;
+                    if k == first {
+                        continue;
+                    }
+                    let d = measure(k);
+                    if self.tie_delta.is_some() {
+                        measured[count] = d;
+                        count += 1;
+                    }
+                    if d < best || (d == best && k < best_k) {
+                        best = d;
+                        best_k = k;
+                    }
+                }
+            }
+        }
+        let tied = self.tie_delta.is_some_and(|delta| {
+            measured[..count]
+                .iter()
+                .filter(|&&d| d <= best + delta)
+                .count()
+                > 1
+        });
+        (best, best_k, tied)
+    }
+}
+
+/// The first of the 27 images with the smallest squared length of `pre + image` (the
+/// reference's scan).
+pub(super) fn nearest_image_scan(images: &[Vec3; 27], pre: &Vec3) -> (f64, usize) {
+    let mut best = 1e100;
+    let mut best_k = 0;
+    for (k, im) in images.iter().enumerate() {
+        let da = pre[0] + im[0];
+        let db = pre[1] + im[1];
+        let dc = pre[2] + im[2];
+        let d = da * da + db * db + dc * dc;
+        if d < best {
+            best = d;
+            best_k = k;
+        }
+    }
+    (best, best_k)
+}
+
+/// LLL-fractional coordinates wrapped into [0, 1) and turned Cartesian (the reference wraps
+/// with Python's `%`).
+pub(super) fn cart_mod(l: &Vec3, lat: &Mat3) -> Vec3 {
+    let w = l.map(py_mod1);
+    let mut o = [0.0; 3];
+    for (k, wk) in w.iter().enumerate() {
+        for (j, oj) in o.iter_mut().enumerate() {
+            *oj += wk * lat[k][j];
+        }
+    }
+    o
+}

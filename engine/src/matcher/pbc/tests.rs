@@ -1,0 +1,338 @@
+use super::columns::{cart_mod, nearest_image_scan};
+use super::window::ColumnWindow;
+use super::*;
+use crate::linalg::{py_mod1, vec_mat, Vec3};
+use crate::numeric::distance_to_integer;
+
+/// pymatgen's `is_coord_subset_pbc` as written, the reference for [`SupersetIndex`]: true
+/// when every point of `subset` lies within `atol` (per fractional axis, periodic) of a
+/// point of `superset` it may be matched to. `forbidden(i, j)` says whether subset point `i`
+/// may not be matched to superset point `j`.
+fn is_coord_subset_pbc(
+    subset: &[Vec3],
+    superset: &[Vec3],
+    atol: Vec3,
+    forbidden: impl Fn(usize, usize) -> bool,
+) -> bool {
+    subset.iter().enumerate().all(|(i, p)| {
+        superset.iter().enumerate().any(|(j, q)| {
+            !forbidden(i, j) && (0..3).all(|k| distance_to_integer(p[k] - q[k]) <= atol[k])
+        })
+    })
+}
+
+#[test]
+fn the_column_window_never_misses_a_pair_the_exact_test_accepts() {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64 * 6.0 - 3.0
+    };
+    let cols: Vec<Vec3> = (0..300).map(|_| [rnd(), 0.0, 0.0]).collect();
+    let mut out = Vec::new();
+    for tol in [0.01, 0.1, 0.3, 0.49, 0.6] {
+        let w = ColumnWindow::new(&cols, Some(tol));
+        for _ in 0..300 {
+            let r = rnd();
+            w.near(r, &mut out);
+            let mut once = out.clone();
+            once.sort_unstable();
+            once.dedup();
+            assert_eq!(once.len(), out.len(), "a column listed twice");
+            for (j, c) in cols.iter().enumerate() {
+                if distance_to_integer(c[0] - r) <= tol {
+                    assert!(
+                        out.contains(&j),
+                        "tol {tol}: row {r} misses column {j} at {}",
+                        c[0]
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn distance_to_integer_is_exactly_the_rounding_formula() {
+    let mut x: u64 = 0x1234_5678_9abc_def0;
+    let mut cases = vec![
+        0.5,
+        -0.5,
+        1.5,
+        -2.5,
+        0.49999999999999994,
+        -0.49999999999999994,
+        1e-300,
+        -0.0,
+        2251799813685247.5,
+        4503599627370497.0,
+        1e300,
+        -7.25,
+        3.0,
+    ];
+    for _ in 0..100_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        cases.push((x as f64 / u64::MAX as f64 - 0.5) * 40.0);
+    }
+    for c in cases {
+        assert_eq!(
+            distance_to_integer(c).to_bits(),
+            (c - c.round()).abs().to_bits(),
+            "{c}"
+        );
+    }
+}
+use crate::reduction::{lll_reduce_matrix, LLL_DELTA};
+
+#[test]
+fn shortest_vector_crosses_the_boundary() {
+    let m = [[4.0, 0.0, 0.0], [0.0, 5.0, 0.0], [0.0, 0.0, 6.0]];
+    let lll = lll_reduce_matrix(&m, LLL_DELTA).unwrap();
+    let columns = Columns::new(&lll, &[[0.95, 0.5, 0.0], [0.1, 0.0, 0.0]], None);
+    let t = columns.table(&[[0.05, 0.0, 0.0]], |_, j| j == 1);
+    let v = t.vector(0, 0);
+    assert!(
+        (v[0] + 0.4).abs() < 1e-12 && (v[1].abs() - 2.5).abs() < 1e-12,
+        "{v:?}"
+    );
+    assert_eq!(t.vector(0, 1), [FORBIDDEN; 3]);
+    assert_eq!(t.dense_d2()[1], FORBIDDEN);
+    assert_eq!(t.col, vec![0]);
+}
+
+#[test]
+fn a_table_built_in_stages_and_reordered_is_the_table_built_at_once() {
+    let lll = lll_reduce_matrix(
+        &[[4.0, 0.0, 0.0], [0.5, 3.5, 0.0], [0.2, 0.3, 5.0]],
+        LLL_DELTA,
+    )
+    .unwrap();
+    let cols: Vec<Vec3> = (0..7)
+        .map(|i| {
+            [
+                0.13 * i as f64,
+                0.29 * i as f64 % 1.0,
+                0.41 * i as f64 % 1.0,
+            ]
+        })
+        .collect();
+    let rows: Vec<Vec3> = (0..5)
+        .map(|i| {
+            [
+                0.07 + 0.17 * i as f64,
+                0.31 * i as f64 % 1.0,
+                0.9 - 0.11 * i as f64,
+            ]
+        })
+        .collect();
+    let columns = Columns::new(&lll, &cols, Some([0.4, 0.4, 0.4]));
+    let forbidden = |i: usize, j: usize| (i + j).is_multiple_of(3);
+    let whole = columns.table(&rows, forbidden);
+    let order = [3, 0, 4, 1, 2];
+    let mut staged = Table::empty(cols.len());
+    let mut near = Vec::new();
+    for part in [&order[..2], &order[2..]] {
+        let part = part.iter().copied();
+        columns.append_rows(&rows, part, forbidden, &mut staged, &mut near);
+    }
+    let back = staged.reordered(&order);
+    assert_eq!(back.rows, whole.rows);
+    assert_eq!(back.start, whole.start);
+    assert_eq!(back.col, whole.col);
+    assert_eq!(back.d2, whole.d2);
+    assert_eq!(back.vectors, whole.vectors);
+    assert!(!whole.col.is_empty());
+}
+
+#[test]
+fn the_cube_holds_every_image_inside_it_and_partners_are_a_rows_columns() {
+    let matrix = [[4.0, 0.0, 0.0], [1.7, 3.5, 0.0], [-0.9, 0.6, 5.0]];
+    let lll = lll_reduce_matrix(&matrix, LLL_DELTA).unwrap();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let cols: Vec<Vec3> = (0..40).map(|_| [next(), next(), next()]).collect();
+    let rows: Vec<Vec3> = (0..25)
+        .map(|_| [2.0 * next() - 0.5, next(), next() + 1.0])
+        .collect();
+    let columns = Columns::new(&lll, &cols, Some([0.2, 0.3, 0.25]));
+    let forbidden = |i: usize, j: usize| (i + j).is_multiple_of(4);
+    // Every image, by brute force over the original basis.
+    let brute = |f: &Vec3, i: usize, half: f64| {
+        let mut out = Vec::new();
+        for (j, c) in cols.iter().enumerate() {
+            if forbidden(i, j) {
+                continue;
+            }
+            for n in 0..343 {
+                let m = [
+                    (n / 49) as f64 - 3.0,
+                    ((n / 7) % 7) as f64 - 3.0,
+                    (n % 7) as f64 - 3.0,
+                ];
+                let d: Vec3 = std::array::from_fn(|a| c[a] - f[a] + m[a]);
+                let v = vec_mat(d, &matrix);
+                if v.iter().all(|x| x.abs() <= half) {
+                    out.push(v);
+                }
+            }
+        }
+        out
+    };
+    let table = columns.table(&rows, forbidden);
+    let (mut near, mut found, mut partners) = (Vec::new(), Vec::new(), Vec::new());
+    let mut seen = 0;
+    for (i, f) in rows.iter().enumerate() {
+        for half in [0.3, 0.9, 1.6] {
+            found.clear();
+            if !columns.in_cube(*f, half, |j| !forbidden(i, j), &mut near, &mut found) {
+                assert!(half > 0.5, "a small cube is always searched");
+                assert!(found.is_empty());
+                continue;
+            }
+            let want = brute(f, i, half);
+            seen += want.len();
+            assert_eq!(found.len(), want.len(), "row {i}, half {half}");
+            for w in &want {
+                assert!(
+                    found
+                        .iter()
+                        .any(|v| (0..3).all(|a| (v[a] - w[a]).abs() < 1e-9)),
+                    "row {i}, half {half}: {w:?} missing from {found:?}"
+                );
+            }
+        }
+        columns.partners(*f, |j| !forbidden(i, j), &mut near, &mut partners);
+        let mut got = partners.clone();
+        got.sort_unstable();
+        let mut want = table.col[table.range(i)].to_vec();
+        want.sort_unstable();
+        assert_eq!(got, want, "row {i}");
+    }
+    assert!(seen > 20, "too few vectors in the cubes: {seen}");
+}
+
+#[test]
+fn the_indexed_subset_test_agrees_with_the_plain_one() {
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64 * 3.0 - 1.0
+    };
+    let (mut yes, mut no) = (0, 0);
+    for round in 0..400 {
+        let sup: Vec<Vec3> = (0..12).map(|_| [rnd(), rnd(), rnd()]).collect();
+        // Subsets near superset points (some beyond the tolerance), shifted by integers.
+        let sub: Vec<Vec3> = (0..6)
+            .map(|k| {
+                let q = sup[(k * 5 + round) % 12];
+                [
+                    q[0] + 0.01 * rnd() + 1.0,
+                    q[1] + 0.015 * rnd() - 2.0,
+                    q[2] + 0.01 * rnd(),
+                ]
+            })
+            .collect();
+        let atol = [0.05, 0.03, 0.04];
+        let forbidden = |i: usize, j: usize| (3 * i + j + round).is_multiple_of(23);
+        let plain = is_coord_subset_pbc(&sub, &sup, atol, forbidden);
+        let index = SupersetIndex::new(&sup, atol);
+        assert_eq!(index.contains(&sup, &sub, forbidden), plain);
+        if plain {
+            yes += 1;
+        } else {
+            no += 1;
+        }
+    }
+    assert!(yes > 20 && no > 20, "{yes} / {no}");
+}
+
+#[test]
+fn pruned_image_search_equals_the_full_scan() {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut pairs = 0;
+    let mut ties = 0;
+    for _ in 0..200 {
+        // Skewed cells, some with exact ties (half-cell separations below).
+        let m = [
+            [3.0 + 4.0 * rnd(), 0.0, 0.0],
+            [4.0 * rnd() - 2.0, 3.0 + 4.0 * rnd(), 0.0],
+            [4.0 * rnd() - 2.0, 4.0 * rnd() - 2.0, 3.0 + 4.0 * rnd()],
+        ];
+        let lll = lll_reduce_matrix(&m, LLL_DELTA).unwrap();
+        let cols: Vec<Vec3> = (0..8)
+            .map(|k| {
+                if k < 2 {
+                    [0.5 * k as f64, 0.5, 0.0]
+                } else {
+                    [3.0 * rnd() - 1.0, 3.0 * rnd() - 1.0, 3.0 * rnd() - 1.0]
+                }
+            })
+            .collect();
+        let columns = Columns::new(&lll, &cols, None);
+        let noting = Columns::new(&lll, &cols, None).noting_image_ties(1e-5);
+        let rows: Vec<Vec3> = (0..8)
+            .map(|k| {
+                if k < 2 {
+                    [0.0; 3]
+                } else {
+                    [3.0 * rnd() - 1.0, 3.0 * rnd() - 1.0, 3.0 * rnd() - 1.0]
+                }
+            })
+            .collect();
+        for f in &rows {
+            let l1 = columns.inv.apply(*f);
+            let c1 = cart_mod(&l1, &columns.lat);
+            let w1 = l1.map(py_mod1);
+            let (w2, c2) = columns.wrapped();
+            for j in 0..cols.len() {
+                let pre: Vec3 = std::array::from_fn(|a| c2[j][a] - c1[a]);
+                let pre_frac: Vec3 = std::array::from_fn(|a| w2[j][a] - w1[a]);
+                let (d, k, tied) = columns.nearest_image(&pre, &pre_frac);
+                let (d0, k0) = nearest_image_scan(&columns.images, &pre);
+                assert_eq!((d.to_bits(), k), (d0.to_bits(), k0), "{m:?} {f:?} {j}");
+                assert!(!tied);
+                // Noting ties: the same image, and a tie exactly when another of the
+                // 27 is within 1e-5 Å² of the shortest.
+                let (dn, kn, tied) = noting.nearest_image(&pre, &pre_frac);
+                assert_eq!((dn.to_bits(), kn), (d0.to_bits(), k0));
+                let close = columns
+                    .images
+                    .iter()
+                    .map(|im| (0..3).map(|a| (pre[a] + im[a]).powi(2)).sum::<f64>())
+                    .filter(|&x| x <= d0 + 1e-5)
+                    .count();
+                assert_eq!(tied, close > 1, "{m:?} {f:?} {j}");
+                ties += usize::from(tied);
+                pairs += 1;
+            }
+        }
+    }
+    assert_eq!(pairs, 200 * 64);
+    assert!(ties > 100, "{ties} ties");
+}
+
+#[test]
+fn subset_test_is_periodic() {
+    let a = [[0.99, 0.5, 0.5]];
+    let b = [[0.01, 0.5, 0.5]];
+    assert!(is_coord_subset_pbc(&a, &b, [0.03; 3], |_, _| false));
+    assert!(!is_coord_subset_pbc(&a, &b, [0.01; 3], |_, _| false));
+    assert!(!is_coord_subset_pbc(&a, &b, [0.03; 3], |_, _| true));
+}
