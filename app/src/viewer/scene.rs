@@ -1,14 +1,20 @@
-//! Building and drawing the three-d scene of one structure.
+//! Building and drawing the three-d scene of one structure: the [`Viewer`] and its drawing
+//! (here), the answer overlay (`overlay`), the camera and picking (`camera`), and the mesh
+//! instances of atoms, bonds and the cell (`instances`).
+
+mod camera;
+mod instances;
+mod overlay;
 
 use std::sync::Arc;
 
-use engine::bonds::bonds;
 use engine::Structure;
 use three_d::*;
 
 use super::bake::bake;
 use super::impostor::{billboard_mesh, ribbon_mesh, ImpostorMaterial};
-use super::{displacement_color, Overlay, Style};
+use super::{Overlay, Style};
+use instances::{atom_instances, bond_instances, cell_instances, detail_for, half_bonds};
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlCanvasElement, WebGl2RenderingContext};
 
@@ -247,90 +253,6 @@ impl Viewer {
         self.spheres.len()
     }
 
-    /// Draw `overlay` over the shown structure (or remove it): an arrow from each site to
-    /// where the answer put it, a small sphere there, both coloured by the distance, and a
-    /// translucent red marker on the worst site.
-    pub fn set_overlay(&mut self, overlay: Option<&Overlay>) {
-        let mut arrows = Instances::default();
-        let mut answer = Instances::default();
-        let mut worst = Instances::default();
-        self.overlay_data = overlay.cloned();
-        if let (Some(o), Some((s, _))) = (overlay, self.shown.as_ref()) {
-            // Drawn on the structure's own cell (the first `home` drawn sites).
-            if o.displacements.len() == self.home && self.home <= s.len() {
-                let mut arrow_t = Vec::new();
-                let mut arrow_c = Vec::new();
-                let mut site_t = Vec::new();
-                let mut site_c = Vec::new();
-                for ((site, p), d) in s
-                    .sites
-                    .iter()
-                    .zip(s.cartesian_positions())
-                    .take(self.home)
-                    .zip(&o.displacements)
-                {
-                    let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
-                    let [r, g, b] = displacement_color(len);
-                    let colour = Srgba::new(r, g, b, 255);
-                    let (from, dir) = (v3(p), v3(*d));
-                    if len > 1e-6 {
-                        arrow_t.push(cylinder(from, dir, ARROW_RADIUS));
-                        arrow_c.push(colour);
-                    }
-                    let radius = site.element.covalent_radius() as f32
-                        * ATOM_SCALE
-                        * ANSWER_SCALE
-                        * self.style.atom_scale;
-                    site_t.push(Mat4::from_translation(from + dir) * Mat4::from_scale(radius));
-                    site_c.push(colour);
-                }
-                arrows = Instances {
-                    transformations: arrow_t,
-                    colors: Some(arrow_c),
-                    ..Default::default()
-                };
-                answer = Instances {
-                    transformations: site_t,
-                    colors: Some(site_c),
-                    ..Default::default()
-                };
-                if let Some((i, _)) = o.worst() {
-                    let r = s.sites[i].element.covalent_radius() as f32
-                        * ATOM_SCALE
-                        * self.style.atom_scale;
-                    worst = Instances {
-                        transformations: vec![
-                            Mat4::from_translation(v3(s.cartesian(i))) * Mat4::from_scale(r),
-                        ],
-                        colors: Some(vec![Srgba::WHITE]),
-                        ..Default::default()
-                    };
-                }
-            }
-        }
-        let on = !answer.transformations.is_empty();
-        self.overlay.geometry.set_instances(&arrows);
-        self.answer_sites.geometry.set_instances(&answer);
-        self.worst.geometry.set_instances(&worst);
-        // Under an overlay the target's atoms shrink and lose their bonds, so the arrows and
-        // the answer's sites show.
-        if on == self.overlay_on {
-            self.render();
-            return;
-        }
-        self.overlay_on = on;
-        if let Some((s, h)) = self.shown.take() {
-            let (scale, bonds) = if on {
-                (OVERLAY_ATOM_SCALE, false)
-            } else {
-                (1.0, self.style.bonds)
-            };
-            self.draw_atoms(&s, &h, scale, bonds);
-            self.shown = Some((s, h));
-        }
-        self.render();
-    }
-
     /// `base` copied for each instance, as one mesh in the plain material (see `bake`).
     fn merged(&self, base: &CpuMesh, instances: &Instances) -> Option<Gm<Mesh, PhysicalMaterial>> {
         (!instances.transformations.is_empty()).then(|| {
@@ -457,106 +379,6 @@ impl Viewer {
         self.render();
     }
 
-    /// Look at the whole structure from the default direction, far enough away that it fits
-    /// the canvas whatever its aspect ratio (drawn by the caller or the next render).
-    pub fn reset_view(&mut self) {
-        let w = self.canvas.client_width().max(1) as f32;
-        let h = self.canvas.client_height().max(1) as f32;
-        let aspect = (w / h).min(1.0);
-        // Half the vertical field of view is 17.5°: tan(17.5°) ≈ 0.315.
-        let distance = 0.95 * self.extent / (0.315 * aspect);
-        self.camera.set_view(
-            self.target + vec3(0.9, -2.2, 1.1).normalize() * distance,
-            self.target,
-            vec3(0.0, 0.0, 1.0),
-        );
-    }
-
-    /// Look down lattice vector `axis` (0 = a, 1 = b, 2 = c) onto the structure's centre,
-    /// with the next lattice vector pointing up on screen.
-    pub fn view_along(&mut self, axis: usize) {
-        let k = axis.min(2);
-        let dir = self.axes[k].normalize();
-        let next = self.axes[(k + 1) % 3];
-        // The part of the next vector perpendicular to the view direction points up.
-        let mut up = next - dir * next.dot(dir);
-        if up.magnitude() < 1e-6 {
-            up = vec3(0.0, 0.0, 1.0);
-        }
-        let w = self.canvas.client_width().max(1) as f32;
-        let h = self.canvas.client_height().max(1) as f32;
-        let distance = 0.95 * self.extent / (0.315 * (w / h).min(1.0));
-        self.camera
-            .set_view(self.target + dir * distance, self.target, up.normalize());
-        self.render();
-    }
-
-    /// Start or end an interaction (a drag). Ending it redraws at full resolution.
-    pub fn set_moving(&mut self, moving: bool) {
-        if moving != self.moving {
-            self.moving = moving;
-            if !moving {
-                self.render();
-            }
-        }
-    }
-
-    /// Rotate the camera around the structure's centre by a pointer drag of (dx, dy) pixels.
-    pub fn orbit(&mut self, dx: f32, dy: f32) {
-        let speed = 0.01 * self.extent;
-        self.camera
-            .rotate_around_with_fixed_up(self.target, speed * dx, speed * dy);
-        self.render();
-    }
-
-    /// Zoom towards the centre by a wheel delta (positive = away).
-    pub fn zoom(&mut self, delta: f32) {
-        let step = -delta * 0.002 * self.extent;
-        self.camera
-            .zoom_towards(self.target, step, 0.5 * self.extent, 20.0 * self.extent);
-        self.render();
-    }
-
-    /// The site drawn under the point (CSS pixels from the canvas's top-left corner): the
-    /// nearest sphere the view ray through that point hits.
-    pub fn pick(&self, css_x: f64, css_y: f64) -> Option<usize> {
-        let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
-        let h = self.canvas.client_height() as f64;
-        let pixel = ((css_x * dpr) as f32, ((h - css_y) * dpr) as f32);
-        let origin = self.camera.position_at_pixel(pixel);
-        let dir = self.camera.view_direction_at_pixel(pixel).normalize();
-        let mut best: Option<(f32, usize)> = None;
-        for (i, (c, r)) in self.spheres.iter().enumerate() {
-            // Ray-sphere intersection: |origin + t·dir − c|² = r², nearest t > 0.
-            let oc = origin - c;
-            let b = oc.dot(dir);
-            let disc = b * b - (oc.magnitude2() - r * r);
-            if disc < 0.0 {
-                continue;
-            }
-            let t = -b - disc.sqrt();
-            if t > 0.0 && best.is_none_or(|(bt, _)| t < bt) {
-                best = Some((t, i));
-            }
-        }
-        best.map(|(_, i)| if self.home > 0 { i % self.home } else { i })
-    }
-
-    /// Where each site's centre is drawn, in CSS pixels from the canvas's top-left corner
-    /// (the scene description browser tests read).
-    pub fn projected_sites(&self) -> Vec<[f32; 2]> {
-        let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio()) as f32;
-        let h = self.canvas.client_height() as f32;
-        self.spheres
-            .iter()
-            .take(self.home)
-            .map(|(c, _)| {
-                let p = self.camera.pixel_at_position(*c);
-                [p.x / dpr, h - p.y / dpr]
-            })
-            .collect()
-    }
-
     /// Draw the scene at the canvas's current CSS size and device pixel ratio.
     pub fn render(&mut self) {
         let dpr = web_sys::window()
@@ -617,100 +439,5 @@ impl Viewer {
                     .chain(&self.worst),
                 &[&self.ambient as &dyn Light, &self.key_light],
             );
-    }
-}
-
-/// Instances of atom spheres, or with `halo = Some(indices)`, of halos around those sites.
-fn atom_instances(s: &Structure, halo: Option<&[usize]>, style: Style, scale: f32) -> Instances {
-    let mut transformations = Vec::with_capacity(s.len());
-    let mut colors = Vec::with_capacity(s.len());
-    for (i, (site, p)) in s.sites.iter().zip(s.cartesian_positions()).enumerate() {
-        let r = site.element.covalent_radius() as f32 * ATOM_SCALE * style.atom_scale * scale;
-        match halo {
-            None => {
-                transformations.push(Mat4::from_translation(v3(p)) * Mat4::from_scale(r));
-                let [cr, cg, cb] = style.scheme.color(site.element);
-                colors.push(Srgba::new(cr, cg, cb, 255));
-            }
-            Some(h) if h.contains(&i) => {
-                transformations
-                    .push(Mat4::from_translation(v3(p)) * Mat4::from_scale(r * HALO_SCALE));
-                colors.push(Srgba::WHITE);
-            }
-            Some(_) => {}
-        }
-    }
-    Instances {
-        transformations,
-        colors: Some(colors),
-        ..Default::default()
-    }
-}
-
-/// Subdivisions of the (sphere, cylinder) meshes for a picture of `n` atoms: fewer triangles
-/// per atom for the larger meshed structures (above [`IMPOSTOR_SITES`] atoms are impostors;
-/// frame times are measured by `e2e/tests/performance.test.mjs`).
-fn detail_for(n: usize) -> (u32, u32) {
-    if n <= 300 {
-        (24, 10)
-    } else {
-        (8, 6)
-    }
-}
-
-/// A cylinder of `radius` from `p` along `d` (three-d's unit cylinder runs along x).
-fn cylinder(p: Vec3, d: Vec3, radius: f32) -> Mat4 {
-    let rot = Quat::from_arc(vec3(1.0, 0.0, 0.0), d.normalize(), None);
-    Mat4::from_translation(p)
-        * Mat4::from(rot)
-        * Mat4::from_nonuniform_scale(d.magnitude(), radius, radius)
-}
-
-/// Each bond as two halves (start, vector, colour), one from each atom's drawn position, in
-/// its colour; a bond to a periodic image outside the cell shows as a stub from each end.
-fn half_bonds(s: &Structure, style: Style) -> Vec<(Vec3, Vec3, Srgba)> {
-    let list = bonds(s);
-    if list.len() > MAX_BONDS {
-        return Vec::new();
-    }
-    let positions = s.cartesian_positions();
-    let mut out = Vec::with_capacity(2 * list.len());
-    for b in &list {
-        let half = v3(b.vector) * 0.5;
-        for (site, dir) in [(b.from, half), (b.to, -half)] {
-            let [r, g, bl] = style.scheme.color(s.sites[site].element);
-            out.push((v3(positions[site]), dir, Srgba::new(r, g, bl, 255)));
-        }
-    }
-    out
-}
-
-/// Cylinders for bond halves (start, vector, colour).
-fn bond_instances(halves: &[(Vec3, Vec3, Srgba)]) -> Instances {
-    Instances {
-        transformations: halves
-            .iter()
-            .map(|&(p, d, _)| cylinder(p, d, BOND_RADIUS))
-            .collect(),
-        colors: Some(halves.iter().map(|h| h.2).collect()),
-        ..Default::default()
-    }
-}
-
-fn cell_instances(corners: &[Vec3]) -> Instances {
-    let mut transformations = Vec::new();
-    for i in 0..8usize {
-        for bit in [1usize, 2, 4] {
-            if i & bit == 0 {
-                let (p, q) = (corners[i], corners[i | bit]);
-                transformations.push(cylinder(p, q - p, EDGE_RADIUS));
-            }
-        }
-    }
-    let colors = Some(vec![CELL_COLOR; transformations.len()]);
-    Instances {
-        transformations,
-        colors,
-        ..Default::default()
     }
 }
