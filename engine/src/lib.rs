@@ -7,8 +7,14 @@
 //! Modules follow the domain: [`element`] (the periodic table), [`lattice`] (cell geometry),
 //! [`structure`] (sites in a cell), [`cif`] (reading and writing CIF text), [`matcher`]
 //! (pymatgen's StructureMatcher), [`primitive`] (primitive cell reduction), [`reduction`]
-//! (Niggli and LLL lattice reduction), [`format`] (POSCAR, extended XYZ, pymatgen JSON, and
-//! format detection), [`symmetry`] (space groups, for display) and [`bonds`] (which atoms a viewer connects).
+//! (Niggli and LLL lattice reduction), [`lattice_mapping`] (bases of one lattice that match
+//! another), [`linalg`] (3×3 linear algebra), [`numeric`] (portable, numpy-exact
+//! arithmetic), [`format`] (POSCAR, extended XYZ, pymatgen JSON, and
+//! format detection), [`symmetry`] (space groups, for display) and [`bonds`] (which atoms a
+//! viewer connects).
+//!
+//! Layers, from the bottom: `numeric` ← `linalg` ← `lattice_mapping` ← `reduction` ←
+//! `primitive` ← `matcher`; nothing lower uses anything higher.
 
 pub mod bonds;
 pub mod cif;

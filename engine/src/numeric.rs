@@ -1,9 +1,45 @@
-//! Portable numerics: the same bits natively and in wasm32.
+//! Portable numerics: the same bits natively and in wasm32, and numpy's bits where pymatgen's
+//! decisions hang on them.
+//!
+//! # The same bits on every target
 //!
 //! `f64::cos` and friends call the platform's libm (glibc natively, a Rust port in wasm),
 //! which may differ in the last bit. Verdicts must not depend on where they are computed, so
-//! the engine takes every transcendental function from the `libm` crate. Basic arithmetic and
-//! `sqrt` are correctly rounded by IEEE 754 everywhere and need no wrapper.
+//! the engine takes every transcendental function from the `libm` crate (the helpers here);
+//! `engine/clippy.toml` makes clippy refuse the std methods. Basic arithmetic and `sqrt` are
+//! correctly rounded by IEEE 754 everywhere and need no wrapper. [`floor`],
+//! [`round_ties_even`] and [`distance_to_integer`] give the library's results without the
+//! library call that baseline x86-64 makes (wasm has the instructions). wasm builds use
+//! 128-bit SIMD (`.cargo/config.toml`) without relaxed operations, which changes no result.
+//! `engine/tests/cross_target.rs` runs natively and in wasm and checks digests of parsed,
+//! reduced and matched structures against one recorded value.
+//!
+//! # numpy's arithmetic, to the last bit
+//!
+//! Exact ties are common in crystals: a site at (1/3, 2/3) of a hexagonal cell is
+//! equidistant from three lattice points, LLL size reduction meets μ = ½ in rhombohedral
+//! cells, symmetric copies of a match have the same RMS. pymatgen breaks such ties by the
+//! last bits of numpy's results, so the matcher computes what numpy computes, operation for
+//! operation:
+//! - [`dot_fused`] is `np.dot` (OpenBLAS accumulates with fused multiply-adds);
+//!   [`crate::linalg::vec_mat_fused`] and [`crate::linalg::FusedMatrix`] are pymatgen's
+//!   `get_cartesian_coords`, `get_fractional_coords` and `get_lll_frac_coords`;
+//! - [`crate::linalg::inverse_numpy`] is `np.linalg.inv` (OpenBLAS `dgesv`: left-looking
+//!   LU, reciprocal scaling, fused substitution);
+//! - the LLL reduction ([`crate::reduction`]) follows pymatgen's `_calculate_lll`, including
+//!   `np.linalg.lstsq`'s scaling;
+//! - [`dot_numpy`] is the dot product under `np.linalg.norm` (the RMS), with the lane
+//!   accumulators of OpenBLAS's AVX-512 `ddot`.
+//!
+//! `engine/tests/formats_vs_pymatgen.rs` holds these to numpy's bits (LLL reductions and
+//! inverses from the oracle). wasm has no fused multiply-add: [`fused_mul_add`] emulates it
+//! exactly there ([`fused_mul_add_emulated`]: Dekker's product, TwoSum, rounding to odd; two
+//! lanes at a time for `FusedMatrix::apply_all`), checked against the x86-64 instruction.
+//!
+//! Not reproduced: numpy's `arccos` on AVX-512 machines is Intel's SVML, whose angles can
+//! differ from `libm` by an ulp or so (average lattices then move by an ulp). The orders above
+//! are those of the oracle's machine (x86-64 with AVX-512 and numpy's bundled OpenBLAS);
+//! another BLAS may round otherwise.
 
 /// Degrees to radians as ASE and numpy compute it (`deg * pi / 180`, two roundings), which
 /// differs in the last bit from `f64::to_radians` for some angles.
@@ -95,7 +131,7 @@ pub fn dot_numpy(x: &[f64], y: &[f64]) -> f64 {
 /// `a · b + c` with a single rounding (IEEE fused multiply-add), the same bits on every
 /// target. Natively this is the CPU's instruction where it has one, else `f64::mul_add`
 /// (the C library's `fma`); wasm has no fused multiply-add, and the software `fma` Rust links
-/// there cost the evaluate benchmark a fifth of its time, so wasm uses
+/// there is slow enough to dominate the matcher's inner loops, so wasm uses
 /// [`fused_mul_add_emulated`].
 #[inline]
 pub fn fused_mul_add(a: f64, b: f64, c: f64) -> f64 {
@@ -319,9 +355,8 @@ pub fn norm(a: [f64; 3]) -> f64 {
 
 /// The smaller of `acc` and `x`, for an accumulator `acc` that is never NaN (a NaN `x`
 /// leaves `acc`, as `f64::min` does). Why not `f64::min`: wasm's `f64.min` instruction
-/// propagates NaN, so Rust's `min` becomes a call to `fmin` there, which was 4 % of the
-/// evaluate benchmark in wasm (the matcher's bounds take minima in their inner loops); a
-/// comparison is one select.
+/// propagates NaN, so Rust's `min` becomes a call to `fmin` there, a real cost in the
+/// matcher's bounds, which take minima in their inner loops; a comparison is one select.
 #[inline]
 pub fn min_with(acc: f64, x: f64) -> f64 {
     if x < acc {

@@ -21,8 +21,7 @@
 //! Two refinements keep the proof cheap. Only small boxes need it: a mean farther than
 //! `√limit` from every vector of some row already gets more than `limit` from that row, so the
 //! proof runs on the boxes of side `2√limit` around the vectors of the row with the fewest
-//! (there the bound is nearly tight; on the α-Mn tasks of the evaluate benchmark this cut the
-//! bound's time by four). And any subset of the rows bounds the whole sum (the terms are
+//! (there the bound is nearly tight, so few boxes need splitting). And any subset of the rows bounds the whole sum (the terms are
 //! non-negative, and the subset's minimising mean lies in the box its own rows span), so the
 //! search bounds a candidate on a few rows before it builds the rest of its table.
 //!
@@ -30,9 +29,8 @@
 //! mean must lie within `√limit` of one of the anchor row's vectors, which puts the
 //! candidate's whole translation within `√limit` of the translation onto another partner of
 //! the anchor, and the box bound there ([`RowVectors::exceeds_on_box`], on vectors gathered
-//! by a cube query) is computed once per mapping and partner. On the evaluate benchmark it
-//! dismissed 99 % of the candidates the 8-row stage had dismissed, and more: the set's
-//! 2,500 tasks went from 2.2 s to 1.8 s natively, 3.4 s to 2.4 s in wasm.
+//! by a cube query) is computed once per mapping and partner, and dismisses nearly every
+//! candidate the 8-row stage would, for a fraction of the cost.
 
 use crate::linalg::Vec3;
 use crate::numeric::{max_with, min_with};

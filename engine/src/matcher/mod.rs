@@ -25,6 +25,82 @@
 //! ([`supercell`]). With `allow_subset`, the structure with fewer sites may match a subset
 //! of the other's sites and compositions need not agree. Sites are compared by element
 //! (occupancy is ignored).
+//!
+//! The evaluator asks [`rms_dist_if_fit`]: `fit` first, then `get_rms_dist` on a fit, as the
+//! reference does.
+//!
+//! # The search
+//!
+//! `search` visits candidates (lattice mapping × translation). Looking for the smallest RMS
+//! (`get_rms_dist`) it keeps pymatgen's order and its first-best rule, since the order decides
+//! ties. Looking for a fit, whose yes/no answer does not depend on the order, it starts with
+//! the most promising mappings (rotation nearest the identity) and the shortest translations.
+//! Distance tables are sparse ([`pbc::Table`]: only the pairs inside the tolerance box; the
+//! reference's `1e20` entries are left out), and struct1's side of them ([`pbc::Columns`])
+//! and of the subset test ([`pbc::SupersetIndex`]) is prepared once per mapping.
+//!
+//! All numbers follow numpy's order of operations where pymatgen's ties depend on the last
+//! bit (see [`crate::numeric`]).
+//!
+//! # Shortcuts that cannot change the answer
+//!
+//! The rule: a shortcut only skips work whose outcome is known, so the search returns exactly
+//! what the full search returns. Each shortcut carries its proof in its doc comment and a
+//! test against the dense path, and [`get_rms_dist_unbounded`], which solves every
+//! candidate, must give the same numbers and pairing bit for bit in the differential test.
+//! - A table where every site has its own unique nearest partner is its optimum
+//!   ([`assignment::unique_nearest`], O(n²)); other tables are solved one block of
+//!   connected allowed pairs at a time ([`assignment::solve_blocks`]).
+//! - A candidate whose RMS provably exceeds a cap (the best so far, the fit's RMS in
+//!   [`rms_dist_if_fit`], or a promising candidate scored first; stol for a fit) is dismissed
+//!   before its assignment is solved. The first test is shared between candidates: the mean
+//!   shift lies within `√limit` of one of the anchor row's vectors, which puts the
+//!   candidate's translation near the one onto another anchor partner, and the bound near
+//!   each such translation is computed once per mapping from a cube query
+//!   ([`pbc::Columns::in_cube`]). A candidate left open there is tried again on its full
+//!   table, where the cost of any complete assignment ([`assignment::feasible_cost`]) limits
+//!   how far the mean can go. Otherwise the box bound of `bound` runs on small boxes around
+//!   one row's vectors, on 8 and then 16 rows of the table before the rest of it, and the
+//!   subset test, are built.
+//!
+//! # Shortcuts that may pick another of equal candidates
+//!
+//! Two shortcuts rest on symmetry and so may change which of several equal candidates wins:
+//! the site pairing, and where equal-cost assignments or equidistant images tie, the
+//! reported numbers.
+//! - `periodicity` tries one translation per class of struct1's own periodicity (a
+//!   supercell's copies give tables with permuted columns); `get_rms_dist` only, since for
+//!   a fit a permutation can break a tie otherwise and change the verdict.
+//! - `orbits` tries one lattice mapping per orbit of struct1's point symmetry
+//!   ([`MatcherOptions::fold_symmetric_mappings`]), and folds a mapping only when its
+//!   average lattice and LLL basis agree too, since pymatgen's tolerance box is measured in
+//!   that basis. Symmetric mappings give the same tables in exact arithmetic, not in the
+//!   last bits. A fit search folds an orbit only when no candidate of its representative
+//!   was ambiguous: [`assignment::solve_blocks_noting_ties`] and
+//!   [`pbc::Columns::noting_image_ties`] find the pairs a tie could swap, and a bound must
+//!   show that no such alternative brings the largest distance under stol. When the best
+//!   candidate of an RMS search has a tie (an assignment as cheap, or two images as short),
+//!   the other mappings of its orbit are searched near its RMS and pymatgen's pick, the
+//!   first of the lowest in its order, is kept. A tie in another candidate is not
+//!   re-checked: a folded mapping can break it into a smaller RMS, which is rare and
+//!   happens only for pairs that do not fit.
+//!
+//! # Setup per pair
+//!
+//! The lattice points of the mapping search are kept only near a target length and put into
+//! pymatgen's cell-list order by a counting sort ([`crate::lattice_mapping`]); the Niggli
+//! reduction stops at its first proper mapping and is shared by two structures with the
+//! same cell; struct1's places for the symmetry tests sit in a dense grid of about one site
+//! per cell.
+//!
+//! # pymatgen's memo of reduced structures
+//!
+//! pymatgen caches reduced structures (`_get_reduced_istructure`) on a key that compares
+//! structures to 1e-5 Å: within one call, a struct2 that close to struct1 (a target
+//! re-printed with six decimals) gets struct1's reduced structure and matches it exactly.
+//! The matcher does the same (`memo`). Across calls that cache makes pymatgen's answers
+//! depend on what the process matched before; ours, like the oracle's (which clears the
+//! cache before each pair), are the answers for the pair alone.
 
 pub mod assignment;
 mod bound;
@@ -74,10 +150,9 @@ pub struct MatcherOptions {
     /// same tables up to rounding, so the answer is the same except where exact ties
     /// (equidistant periodic images, equally cheap assignments) break otherwise in a
     /// skipped mapping. A tie in the best match itself is settled by searching its orbit in
-    /// full; a tie elsewhere can still give a skipped mapping a smaller RMS: measured on the
-    /// 10,000-pair differential run, 1 of 8,062 compared matches (a pair neither side calls
-    /// a fit), which agrees with every mapping searched. On by default: searching them all
-    /// costs 1.7× on the matcher benchmark (0.122 s → 0.206 s for 1,000 pairs).
+    /// full; a tie elsewhere can still give a skipped mapping a smaller RMS, which is rare
+    /// and only happens for pairs that do not fit; turning this off reproduces pymatgen
+    /// there. On by default: searching every mapping costs about 1.7× the matching time.
     pub fold_symmetric_mappings: bool,
     /// Not a pymatgen option: a flag that stops the search with
     /// [`MatcherError::Interrupted`] (checked before each candidate and lattice mapping), for

@@ -13,8 +13,8 @@
 //! the LLL basis of the average lattice, and its per-axis tolerance box is not invariant
 //! under the symmetry. Where the lattice has equally short vectors (a bcc primitive cell has
 //! four), the last printed digit of the cell decides which basis LLL picks, and with it which
-//! pairs are allowed: measured on alpha-Mn (case 6914 of the differential set), two
-//! symmetry-related mappings give RMS 0.274 and 0.216. So a mapping is only folded into a
+//! pairs are allowed, and two symmetry-related mappings of one structure (alpha-Mn, for
+//! one) can give clearly different RMS values. So a mapping is only folded into a
 //! representative whose average lattice agrees to `AVERAGE_TOL` and whose LLL basis is the
 //! same integer combination; then every table of `S'` is a table of `S` with its columns
 //! permuted, and has the same smallest sum of squares. Trying one mapping of each orbit
@@ -29,14 +29,13 @@
 //! order, so an early exit on a near-zero RMS happens on an equivalent candidate; when the
 //! best candidate has a tie, the other mappings of its orbit are searched near its RMS and
 //! the reference's pick is kept (`Search::settle_orbit_tie`). A tie in another candidate is
-//! not re-checked: measured, 1 of the 8,062 compared matches of the 10,000-pair differential
-//! run (a pair neither side fits) has its smallest RMS in a copy whose images broke
-//! otherwise. Looking for a fit, an orbit's other mappings are skipped only when
+//! not re-checked: rarely, for a pair neither side fits, the smallest RMS lies in a copy
+//! whose images broke the tie otherwise. Looking for a fit, an orbit's other mappings are skipped only when
 //! no candidate of its representative was ambiguous: every alternative a tie allows (pairs
 //! within 1e-5 Å² of the optimum on a cycle of the assignment's reduced costs, nearly equal
-//! images) provably keeps its largest distance above stol (measured: without that guard,
-//! three of the 10,282 differential pairs lost their fit; with it none did, and the
-//! 1,000-pair benchmark took 0.23 s instead of 0.37 s). Not re-checked: the subset test and
+//! images) provably keeps its largest distance above stol: without that guard a copy's tie
+//! can decide a fit, with it the fit is the full search's, and most orbits are still
+//! folded. Not re-checked: the subset test and
 //! the tolerance box at their very boundaries, where the rounding of a symmetric copy could
 //! admit a pair the representative's table left out.
 

@@ -251,8 +251,7 @@ fn from_bits(species: &str, matrix: [[u64; 3]; 3], frac: &[[u64; 3]]) -> Structu
 
 #[test]
 fn a_tie_in_a_symmetric_copy_of_the_best_match_is_settled_as_pymatgen_does() {
-    // Case 1214 of the 10,000-pair differential run: gamma nitrogen (P4_2/mnm), one atom
-    // displaced by 1.9 Å. The best match has an equally cheap alternative assignment; the
+    // Gamma nitrogen (P4_2/mnm), one atom displaced by 1.9 Å. The best match has an equally cheap alternative assignment; the
     // search's representative mapping keeps one (max_dist 0.4751), and pymatgen, scoring a
     // symmetric mapping the search folds, keeps the other with an RMS 2 ulps lower.
     // Expected values: pymatgen 2026.10.24's get_rms_dist on these exact bits.

@@ -2,8 +2,8 @@
 //!
 //! The reader asks, for each new site, which earlier site (the first in order) lies within
 //! [`SITE_TOLERANCE`] of it on every fractional axis, periodically. Comparing against every
-//! earlier site made reading a 1,000-site CIF quadratic (5.6 ms, two thirds of it in those
-//! comparisons). Why by hand: the question is pymatgen's exact predicate, asked of a growing
+//! earlier site would make reading quadratic in the number of sites, and those comparisons
+//! would dominate reading a large CIF. Why by hand: the question is pymatgen's exact predicate, asked of a growing
 //! list; the index only narrows the sites the predicate then sees, so it answers exactly as
 //! the scan does.
 

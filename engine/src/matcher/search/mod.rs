@@ -11,14 +11,14 @@
 //!   does not depend on the order, so the search starts with the most promising mappings
 //!   (rotation closest to the identity) and translations (shortest): a correct answer in the
 //!   target's own frame is found on the first candidate instead of after every mapping the
-//!   reference happens to list first (a 512-site supercell with one site moved: fit and
-//!   get_rms_dist together 5.5 s → 0.33 s).
+//!   reference happens to list first.
 //! - [`Goal::SmallestRms`] returns the first candidate, in the reference's order, with the
 //!   smallest RMS (or the first below 1e-5, where the reference stops). The order matters
 //!   for ties, so it is kept; but one promising candidate is scored first, and its RMS caps
-//!   every later candidate: a candidate whose RMS provably exceeds that cap ([`bound`](super::bound)) can be
-//!   neither the smallest nor below 1e-5 (the cap never goes below 1e-5), so it is skipped
-//!   without solving its assignment. The result is the one the full search gives.
+//!   every later candidate: a candidate whose RMS provably exceeds that cap
+//!   ([`bound`](super::bound)) can be neither the smallest nor below 1e-5 (the cap never
+//!   goes below 1e-5), so it is skipped without solving its assignment. The result is the
+//!   one the full search gives.
 
 mod goals;
 mod orbit_tie;
@@ -41,9 +41,9 @@ use crate::numeric::distance_to_integer;
 use crate::reduction::{lll_reduce_matrix, LllReduction, LLL_DELTA};
 
 /// Site counts from which candidates are dismissed by [`bound`](super::bound) before their
-/// assignment is solved (smaller tables solve faster than the proof runs). Measured on the evaluate
-/// and matcher benchmarks: looking for the smallest RMS, the cap is tight and the proof usually
-/// succeeds; looking for a fit against stol it mostly fails and only pays off on large cells.
+/// assignment is solved (smaller tables solve faster than the proof runs). Looking for the
+/// smallest RMS, the cap is tight and the proof usually succeeds; looking for a fit against
+/// stol it mostly fails and only pays off on large cells.
 const BOUND_MIN_ROWS_RMS: usize = 4;
 const BOUND_MIN_ROWS_FIT: usize = 64;
 
@@ -51,9 +51,9 @@ const BOUND_MIN_ROWS_FIT: usize = 64;
 /// rounding of the bound against the rounding of the candidate's own value).
 const BOUND_MARGIN: f64 = 4e-9;
 
-/// Rows in the first stage of a bounded candidate's table (see [`spread_order`]): on the
-/// evaluate benchmark most wrong candidates are ruled out by 8 or 16 rows, which with the
-/// bound's boxes around one row's vectors took the 2,500 tasks from 5.5 s to 3.0 s.
+/// Rows in the first stage of a bounded candidate's table (see [`spread_order`]): most wrong
+/// candidates are ruled out by 8 or 16 rows spread over the structure, long before the
+/// whole table is built.
 const PREFIX_ROWS: usize = 8;
 
 /// Squared distance (Å²) within which two assignments count as tied when folding fit
@@ -273,7 +273,7 @@ pub(super) fn strict_match(
     // apart give the same distance tables up to a column permutation (see `periodicity`): one
     // of each is kept. Not when looking for a fit: there the permutation can break ties
     // between equal-cost assignments differently and change whether some candidate's largest
-    // distance is within stol (measured: one of 10,282 differential cases). With fu > 1
+    // distance is within stol. With fu > 1
     // `translation_indices` already thins the copies.
     let self_translations = match s1_t_inds.first() {
         Some(&anchor)

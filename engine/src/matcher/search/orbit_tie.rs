@@ -13,11 +13,10 @@ impl Search<'_> {
     /// orbit; the other mappings of an orbit hold copies of its candidates, equal up to
     /// rounding. Where the best candidate has a tie (an assignment as cheap, or two images as
     /// short), a copy can break it otherwise: the same RMS to the last bits but other
-    /// distances (measured: case 1214 of the differential set, max_dist 0.475 against the
-    /// reference's 0.411). Then the best's orbit is searched in full, near the best's RMS,
-    /// and the first candidate in the reference's order with the smallest RMS is kept. Ties
-    /// are rare: of the 2,500 tasks of the evaluate benchmark, 950 re-score their best to
-    /// look for one (about 2 % of that benchmark's time in wasm) and 1 searches its orbit.
+    /// distances, so another largest distance than the reference reports. Then the best's
+    /// orbit is searched in full, near the best's RMS, and the first candidate in the
+    /// reference's order with the smallest RMS is kept. Looking for a tie costs one more
+    /// scoring of the best; an orbit is searched only when there is one, which is rare.
     pub(super) fn settle_orbit_tie(
         &self,
         mappings: &[LatticeMapping],
