@@ -12,6 +12,10 @@ use server::http::{router, AppState};
 use server::llm::{Gateway, GatewayOptions};
 use server::storage::Storage;
 
+mod common;
+
+use common::{create_run, get_json, get_text, wait_run};
+
 const KEY: &str = "sk-api-test-SECRET-0b1c2d";
 
 async fn fake_provider(delay: Duration) -> String {
@@ -255,48 +259,6 @@ async fn runs_exports_and_cases() {
     );
     let spec = get_json(&c, format!("{base}/api/openapi.json")).await;
     assert_eq!(spec["openapi"], "3.1.0");
-}
-
-/// GET a URL and parse its JSON body.
-async fn get_json(c: &reqwest::Client, url: String) -> serde_json::Value {
-    c.get(url).send().await.unwrap().json().await.unwrap()
-}
-
-/// GET a URL and return its body as text.
-async fn get_text(c: &reqwest::Client, url: String) -> String {
-    c.get(url).send().await.unwrap().text().await.unwrap()
-}
-
-/// Starts a run with this body; returns its id.
-async fn create_run(c: &reqwest::Client, base: &str, body: serde_json::Value) -> String {
-    let r: serde_json::Value = c
-        .post(format!("{base}/api/runs"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    r["run_id"].as_str().unwrap().to_string()
-}
-
-/// Polls a run until `done(run)` or about 30 s.
-async fn wait_run(
-    c: &reqwest::Client,
-    base: &str,
-    id: &str,
-    done: impl Fn(&serde_json::Value) -> bool,
-) -> serde_json::Value {
-    let mut run = serde_json::Value::Null;
-    for _ in 0..300 {
-        run = get_json(c, format!("{base}/api/runs/{id}")).await;
-        if done(&run) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    run
 }
 
 #[tokio::test]

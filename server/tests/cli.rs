@@ -2,26 +2,9 @@
 
 use std::process::Command;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_atomworld"))
-}
+mod common;
 
-const NACL: &str = "data_NaCl
-_cell_length_a 5.64
-_cell_length_b 5.64
-_cell_length_c 5.64
-_cell_angle_alpha 90
-_cell_angle_beta 90
-_cell_angle_gamma 90
-loop_
-_atom_site_type_symbol
-_atom_site_label
-_atom_site_fract_x
-_atom_site_fract_y
-_atom_site_fract_z
-Na Na0 0 0 0
-Cl Cl1 0.5 0.5 0.5
-";
+use common::{bin, NACL};
 
 #[test]
 fn apply_prints_a_pymatgen_style_cif_and_fails_with_status_2() {

@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use common::{bin, Server};
+use common::{bin, create_run, get_json, nacl_conventional, Server};
 
 const KEY: &str = "sk-live-ECHOED-0123456789abcdefXYZ";
 
@@ -207,30 +207,6 @@ async fn spend_caps_hold_at_concurrency_32() {
     );
 }
 
-/// Rocksalt NaCl, conventional cell (8 sites), as `atomworld apply` reads it.
-const NACL: &str = "data_NaCl
-_cell_length_a 5.64
-_cell_length_b 5.64
-_cell_length_c 5.64
-_cell_angle_alpha 90
-_cell_angle_beta 90
-_cell_angle_gamma 90
-loop_
-_atom_site_label
-_atom_site_type_symbol
-_atom_site_fract_x
-_atom_site_fract_y
-_atom_site_fract_z
-Na0 Na 0 0 0
-Na1 Na 0 0.5 0.5
-Na2 Na 0.5 0 0.5
-Na3 Na 0.5 0.5 0
-Cl4 Cl 0.5 0 0
-Cl5 Cl 0 0.5 0
-Cl6 Cl 0 0 0.5
-Cl7 Cl 0.5 0.5 0.5
-";
-
 /// 400 atom sites under 997 symmetry operations: about 400,000 sites once expanded.
 fn symmetry_bomb() -> String {
     let ops: String = (0..997).map(|k| format!("'x+{k}/997, y, z'\n")).collect();
@@ -292,19 +268,14 @@ async fn slowest_health(base: &str, limit: Duration, done: impl Fn() -> bool) ->
 }
 
 async fn run_status(base: &str, id: &str) -> serde_json::Value {
-    reqwest::get(format!("{base}/api/runs/{id}"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    get_json(&reqwest::Client::new(), format!("{base}/api/runs/{id}")).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heavy_tasks_never_stall_health_and_shutdown_is_prompt() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("nacl.cif");
-    std::fs::write(&input, NACL).unwrap();
+    std::fs::write(&input, nacl_conventional()).unwrap();
     let prompt = "Create a supercell with the size 10*12*20.";
     // The 19,200-site target, and an answer with one atom nudged (a real match to make).
     let target = bin()
@@ -342,17 +313,9 @@ async fn heavy_tasks_never_stall_health_and_shutdown_is_prompt() {
     // Two runs of the 19,200-site task.
     let mut ids = Vec::new();
     for _ in 0..2 {
-        let r: serde_json::Value = c
-            .post(format!("{}/api/runs", server.base))
-            .json(&serde_json::json!({"model": "fake", "tasks": [{
-                "id": "big", "input_cif": NACL, "action_prompt": prompt}]}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        ids.push(r["run_id"].as_str().unwrap().to_string());
+        let body = serde_json::json!({"model": "fake", "tasks": [{
+            "id": "big", "input_cif": nacl_conventional(), "action_prompt": prompt}]});
+        ids.push(create_run(&c, &server.base, body).await);
     }
     let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (b, ids2, f) = (server.base.clone(), ids.clone(), finished.clone());
@@ -378,14 +341,7 @@ async fn heavy_tasks_never_stall_health_and_shutdown_is_prompt() {
     eprintln!("slowest health answer while two 19,200-site answers were scored: {worst:?}");
     assert!(worst < Duration::from_millis(200), "health took {worst:?}");
     for id in &ids {
-        let results: serde_json::Value = c
-            .get(format!("{}/api/runs/{id}/results", server.base))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let results = get_json(&c, format!("{}/api/runs/{id}/results", server.base)).await;
         let label = results["results"][0]["label"]
             .as_str()
             .unwrap_or_default()
@@ -401,7 +357,7 @@ async fn heavy_tasks_never_stall_health_and_shutdown_is_prompt() {
     // A third run in flight does not hold up SIGTERM.
     c.post(format!("{}/api/runs", server.base))
         .json(&serde_json::json!({"model": "fake", "tasks": [{
-            "id": "big2", "input_cif": NACL, "action_prompt": prompt}]}))
+            "id": "big2", "input_cif": nacl_conventional(), "action_prompt": prompt}]}))
         .send()
         .await
         .unwrap();
@@ -418,18 +374,14 @@ async fn a_run_that_makes_no_progress_across_restarts_is_held() {
     let cfg = model_config(dir.path(), &base, "");
     let args = ["--config", cfg.to_str().unwrap()];
     let server = Server::start(dir.path(), &args, |_| {}).await;
-    let r: serde_json::Value = reqwest::Client::new()
-        .post(format!("{}/api/runs", server.base))
-        .json(&serde_json::json!({"model": "fake", "tasks": [{
-            "id": "t", "input_cif": NACL,
-            "action_prompt": "Remove the atom at index 0 from the cif file."}]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = r["run_id"].as_str().unwrap().to_string();
+    let id = create_run(
+        &reqwest::Client::new(),
+        &server.base,
+        serde_json::json!({"model": "fake", "tasks": [{
+            "id": "t", "input_cif": nacl_conventional(),
+            "action_prompt": "Remove the atom at index 0 from the cif file."}]}),
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     server.kill();
     // First restart: resumed.
@@ -555,7 +507,7 @@ fn eval_never_destroys_its_input_nor_leaves_half_an_output() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("answers.jsonl");
     let line = serde_json::json!({
-        "input_cif": NACL, "action_prompt": "Remove the atom at index 0 from the cif file.",
+        "input_cif": nacl_conventional(), "action_prompt": "Remove the atom at index 0 from the cif file.",
         "target_cif": null, "response": "no tags"});
     // A byte-order mark first, as some editors write.
     std::fs::write(&input, format!("\u{feff}{line}\n")).unwrap();
@@ -628,7 +580,7 @@ fn absurd_cells_and_unknown_models_are_refused_before_anything_is_kept() {
     let huge = dir.path().join("huge.cif");
     std::fs::write(
         &huge,
-        NACL.replace("_cell_length_a 5.64", "_cell_length_a 1e308"),
+        nacl_conventional().replace("_cell_length_a 5.64", "_cell_length_a 1e308"),
     )
     .unwrap();
     let out = bin()
@@ -670,18 +622,14 @@ async fn csv_exports_cannot_smuggle_spreadsheet_formulas() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), &[], |_| {}).await;
     let c = reqwest::Client::new();
-    let r: serde_json::Value = c
-        .post(format!("{}/api/runs", server.base))
-        .json(&serde_json::json!({"model": "copy-input", "tasks": [{
-            "id": "=HYPERLINK(\"http://evil.invalid\",\"x\")", "input_cif": NACL,
-            "action_prompt": "Remove the atom at index 0 from the cif file."}]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = r["run_id"].as_str().unwrap().to_string();
+    let id = create_run(
+        &c,
+        &server.base,
+        serde_json::json!({"model": "copy-input", "tasks": [{
+            "id": "=HYPERLINK(\"http://evil.invalid\",\"x\")", "input_cif": nacl_conventional(),
+            "action_prompt": "Remove the atom at index 0 from the cif file."}]}),
+    )
+    .await;
     let mut csv = String::new();
     for _ in 0..100 {
         csv = c

@@ -2,8 +2,11 @@
 //! here runs through `atomworld eval`'s scorer and the server's run loop (HTTP API included)
 //! with no other change, its judge question answered through the gateway.
 
+mod common;
+
 use std::net::SocketAddr;
-use std::time::Duration;
+
+use common::{create_run, get_json, wait_run};
 
 use bench::task::{Message, Need, NeedAnswer, Outcome, Prepared, Registry, Suite, TaskError};
 use engine::interrupt::Interrupt;
@@ -177,46 +180,15 @@ async fn the_run_loop_runs_a_new_suite_with_its_judge() {
     });
     let base = format!("http://{a}");
     let c = reqwest::Client::new();
-    let created: serde_json::Value = c
-        .post(format!("{base}/api/runs"))
-        .json(
-            &serde_json::json!({"suite": "sums", "model": "calculator", "tasks": [
-            {"id": "1", "a": 2, "b": 3}, {"id": "2", "a": -9, "b": 3}]}),
-        )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = created["run_id"].as_str().expect("a run id").to_string();
-    let mut run = serde_json::Value::Null;
-    for _ in 0..100 {
-        run = c
-            .get(format!("{base}/api/runs/{id}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if run["status"] == "finished" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let body = serde_json::json!({"suite": "sums", "model": "calculator", "tasks": [
+        {"id": "1", "a": 2, "b": 3}, {"id": "2", "a": -9, "b": 3}]});
+    let id = create_run(&c, &base, body).await;
+    let run = wait_run(&c, &base, &id, |r| r["status"] == "finished").await;
     assert_eq!(run["status"], "finished", "{run}");
     assert_eq!(run["summary"]["overall"]["n"], 2);
     assert_eq!(run["summary"]["overall"]["success_rate"], 1.0);
     assert_eq!(run["summary"]["per_action"]["negative"]["n"], 1);
-    let results: serde_json::Value = c
-        .get(format!("{base}/api/runs/{id}/results"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let results = get_json(&c, format!("{base}/api/runs/{id}/results")).await;
     let row = &results["results"][0];
     assert_eq!(row["verdict"]["judge"], "yes", "{row}");
     assert_eq!(row["task"]["a"], 2);

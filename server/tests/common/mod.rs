@@ -7,6 +7,76 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// Rock-salt NaCl as a two-site P1 cell.
+pub const NACL: &str = "data_NaCl
+_cell_length_a 5.64
+_cell_length_b 5.64
+_cell_length_c 5.64
+_cell_angle_alpha 90
+_cell_angle_beta 90
+_cell_angle_gamma 90
+loop_
+_atom_site_type_symbol
+_atom_site_label
+_atom_site_fract_x
+_atom_site_fract_y
+_atom_site_fract_z
+Na Na0 0 0 0
+Cl Cl1 0.5 0.5 0.5
+";
+
+/// Rock-salt NaCl, the conventional cell (8 sites).
+pub fn nacl_conventional() -> String {
+    let rows = "Na Na1 0 0.5 0.5\nNa Na2 0.5 0 0.5\nNa Na3 0.5 0.5 0\nCl Cl5 0 0.5 0\n\
+                Cl Cl6 0 0 0.5\nCl Cl7 0.5 0 0\n";
+    format!("{NACL}{rows}")
+}
+
+/// GET a URL and parse its JSON body.
+pub async fn get_json(c: &reqwest::Client, url: String) -> serde_json::Value {
+    c.get(url).send().await.unwrap().json().await.unwrap()
+}
+
+/// GET a URL and return its body as text.
+pub async fn get_text(c: &reqwest::Client, url: String) -> String {
+    c.get(url).send().await.unwrap().text().await.unwrap()
+}
+
+/// Starts a run with this body; returns its id.
+pub async fn create_run(c: &reqwest::Client, base: &str, body: serde_json::Value) -> String {
+    let r: serde_json::Value = c
+        .post(format!("{base}/api/runs"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    r["run_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no run id: {r}"))
+        .to_string()
+}
+
+/// Polls a run until `done(run)` or about 30 s; the last answer.
+pub async fn wait_run(
+    c: &reqwest::Client,
+    base: &str,
+    id: &str,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let mut run = serde_json::Value::Null;
+    for _ in 0..300 {
+        run = get_json(c, format!("{base}/api/runs/{id}")).await;
+        if done(&run) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    run
+}
+
 /// The `atomworld` binary built for these tests.
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_atomworld"))
