@@ -37,7 +37,7 @@ pub fn evaluate_pair(target: &str, prediction: &str) -> Verdict {
     let Ok(t) = parse_target(target) else {
         return Verdict::CifParsingError;
     };
-    let v = evaluate(
+    let v = evaluator::evaluate(
         &t,
         &format!("<cif>\n{prediction}\n</cif>"),
         Comparison::Matcher,
