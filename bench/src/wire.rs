@@ -10,6 +10,7 @@ use crate::task::Outcome;
 
 /// Every API error: `{"error": {"code", "message"}}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ApiError {
     /// The error.
     pub error: ErrorBody,
@@ -17,6 +18,7 @@ pub struct ApiError {
 
 /// An API error's code (stable, for programs) and message (for people).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     /// Stable snake_case code (`passcode_required`, `rate_limited`, `spend_cap`, …).
     pub code: String,
@@ -26,6 +28,7 @@ pub struct ErrorBody {
 
 /// `GET /api/health`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Health {
     /// `ok` when the server answers and its database takes a write.
     pub status: HealthStatus,
@@ -46,6 +49,7 @@ pub struct Health {
 
 /// The server's state in [`Health`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum HealthStatus {
     /// Serving, database writable.
@@ -65,6 +69,7 @@ impl std::fmt::Display for HealthStatus {
 
 /// One model the server offers (`GET /api/models`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ModelInfo {
     /// The name to ask for.
     pub name: String,
@@ -76,6 +81,7 @@ pub struct ModelInfo {
 
 /// `GET /api/models`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ModelList {
     /// Configured models, then the baselines.
     pub models: Vec<ModelInfo>,
@@ -83,6 +89,7 @@ pub struct ModelList {
 
 /// `POST /api/complete` and `/api/complete/stream`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CompleteRequest {
     /// A configured model.
     pub model: String,
@@ -95,6 +102,7 @@ pub struct CompleteRequest {
 
 /// A model's answer and what it cost.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Completion {
     /// The answer text.
     pub text: String,
@@ -113,6 +121,7 @@ pub struct Completion {
 
 /// Data of a `delta` event of `/api/complete/stream`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StreamDelta {
     /// The next piece of the answer.
     pub text: String,
@@ -120,6 +129,7 @@ pub struct StreamDelta {
 
 /// Data of a `restart` event of `/api/complete/stream`: forget the pieces so far.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StreamRestart {
     /// The attempt that starts now (2 for the first retry).
     pub attempt: u32,
@@ -137,6 +147,7 @@ pub enum TaskSource {
 
 /// An imported task set.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ImportedTasks {
     /// Where the tasks came from (a file name, or `api`).
     pub imported_from: String,
@@ -146,6 +157,7 @@ pub struct ImportedTasks {
 
 /// Everything that defines a run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunSpec {
     /// The suite (`atomworld`).
     pub suite: String,
@@ -177,6 +189,7 @@ pub mod defaults {
 
 /// `POST /api/runs`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunRequest {
     /// Model or baseline name.
     pub model: String,
@@ -218,6 +231,7 @@ fn default_samples() -> u32 {
 
 /// `POST /api/runs` answered.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunCreated {
     /// The new run's id.
     pub run_id: String,
@@ -225,6 +239,7 @@ pub struct RunCreated {
 
 /// A run's state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Recorded, not started.
@@ -280,6 +295,7 @@ impl RunStatus {
 
 /// A run's live progress.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Progress {
     /// Task samples with a stored verdict (earlier sessions included).
     pub done: usize,
@@ -295,6 +311,7 @@ pub struct Progress {
 
 /// A `progress` event of `GET /api/runs/{id}/events`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ProgressEvent {
     /// The run's status.
     pub status: RunStatus,
@@ -305,6 +322,7 @@ pub struct ProgressEvent {
 
 /// One row of `GET /api/runs`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunListItem {
     /// Run id.
     pub id: String,
@@ -316,6 +334,7 @@ pub struct RunListItem {
 
 /// `GET /api/runs`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunList {
     /// Newest first.
     pub runs: Vec<RunListItem>,
@@ -323,6 +342,7 @@ pub struct RunList {
 
 /// `GET /api/runs/{id}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunView {
     /// Run id.
     pub id: String,
@@ -338,6 +358,7 @@ pub struct RunView {
 
 /// A run's results table (`--summary-json`, `GET /api/runs/{id}`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunSummary {
     /// Run id.
     pub run_id: String,
@@ -375,6 +396,7 @@ impl ResultVerdict {
 
 /// One stored result: a task sample, its answer and its verdict.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ResultRow {
     /// Task id.
     pub task_id: String,
@@ -437,6 +459,7 @@ impl ResultRow {
 
 /// `GET /api/runs/{id}/results?format=json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Results {
     /// Ordered by task and sample.
     pub results: Vec<ResultRow>,
@@ -444,6 +467,7 @@ pub struct Results {
 
 /// `POST /api/runs/{id}/cancel` and `/resume` answered.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunAction {
     /// The run.
     pub run_id: String,
@@ -453,11 +477,45 @@ pub struct RunAction {
 
 /// `POST /api/cases` answered.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CaseCreated {
     /// The case's id.
     pub id: String,
     /// Its path (`/c/{id}`).
     pub url: String,
+}
+
+/// Schemas of the two wire types whose payloads are documented by their Rust types rather
+/// than spelled out: a generated task set's spec and a suite's verdict (free-form objects).
+#[cfg(feature = "openapi")]
+mod schemas {
+    use utoipa::openapi::schema::{ObjectBuilder, Schema};
+    use utoipa::openapi::RefOr;
+    use utoipa::{PartialSchema, ToSchema};
+
+    fn object(description: &str) -> RefOr<Schema> {
+        ObjectBuilder::new().description(Some(description)).into()
+    }
+
+    impl PartialSchema for super::TaskSource {
+        fn schema() -> RefOr<Schema> {
+            object(
+                "A generated AtomWorld task set ({seed, counts, pool, …}: \
+                 bench::atomworld::generator::TaskSetSpec) or {imported_from, tasks}",
+            )
+        }
+    }
+    impl ToSchema for super::TaskSource {}
+
+    impl PartialSchema for super::ResultVerdict {
+        fn schema() -> RefOr<Schema> {
+            object(
+                "The suite's verdict; AtomWorld: {label, rms, max_dist, max_dist_angstrom, \
+                 detail, extracted_cif, parse_error, count_diff, mapping, closest}",
+            )
+        }
+    }
+    impl ToSchema for super::ResultVerdict {}
 }
 
 #[cfg(test)]

@@ -197,3 +197,48 @@ async fn security_headers_allow_the_app_and_little_else() {
         assert_eq!(h["referrer-policy"], "no-referrer");
     }
 }
+
+#[tokio::test]
+async fn the_openapi_document_lists_every_route_and_matches_the_answers() {
+    let (dist, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write_dist(dist.path());
+    let base = start(dist.path(), data.path()).await;
+    let doc: serde_json::Value = reqwest::get(format!("{base}/api/openapi.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(doc["openapi"].as_str().map(|v| &v[..2]), Some("3."));
+    // Every route the router declares is documented, and nothing else.
+    let source = include_str!("../src/http/mod.rs");
+    let mut routes: Vec<&str> = source
+        .split(".route(\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .filter(|r| !r.contains('*'))
+        .collect();
+    routes.sort();
+    routes.dedup();
+    let mut documented: Vec<&str> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    documented.sort();
+    assert_eq!(routes, documented);
+    // An answer has exactly the fields its schema names.
+    let health: serde_json::Value = reqwest::get(format!("{base}/api/health"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let schema = &doc["components"]["schemas"]["Health"]["properties"];
+    let mut keys: Vec<&String> = health.as_object().unwrap().keys().collect();
+    let mut props: Vec<&String> = schema.as_object().unwrap().keys().collect();
+    keys.sort();
+    props.sort();
+    assert_eq!(keys, props);
+}

@@ -43,6 +43,7 @@ pub enum NeedAnswer {
 
 /// What a results table needs of one scored answer, whatever the suite.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Outcome {
     /// The suite's label, by name (`Success`, `StructureMismatch`, …).
     pub label: String,

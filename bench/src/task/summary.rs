@@ -14,6 +14,7 @@ pub const PROVIDER_ERROR: &str = "ProviderError";
 
 /// One group's line.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GroupSummary {
     /// Answers (task samples).
     pub n: usize,
@@ -27,6 +28,7 @@ pub struct GroupSummary {
 
 /// Totals over every group.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Overall {
     /// Answers.
     pub n: usize,
@@ -36,6 +38,7 @@ pub struct Overall {
 
 /// A results table.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Summary {
     /// Per group (AtomWorld: per action).
     pub per_action: BTreeMap<String, GroupSummary>,

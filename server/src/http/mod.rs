@@ -87,7 +87,11 @@ impl AppState {
     }
 }
 
-async fn health(State(state): State<AppState>) -> Response {
+/// `GET /api/health`: the server's version and build, and whether its database takes a write.
+#[utoipa::path(get, path = "/api/health", responses(
+    (status = 200, description = "serving; the database takes writes", body = Health),
+    (status = 503, description = "the database does not take writes", body = bench::wire::ApiError)))]
+pub async fn health(State(state): State<AppState>) -> Response {
     let storage = state.storage.clone();
     // A write that is rolled back: a read-only or full database is not "ok".
     let checked = tokio::task::spawn_blocking(move || {

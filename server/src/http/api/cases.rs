@@ -16,6 +16,14 @@ pub const MAX_CASE_BYTES: usize = 256 * 1024;
 
 /// `POST /api/cases`: store a case (any JSON ≤ 256 KiB) under its content hash, within the
 /// client's and the store's quotas (and behind the passcode, when one is set).
+#[utoipa::path(post, path = "/api/cases", request_body(content = Object,
+    description = "any JSON of at most 256 KiB (the page's case)"), responses(
+    (status = 201, body = CaseCreated),
+    (status = 401, description = "passcode required", body = bench::wire::ApiError),
+    (status = 413, description = "too large", body = bench::wire::ApiError),
+    (status = 429, description = "rate limited, or the address's case quota is used up",
+     body = bench::wire::ApiError),
+    (status = 507, description = "the store is full", body = bench::wire::ApiError)))]
 pub async fn put_case(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -66,6 +74,9 @@ pub async fn put_case(
 }
 
 /// `GET /api/cases/{id}`.
+#[utoipa::path(get, path = "/api/cases/{id}", params(("id" = String, Path, description = "case id")),
+    responses((status = 200, description = "the case as stored", body = Object),
+              (status = 404, description = "no such case (or expired)", body = bench::wire::ApiError)))]
 pub async fn get_case(
     State(state): State<AppState>,
     Path(id): Path<String>,

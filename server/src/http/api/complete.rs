@@ -16,6 +16,13 @@ fn to_json(value: &impl serde::Serialize) -> String {
 }
 
 /// `POST /api/complete`: one model call (through cache, retries and caps).
+#[utoipa::path(post, path = "/api/complete", request_body = CompleteRequest, responses(
+    (status = 200, body = Completion),
+    (status = 401, description = "passcode required", body = bench::wire::ApiError),
+    (status = 402, description = "a spend cap is reached", body = bench::wire::ApiError),
+    (status = 404, description = "no such model", body = bench::wire::ApiError),
+    (status = 429, description = "rate limited", body = bench::wire::ApiError),
+    (status = 502, description = "the provider failed", body = bench::wire::ApiError)))]
 pub async fn complete(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -46,6 +53,12 @@ impl Drop for AbortOnDrop {
 /// retried, forget the pieces so far), then `done` (the completion, as `/api/complete`
 /// returns it) or `error` (`{"error": {"code", "message"}}`). Closing the connection
 /// cancels the provider call.
+#[utoipa::path(post, path = "/api/complete/stream", request_body = CompleteRequest, responses(
+    (status = 200, description = "text/event-stream: delta (StreamDelta), restart \
+     (StreamRestart), then done (Completion) or error (ApiError)"),
+    (status = 401, description = "passcode required", body = bench::wire::ApiError),
+    (status = 404, description = "no such model", body = bench::wire::ApiError),
+    (status = 429, description = "rate limited", body = bench::wire::ApiError)))]
 pub async fn complete_stream(
     State(state): State<AppState>,
     headers: HeaderMap,

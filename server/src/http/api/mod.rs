@@ -7,6 +7,7 @@
 mod cases;
 mod complete;
 mod models;
+mod openapi;
 mod runs;
 
 pub use cases::{get_case, put_case, MAX_CASE_BYTES};
@@ -131,11 +132,4 @@ pub fn authorise(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> 
     }
 }
 
-/// `GET /api/openapi.json`: the API description.
-pub async fn openapi() -> Response {
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        include_str!("openapi.json"),
-    )
-        .into_response()
-}
+pub use openapi::{openapi, ApiDoc};

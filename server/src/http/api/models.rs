@@ -7,6 +7,7 @@ use bench::wire::{ModelInfo, ModelList};
 use crate::http::AppState;
 
 /// Configured models, then every suite's baselines (names and providers only).
+#[utoipa::path(get, path = "/api/models", responses((status = 200, body = ModelList)))]
 pub async fn models(State(state): State<AppState>) -> Json<ModelList> {
     let mut models: Vec<ModelInfo> = state
         .gateway

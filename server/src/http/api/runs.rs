@@ -26,6 +26,11 @@ fn too_many() -> ApiError {
 }
 
 /// `POST /api/runs`: create a run and start it in the background.
+#[utoipa::path(post, path = "/api/runs", request_body = RunRequest, responses(
+    (status = 201, body = RunCreated),
+    (status = 400, description = "a task that cannot run (named), or too many", body = bench::wire::ApiError),
+    (status = 401, description = "passcode required", body = bench::wire::ApiError),
+    (status = 404, description = "no such model", body = bench::wire::ApiError)))]
 pub async fn start_run(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -85,6 +90,9 @@ pub async fn start_run(
 
 /// `POST /api/runs/{id}/cancel`: stop starting new tasks (those in flight finish and are
 /// kept); the run's status becomes `cancelled` once they have.
+#[utoipa::path(post, path = "/api/runs/{id}/cancel", params(("id" = String, Path, description = "run id")), responses(
+    (status = 202, body = RunAction), (status = 404, body = bench::wire::ApiError),
+    (status = 409, description = "not running", body = bench::wire::ApiError)))]
 pub async fn cancel_run(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -102,6 +110,9 @@ pub async fn cancel_run(
 }
 
 /// `POST /api/runs/{id}/resume`: execute an unfinished run again from where it stopped.
+#[utoipa::path(post, path = "/api/runs/{id}/resume", params(("id" = String, Path, description = "run id")), responses(
+    (status = 202, body = RunAction), (status = 404, body = bench::wire::ApiError),
+    (status = 409, description = "finished or already running", body = bench::wire::ApiError)))]
 pub async fn resume_run(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -119,6 +130,7 @@ pub async fn resume_run(
 }
 
 /// `GET /api/runs`: all runs, newest first.
+#[utoipa::path(get, path = "/api/runs", responses((status = 200, body = RunList)))]
 pub async fn list_runs(State(state): State<AppState>) -> Result<Json<RunList>, ApiError> {
     let runs = state
         .storage
@@ -147,6 +159,8 @@ fn rows_of(state: &AppState, id: &str) -> Result<Vec<ResultRow>, ApiError> {
 }
 
 /// `GET /api/runs/{id}`: spec, status, live progress and the summary so far.
+#[utoipa::path(get, path = "/api/runs/{id}", params(("id" = String, Path, description = "run id")), responses(
+    (status = 200, body = RunView), (status = 404, body = bench::wire::ApiError)))]
 pub async fn get_run(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -169,6 +183,9 @@ const EVENT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250
 /// `GET /api/runs/{id}/events`: the run's progress as server-sent events (`event: progress`,
 /// data [`ProgressEvent`]), one whenever it changes; the stream ends after the event that
 /// reports a run no longer executing.
+#[utoipa::path(get, path = "/api/runs/{id}/events", params(("id" = String, Path, description = "run id")), responses(
+    (status = 200, description = "text/event-stream of progress events (ProgressEvent)"),
+    (status = 404, body = bench::wire::ApiError)))]
 pub async fn run_events(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -251,6 +268,12 @@ fn csv(rows: &[ResultRow]) -> String {
 
 /// `GET /api/runs/{id}/results?format=json|jsonl|csv|table` (`table`: the per-action summary
 /// in the paper's layout, as plain text).
+#[utoipa::path(get, path = "/api/runs/{id}/results", params(
+    ("id" = String, Path, description = "run id"),
+    ("format" = Option<String>, Query, description = "json (default), jsonl, csv or table")),
+    responses((status = 200, description = "json: Results; jsonl: one ResultRow a line; csv; \
+     table: the results table as text", body = Results),
+    (status = 400, description = "unknown format", body = bench::wire::ApiError), (status = 404, body = bench::wire::ApiError)))]
 pub async fn run_results(
     State(state): State<AppState>,
     Path(id): Path<String>,

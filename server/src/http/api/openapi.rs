@@ -1,0 +1,75 @@
+//! `GET /api/openapi.json`: the API description, generated from the handlers' annotations
+//! and the wire types (`bench::wire`), so it cannot drift from what the server answers.
+
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use bench::wire;
+use utoipa::OpenApi;
+
+/// The API's OpenAPI document.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "AtomWorld Playground API",
+        description = "Every error is {\"error\": {\"code\", \"message\"}} (ApiError). Model, run \
+            and share endpoints need `Authorization: Bearer <passcode>` (or \
+            `X-Atomworld-Passcode`) when the server has ATOMWORLD_PASSCODE set, and are rate \
+            limited per client address."
+    ),
+    paths(
+        crate::http::health,
+        super::models::models,
+        super::complete::complete,
+        super::complete::complete_stream,
+        super::runs::start_run,
+        super::runs::list_runs,
+        super::runs::get_run,
+        super::runs::cancel_run,
+        super::runs::resume_run,
+        super::runs::run_events,
+        super::runs::run_results,
+        super::cases::put_case,
+        super::cases::get_case,
+        openapi,
+    ),
+    components(schemas(
+        wire::ApiError,
+        wire::ErrorBody,
+        wire::Health,
+        wire::HealthStatus,
+        wire::ModelInfo,
+        wire::ModelList,
+        wire::CompleteRequest,
+        wire::Completion,
+        wire::StreamDelta,
+        wire::StreamRestart,
+        wire::RunRequest,
+        wire::RunCreated,
+        wire::RunSpec,
+        wire::TaskSource,
+        wire::ImportedTasks,
+        wire::RunStatus,
+        wire::Progress,
+        wire::ProgressEvent,
+        wire::RunList,
+        wire::RunListItem,
+        wire::RunView,
+        wire::RunSummary,
+        wire::ResultRow,
+        wire::ResultVerdict,
+        wire::Results,
+        wire::RunAction,
+        wire::CaseCreated,
+    ))
+)]
+pub struct ApiDoc;
+
+/// This document.
+#[utoipa::path(get, path = "/api/openapi.json", responses(
+    (status = 200, description = "OpenAPI 3.1", content_type = "application/json")))]
+pub async fn openapi() -> Response {
+    let text = ApiDoc::openapi().to_pretty_json().unwrap_or_else(|e| {
+        format!("{{\"error\": {{\"code\": \"internal\", \"message\": \"{e}\"}}}}")
+    });
+    ([(header::CONTENT_TYPE, "application/json")], text).into_response()
+}
