@@ -51,6 +51,7 @@
 //! wasm32 under node: `cargo test --release -p bench --bench evaluate --target
 //! wasm32-unknown-unknown -- --nocapture` (wasm-bindgen-test-runner runs the
 //! `evaluate_default_set` test below).
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use bench::atomworld::evaluate::{evaluate, parse_target, Comparison, Label};
 use bench::atomworld::generator::{generate, GeneratedTask, TaskSetSpec};

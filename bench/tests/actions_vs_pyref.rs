@@ -10,7 +10,7 @@
 //! for every task our `apply(.., Semantics::Reference)` gives the same cell (1e-9 Å), the same
 //! number of sites, the same element per site, and every position within 1e-6 Å of the
 //! reference's up to a lattice translation.
-
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::BTreeMap;

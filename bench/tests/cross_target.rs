@@ -1,4 +1,5 @@
 //! Bench tests that run natively and in wasm32 alike.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use bench::atomworld::prompt::model_prompt;
 

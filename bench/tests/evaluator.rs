@@ -1,5 +1,6 @@
 //! The evaluator on generated tasks: the target itself, the unchanged input, and typical
 //! broken answers get the labels the benchmark defines.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use bench::atomworld::evaluate::{evaluate, explain_mismatch, parse_target, Comparison, Label};
 use bench::atomworld::generator::{generate, TaskSetSpec};

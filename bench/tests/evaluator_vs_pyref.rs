@@ -11,7 +11,7 @@
 //! Requirements: at least 2,000 answers; labels agree on at least 99.9 % of them; wherever
 //! both sides report a success, `rms` and `max_dist` agree within 1e-6. Every disagreement
 //! is printed with both sides' reasons.
-
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::{BTreeMap, HashMap};

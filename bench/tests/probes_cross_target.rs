@@ -1,4 +1,5 @@
 //! The probes' generators and scores are bit-identical natively and in wasm32.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;

@@ -1,4 +1,5 @@
 //! Every rendered prompt parses back to the same action, in every wording (property test).
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 #![cfg(not(target_arch = "wasm32"))]
 
 use bench::atomworld::{parse_prompt, render_prompt, Action, PromptStyle, Separator, Wording};

@@ -1,6 +1,7 @@
 //! Every upstream AtomWorld task triple (input CIF, prompt, target CIF) from the shared data:
 //! parse the prompt, apply the action with the reference semantics, and compare with the
 //! target site by site, in order (Cartesian error ≤ 2e-3 Å up to lattice translations).
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::PathBuf;
 

@@ -1,7 +1,7 @@
 //! Property test: writing a structure with `write_cif` and reading it back with the
 //! pymatgen-compatible reader gives the same structure (up to pymatgen's site order and
 //! 8-decimal output), and one more write → read pass changes nothing.
-
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 #![cfg(not(target_arch = "wasm32"))]
 
 use engine::cif::{parse_cif_like_pymatgen_detailed, write_cif};

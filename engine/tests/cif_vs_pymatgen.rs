@@ -16,6 +16,7 @@
 //! reproduce `str(CifWriter(structure))` byte for byte on every pool structure. Rejections
 //! our reader declares as "not supported" (pymatgen machinery this engine does not carry)
 //! are listed but do not fail the test.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::collections::BTreeMap;
 

@@ -18,6 +18,7 @@
 //!   (Cartesian positions within 1e-8 Å, XYZ within 1e-7 Å as it carries 8 decimals);
 //! - `neighbours(0, 4 Å)` lists the same (index, image) pairs with distances within 1e-9 Å;
 //! - the space-group number equals spglib's wherever spglib finds one (symprec 0.01 Å).
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use engine::format::{
     read_poscar, read_pymatgen_json, read_xyz, write_poscar, write_pymatgen_json, write_xyz,

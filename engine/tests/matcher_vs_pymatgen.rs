@@ -11,7 +11,7 @@
 //! AtomWorld evaluator's options. Requirements, per option set: `fit` agrees on at least
 //! 99.9 % of the pairs, and wherever both sides report a match, `rms` and `max_dist` agree
 //! within 1e-6. Cases on which pymatgen itself raised are skipped and counted.
-
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 #![cfg(not(target_arch = "wasm32"))]
 
 use engine::matcher::{fit, get_rms_dist, get_rms_dist_unbounded, rms_dist_if_fit, MatcherOptions};

@@ -8,7 +8,7 @@
 //! - `fit(s, s)` holds with rms 0, and a rigid translation still fits with rms ~0;
 //! - a supercell n1×n2×n3 of N sites has n1·n2·n3·N sites and the same formula per cell;
 //! - the viewer's bonds are exactly the neighbours within the bonding rule.
-
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 #![cfg(not(target_arch = "wasm32"))]
 
 use engine::format::{read_structure, write_structure, Format};

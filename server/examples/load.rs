@@ -6,6 +6,7 @@
 //! Prints requests, errors, and p50/p99 latency.
 //!
 //!     cargo run --release -p server --example load
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -1,5 +1,6 @@
 //! The JSON API on a loopback port: models, passcode, rate limit, runs with the reference
 //! baseline, exports, share-link cases, and that no response ever contains an API key.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::net::SocketAddr;
 use std::time::Duration;

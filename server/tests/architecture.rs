@@ -1,5 +1,6 @@
 //! The crates depend one way only: engine ← bench ← {app, server, engine-bench}. Read from
 //! `cargo metadata`, so a wrong dependency fails here rather than in review.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::collections::BTreeMap;
 use std::process::Command;

@@ -1,4 +1,5 @@
 //! The real router on a loopback port, against a temporary data dir and dist dir.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::Path;
 

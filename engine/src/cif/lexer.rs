@@ -25,9 +25,14 @@ pub enum TokenKind {
     Reserved(String),
     /// A data name such as `_cell_length_a` (kept as written).
     Tag(String),
-    /// A value. `quoted` is true for quoted strings and text fields, whose `?` and `.` are
-    /// literal text rather than "unknown" / "inapplicable".
-    Value { text: String, quoted: bool },
+    /// A value.
+    Value {
+        /// The value's text (without quotes).
+        text: String,
+        /// True for quoted strings and text fields, whose `?` and `.` are literal text
+        /// rather than "unknown" / "inapplicable".
+        quoted: bool,
+    },
 }
 
 /// A token and where it starts.

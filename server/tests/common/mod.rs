@@ -1,4 +1,5 @@
 //! Helpers shared by the integration tests that drive the real `atomworld` binary.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 #![allow(dead_code)] // each test file uses its own subset
 
 use std::io::{BufRead, BufReader, Read};
