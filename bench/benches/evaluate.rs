@@ -45,6 +45,11 @@
 //! in f64x2 pairs, minima without `fmin` calls (4 % of the wasm profile) and the assignment
 //! solver on pre-sliced rows. Profile (node --cpu-prof): assignment solver 19 %, bounds
 //! 15 %, image search 10 %, table rows 9 %, tie-noting solver 4 %, allocation 5 %.
+//! Eighth session (2026-11-26): the engine's modules moved and split (issue 19) and the
+//! matcher checks an interrupt flag per candidate; in alternation with the seventh session's
+//! final build, natively 0.897-0.932 s (4 runs) against 0.896-0.928 s, in wasm 1.02-1.31 s
+//! (median 1.15, 5 runs) against 1.05-1.20 s (median 1.13): unchanged within the machine's
+//! drift.
 //!
 //! Native: `cargo bench -p bench --bench evaluate` (`ATOMWORLD_BENCH_SLOWEST=1` lists the
 //! twenty slowest tasks).
