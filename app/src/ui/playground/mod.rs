@@ -18,18 +18,24 @@ use engine::symmetry::{space_group, DEFAULT_SYMPREC};
 use engine::Structure;
 use leptos::prelude::*;
 
-use super::action_form::ActionForm;
-use super::ask::AskModel;
+mod answer_panel;
+mod picker;
+mod task_panel;
+
+use answer_panel::AnswerPanel;
+use picker::StructurePicker;
+use task_panel::TaskPanel;
+
 use super::canvas::StructureCanvas;
 use super::edit_panel::EditRequest;
-use super::structure_file::{dropped_file, read_any, ExportLinks};
+use super::structure_file::{read_any, ExportLinks};
 use crate::viewer::Overlay;
 
 /// The structure shown first: rock salt, the crystal everyone knows.
 const DEFAULT_STRUCTURE: &str = "Halite";
 
 /// Largest structure whose space group the page computes: the search runs on the main
-/// thread and takes ~0.3 s natively at 3,000 sites, ~4 s at 10,000 (moyo, measured 2026-11).
+/// thread and takes about 0.3 s natively at 3,000 sites and 4 s at 10,000.
 const MAX_SYMMETRY_SITES: usize = 2000;
 
 /// Largest target matched automatically as the answer changes (see `requested_for`).
@@ -86,7 +92,6 @@ pub fn Playground(
     let kind = RwSignal::new(ActionKind::Move);
     let seed = RwSignal::new(shared.as_ref().and_then(|c| c.seed).unwrap_or(1));
     let prompt = RwSignal::new(String::new());
-    let prompt_form_error = RwSignal::new(None::<String>);
     let semantics = RwSignal::new(shared.as_ref().map(|c| c.semantics).unwrap_or_default());
 
     // The model sees CIF text; act on what that text says (8 decimals).
@@ -254,9 +259,8 @@ pub fn Playground(
         });
     };
     // Matching a large target against an answer that is not an exact copy runs on the page's
-    // one thread and can take long (a 512-site supercell with one atom moved: 19 s natively,
-    // measured 2026-11), so above MAX_AUTO_MATCH_SITES the page waits for a click and never
-    // re-matches on every keystroke.
+    // one thread and can take seconds (a 512-site supercell with one atom moved), so above
+    // MAX_AUTO_MATCH_SITES the page waits for a click and never re-matches on every keystroke.
     let requested_for = RwSignal::new(None::<String>);
     let large_target = Memo::new(move |_| {
         target.with(|t| t.as_ref().map_or(0, |t| t.len())) > MAX_AUTO_MATCH_SITES
@@ -313,21 +317,6 @@ pub fn Playground(
         }
         Err(e) => paste_error.set(Some(e.to_string())),
     };
-    let use_pasted = move |_| load(None, &pasted.get_untracked());
-    let on_drop = move |e: leptos::ev::DragEvent| {
-        e.prevent_default();
-        leptos::task::spawn_local(async move {
-            match dropped_file(&e).await {
-                Some((name, text)) => {
-                    pasted.set(text.clone());
-                    load(Some(&name), &text);
-                }
-                None => {
-                    paste_error.set(Some("the dropped item is not a readable text file".into()))
-                }
-            }
-        });
-    };
     // The answer over the target: the matcher's pairing as one vector per target site. The
     // matcher indexes sites in pymatgen's parsed order; the picture (and every prompt) in
     // CIF row order, so the vectors are carried over by position.
@@ -378,157 +367,33 @@ pub fn Playground(
         })
     });
 
-    let copy_prompt = move |_| {
-        if let (Some(w), Some(text)) = (web_sys::window(), full_prompt.get_untracked()) {
-            let _ = w.navigator().clipboard().write_text(&text);
-        }
-    };
-
     view! {
         <section class="playground">
             <div class="panel controls">
-                <label class="field">
-                    <span>"Structure"</span>
-                    <input
-                        id="structure-search"
-                        type="search"
-                        placeholder="search the mineral pool by name or formula"
-                        prop:value=move || search.get()
-                        on:input=move |ev| search.set(event_target_value(&ev))
-                    />
-                </label>
-                <select
-                    id="structure-select"
-                    size="6"
-                    on:change=move |ev| {
-                        if let Ok(i) = event_target_value(&ev).parse::<usize>() {
-                            source.set(Source::Pool(i));
-                        }
-                    }
-                >
-                    {move || {
-                        let current = source.get();
-                        filtered()
-                            .into_iter()
-                            .map(|(i, label)| {
-                                let selected = current == Source::Pool(i);
-                                view! { <option value=i.to_string() selected=selected>{label}</option> }
-                            })
-                            .collect_view()
-                    }}
-                </select>
-                <details class="paste">
-                    <summary>"…or paste or drop a file (CIF, POSCAR, extended XYZ, pymatgen JSON)"</summary>
-                    <textarea
-                        id="cif-paste"
-                        rows="8"
-                        placeholder="CIF, POSCAR, extended XYZ or pymatgen JSON text, or drop a file here"
-                        on:dragover=move |e: leptos::ev::DragEvent| e.prevent_default()
-                        on:drop=on_drop
-                        prop:value=move || pasted.get()
-                        on:input=move |ev| pasted.set(event_target_value(&ev))
-                    ></textarea>
-                    <button id="use-pasted" on:click=use_pasted>"Use this structure"</button>
-                    {move || paste_error.get().map(|e| view! { <p class="error" id="paste-error">{e}</p> })}
-                </details>
-
-                <div class="row">
-                    <label class="field">
-                        <span>"Action"</span>
-                        <select
-                            id="action-kind"
-                            on:change=move |ev| {
-                                let v = event_target_value(&ev);
-                                if let Some(k) = ActionKind::BENCHMARK.iter().chain(&[ActionKind::MoveAll]).find(|k| k.name() == v) {
-                                    kind.set(*k);
-                                }
-                            }
-                        >
-                            {ActionKind::BENCHMARK
-                                .iter()
-                                .chain(&[ActionKind::MoveAll])
-                                .map(|k| {
-                                    let k = *k;
-                                    view! { <option value=k.name() selected=move || kind.get() == k>{k.name()}</option> }
-                                })
-                                .collect_view()}
-                        </select>
-                    </label>
-                    <label class="field narrow">
-                        <span>"Seed"</span>
-                        <input
-                            id="seed"
-                            type="number"
-                            min="0"
-                            prop:value=move || seed.get().to_string()
-                            on:change=move |ev| {
-                                if let Ok(v) = event_target_value(&ev).parse::<u64>() {
-                                    seed.set(v);
-                                    randomise();
-                                }
-                            }
-                        />
-                    </label>
-                    <button id="random" on:click=move |_| {
-                        seed.update(|s| *s = s.wrapping_add(1));
-                        randomise();
-                    }>"Random"</button>
-                </div>
-
-                <label class="field">
-                    <span>"Action prompt (editable)"</span>
-                    <textarea
-                        id="action-prompt"
-                        rows="3"
-                        prop:value=move || prompt.get()
-                        on:input=move |ev| prompt.set(event_target_value(&ev))
-                    ></textarea>
-                </label>
-                <ActionForm
-                    action=Signal::derive(move || parsed.get().and_then(|r| r.ok()))
-                    on_change=Callback::new(move |a: bench::atomworld::Action| {
-                        if let Some(s) = input.get_untracked() {
-                            match render_prompt(&a, PromptStyle::default(), &s) {
-                                Ok(text) => {
-                                    prompt_form_error.set(None);
-                                    prompt.set(text);
-                                }
-                                Err(e) => prompt_form_error.set(Some(e.to_string())),
-                            }
-                        }
+                <StructurePicker
+                    search=search
+                    pool=Signal::derive(filtered)
+                    selected=Signal::derive(move || match source.get() {
+                        Source::Pool(i) => Some(i),
+                        _ => None,
                     })
+                    pick=Callback::new(move |i| source.set(Source::Pool(i)))
+                    pasted=pasted
+                    paste_error=paste_error
+                    load=Callback::new(move |(name, text): (Option<String>, String)| load(name.as_deref(), &text))
                 />
-                {move || prompt_form_error.get().map(|e| view! { <p class="error small">{e}</p> })}
-                <p class="parsed" id="parsed-action">
-                    {move || match parsed.get() {
-                        Some(Ok(a)) => match applied.get() {
-                            Some(Err(e)) => view! { <span class="error">{e}</span> }.into_any(),
-                            _ => view! { <span class="ok">{format!("{} · {}", a.kind().name(), serde_json::to_string(&a).unwrap_or_default())}</span> }.into_any(),
-                        },
-                        Some(Err(e)) => view! { <span class="error">{e}</span> }.into_any(),
-                        None => view! { <span></span> }.into_any(),
-                    }}
-                </p>
-                {move || (differ.get() == Some(true)).then(|| view! {
-                    <p class="notice" id="semantics-notice">
-                        "The reference implementation and the physical reading give different results for this task "
-                        "(the benchmark's ground truth follows the reference). "
-                        <label>
-                            <input
-                                type="checkbox"
-                                id="physical-toggle"
-                                prop:checked=move || semantics.get() == Semantics::Physical
-                                on:change=move |ev| semantics.set(if event_target_checked(&ev) { Semantics::Physical } else { Semantics::Reference })
-                            />
-                            " show the physical reading"
-                        </label>
-                    </p>
-                })}
-                <details class="model-prompt">
-                    <summary>"Full prompt sent to a model"</summary>
-                    <button id="copy-prompt" on:click=copy_prompt>"Copy"</button>
-                    <pre id="full-prompt">{move || full_prompt.get().unwrap_or_default()}</pre>
-                </details>
+                <TaskPanel
+                    kind=kind
+                    seed=seed
+                    randomise=Callback::new(move |()| randomise())
+                    prompt=prompt
+                    input=input
+                    parsed=parsed
+                    applied=applied
+                    differ=differ
+                    semantics=semantics
+                    full_prompt=full_prompt
+                />
             </div>
 
             <div class="views">
@@ -562,42 +427,21 @@ pub fn Playground(
                     <ExportLinks structure=target stem="target" />
                 </div>
             </div>
-            <div class="panel answer">
-                <h2>"Answer"</h2>
-                <div class="row buttons">
-                    <AskModel prompt=Signal::derive(move || full_prompt.get()) answer=answer answered_by=answered_by />
-                    <button id="paste-truth" on:click=move |_| {
-                        answer.set(format!("<cif>\n{}\n</cif>", target_cif.get_untracked().unwrap_or_default()));
-                    }>"Paste the ground truth"</button>
-                    <button id="paste-input" on:click=move |_| {
-                        answer.set(format!("<cif>\n{}\n</cif>", input_cif.get_untracked().unwrap_or_default()));
-                    }>"Paste the input unchanged"</button>
-                    <button class="secondary" on:click=move |_| answer.set(String::new())>"Clear"</button>
-                </div>
-                <textarea
-                    id="answer"
-                    rows="8"
-                    placeholder="Paste a model's full answer here; the CIF between the last <cif> and </cif> is scored."
-                    prop:value=move || answer.get()
-                    on:input=move |ev| answer.set(event_target_value(&ev))
-                ></textarea>
-                {move || verdict.get().map(|v| view! { <super::verdict::VerdictView verdict=v /> })}
-                {move || (verdict.get().is_none() && large_target.get() && !answer.with(|a| a.trim().is_empty())).then(|| {
-                    let n = target.with(|t| t.as_ref().map_or(0, |t| t.len()));
-                    view! {
-                        <p class="notice" id="large-target">
-                            {format!("The target has {n} sites: matching an answer against it can take a while, so it waits for you. ")}
-                            <button id="evaluate-large" on:click=move |_| requested_for.set(Some(answer.get_untracked()))>"Evaluate"</button>
-                        </p>
-                    }
-                })}
-                <div class="row buttons">
-                    <button id="share" class="secondary" on:click=make_link title="the whole case in the link: works on any host">"Share link"</button>
-                    <button id="short-link" class="secondary" on:click=make_short_link title="the case kept by this server under a short id">"Short link"</button>
-                    {move || share_link.get().map(|l| view! { <input id="share-link" readonly prop:value=l /> })}
-                </div>
-                {move || share_error.get().map(|e| view! { <p class="error" id="share-error">{e}</p> })}
-            </div>
+            <AnswerPanel
+                answer=answer
+                answered_by=answered_by
+                full_prompt=full_prompt
+                target_cif=target_cif
+                input_cif=input_cif
+                verdict=verdict
+                large_target=large_target
+                target_sites=Signal::derive(move || target.with(|t| t.as_ref().map_or(0, |t| t.len())))
+                requested_for=requested_for
+                make_link=Callback::new(move |()| make_link(()))
+                make_short_link=Callback::new(move |()| make_short_link(()))
+                share_link=share_link
+                share_error=share_error
+            />
             <p class="muted frame-note">
                 "Cartesian frame of every prompt: a along x, b in the xy-plane. Site indices start at 0. Highlighted: sites the action touched."
             </p>
