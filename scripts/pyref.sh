@@ -8,7 +8,8 @@
 # keyed by the pymatgen and ASE versions, the seed, the task count and a hash of the Python
 # reference; a second run only prints the variables. Progress goes to stderr; stdout holds
 # only `export` lines, so the output can be eval'ed. Without the pymatgen venv it prints a
-# notice on stderr and nothing on stdout (the Rust tests then skip).
+# notice on stderr and nothing on stdout (the Rust tests then skip), except under CI
+# (CI=true or ATOMWORLD_REQUIRE_SHARED=1), where a missing oracle is a failure.
 #
 # Settings (environment): ATOMWORLD_PYTHON (default ~/.cache/atomworld/venv-pmg/bin/python),
 # ATOMWORLD_PYREF_SEED (default 20260601), ATOMWORLD_PYREF_PER_ACTION (default 250),
@@ -25,6 +26,10 @@ DIR="${ATOMWORLD_ORACLE_DIR:-$HOME/.cache/atomworld/oracle}"
 note() { printf '[pyref] %s\n' "$*" >&2; }
 
 if ! [ -x "$PY" ] || ! "$PY" -c 'import pymatgen.core, ase' 2>/dev/null; then
+  if [ "${CI:-}" = "true" ] || [ -n "${ATOMWORLD_REQUIRE_SHARED:-}" ]; then
+    note "no Python with pymatgen and ASE at $PY: under CI the pyref comparisons must run"
+    exit 1
+  fi
   note "no Python with pymatgen and ASE at $PY: the pyref comparisons will be skipped"
   exit 0
 fi

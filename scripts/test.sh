@@ -33,7 +33,9 @@ cargo test --release -p engine --test cif_vs_pymatgen --test matcher_vs_pymatgen
 
 step "Python references (ASE/pymatgen) of the actions and the evaluator (cached in ~/.cache/atomworld/oracle)"
 # bench/tests/actions_vs_pyref.rs and evaluator_vs_pyref.rs read these (≥ 2,000 tasks each).
-eval "$(ATOMWORLD_PYTHON="$HOME/.cache/atomworld/venv-pmg/bin/python" scripts/pyref.sh)"
+# Its status is checked: under CI a missing oracle fails the run instead of skipping.
+pyref_env="$(ATOMWORLD_PYTHON="$HOME/.cache/atomworld/venv-pmg/bin/python" scripts/pyref.sh)"
+eval "$pyref_env"
 
 step "cargo test --workspace (app is wasm-only: tested in the browser)"
 # The two differential tests ran above in release (8x faster than a debug build).

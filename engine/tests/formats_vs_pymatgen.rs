@@ -321,7 +321,8 @@ fn report(summary: String, failures: &[String]) {
 fn oracle() -> Option<Oracle> {
     let Some(path) = std::env::var_os("ATOMWORLD_FORMATS_CASES") else {
         assert!(
-            std::env::var("ATOMWORLD_REQUIRE_SHARED").as_deref() != Ok("1"),
+            std::env::var("CI").as_deref() != Ok("true")
+                && std::env::var_os("ATOMWORLD_REQUIRE_SHARED").is_none(),
             "ATOMWORLD_FORMATS_CASES is unset (scripts/pymatgen-oracles.sh makes it)"
         );
         eprintln!("skipped: ATOMWORLD_FORMATS_CASES is unset (scripts/test.sh sets it)");

@@ -61,15 +61,15 @@ pub enum Comparison {
     Ordered,
 }
 
-/// One element's count in the target and in the prediction (sites holding it).
+/// One element's amount in the target and in the prediction (atoms, occupancies summed).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CountDiff {
     /// Element symbol.
     pub element: String,
-    /// Sites in the target.
-    pub target: usize,
-    /// Sites in the prediction.
-    pub predicted: usize,
+    /// Amount in the target.
+    pub target: f64,
+    /// Amount in the prediction.
+    pub predicted: f64,
 }
 
 /// Everything the UI needs to explain a verdict.
@@ -153,15 +153,41 @@ pub fn extract_cif(response: &str) -> Option<&str> {
     Some(rest[..end].trim())
 }
 
-/// Sites per element: each site counts once for each element it holds.
-fn site_counts(p: &PymatgenCif) -> BTreeMap<&'static str, usize> {
-    let mut counts = BTreeMap::new();
+/// pymatgen's composition of a parsed structure: the amount of each species (element and
+/// oxidation state, as `Composition` keys them) summed over the sites.
+fn composition(p: &PymatgenCif) -> Vec<(&'static str, Option<u64>, f64)> {
+    let mut out: Vec<(&'static str, Option<u64>, f64)> = Vec::new();
     for species in &p.species {
         for s in species {
-            *counts.entry(s.element.symbol()).or_insert(0) += 1;
+            let key = (s.element.symbol(), s.oxidation.map(f64::to_bits));
+            match out.iter_mut().find(|(e, o, _)| (*e, *o) == key) {
+                Some(entry) => entry.2 += s.amount,
+                None => out.push((key.0, key.1, s.amount)),
+            }
         }
     }
-    counts
+    out
+}
+
+/// `Composition.__eq__`: every species' amount equal within `amount_tolerance`.
+fn same_composition(a: &[(&str, Option<u64>, f64)], b: &[(&str, Option<u64>, f64)]) -> bool {
+    let amount = |c: &[(&str, Option<u64>, f64)], e: &str, o: Option<u64>| {
+        c.iter()
+            .find(|(x, y, _)| *x == e && *y == o)
+            .map_or(0.0, |(_, _, n)| *n)
+    };
+    a.iter()
+        .chain(b)
+        .all(|(e, o, _)| (amount(a, e, *o) - amount(b, e, *o)).abs() <= AMOUNT_TOLERANCE)
+}
+
+/// Amount of each element (oxidation states summed), for showing what differs.
+fn element_amounts(c: &[(&'static str, Option<u64>, f64)]) -> BTreeMap<&'static str, f64> {
+    let mut out = BTreeMap::new();
+    for (e, _, n) in c {
+        *out.entry(*e).or_insert(0.0) += n;
+    }
+    out
 }
 
 /// pymatgen's `Composition.amount_tolerance`.
@@ -283,38 +309,48 @@ fn precheck(
     predicted: &PymatgenCif,
     comparison: Comparison,
 ) -> Option<Verdict> {
-    let (ct, cp) = (site_counts(target), site_counts(predicted));
-    if ct != cp {
+    // The reference: `len(target) == len(prediction)` and equal compositions. Atoms of
+    // different elements stacked on one spot merge into one site: the composition stays, the
+    // site count drops.
+    let (ct, cp) = (composition(target), composition(predicted));
+    let (nt, np) = (target.structure.len(), predicted.structure.len());
+    if nt != np || !same_composition(&ct, &cp) {
+        let (at, ap) = (element_amounts(&ct), element_amounts(&cp));
         let elements: std::collections::BTreeSet<&str> =
-            ct.keys().chain(cp.keys()).copied().collect();
+            at.keys().chain(ap.keys()).copied().collect();
         let count_diff: Vec<CountDiff> = elements
             .into_iter()
             .filter_map(|e| {
                 let (t, p) = (
-                    ct.get(e).copied().unwrap_or(0),
-                    cp.get(e).copied().unwrap_or(0),
+                    at.get(e).copied().unwrap_or(0.0),
+                    ap.get(e).copied().unwrap_or(0.0),
                 );
-                (t != p).then(|| CountDiff {
+                ((t - p).abs() > AMOUNT_TOLERANCE).then(|| CountDiff {
                     element: e.to_string(),
                     target: t,
                     predicted: p,
                 })
             })
             .collect();
-        let text = count_diff
-            .iter()
-            .map(|d| {
-                format!(
-                    "{}: {} in the target, {} predicted",
-                    d.element, d.target, d.predicted
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
-        let mut v = Verdict::fail(
-            Label::AtomCountMismatch,
-            format!("element counts differ ({text})"),
-        );
+        let detail = if count_diff.is_empty() {
+            format!(
+                "same composition, but {nt} sites in the target and {np} in the answer (atoms \
+                 of different elements on one spot merge into one mixed site)"
+            )
+        } else {
+            let text = count_diff
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{}: {} in the target, {} predicted",
+                        d.element, d.target, d.predicted
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            format!("element counts differ ({text})")
+        };
+        let mut v = Verdict::fail(Label::AtomCountMismatch, detail);
         v.count_diff = count_diff;
         return Some(v);
     }
@@ -531,8 +567,8 @@ mod tests {
 
     #[test]
     fn an_extra_atom_stacked_on_another_is_not_a_success() {
-        // pymatgen merges the two O rows into one site {O: 2}: the per-site counts equal the
-        // target's, but StructureMatcher raises "Species occupancies sum to more than 1!".
+        // pymatgen merges the two O rows into one site {O: 2}: as many sites as the target,
+        // but one more O, so the reference's composition test fails.
         let target =
             parse_target(&cubic_cif(&[("Na", 0.0, 0.0, 0.0), ("O", 0.5, 0.5, 0.5)])).unwrap();
         let good = cubic_cif(&[("Na", 0.0, 0.0, 0.0), ("O", 0.5, 0.5, 0.5)]);
@@ -548,13 +584,27 @@ mod tests {
             &format!("<cif>{stacked}</cif>"),
             Comparison::Matcher,
         );
-        assert_eq!(v.label, Label::StructureMismatch, "{}", v.detail);
+        assert_eq!(v.label, Label::AtomCountMismatch, "{}", v.detail);
+        assert_eq!(v.count_diff[0].element, "O");
+        assert_eq!(
+            (v.count_diff[0].target, v.count_diff[0].predicted),
+            (1.0, 2.0)
+        );
+        // Atoms of two elements on one spot: one mixed site, the same composition, one site
+        // fewer: the reference's site-count test fails.
+        let nacl =
+            parse_target(&cubic_cif(&[("Na", 0.0, 0.0, 0.0), ("Cl", 0.5, 0.5, 0.5)])).unwrap();
+        let mixed = cubic_cif(&[("Na", 0.0, 0.0, 0.0), ("Cl", 0.0, 0.0, 0.0)]);
+        let v = evaluate(&nacl, &format!("<cif>{mixed}</cif>"), Comparison::Matcher);
+        assert_eq!(v.label, Label::AtomCountMismatch, "{}", v.detail);
         assert!(
-            v.detail.contains("holds more than one atom"),
+            v.detail.contains("2 sites in the target and 1"),
             "{}",
             v.detail
         );
-        // The same holds for a target with two atoms on one spot: nothing matches it.
+        assert!(v.count_diff.is_empty());
+        // A target with two atoms on one spot: the same answer passes the counts, but
+        // StructureMatcher cannot take an overfull site, so nothing matches it.
         let overfull = parse_target(&stacked).unwrap();
         let v = evaluate(
             &overfull,

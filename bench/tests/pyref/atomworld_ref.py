@@ -308,17 +308,6 @@ def parse_structure(text: str):
     return structures[0]
 
 
-def site_counts(structure) -> dict[str, int]:
-    """Sites per element: each site counts once for each element it holds (as our
-    ``bench::atomworld::evaluate::site_counts``)."""
-    counts: dict[str, int] = {}
-    for site in structure:
-        for sp in site.species:
-            sym = getattr(sp, "symbol", None) or str(sp)
-            counts[sym] = counts.get(sym, 0) + 1
-    return counts
-
-
 _MATCHER = None
 
 
@@ -344,9 +333,13 @@ def evaluate(target, response: str) -> dict:
     except Exception as e:  # noqa: BLE001 - any failure of pymatgen's reader is the label
         out.update(label="CifParsingError", detail=f"{type(e).__name__}: {e}"[:300])
         return out
-    ct, cp = site_counts(target), site_counts(predicted)
-    if ct != cp:
-        out.update(label="AtomCountMismatch", detail=f"target {ct}, predicted {cp}")
+    # The reference's test: as many sites, and equal compositions.
+    if len(target) != len(predicted) or target.composition != predicted.composition:
+        out.update(
+            label="AtomCountMismatch",
+            detail=f"target {len(target)} sites {target.composition}, "
+            f"predicted {len(predicted)} sites {predicted.composition}",
+        )
         return out
     try:
         with warnings.catch_warnings():
