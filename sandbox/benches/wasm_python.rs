@@ -42,13 +42,27 @@ async fn wasm_median(b: &WasmBackend, code: &str, n: usize) -> Duration {
     median(times)
 }
 
+/// The real interpreter behind `python3` (not a pyenv shim, whose start-up would be counted).
+fn native_python() -> Option<(String, String)> {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, platform; print(sys.executable); print(platform.python_version())",
+        ])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let mut lines = text.lines();
+    Some((lines.next()?.to_string(), lines.next()?.to_string()))
+}
+
 fn native_median(code: &str, n: usize) -> Option<(Duration, String)> {
-    let version = Command::new("python3").arg("--version").output().ok()?;
-    let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    let (exe, version) = native_python()?;
+    let version = format!("Python {version} ({exe})");
     let mut times = Vec::new();
     for _ in 0..n {
         let t = Instant::now();
-        let out = Command::new("python3")
+        let out = Command::new(&exe)
             .args(["-S", "-s", "-B", "-c", code])
             .output()
             .ok()?;

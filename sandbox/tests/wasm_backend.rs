@@ -330,6 +330,57 @@ print(json.dumps(res))"
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn no_processes_and_deep_recursion_is_contained() {
+    let b = backend_or_skip!();
+    let code = format!(
+        "{ATTEMPT}\
+attempt('fork', lambda: os.fork())
+attempt('system', lambda: os.system('true') == 0 or 1 / 0)
+attempt('subprocess', lambda: __import__('subprocess').run(['true']))
+attempt('thread', lambda: __import__('threading').Thread(target=print).start())
+print(json.dumps(res))"
+    );
+    let v = probe(&b, &code).await;
+    for key in ["fork", "system", "subprocess", "thread"] {
+        assert_ne!(v[key], "ok", "{key} should fail: {v}");
+    }
+
+    let o = run(
+        &b,
+        Program::new("def f(n):\n    return f(n + 1)\nf(0)"),
+        quick(),
+    )
+    .await;
+    eprintln!("recursion: exit {:?} trap {:?}", o.exit_code, o.trap);
+    // Either Python's RecursionError or a wasm stack-exhaustion trap: never a host crash.
+    assert!(
+        (o.exit_code == Some(1) && o.stderr.contains("RecursionError")) || o.trap.is_some(),
+        "{o:?}"
+    );
+    let o = run(
+        &b,
+        Program::new(
+            "import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return f(n + 1)\nf(0)",
+        ),
+        quick(),
+    )
+    .await;
+    eprintln!(
+        "unbounded recursion: exit {:?} trap {:?}",
+        o.exit_code, o.trap
+    );
+    assert_ne!(o.exit_code, Some(0), "{o:?}");
+    assert!(
+        o.stopped_by.is_some() || o.trap.is_some() || o.exit_code.is_some(),
+        "{o:?}"
+    );
+    assert_eq!(
+        run(&b, Program::new("print(1)"), quick()).await.stdout,
+        "1\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn input_files_are_readable_and_result_files_come_back() {
     let b = backend_or_skip!();
     let code = "data = open('in/data.txt').read()\n\
