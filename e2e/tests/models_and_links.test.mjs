@@ -106,18 +106,44 @@ test("a share link reopens the same case with the same verdict", () =>
       assert.equal(await fresh.page.inputValue("#action-prompt"), prompt);
       assert.equal(await fresh.page.locator("#verdict .detail").textContent(), detail);
       await fresh.page.goto(server.url + "/c/000000000000");
-      await fresh.page.waitForSelector("#share-error");
-      assert.match(await fresh.page.locator("#share-error").textContent(), /no shared case '000000000000'/);
+      await fresh.page.waitForSelector("#broken-link");
+      assert.match(await fresh.page.locator("#broken-link-detail").textContent(), /no shared case '000000000000'/);
+      assert.equal(await fresh.page.locator("#viewer").count(), 0, "no default task under a broken link");
     } finally {
       await fresh.close();
     }
-    // A damaged link (a fresh page: a hash change alone does not reload the app).
+    // A damaged link: said at the top in plain words, no default task under it; the
+    // technical reason only on request.
     const third = await browser.context.newPage();
     await third.goto(server.url + "/#case=damaged!!");
-    await third.waitForSelector("#share-error");
-    assert.match(await third.locator("#share-error").textContent(), /Cannot open the shared case/);
+    await third.waitForSelector("#broken-link");
+    assert.match(await third.locator("#broken-link h2").textContent(), /cannot be opened/);
+    assert.match(await third.locator("#broken-link-detail").textContent(), /Cannot open the shared case/);
+    assert.equal(await third.locator("#viewer").count(), 0);
+    const box = await third.locator("#broken-link").boundingBox();
+    assert.ok(box && box.y < 200, `the notice is at the top (y = ${box?.y})`);
+    // A good link pasted into the same tab opens it (only the fragment changes).
+    await third.goto(link);
+    await third.waitForSelector("#verdict");
+    assert.equal(await third.inputValue("#action-prompt"), prompt);
     await third.close();
   }));
+
+test("with only the baselines configured, asking a model is disabled and the page says how to configure one", async () => {
+  const bare = await startServer({});
+  const b = await launchBrowser();
+  try {
+    await withScreenshot(b.page, "no models", async () => {
+      await b.page.goto(bare.url + "/");
+      await b.page.waitForFunction(() => document.querySelector("#ask-status")?.textContent.includes("--config"));
+      assert.ok(await b.page.locator("#ask-model").isDisabled());
+      assert.match(await b.page.locator("#ask-status").textContent(), /Pasting an answer works/);
+    });
+  } finally {
+    await b.close();
+    await bare.stop();
+  }
+});
 
 test("after all of the above, the server's log never contains the key", () => {
   const log = server.log();

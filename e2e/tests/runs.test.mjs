@@ -28,6 +28,8 @@ test("two baselines run side by side: reference 100% and copy-input 0% on every 
     const page = browser.page;
     await page.goto(server.url + "/runs");
     await page.waitForSelector("#run-model option[value=reference]", { state: "attached" });
+    // No model configured: the page says how to configure one; the baselines still run.
+    assert.match(await page.locator("#only-baselines").textContent(), /--config/);
     await page.selectOption("#run-model", ["reference", "copy-input"]);
     await page.fill("#run-per-action", "2");
     await page.dispatchEvent("#run-per-action", "change");

@@ -17,8 +17,26 @@ pub fn AskModel(
     answered_by: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let models = LocalResource::new(crate::api::models);
-    let chosen_model = RwSignal::new(String::new());
     let asking = RwSignal::new(false);
+    let chosen_model = RwSignal::new(String::new());
+    // The models that answer prompts (the baselines answer whole tasks, in runs).
+    let configured = move || match models.get() {
+        Some(Ok(list)) => list
+            .into_iter()
+            .filter(|m| !m.baseline)
+            .map(|m| m.name)
+            .collect::<Vec<_>>(),
+        _ => Vec::new(),
+    };
+    // With exactly one model there is nothing to choose.
+    Effect::new(move |_| {
+        if let [only] = configured().as_slice() {
+            if chosen_model.get_untracked().is_empty() {
+                chosen_model.set(only.clone());
+            }
+        }
+    });
+    let can_ask = move || !asking.get() && !chosen_model.get().is_empty() && prompt.get().is_some();
     let ask_status = RwSignal::new(None::<Result<String, String>>);
     // The abort handle of the call in flight (browser objects stay on this thread).
     let in_flight = StoredValue::new_local(None::<web_sys::AbortController>);
@@ -86,19 +104,19 @@ pub fn AskModel(
         })
     };
     view! {
-        <select id="model-select" on:change=move |ev| chosen_model.set(event_target_value(&ev))>
+        <select id="model-select" on:change=move |ev| chosen_model.set(event_target_value(&ev))
+            disabled=move || configured().is_empty()>
             <option value="">"— model —"</option>
-            {move || match models.get() {
-                Some(Ok(list)) => list
-                    .into_iter()
-                    .filter(|m| !m.baseline)
-                    .map(|m| view! { <option value=m.name.clone()>{m.name.clone()}</option> })
-                    .collect_view()
-                    .into_any(),
-                _ => ().into_any(),
-            }}
+            {move || configured()
+                .into_iter()
+                .map(|name| {
+                    let selected = chosen_model.with(|c| *c == name);
+                    view! { <option value=name.clone() selected=selected>{name.clone()}</option> }
+                })
+                .collect_view()}
         </select>
-        <button id="ask-model" on:click=ask disabled=move || asking.get()>
+        <button id="ask-model" on:click=ask disabled=move || !can_ask()
+            title=move || if configured().is_empty() { "no model is configured on this server" } else { "" }>
             {move || if asking.get() { "Asking…" } else { "Ask the model" }}
         </button>
         <Show when=move || asking.get()>
@@ -109,7 +127,8 @@ pub fn AskModel(
                 (_, Some(Ok(m))) => m,
                 (_, Some(Err(e))) => format!("model call failed: {e}"),
                 (Some(Err(_)), None) => "No server: models are unavailable here, but pasting an answer works.".to_string(),
-                (Some(Ok(l)), None) if l.iter().all(|m| m.baseline) => "The server has no models configured (see README: configuring a provider).".to_string(),
+                (Some(Ok(l)), None) if l.iter().all(|m| m.baseline) => "No model is configured on this server: start it with --config FILE naming models and their providers (README, \"Using models\"), or with OPENAI_BASE_URL and OPENAI_MODEL set. Pasting an answer works meanwhile.".to_string(),
+                (Some(Ok(_)), None) if chosen_model.with(String::is_empty) => "Choose a model to ask.".to_string(),
                 _ => String::new(),
             }}
         </span>

@@ -27,6 +27,12 @@ pub fn App() -> impl IntoView {
     let on_runs = path == "/runs";
     let on_probes = path == "/probes";
     let short_id = path.strip_prefix("/c/").map(str::to_string);
+    // A share link pasted into a tab already on the page changes only the fragment: open it.
+    let _ = window_event_listener(leptos::ev::hashchange, |_| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.location().reload();
+        }
+    });
     view! {
         <header class="top">
             <h1>"AtomWorld Playground"</h1>
@@ -44,12 +50,11 @@ pub fn App() -> impl IntoView {
                 view! { <probes::Probes /> }.into_any()
             } else if let Some(id) = short_id {
                 view! { <ShortCase id=id /> }.into_any()
+            } else if let Some(e) = crate::share::error_from_location() {
+                view! { <BrokenLink technical=e /> }.into_any()
             } else {
                 view! {
-                    <playground::Playground
-                        shared=crate::share::case_from_location()
-                        shared_error=crate::share::error_from_location()
-                    />
+                    <playground::Playground shared=crate::share::case_from_location() shared_error=None />
                 }.into_any()
             }}
         </main>
@@ -71,8 +76,29 @@ fn ShortCase(id: String) -> impl IntoView {
         Some(Ok(c)) => {
             view! { <playground::Playground shared=Some(c) shared_error=None /> }.into_any()
         }
-        Some(Err(e)) => {
-            view! { <playground::Playground shared=None shared_error=Some(e) /> }.into_any()
-        }
+        Some(Err(e)) => view! { <BrokenLink technical=e /> }.into_any(),
+    }
+}
+
+/// A share link that cannot be opened: said at the top, in plain words, with no default task
+/// under it that could be taken for the shared one.
+#[component]
+fn BrokenLink(
+    /// What exactly failed (shown on request).
+    technical: String,
+) -> impl IntoView {
+    view! {
+        <section class="panel broken-link" id="broken-link">
+            <h2>"This share link cannot be opened"</h2>
+            <p>
+                "The link is damaged or incomplete (links are often cut off when copied), or the "
+                "case it names is no longer on this server. Ask for the link again, or "
+                <a href="/" id="fresh-start">"start with a fresh task"</a>"."
+            </p>
+            <details>
+                <summary>"Details"</summary>
+                <pre id="broken-link-detail">{technical}</pre>
+            </details>
+        </section>
     }
 }

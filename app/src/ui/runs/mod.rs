@@ -365,6 +365,13 @@ pub fn Runs() -> impl IntoView {
                     </select>
                 </label>
             </div>
+            {move || matches!(models.get(), Some(Ok(l)) if l.iter().all(|m| m.baseline)).then(|| view! {
+                <p class="notice" id="only-baselines">
+                    "Only the built-in baselines can run here: no model is configured on this server. "
+                    "Start it with --config FILE naming models and their providers (README, \"Using models\"), "
+                    "or with OPENAI_BASE_URL and OPENAI_MODEL set."
+                </p>
+            })}
             {move || error.get().map(|e| view! { <p class="error">{e}</p> })}
             <div id="run-progress" class="muted">{progress}</div>
             {charts}
