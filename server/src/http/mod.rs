@@ -33,6 +33,7 @@ pub struct AppState {
     gateway: Gateway,
     passcode: Option<String>,
     runs: Runs,
+    code: crate::execution::CodeRunner,
     limiter: rate_limit::Limiter,
 }
 
@@ -72,12 +73,28 @@ impl AppState {
         registry: Registry,
     ) -> Self {
         Self {
+            code: crate::execution::CodeRunner::from_config(&gateway.config().sandbox),
             runs: Runs::new(storage.clone(), gateway.clone(), registry),
             storage,
             gateway,
             passcode,
             limiter: rate_limit::Limiter::new(per_minute),
         }
+    }
+
+    /// Check the code sandbox in the background (its first load compiles the interpreter);
+    /// `/api/health` reports the answer once it is known.
+    pub fn check_sandbox(&self) {
+        let code = self.code.clone();
+        tokio::task::spawn_blocking(move || {
+            let state = code.check();
+            tracing::info!(
+                backend = state.backend,
+                available = state.available,
+                "sandbox: {}",
+                state.detail
+            );
+        });
     }
 
     /// Restart runs that were executing when the server stopped (see
@@ -113,6 +130,14 @@ pub async fn health(State(state): State<AppState>) -> Response {
                 profile: build.profile.to_string(),
                 target: build.target.to_string(),
                 schema_version,
+                sandbox: Some({
+                    let s = state.code.state();
+                    bench::wire::SandboxHealth {
+                        backend: s.backend,
+                        available: s.available,
+                        detail: s.detail,
+                    }
+                }),
             })
             .into_response()
         }

@@ -37,6 +37,7 @@ use utoipa::OpenApi;
         wire::ErrorBody,
         wire::Health,
         wire::HealthStatus,
+        wire::SandboxHealth,
         wire::ModelInfo,
         wire::ModelList,
         wire::CompleteRequest,
