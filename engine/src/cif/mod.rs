@@ -23,7 +23,7 @@ pub use lexer::Pos;
 pub use pymatgen::{
     parse_cif_like_pymatgen, parse_cif_like_pymatgen_detailed, PymatgenCif, SpeciesAmount,
 };
-pub use reader::read_cif;
+pub use reader::{read_cif, undeclared_symmetry};
 pub use writer::write_cif;
 
 /// Two positions closer than this on every fractional axis (periodically) are one site

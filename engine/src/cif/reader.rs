@@ -16,6 +16,44 @@ const SYMOP_TAGS: [&str; 4] = [
     "_symmetry_equiv_pos_as_xyz_",
 ];
 
+/// Tags that name a space group without listing its operations.
+/// (Lower-case: the block keeps tags lower-cased, CIF tags being case-insensitive.)
+const SPACE_GROUP_TAGS: [&str; 6] = [
+    "_symmetry_space_group_name_h-m",
+    "_space_group_name_h-m_alt",
+    "_symmetry_int_tables_number",
+    "_space_group_it_number",
+    "_symmetry_space_group_name_hall",
+    "_space_group_name_hall",
+];
+
+/// The space group a CIF declares (symbol, number or Hall symbol) when its structure block
+/// lists no symmetry operations and that group is not P1: [`read_cif`] then reads only the
+/// listed sites (as P1), which is not the crystal the file describes. `None` when the file
+/// lists its operations, declares P1 or nothing, or has no structure block.
+pub fn undeclared_symmetry(text: &str) -> Option<String> {
+    let tokens = tokenize(text).ok()?;
+    let blocks = parse_blocks(&tokens).ok()?;
+    let block = blocks
+        .iter()
+        .find(|b| b.loop_with("_atom_site_fract_x").is_some())?;
+    let listed = SYMOP_TAGS
+        .iter()
+        .any(|t| block.loop_with(t).is_some() || block.item(t).is_some());
+    if listed {
+        return None;
+    }
+    SPACE_GROUP_TAGS.iter().find_map(|&tag| {
+        let v = block.item(tag)?;
+        let plain: String = v.text.chars().filter(|c| !c.is_whitespace()).collect();
+        let p1 = matches!(
+            plain.to_ascii_uppercase().as_str(),
+            "P1" | "1" | "" | "?" | "."
+        );
+        (!p1).then(|| v.text.trim().to_string())
+    })
+}
+
 /// Read the first data block with atom sites into a structure.
 ///
 /// Sites keep the order of the `_atom_site` loop; with symmetry operations other than the
@@ -292,6 +330,27 @@ Cl1 0.5(1) 0.5 0.5
         let e = read_cif(&text).unwrap_err();
         assert_eq!(e.pos.map(|p| (p.line, p.col)), Some((3, 16)), "{e}");
         assert!(e.message.contains("exceeds the limit"), "{e}");
+    }
+
+    #[test]
+    fn a_space_group_without_operations_is_noticed() {
+        let bare = ROCKSALT_FM3M.replace(
+            "loop_\n_symmetry_equiv_pos_as_xyz\n'x, y, z'\n'x, y+1/2, z+1/2'\n'x+1/2, y, z+1/2'\n'x+1/2, y+1/2, z'\n",
+            "_symmetry_space_group_name_H-M 'F m -3 m'\n",
+        );
+        assert_ne!(bare, ROCKSALT_FM3M);
+        assert_eq!(
+            undeclared_symmetry(&bare).as_deref(),
+            Some("F m -3 m")
+        );
+        assert_eq!(
+            undeclared_symmetry(ROCKSALT_FM3M),
+            None,
+            "operations listed"
+        );
+        let p1 = bare.replace("'F m -3 m'", "'P 1'");
+        assert_eq!(undeclared_symmetry(&p1), None);
+        assert_eq!(undeclared_symmetry("not a cif"), None);
     }
 
     #[test]

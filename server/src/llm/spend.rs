@@ -86,8 +86,10 @@ impl Budget {
             tokio::pin!(notified);
             notified.as_mut().enable();
             {
-                let spent = self.spent();
+                // Read the spend while holding the claims: a settling call writes its cost
+                // before it gives its claim back, so the two are never both missed.
                 let mut held = lock(&self.held);
+                let spent = self.spent();
                 if spent >= self.cap {
                     return Err(LlmError::SpendCap(format!(
                         "{} ${:.2} is reached (${spent:.4} spent)",

@@ -84,6 +84,11 @@ pub fn Playground(
         None => None,
     };
     let source = RwSignal::new(initial_source.unwrap_or(Source::Pool(default)));
+    // A CIF that names a space group but lists no operations is shown as read (P1): say so.
+    let symmetry_warning = RwSignal::new(match shared.as_ref().map(|c| &c.structure) {
+        Some(CaseStructure::Cif { cif }) => engine::cif::undeclared_symmetry(cif),
+        _ => None,
+    });
     let pending_prompt = StoredValue::new(shared.as_ref().map(|c| c.prompt.clone()));
     let share_error = RwSignal::new(shared_error);
     let search = RwSignal::new(String::new());
@@ -313,6 +318,11 @@ pub fn Playground(
     let load = move |name: Option<&str>, text: &str| match read_any(name, text) {
         Ok((s, f)) => {
             paste_error.set(None);
+            symmetry_warning.set(if f == Format::Cif {
+                engine::cif::undeclared_symmetry(text)
+            } else {
+                None
+            });
             source.set(Source::Pasted(s, f));
         }
         Err(e) => paste_error.set(Some(e.to_string())),
@@ -377,7 +387,10 @@ pub fn Playground(
                         Source::Pool(i) => Some(i),
                         _ => None,
                     })
-                    pick=Callback::new(move |i| source.set(Source::Pool(i)))
+                    pick=Callback::new(move |i| {
+                        symmetry_warning.set(None);
+                        source.set(Source::Pool(i));
+                    })
                     pasted=pasted
                     paste_error=paste_error
                     load=Callback::new(move |(name, text): (Option<String>, String)| load(name.as_deref(), &text))
@@ -400,6 +413,18 @@ pub fn Playground(
                 <div class="view">
                     <h2>"Input " <span class="muted" id="input-name">{move || input_name.get()}</span>
                         " " <span class="muted small" id="space-group" title="space group (symprec 0.01 Å, angle tolerance 5°, as pymatgen's SpacegroupAnalyzer)">{move || symmetry.get()}</span></h2>
+                    {move || symmetry_warning.get().map(|declared| view! {
+                        <p class="notice warning" id="symmetry-warning">
+                            {format!(
+                                "This file names a space group ({declared}) but lists no symmetry \
+                                 operations, so only its {} listed sites are shown, as if the \
+                                 group were P1: that is not the whole crystal. Add the operation \
+                                 loop (_symmetry_equiv_pos_as_xyz) or paste the full cell. The \
+                                 benchmark's evaluator does not read such a file yet.",
+                                input.with(|s| s.as_ref().map_or(0, Structure::len))
+                            )}
+                        </p>
+                    })}
                     <StructureCanvas structure=input highlight=touched_in id="viewer" on_edit=on_edit />
                     {move || edit_error.get().map(|e| view! { <p class="error small" id="edit-error">{e}</p> })}
                     <ExportLinks structure=input stem="input" />
