@@ -45,17 +45,21 @@ impl CpuPool {
         })
     }
 
+    /// Wait for a free slot.
+    async fn slot(&self) -> Result<tokio::sync::OwnedSemaphorePermit, CpuError> {
+        self.permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| CpuError::Closed)
+    }
+
     /// Run `job` on a blocking thread once a slot is free.
     pub async fn run<T: Send + 'static>(
         &self,
         job: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, CpuError> {
-        let _slot = self
-            .permits
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| CpuError::Closed)?;
+        let _slot = self.slot().await?;
         tokio::task::spawn_blocking(job)
             .await
             .map_err(|e| CpuError::Panicked(e.to_string()))
@@ -69,12 +73,7 @@ impl CpuPool {
         budget: Duration,
         job: impl FnOnce(&Interrupt) -> T + Send + 'static,
     ) -> Result<T, CpuError> {
-        let _slot = self
-            .permits
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| CpuError::Closed)?;
+        let _slot = self.slot().await?;
         let interrupt = Interrupt::new();
         let _raise_on_drop = RaiseOnDrop(interrupt.clone());
         let inner = interrupt.clone();

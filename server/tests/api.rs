@@ -15,7 +15,7 @@ use server::storage::Storage;
 
 mod common;
 
-use common::{create_run, get_json, get_text, wait_run};
+use common::{create_run, get_json, get_text, post_json, wait_run};
 
 const KEY: &str = "sk-api-test-SECRET-0b1c2d";
 
@@ -217,26 +217,10 @@ async fn runs_exports_and_cases() {
     assert!(list.contains(&id));
 
     let case = serde_json::json!({"v": 1, "prompt": "Remove the atom at index 0.", "response": "<cif>..</cif>"});
-    let put: serde_json::Value = c
-        .post(format!("{base}/api/cases"))
-        .json(&case)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let put = post_json(&c, format!("{base}/api/cases"), &case).await;
     let cid = put["id"].as_str().unwrap();
     assert_eq!(cid.len(), 12);
-    let again: serde_json::Value = c
-        .post(format!("{base}/api/cases"))
-        .json(&case)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let again = post_json(&c, format!("{base}/api/cases"), &case).await;
     assert_eq!(again["id"], put["id"], "content-addressed");
     let got: serde_json::Value = get_json(&c, format!("{base}/api/cases/{cid}")).await;
     assert_eq!(got, case);

@@ -339,10 +339,7 @@ Cl1 0.5(1) 0.5 0.5
             "_symmetry_space_group_name_H-M 'F m -3 m'\n",
         );
         assert_ne!(bare, ROCKSALT_FM3M);
-        assert_eq!(
-            undeclared_symmetry(&bare).as_deref(),
-            Some("F m -3 m")
-        );
+        assert_eq!(undeclared_symmetry(&bare).as_deref(), Some("F m -3 m"));
         assert_eq!(
             undeclared_symmetry(ROCKSALT_FM3M),
             None,

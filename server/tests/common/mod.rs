@@ -43,17 +43,25 @@ pub async fn get_text(c: &reqwest::Client, url: String) -> String {
     c.get(url).send().await.unwrap().text().await.unwrap()
 }
 
-/// Starts a run with this body; returns its id.
-pub async fn create_run(c: &reqwest::Client, base: &str, body: serde_json::Value) -> String {
-    let r: serde_json::Value = c
-        .post(format!("{base}/api/runs"))
-        .json(&body)
+/// POST `body` as JSON and parse the JSON answer.
+pub async fn post_json(
+    c: &reqwest::Client,
+    url: String,
+    body: &serde_json::Value,
+) -> serde_json::Value {
+    c.post(url)
+        .json(body)
         .send()
         .await
         .unwrap()
         .json()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// Starts a run with this body; returns its id.
+pub async fn create_run(c: &reqwest::Client, base: &str, body: serde_json::Value) -> String {
+    let r = post_json(c, format!("{base}/api/runs"), &body).await;
     r["run_id"]
         .as_str()
         .unwrap_or_else(|| panic!("no run id: {r}"))
