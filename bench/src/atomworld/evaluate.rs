@@ -454,84 +454,6 @@ fn compare(
     }
 }
 
-/// Statistics of a list of values.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Stats {
-    /// Mean.
-    pub mean: Option<f64>,
-    /// Median.
-    pub median: Option<f64>,
-    /// Minimum.
-    pub min: Option<f64>,
-    /// Maximum.
-    pub max: Option<f64>,
-}
-
-impl Stats {
-    /// Statistics of `values` (all `None` when empty).
-    pub fn of(values: &[f64]) -> Self {
-        if values.is_empty() {
-            return Stats::default();
-        }
-        let mut v = values.to_vec();
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
-        Stats {
-            mean: Some(v.iter().sum::<f64>() / n as f64),
-            median: Some(median),
-            min: v.first().copied(),
-            max: v.last().copied(),
-        }
-    }
-}
-
-/// Aggregates of one action (or any group of verdicts).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Aggregate {
-    /// Number of tasks.
-    pub n: usize,
-    /// Successes / all tasks (every error counts against it).
-    pub success_rate: f64,
-    /// rms over successes.
-    pub rms: Stats,
-    /// max_dist over successes.
-    pub max_dist: Stats,
-    /// Count per label (all five, zeros included).
-    pub labels: BTreeMap<Label, usize>,
-}
-
-/// Aggregate verdicts.
-pub fn aggregate<'a>(verdicts: impl IntoIterator<Item = &'a Verdict>) -> Aggregate {
-    let mut labels: BTreeMap<Label, usize> = Label::ALL.iter().map(|l| (*l, 0)).collect();
-    let (mut rms, mut max) = (Vec::new(), Vec::new());
-    let mut n = 0;
-    for v in verdicts {
-        n += 1;
-        *labels.entry(v.label).or_insert(0) += 1;
-        if v.label == Label::Success {
-            rms.extend(v.rms);
-            max.extend(v.max_dist);
-        }
-    }
-    let successes = labels.get(&Label::Success).copied().unwrap_or(0);
-    Aggregate {
-        n,
-        success_rate: if n == 0 {
-            0.0
-        } else {
-            successes as f64 / n as f64
-        },
-        rms: Stats::of(&rms),
-        max_dist: Stats::of(&max),
-        labels,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -612,14 +534,5 @@ mod tests {
             Comparison::Matcher,
         );
         assert_eq!(v.label, Label::StructureMismatch, "{}", v.detail);
-    }
-
-    #[test]
-    fn statistics() {
-        let s = Stats::of(&[3.0, 1.0, 2.0, 10.0]);
-        assert_eq!(s.median, Some(2.5));
-        assert_eq!(s.mean, Some(4.0));
-        assert_eq!((s.min, s.max), (Some(1.0), Some(10.0)));
-        assert_eq!(Stats::of(&[]), Stats::default());
     }
 }
