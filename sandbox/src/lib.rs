@@ -14,7 +14,9 @@
 //! `scripts/python-wasm.sh` (provenance and licences in `sandbox/NOTICE-python-wasm.md`).
 
 pub mod backend;
+pub mod bwrap;
 pub mod cancel;
+mod entry;
 pub mod error;
 pub mod limits;
 pub mod outcome;

@@ -28,6 +28,11 @@ pub struct Program {
     /// as JSON on the last line of stdout.
     #[serde(default)]
     pub entry: Option<String>,
+    /// Read-only data shown inside the scratch directory: (relative path of a symlink, name
+    /// of one of the backend's data mounts). Only backends with data mounts take them
+    /// (`bwrap`); MatTools' tasks read their test files this way.
+    #[serde(default)]
+    pub data_links: Vec<(String, String)>,
 }
 
 impl Program {
@@ -57,8 +62,31 @@ impl Program {
         self
     }
 
+    /// Adds a data link (builder style): `mount` appears at `path` in the scratch directory.
+    pub fn with_data_link(mut self, path: impl Into<String>, mount: impl Into<String>) -> Self {
+        self.data_links.push((path.into(), mount.into()));
+        self
+    }
+
     /// Checks what can be checked before running: file paths and the entry's name.
     pub fn validate(&self) -> Result<(), SandboxError> {
+        for (path, mount) in &self.data_links {
+            validate_relative_path(path)?;
+            if self.files.iter().any(|(f, _)| f == path) || path == MAIN_FILE {
+                return Err(SandboxError::InvalidProgram(format!(
+                    "data link {path:?} has the name of an input file"
+                )));
+            }
+            if mount.is_empty()
+                || !mount
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            {
+                return Err(SandboxError::InvalidProgram(format!(
+                    "data mount name {mount:?} must be letters, digits, '-' or '_'"
+                )));
+            }
+        }
         for (path, _) in &self.files {
             validate_relative_path(path)?;
             if path == MAIN_FILE {

@@ -1,0 +1,500 @@
+//! Backend `bwrap`: native CPython 3.11 with the pinned MatTools stack, inside bubblewrap.
+//!
+//! For code that needs C extensions (numpy, pymatgen), which the `wasm` backend cannot load.
+//! Each worker is one bubblewrap sandbox ([`profile`]: no network, read-only root, non-root
+//! uid, cleared environment, capped tmpfs scratch) running `python/bwrap_worker.py`, which
+//! forks a fresh child per run under rlimits and wipes every process and file after it.
+//!
+//! - **Warm** ([`BwrapConfig::warm`]): workers import [`BwrapConfig::preload`] (pymatgen and
+//!   friends) once and are reused, so a run does not pay the 3.7–6 s import; a worker that
+//!   timed out or failed is killed and replaced in the background.
+//! - **Cold**: one sandbox per run, started and ended with it.
+//!
+//! The venv comes from `scripts/mattools-venv.sh` (pins in
+//! `sandbox/python/mattools-requirements.txt`); read-only data (MatTools' test files) is
+//! bound at `/data/<name>` ([`BwrapConfig::mounts`]) and linked into a run's scratch by
+//! [`crate::Program::data_links`].
+//!
+//! Limits: wall time (the worker kills the run's process group; the host kills the whole
+//! sandbox [`GRACE`] later), CPU (`RLIMIT_CPU`), memory (`RLIMIT_AS` above what the warm
+//! interpreter already maps), file size and scratch (`RLIMIT_FSIZE`, tmpfs size), output
+//! (capped pipes), processes (a pids cgroup of [`BwrapConfig::max_pids`] where the host has
+//! one, see [`cgroup`]).
+
+pub mod cgroup;
+pub mod profile;
+mod worker;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use self::cgroup::PidsCgroup;
+use self::profile::{Profile, DATA_DIR, PYTHON_DIR};
+use self::worker::{unb64, Answer, Worker};
+use crate::backend::{Backend, BoxFuture};
+use crate::cancel::CancelToken;
+use crate::entry::split_entry_result;
+use crate::error::SandboxError;
+use crate::limits::{Limit, Limits};
+use crate::outcome::{Outcome, OutputFile};
+use crate::program::Program;
+
+/// The backend's name.
+pub const NAME: &str = "bwrap";
+/// The worker script's file name.
+pub(crate) const WORKER_FILE: &str = "bwrap_worker.py";
+const WORKER_SOURCE: &str = include_str!("../../python/bwrap_worker.py");
+/// Environment variable naming the venv (default `~/.cache/atomworld/venv-mattools`).
+pub const VENV_ENV: &str = "ATOMWORLD_MATTOOLS_VENV";
+/// How long past its wall limit a run may take before the host kills its whole sandbox.
+pub const GRACE: Duration = Duration::from_secs(5);
+/// What a warm pymatgen worker imports before its first run: the modules MatTools' tasks
+/// use most (the heavy part of every task's start-up).
+pub const PYMATGEN_PRELOAD: &[&str] = &[
+    "numpy",
+    "scipy",
+    "scipy.optimize",
+    "scipy.interpolate",
+    "pymatgen.core",
+    "pymatgen.io.vasp",
+    "pymatgen.io.vasp.outputs",
+    "pymatgen.analysis.structure_matcher",
+    "pymatgen.analysis.defects.core",
+    "pymatgen.analysis.defects.generators",
+    "pymatgen.analysis.defects.supercells",
+    "pymatgen.analysis.defects.thermo",
+    "pymatgen.analysis.defects.corrections.freysoldt",
+];
+
+/// How the `bwrap` backend runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BwrapConfig {
+    /// The bubblewrap binary (looked up in `/usr/bin:/bin` when not a path).
+    pub bwrap: PathBuf,
+    /// The CPython 3.11 venv (made by `scripts/mattools-venv.sh`).
+    pub venv: PathBuf,
+    /// Modules a worker imports before serving (empty: none).
+    pub preload: Vec<String>,
+    /// Keep workers between runs (warm) or start one sandbox per run (cold).
+    pub warm: bool,
+    /// Read-only data: (name, host directory), bound at `/data/<name>`.
+    pub mounts: Vec<(String, PathBuf)>,
+    /// Size of a worker's `/work` tmpfs: the most any run's scratch can hold. Default 256 MiB.
+    pub work_bytes: u64,
+    /// Size of its `/tmp` and `/dev/shm` each. Default 64 MiB.
+    pub tmp_bytes: u64,
+    /// Processes a sandbox may hold (pids cgroup); 0: no cgroup. Default 128.
+    pub max_pids: u32,
+    /// How long a worker may take to start and pre-import. Default 120 s.
+    pub ready_within: Duration,
+}
+
+impl Default for BwrapConfig {
+    fn default() -> Self {
+        BwrapConfig {
+            bwrap: PathBuf::from("bwrap"),
+            venv: Self::default_venv(),
+            preload: Vec::new(),
+            warm: false,
+            mounts: Vec::new(),
+            work_bytes: 256 << 20,
+            tmp_bytes: 64 << 20,
+            max_pids: 128,
+            ready_within: Duration::from_secs(120),
+        }
+    }
+}
+
+impl BwrapConfig {
+    /// `$ATOMWORLD_MATTOOLS_VENV`, else `~/.cache/atomworld/venv-mattools`.
+    pub fn default_venv() -> PathBuf {
+        if let Some(dir) = std::env::var_os(VENV_ENV) {
+            return PathBuf::from(dir);
+        }
+        let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+        home.join(".cache/atomworld/venv-mattools")
+    }
+
+    /// Warm workers with pymatgen pre-imported ([`PYMATGEN_PRELOAD`]).
+    pub fn warm_pymatgen() -> Self {
+        BwrapConfig {
+            preload: PYMATGEN_PRELOAD.iter().map(|s| s.to_string()).collect(),
+            warm: true,
+            ..Self::default()
+        }
+    }
+}
+
+/// The `bwrap` backend. Cheap to share (`Arc` inside).
+#[derive(Clone)]
+pub struct BwrapBackend {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: BwrapConfig,
+    /// Holds the worker script (bound read-only into every sandbox).
+    worker_dir: tempfile::TempDir,
+    idle: Mutex<Vec<Worker>>,
+}
+
+impl std::fmt::Debug for BwrapBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BwrapBackend")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unavailable(reason: impl Into<String>) -> SandboxError {
+    SandboxError::Unavailable {
+        backend: NAME,
+        reason: reason.into(),
+    }
+}
+
+impl BwrapBackend {
+    /// A backend with `config`; writes the worker script to a private temporary directory.
+    pub fn new(config: BwrapConfig) -> Result<Self, SandboxError> {
+        let worker_dir = tempfile::Builder::new()
+            .prefix("atomworld-bwrap-")
+            .tempdir()
+            .map_err(SandboxError::Scratch)?;
+        let path = worker_dir.path().join(WORKER_FILE);
+        let mut f = std::fs::File::create(&path).map_err(SandboxError::Scratch)?;
+        f.write_all(WORKER_SOURCE.as_bytes())
+            .map_err(SandboxError::Scratch)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let dir = std::fs::Permissions::from_mode(0o755);
+            std::fs::set_permissions(worker_dir.path(), dir).map_err(SandboxError::Scratch)?;
+        }
+        Ok(BwrapBackend {
+            inner: Arc::new(Inner {
+                config,
+                worker_dir,
+                idle: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &BwrapConfig {
+        &self.inner.config
+    }
+
+    /// Workers started and waiting (warm mode).
+    pub fn idle_workers(&self) -> usize {
+        self.inner.idle.lock().map_or(0, |v| v.len())
+    }
+
+    /// Starts workers until `n` are idle (warm mode; a no-op when cold).
+    pub async fn warm_up(&self, n: usize) -> Result<(), SandboxError> {
+        if !self.inner.config.warm {
+            return Ok(());
+        }
+        while self.idle_workers() < n {
+            let w = self.inner.spawn().await?;
+            self.inner.put_back(w);
+        }
+        Ok(())
+    }
+}
+
+/// The venv's base interpreter prefix, from its `pyvenv.cfg` (`home = <prefix>/bin`), and
+/// the file's text.
+fn venv_home(venv: &Path) -> Result<(PathBuf, String), SandboxError> {
+    let cfg = venv.join("pyvenv.cfg");
+    let text = std::fs::read_to_string(&cfg).map_err(|e| {
+        unavailable(format!(
+            "the venv is not built ({}: {e}); run scripts/mattools-venv.sh",
+            cfg.display()
+        ))
+    })?;
+    let home = text
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .find(|(k, _)| k.trim() == "home")
+        .map(|(_, v)| PathBuf::from(v.trim()))
+        .ok_or_else(|| unavailable(format!("{} names no `home`", cfg.display())))?;
+    let prefix = home.parent().map_or(home.clone(), Path::to_path_buf);
+    Ok((prefix, text))
+}
+
+impl Inner {
+    fn profile(&self) -> Result<Profile, SandboxError> {
+        let c = &self.config;
+        let python = c.venv.join("bin/python");
+        if !python.exists() {
+            return Err(unavailable(format!(
+                "no interpreter at {}; run scripts/mattools-venv.sh",
+                python.display()
+            )));
+        }
+        for (name, host) in &c.mounts {
+            if !host.is_dir() {
+                return Err(unavailable(format!(
+                    "data mount `{name}`: {} is not a directory",
+                    host.display()
+                )));
+            }
+        }
+        let (base_prefix, cfg) = venv_home(&c.venv)?;
+        let venv_cfg = self.worker_dir.path().join("pyvenv.cfg");
+        let rewritten: String = cfg
+            .lines()
+            .map(|l| match l.split_once('=') {
+                Some((k, _)) if k.trim() == "home" => format!("home = {PYTHON_DIR}/bin\n"),
+                _ => format!("{l}\n"),
+            })
+            .collect();
+        std::fs::write(&venv_cfg, rewritten).map_err(SandboxError::Scratch)?;
+        Ok(Profile {
+            venv: c.venv.clone(),
+            base_prefix,
+            venv_cfg,
+            worker_dir: self.worker_dir.path().to_path_buf(),
+            mounts: c.mounts.clone(),
+            work_bytes: c.work_bytes,
+            tmp_bytes: c.tmp_bytes,
+        })
+    }
+
+    fn worker_args(&self, once: bool) -> Vec<String> {
+        let mut args = Vec::new();
+        if once {
+            args.push("--once".to_string());
+        }
+        if !self.config.preload.is_empty() {
+            args.push("--preload".to_string());
+            args.push(self.config.preload.join(","));
+        }
+        args
+    }
+
+    fn cgroup(&self) -> Option<PidsCgroup> {
+        if self.config.max_pids == 0 {
+            return None;
+        }
+        PidsCgroup::create(Path::new(cgroup::PIDS_ROOT), self.config.max_pids).ok()
+    }
+
+    async fn spawn(&self) -> Result<Worker, SandboxError> {
+        let args = self.profile()?.args(&self.worker_args(!self.config.warm));
+        Worker::spawn(
+            &self.config.bwrap,
+            args,
+            self.cgroup(),
+            self.config.ready_within,
+        )
+        .await
+    }
+
+    fn take_idle(&self) -> Option<Worker> {
+        self.idle.lock().ok().and_then(|mut v| v.pop())
+    }
+
+    fn put_back(&self, w: Worker) {
+        if let Ok(mut v) = self.idle.lock() {
+            v.push(w);
+        }
+    }
+
+    /// Starts a replacement for a discarded warm worker in the background.
+    fn replace(self: &Arc<Self>) {
+        if !self.config.warm {
+            return;
+        }
+        let me = self.clone();
+        tokio::spawn(async move {
+            match me.spawn().await {
+                Ok(w) => me.put_back(w),
+                Err(e) => tracing::warn!(error = %e, "could not start a replacement worker"),
+            }
+        });
+    }
+}
+
+impl Backend for BwrapBackend {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn availability(&self) -> Result<(), SandboxError> {
+        let profile = self.inner.profile()?;
+        let out = std::process::Command::new(&self.inner.config.bwrap)
+            .args(profile.args(&["--once".to_string()]))
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| {
+                unavailable(format!(
+                    "cannot run {}: {e} (install bubblewrap: apt-get install bubblewrap)",
+                    self.inner.config.bwrap.display()
+                ))
+            })?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if stdout.starts_with("READY") {
+            return Ok(());
+        }
+        let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        let hint = if said.contains("namespace") || said.contains("uid map") {
+            " (user namespaces look restricted: on Ubuntu ≥ 23.10 AppArmor restricts \
+             unprivileged user namespaces; see kernel.apparmor_restrict_unprivileged_userns)"
+        } else {
+            ""
+        };
+        Err(unavailable(format!(
+            "a test sandbox did not start ({}): {said}{hint}",
+            out.status
+        )))
+    }
+
+    fn run<'a>(
+        &'a self,
+        program: &'a Program,
+        limits: &'a Limits,
+        cancel: &'a CancelToken,
+    ) -> BoxFuture<'a, Result<Outcome, SandboxError>> {
+        Box::pin(async move {
+            program.validate()?;
+            let inner = &self.inner;
+            let mut links = Vec::new();
+            for (path, mount) in &program.data_links {
+                if !inner.config.mounts.iter().any(|(name, _)| name == mount) {
+                    return Err(SandboxError::InvalidProgram(format!(
+                        "data link {path:?} names mount `{mount}`, which this backend does not \
+                         have"
+                    )));
+                }
+                links.push((path.as_str(), format!("{DATA_DIR}/{mount}")));
+            }
+            let worker = match inner.take_idle() {
+                Some(w) => Ok(w),
+                None => {
+                    tokio::select! {
+                        biased;
+                        _ = cancel.cancelled() => return Err(SandboxError::Cancelled),
+                        w = inner.spawn() => w,
+                    }
+                }
+            };
+            let mut worker = worker?;
+            let started = Instant::now();
+            let exchange =
+                tokio::time::timeout(limits.wall + GRACE, worker.exchange(program, limits, links));
+            let result = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => None,
+                r = exchange => Some(r),
+            };
+            let wall_time = started.elapsed();
+            match result {
+                None => {
+                    drop(worker);
+                    inner.replace();
+                    Err(SandboxError::Cancelled)
+                }
+                Some(Err(_)) => {
+                    drop(worker);
+                    inner.replace();
+                    Ok(Outcome {
+                        stdout: String::new(),
+                        stderr: String::new(),
+                        exit_code: None,
+                        stopped_by: Some(Limit::TimedOut),
+                        trap: Some(format!(
+                            "the run did not stop within {GRACE:?} after its wall limit; its \
+                             sandbox was killed"
+                        )),
+                        wall_time,
+                        peak_memory_bytes: None,
+                        entry_result: None,
+                        files: Vec::new(),
+                    })
+                }
+                Some(Ok(Err(e))) => {
+                    drop(worker);
+                    inner.replace();
+                    Err(e)
+                }
+                Some(Ok(Ok(answer))) => {
+                    if inner.config.warm {
+                        inner.put_back(worker);
+                    }
+                    outcome(answer, program, limits, wall_time)
+                }
+            }
+        })
+    }
+}
+
+/// The [`Outcome`] of a worker's answer.
+fn outcome(
+    a: Answer,
+    program: &Program,
+    limits: &Limits,
+    wall_time: Duration,
+) -> Result<Outcome, SandboxError> {
+    let stdout = unb64(&a.stdout)?;
+    let stderr = String::from_utf8_lossy(&unb64(&a.stderr)?).into_owned();
+    let (stdout, entry_result) = split_entry_result(stdout, program.entry.is_some());
+    let scratch_full = a.scratch_used > limits.scratch_bytes
+        || stderr.contains("No space left on device")
+        || stderr.contains("File too large");
+    let stopped_by = if a.timed_out || a.cpu_exceeded {
+        Some(Limit::TimedOut)
+    } else if stderr.contains("MemoryError") && a.exit_code != Some(0) {
+        Some(Limit::MemoryExceeded)
+    } else if scratch_full {
+        Some(Limit::ScratchFull)
+    } else if a.stdout_cut || a.stderr_cut {
+        Some(Limit::OutputTruncated)
+    } else {
+        None
+    };
+    let trap = match (a.signal, stopped_by) {
+        (Some(sig), None) => Some(format!("the program was killed by signal {sig}")),
+        _ => None,
+    };
+    let mut files = Vec::new();
+    for (path, bytes) in a.files {
+        files.push(OutputFile {
+            path,
+            bytes: unb64(&bytes)?,
+        });
+    }
+    Ok(Outcome {
+        stdout,
+        stderr,
+        exit_code: a.exit_code,
+        stopped_by,
+        trap,
+        wall_time,
+        peak_memory_bytes: a.peak_rss,
+        entry_result,
+        files,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_prefix_comes_from_pyvenv_cfg() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pyvenv.cfg"),
+            "home = /opt/py/bin\nversion = 3.11.7\n",
+        )
+        .unwrap();
+        assert_eq!(venv_home(dir.path()).unwrap().0, PathBuf::from("/opt/py"));
+        let err = venv_home(&dir.path().join("nope")).unwrap_err();
+        assert!(err.to_string().contains("mattools-venv.sh"), "{err}");
+    }
+}

@@ -1,0 +1,257 @@
+//! One worker: a bubblewrap sandbox running `bwrap_worker.py`, spoken to by JSON lines.
+//!
+//! The worker forks a fresh child for every request (see the script's docstring), so a warm
+//! worker can serve many runs without carrying state from one to the next. Dropping a
+//! [`Worker`] kills the whole sandbox (`kill_on_drop`, and bwrap's `--die-with-parent` plus
+//! its PID namespace take every process inside with it).
+
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use super::cgroup::PidsCgroup;
+use super::NAME;
+use crate::error::SandboxError;
+use crate::limits::Limits;
+use crate::program::Program;
+
+/// Bytes of the worker's own stderr kept for error messages.
+const STDERR_TAIL: usize = 4096;
+
+fn backend_err(message: impl std::fmt::Display) -> SandboxError {
+    SandboxError::Backend {
+        backend: NAME,
+        message: message.to_string(),
+    }
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Decodes the worker's base64 (its own output, so failure is a backend fault).
+pub(super) fn unb64(text: &str) -> Result<Vec<u8>, SandboxError> {
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| backend_err(format!("the worker sent bad base64: {e}")))
+}
+
+/// One request line.
+#[derive(Serialize)]
+struct Request<'a> {
+    code: &'a str,
+    files: Vec<(&'a str, String)>,
+    stdin: String,
+    entry: Option<&'a str>,
+    links: Vec<(&'a str, String)>,
+    wall: f64,
+    cpu: f64,
+    memory: u64,
+    output: u64,
+    scratch: u64,
+}
+
+/// One answer line (see `bwrap_worker.py`).
+#[derive(Debug, Deserialize)]
+pub(super) struct Answer {
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub stdout: String,
+    #[serde(default)]
+    pub stderr: String,
+    #[serde(default)]
+    pub stdout_cut: bool,
+    #[serde(default)]
+    pub stderr_cut: bool,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    #[serde(default)]
+    pub signal: Option<i32>,
+    #[serde(default)]
+    pub timed_out: bool,
+    #[serde(default)]
+    pub cpu_exceeded: bool,
+    #[serde(default)]
+    pub peak_rss: Option<u64>,
+    #[serde(default)]
+    pub scratch_used: u64,
+    #[serde(default)]
+    pub files: Vec<(String, String)>,
+}
+
+/// A running worker sandbox.
+pub(super) struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    stderr_tail: Arc<Mutex<Vec<u8>>>,
+    _cgroup: Option<PidsCgroup>,
+}
+
+impl Worker {
+    /// Starts `bwrap args…` and waits (at most `ready_within`) for the worker's `READY`.
+    pub async fn spawn(
+        bwrap: &std::path::Path,
+        args: Vec<std::ffi::OsString>,
+        cgroup: Option<PidsCgroup>,
+        ready_within: Duration,
+    ) -> Result<Worker, SandboxError> {
+        let mut cmd = match &cgroup {
+            // Join the cgroup before exec, so every process of the sandbox is counted.
+            Some(cg) => {
+                let mut c = Command::new("/bin/sh");
+                c.arg("-c")
+                    .arg("echo $$ > \"$1\" && shift && exec \"$@\"")
+                    .arg("sh")
+                    .arg(cg.procs_file())
+                    .arg(bwrap);
+                c
+            }
+            None => Command::new(bwrap),
+        };
+        cmd.args(&args)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().map_err(|e| SandboxError::Unavailable {
+            backend: NAME,
+            reason: format!(
+                "cannot start {}: {e} (install bubblewrap: apt-get install bubblewrap)",
+                bwrap.display()
+            ),
+        })?;
+        let (Some(stdin), Some(stdout), Some(mut stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(backend_err("the worker's pipes were not set up"));
+        };
+        let stderr_tail = Arc::new(Mutex::new(Vec::new()));
+        let tail = stderr_tail.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut t) = tail.lock() {
+                    t.extend_from_slice(&buf[..n]);
+                    let excess = t.len().saturating_sub(STDERR_TAIL);
+                    t.drain(..excess);
+                }
+            }
+        });
+        let mut worker = Worker {
+            child,
+            stdin,
+            stdout: BufReader::new(stdout),
+            stderr_tail,
+            _cgroup: cgroup,
+        };
+        let mut line = String::new();
+        match tokio::time::timeout(ready_within, worker.read_line(&mut line)).await {
+            Ok(Ok(())) if line.trim_end() == "READY" => Ok(worker),
+            Ok(_) => Err(worker.start_failure().await),
+            Err(_) => Err(backend_err(format!(
+                "the worker did not get ready within {ready_within:?} (pre-imports too slow?)"
+            ))),
+        }
+    }
+
+    async fn read_line(&mut self, line: &mut String) -> Result<(), SandboxError> {
+        let n = self
+            .stdout
+            .read_line(line)
+            .await
+            .map_err(|e| backend_err(format!("reading from the worker: {e}")))?;
+        if n == 0 {
+            return Err(backend_err("the worker exited"));
+        }
+        Ok(())
+    }
+
+    /// What the worker (or bwrap) said on stderr, once it has exited.
+    pub async fn stderr_text(&mut self) -> String {
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        // Give the reader task a moment to collect the last bytes.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        self.stderr_tail
+            .lock()
+            .map(|t| String::from_utf8_lossy(&t).trim().to_string())
+            .unwrap_or_default()
+    }
+
+    /// Why the sandbox did not come up: bwrap's own message plus a hint.
+    async fn start_failure(&mut self) -> SandboxError {
+        let said = self.stderr_text().await;
+        let hint = if said.contains("uid map")
+            || said.contains("user namespace")
+            || said.contains("Operation not permitted")
+            || said.contains("Permission denied")
+        {
+            " (user namespaces look restricted: on Ubuntu ≥ 23.10 AppArmor restricts \
+             unprivileged user namespaces; see kernel.apparmor_restrict_unprivileged_userns)"
+        } else {
+            ""
+        };
+        SandboxError::Unavailable {
+            backend: NAME,
+            reason: format!("the sandbox did not start: {said}{hint}"),
+        }
+    }
+
+    /// Sends one program and waits for its answer.
+    pub async fn exchange(
+        &mut self,
+        program: &Program,
+        limits: &Limits,
+        links: Vec<(&str, String)>,
+    ) -> Result<Answer, SandboxError> {
+        let request = Request {
+            code: &program.code,
+            files: program
+                .files
+                .iter()
+                .map(|(p, b)| (p.as_str(), b64(b)))
+                .collect(),
+            stdin: b64(&program.stdin),
+            entry: program.entry.as_deref(),
+            links,
+            wall: limits.wall.as_secs_f64(),
+            cpu: limits.effective_cpu().as_secs_f64(),
+            memory: limits.memory_bytes,
+            output: limits.output_bytes,
+            scratch: limits.scratch_bytes,
+        };
+        let mut line = serde_json::to_string(&request)
+            .map_err(|e| backend_err(format!("encoding the request: {e}")))?;
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .await
+            .map_err(|e| backend_err(format!("writing to the worker: {e}")))?;
+        self.stdin
+            .flush()
+            .await
+            .map_err(|e| backend_err(format!("writing to the worker: {e}")))?;
+        let mut answer = String::new();
+        if let Err(e) = self.read_line(&mut answer).await {
+            let said = self.stderr_text().await;
+            return Err(backend_err(format!("{e}: {said}")));
+        }
+        let answer: Answer = serde_json::from_str(&answer)
+            .map_err(|e| backend_err(format!("the worker's answer is not JSON: {e}")))?;
+        if let Some(error) = &answer.error {
+            return Err(backend_err(format!("the worker failed: {error}")));
+        }
+        Ok(answer)
+    }
+}
