@@ -24,7 +24,11 @@ impl Registry {
     /// Every suite of the product.
     pub fn standard() -> Self {
         Self {
-            suites: vec![Arc::new(crate::atomworld::suite::AtomWorld)],
+            suites: vec![
+                Arc::new(crate::atomworld::suite::AtomWorld),
+                Arc::new(crate::omnimat::OmniMatCal),
+                Arc::new(crate::omnimat::OmniMatQa),
+            ],
         }
     }
 

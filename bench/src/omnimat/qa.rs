@@ -1,0 +1,546 @@
+//! QA scoring: two judge calls per answer (reference judge: gemini-2.5-flash at
+//! temperature 0).
+//!
+//! Before judging, every backslash is removed from the reference answer and the model's
+//! answer (only the `<answer>` text is judged). The precision judge lists the answer's
+//! information units as true positives (`tp_string`, one a line) and false positives
+//! (`fp_string`); precision = #TP / (#TP + #FP), 0 if both are empty. The recall judge gives
+//! per key point `met` (0/1) and `quality_score` (0, 0.1, 0.5 or 1.0) and `reasoning`;
+//! recall = Σ quality_i · weight_i (the rubric's `scoring_weights` by point id; equal
+//! weights when there are none). Item F1 = 2PR/(P+R), 0 if P+R = 0.
+//!
+//! A judge reply is read tolerantly: a ``` fence is stripped, else the outermost `{…}` is
+//! taken; a reply that still is not JSON, or misses a required key, makes the verdict
+//! [`QaLabel::JudgeFailed`] (F1 0, counted, never dropped). Retrying a malformed reply is
+//! the runner's job. The judge prompts are our wording of the protocol (the spec fixes their
+//! content, not their text); `bench/tests/cases/omnimat_qa/` holds one transcript of each.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::cal::normalize::py_strip;
+use super::item::{KeyPoint, QaItem};
+use crate::task::{Message, NeedAnswer};
+
+/// What scoring a QA answer needs of its item.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QaReference {
+    /// The item's id.
+    pub id: String,
+    /// The reference answer.
+    pub answer: String,
+    /// The rubric.
+    pub key_points: Vec<KeyPoint>,
+    /// Weight per key point, in rubric order (the rubric's weights, or equal ones).
+    pub weights: Vec<f64>,
+}
+
+impl QaReference {
+    /// The scoring state of `item`.
+    pub fn of(item: &QaItem) -> Self {
+        let n = item.key_points.len();
+        let weights = if item.scoring_weights.is_empty() {
+            vec![1.0 / n.max(1) as f64; n]
+        } else {
+            item.key_points
+                .iter()
+                .map(|k| item.scoring_weights.get(&k.id).copied().unwrap_or(0.0))
+                .collect()
+        };
+        Self {
+            id: item.id.clone(),
+            answer: item.answer.clone(),
+            key_points: item.key_points.clone(),
+            weights,
+        }
+    }
+}
+
+/// The key points as the judges see them: "[point_1] description", one a line.
+pub fn key_point_lines(points: &[KeyPoint]) -> String {
+    points
+        .iter()
+        .map(|k| format!("[{}] {}", k.id, k.description))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The precision judge's prompt.
+pub fn precision_prompt(reference: &QaReference, answer: &str) -> String {
+    format!(
+        "You are a strict, fair and careful grader of answers to materials science questions. Judge the PRECISION of the model answer below.\n\n\
+Split the model answer into its specific information units (claims, values, explanations) and sort each one:\n\
+- true positive (TP): a unit that is correct and matches a key scoring point or the reference answer;\n\
+- false positive (FP): a unit that is irrelevant, incorrect, redundant, or filler.\n\
+Key points the model answer misses are not counted here.\n\n\
+Reference answer:\n{}\n\n\
+Key scoring points:\n{}\n\n\
+Model answer:\n{}\n\n\
+Reply with one JSON object and nothing else:\n\
+{{\"tp_string\": \"one true-positive unit per line\", \"fp_string\": \"one false-positive unit per line\"}}",
+        reference.answer.replace('\\', ""),
+        key_point_lines(&reference.key_points),
+        answer.replace('\\', ""),
+    )
+}
+
+/// The recall judge's prompt.
+pub fn recall_prompt(reference: &QaReference, answer: &str) -> String {
+    format!(
+        "You are a strict and careful grader of answers to materials science questions. Judge how well the model answer below covers each key scoring point, in order.\n\n\
+For each key scoring point give:\n\
+- met: 1 if the model answer clearly covers the point, else 0;\n\
+- quality_score: 0 if the point is not met; otherwise 1.0 if it is covered excellently, 0.5 if acceptably but shallowly or imprecisely, 0.1 if poorly or partly wrongly.\n\n\
+Key scoring points:\n{}\n\n\
+Reference answer:\n{}\n\n\
+Model answer:\n{}\n\n\
+Reply with one JSON object and nothing else, with one list entry per key scoring point, in order:\n\
+{{\"met\": [0 or 1, ...], \"quality_score\": [number, ...], \"reasoning\": \"a short justification\"}}",
+        key_point_lines(&reference.key_points),
+        reference.answer.replace('\\', ""),
+        answer.replace('\\', ""),
+    )
+}
+
+/// The two judge conversations for `answer` (the `<answer>` text): precision, then recall.
+pub fn judge_messages(reference: &QaReference, answer: &str) -> [Vec<Message>; 2] {
+    [
+        vec![Message::user(precision_prompt(reference, answer))],
+        vec![Message::user(recall_prompt(reference, answer))],
+    ]
+}
+
+/// Why a judge reply could not be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum JudgeError {
+    /// The judge call itself failed.
+    #[error("judge call failed: {0}")]
+    Call(String),
+    /// No JSON object in the reply.
+    #[error("judge reply is not a JSON object")]
+    NotJson,
+    /// A required key is missing.
+    #[error("judge reply lacks \"{0}\"")]
+    MissingKey(&'static str),
+    /// No answer came for this judge.
+    #[error("no judge answer was given")]
+    Missing,
+}
+
+/// A JSON object out of a judge reply: the text with a ``` fence stripped, else the
+/// outermost `{…}`.
+pub fn extract_json(reply: &str) -> Result<serde_json::Map<String, serde_json::Value>, JudgeError> {
+    let t = reply.trim();
+    let unfenced = strip_fence(t);
+    let as_object = |s: &str| match serde_json::from_str::<serde_json::Value>(s) {
+        Ok(serde_json::Value::Object(o)) => Some(o),
+        _ => None,
+    };
+    if let Some(o) = as_object(unfenced) {
+        return Ok(o);
+    }
+    let (Some(a), Some(b)) = (unfenced.find('{'), unfenced.rfind('}')) else {
+        return Err(JudgeError::NotJson);
+    };
+    if a < b {
+        if let Some(o) = as_object(&unfenced[a..=b]) {
+            return Ok(o);
+        }
+    }
+    Err(JudgeError::NotJson)
+}
+
+/// "```json … ```" → "…" (case-insensitive tag; a missing closing fence is tolerated).
+fn strip_fence(t: &str) -> &str {
+    let Some(rest) = t.strip_prefix("```") else {
+        return t;
+    };
+    let rest = if rest.len() >= 4 && rest[..4].eq_ignore_ascii_case("json") {
+        &rest[4..]
+    } else {
+        rest
+    };
+    let rest = rest.trim_start();
+    let rest = rest.strip_suffix("```").unwrap_or(rest);
+    rest.trim_end()
+}
+
+/// Non-empty trimmed lines of a judge field (a string, or a list of strings).
+fn units(v: &serde_json::Value) -> Vec<String> {
+    match v {
+        serde_json::Value::Array(a) => a
+            .iter()
+            .map(|x| match x {
+                serde_json::Value::String(s) => s.trim().to_string(),
+                other => other.to_string(),
+            })
+            .filter(|s| !s.is_empty())
+            .collect(),
+        serde_json::Value::String(s) => s
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect(),
+        serde_json::Value::Null => Vec::new(),
+        other => vec![other.to_string()],
+    }
+}
+
+/// The precision judge's reading.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrecisionJudgement {
+    /// True-positive units.
+    pub tp: Vec<String>,
+    /// False-positive units.
+    pub fp: Vec<String>,
+    /// #TP / (#TP + #FP), 0 if both are empty.
+    pub precision: f64,
+}
+
+/// Read a precision judge reply.
+pub fn parse_precision(reply: &str) -> Result<PrecisionJudgement, JudgeError> {
+    let o = extract_json(reply)?;
+    let tp = units(
+        o.get("tp_string")
+            .ok_or(JudgeError::MissingKey("tp_string"))?,
+    );
+    let fp = units(
+        o.get("fp_string")
+            .ok_or(JudgeError::MissingKey("fp_string"))?,
+    );
+    let n = tp.len() + fp.len();
+    let precision = if n == 0 {
+        0.0
+    } else {
+        tp.len() as f64 / n as f64
+    };
+    Ok(PrecisionJudgement { tp, fp, precision })
+}
+
+/// One key point as the recall judge scored it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointScore {
+    /// The key point's id.
+    pub id: String,
+    /// Its weight.
+    pub weight: f64,
+    /// The judge's `met`, if given.
+    pub met: Option<f64>,
+    /// The judge's `quality_score` (0 when missing or not a number).
+    pub quality: f64,
+}
+
+/// The recall judge's reading.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecallJudgement {
+    /// Per key point, in rubric order.
+    pub points: Vec<PointScore>,
+    /// The judge's reasoning.
+    pub reasoning: Option<String>,
+    /// Σ quality · weight.
+    pub recall: f64,
+}
+
+fn number(v: &serde_json::Value) -> Option<f64> {
+    match v {
+        serde_json::Value::Number(n) => n.as_f64(),
+        serde_json::Value::String(s) => s.trim().parse().ok(),
+        serde_json::Value::Bool(b) => Some(f64::from(u8::from(*b))),
+        _ => None,
+    }
+}
+
+/// Per key point values of a judge field: a list in rubric order, or an object keyed by
+/// point id.
+fn per_point(v: &serde_json::Value, points: &[KeyPoint]) -> Vec<Option<f64>> {
+    match v {
+        serde_json::Value::Array(a) => (0..points.len())
+            .map(|i| a.get(i).and_then(number))
+            .collect(),
+        serde_json::Value::Object(o) => points
+            .iter()
+            .map(|k| o.get(&k.id).and_then(number))
+            .collect(),
+        _ => vec![None; points.len()],
+    }
+}
+
+/// Read a recall judge reply against `reference`'s rubric.
+pub fn parse_recall(reply: &str, reference: &QaReference) -> Result<RecallJudgement, JudgeError> {
+    let o = extract_json(reply)?;
+    let met = o.get("met").ok_or(JudgeError::MissingKey("met"))?;
+    let quality = o
+        .get("quality_score")
+        .ok_or(JudgeError::MissingKey("quality_score"))?;
+    let met = per_point(met, &reference.key_points);
+    let quality = per_point(quality, &reference.key_points);
+    let points: Vec<PointScore> = reference
+        .key_points
+        .iter()
+        .enumerate()
+        .map(|(i, k)| PointScore {
+            id: k.id.clone(),
+            weight: reference.weights.get(i).copied().unwrap_or(0.0),
+            met: met.get(i).copied().flatten(),
+            quality: quality
+                .get(i)
+                .copied()
+                .flatten()
+                .filter(|q| q.is_finite())
+                .unwrap_or(0.0),
+        })
+        .collect();
+    let recall = points.iter().map(|p| p.quality * p.weight).sum();
+    let reasoning = o.get("reasoning").map(|r| match r {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    });
+    Ok(RecallJudgement {
+        points,
+        reasoning,
+        recall,
+    })
+}
+
+/// 2PR/(P+R), 0 if P+R = 0.
+pub fn f1(precision: f64, recall: f64) -> f64 {
+    if precision + recall == 0.0 {
+        0.0
+    } else {
+        2.0 * precision * recall / (precision + recall)
+    }
+}
+
+/// The verdict's label.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum QaLabel {
+    /// Both judges answered usably.
+    Scored,
+    /// The reply has no (non-empty) `<answer>`: not judged, F1 0.
+    NoAnswer,
+    /// A judge failed or its reply was unusable: F1 0, counted.
+    JudgeFailed,
+}
+
+impl QaLabel {
+    /// The label's name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            QaLabel::Scored => "Scored",
+            QaLabel::NoAnswer => "NoAnswer",
+            QaLabel::JudgeFailed => "JudgeFailed",
+        }
+    }
+}
+
+/// The verdict on one QA answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QaVerdict {
+    /// The label.
+    pub label: QaLabel,
+    /// The item F1 (0 unless scored).
+    pub f1: f64,
+    /// Precision, when its judge answered usably.
+    pub precision: Option<f64>,
+    /// Recall, when its judge answered usably.
+    pub recall: Option<f64>,
+    /// The precision judge's reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_detail: Option<PrecisionJudgement>,
+    /// The recall judge's reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall_detail: Option<RecallJudgement>,
+    /// What went wrong with the judges.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judge_errors: Vec<String>,
+    /// The judged `<answer>` text.
+    pub answer: String,
+}
+
+/// The verdict from the two judge answers (precision first, then recall).
+pub fn score_answers(
+    reference: &QaReference,
+    answer: Option<&str>,
+    answers: &[NeedAnswer],
+) -> QaVerdict {
+    let Some(answer) = answer.map(py_strip).filter(|a| !a.is_empty()) else {
+        return QaVerdict {
+            label: QaLabel::NoAnswer,
+            f1: 0.0,
+            precision: None,
+            recall: None,
+            precision_detail: None,
+            recall_detail: None,
+            judge_errors: Vec::new(),
+            answer: String::new(),
+        };
+    };
+    let text = |i: usize| -> Result<&str, JudgeError> {
+        let Some(a) = answers.get(i) else {
+            return Err(JudgeError::Missing);
+        };
+        if let NeedAnswer::Judge { text } = a {
+            Ok(text)
+        } else if let NeedAnswer::Failed { error } = a {
+            Err(JudgeError::Call(error.clone()))
+        } else {
+            Err(JudgeError::Call("the answer is not a judge's".into()))
+        }
+    };
+    let p = text(0).and_then(parse_precision);
+    let r = text(1).and_then(|t| parse_recall(t, reference));
+    let mut errors = Vec::new();
+    if let Err(e) = &p {
+        errors.push(format!("precision: {e}"));
+    }
+    if let Err(e) = &r {
+        errors.push(format!("recall: {e}"));
+    }
+    let p = p.ok();
+    let r = r.ok();
+    let (label, f) = match (&p, &r) {
+        (Some(p), Some(r)) => (QaLabel::Scored, f1(p.precision, r.recall)),
+        _ => (QaLabel::JudgeFailed, 0.0),
+    };
+    QaVerdict {
+        label,
+        f1: f,
+        precision: p.as_ref().map(|p| p.precision),
+        recall: r.as_ref().map(|r| r.recall),
+        precision_detail: p,
+        recall_detail: r,
+        judge_errors: errors,
+        answer: answer.to_string(),
+    }
+}
+
+/// One subfield's QA line.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SubfieldQa {
+    /// Items.
+    pub items: usize,
+    /// Items both judges scored.
+    pub scored: usize,
+    /// Items a judge failed on (F1 0).
+    pub judge_failed: usize,
+    /// Items without an answer (F1 0).
+    pub no_answer: usize,
+    /// Mean item F1 (failures and missing answers count 0): the subfield's macro-F1.
+    pub macro_f1: f64,
+}
+
+/// The QA summary: per subfield macro-F1 and the headline, their unweighted mean.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct QaSummary {
+    /// Per subfield.
+    pub per_subfield: BTreeMap<String, SubfieldQa>,
+    /// Mean of the subfields' macro-F1 (the QA headline).
+    pub macro_f1: f64,
+    /// Mean item F1 over all items, pooled (for comparison; not the headline).
+    pub pooled_f1: f64,
+    /// Items a judge failed on, over all subfields.
+    pub judge_failed: usize,
+}
+
+impl QaSummary {
+    /// Summarise `(subfield, verdict)` rows.
+    pub fn of<'a>(rows: impl IntoIterator<Item = (&'a str, &'a QaVerdict)>) -> Self {
+        let mut sums: BTreeMap<String, (SubfieldQa, f64)> = BTreeMap::new();
+        let (mut total, mut n, mut failed) = (0.0, 0usize, 0usize);
+        for (subfield, v) in rows {
+            let (s, sum) = sums.entry(subfield.to_string()).or_default();
+            s.items += 1;
+            match v.label {
+                QaLabel::Scored => s.scored += 1,
+                QaLabel::JudgeFailed => {
+                    s.judge_failed += 1;
+                    failed += 1;
+                }
+                QaLabel::NoAnswer => s.no_answer += 1,
+            }
+            *sum += v.f1;
+            total += v.f1;
+            n += 1;
+        }
+        let per_subfield: BTreeMap<String, SubfieldQa> = sums
+            .into_iter()
+            .map(|(k, (mut s, sum))| {
+                s.macro_f1 = sum / s.items.max(1) as f64;
+                (k, s)
+            })
+            .collect();
+        let macro_f1 = per_subfield.values().map(|s| s.macro_f1).sum::<f64>()
+            / per_subfield.len().max(1) as f64;
+        QaSummary {
+            per_subfield,
+            macro_f1,
+            pooled_f1: if n == 0 { 0.0 } else { total / n as f64 },
+            judge_failed: failed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference() -> QaReference {
+        QaReference::of(&QaItem {
+            id: "1".into(),
+            subfield: "S".into(),
+            source_type: None,
+            task_type: None,
+            source_name: None,
+            source_location: None,
+            multimodal: false,
+            image_url: None,
+            question: "Q".into(),
+            answer: "A".into(),
+            key_points: vec![
+                KeyPoint {
+                    id: "point_1".into(),
+                    description: "one".into(),
+                },
+                KeyPoint {
+                    id: "point_2".into(),
+                    description: "two".into(),
+                },
+            ],
+            scoring_weights: BTreeMap::new(),
+        })
+    }
+
+    #[test]
+    fn extraction_is_tolerant() {
+        assert!(extract_json("```json\n{\"a\": 1}\n```").is_ok());
+        assert!(extract_json("```JSON {\"a\": 1}").is_ok());
+        assert!(extract_json("Here you go: {\"a\": {\"b\": 2}} thanks").is_ok());
+        assert_eq!(extract_json("no json"), Err(JudgeError::NotJson));
+        assert_eq!(extract_json("[1, 2]"), Err(JudgeError::NotJson));
+    }
+
+    #[test]
+    fn f1_of_two_judges() {
+        let r = reference();
+        let answers = [
+            NeedAnswer::Judge {
+                text: "{\"tp_string\": \"a\\nb\\n\\n\", \"fp_string\": \"c\\n\"}".into(),
+            },
+            NeedAnswer::Judge {
+                text: "{\"met\": [1, 1], \"quality_score\": [1.0, 0.5], \"reasoning\": \"ok\"}"
+                    .into(),
+            },
+        ];
+        let v = score_answers(&r, Some("x"), &answers);
+        assert_eq!(v.label, QaLabel::Scored);
+        let (p, rc) = (2.0 / 3.0, 0.75);
+        assert!((v.f1 - 2.0 * p * rc / (p + rc)).abs() < 1e-12);
+        let v = score_answers(&r, Some("x"), &answers[..1]);
+        assert_eq!(v.label, QaLabel::JudgeFailed);
+        let v = score_answers(&r, Some("  "), &answers);
+        assert_eq!(v.label, QaLabel::NoAnswer);
+        assert_eq!(f1(0.0, 0.0), 0.0);
+    }
+}
