@@ -9,6 +9,7 @@
 
 pub mod atomworld;
 pub mod case;
+pub mod mattools;
 pub mod omnimat;
 pub mod probes;
 pub mod task;

@@ -1,15 +1,58 @@
-//! Where model-written code runs: the sandbox backend the configuration chooses (`[sandbox]`),
-//! its limits, and what `/api/health` and `atomworld sandbox check` say about it.
+//! Where model-written code runs: the sandbox backends the configuration chooses, their
+//! limits, and what `/api/health` and `atomworld sandbox check` say about them.
 //!
-//! Backends: `wasm` (CPython 3.11 on WASI inside wasmtime; compiled in with the cargo feature
-//! `wasm-sandbox`, which the release build and `scripts/run.sh` turn on) and `none`. The
-//! `bwrap` and `container` backends of the sandbox design are not built yet.
+//! Two environments, as suites ask for them ([`bench::task::RunEnv`]):
+//! - **python** (`[sandbox]`): the standard library only. Backends `wasm` (CPython 3.11 on
+//!   WASI inside wasmtime; compiled in with the cargo feature `wasm-sandbox`, which the
+//!   release build and `scripts/run.sh` turn on), `bwrap`, or `none`.
+//! - **pymatgen** (`[sandbox.pymatgen]`): CPython 3.11 with MatTools' pinned stack in warm
+//!   bubblewrap workers (`bwrap`, from `scripts/mattools-venv.sh`), or `none`. Its data sets
+//!   (`[sandbox.pymatgen.data]`, e.g. `mattools = "…/test_files"`) are bound read-only.
+//!
+//! The `container` backend of the sandbox design is not built yet.
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bench::task::{RunEnv, RunProgram, RunResult};
 use sandbox::{Limits, Outcome, Program, Sandbox, SandboxError};
 use serde::{Deserialize, Serialize};
+
+/// The `[sandbox.pymatgen]` section: the environment of MatTools' code tasks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PymatgenConfig {
+    /// `bwrap` (default) or `none`.
+    pub backend: String,
+    /// The venv (default `$ATOMWORLD_MATTOOLS_VENV` or `~/.cache/atomworld/venv-mattools`).
+    pub venv: Option<PathBuf>,
+    /// Keep workers with pymatgen imported between runs (default true).
+    pub warm: bool,
+    /// Programs running at once (and warm workers kept).
+    pub workers: usize,
+    /// Read-only data sets by name (MatTools' tasks use `mattools`: the folder holding
+    /// `GaN.vasp` and the other test files). Default: `mattools` from
+    /// `$ATOMWORLD_MATTOOLS_DATA` when set.
+    pub data: BTreeMap<String, PathBuf>,
+}
+
+impl Default for PymatgenConfig {
+    fn default() -> Self {
+        let mut data = BTreeMap::new();
+        if let Some(dir) = std::env::var_os("ATOMWORLD_MATTOOLS_DATA") {
+            data.insert("mattools".to_string(), PathBuf::from(dir));
+        }
+        Self {
+            backend: "bwrap".into(),
+            venv: None,
+            warm: true,
+            workers: 2,
+            data,
+        }
+    }
+}
 
 /// The `[sandbox]` section of the configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -25,6 +68,8 @@ pub struct SandboxConfig {
     pub memory_mb: u64,
     /// Bytes of stdout (and, separately, of stderr) kept.
     pub output_bytes: u64,
+    /// The pymatgen environment.
+    pub pymatgen: PymatgenConfig,
 }
 
 impl Default for SandboxConfig {
@@ -36,6 +81,7 @@ impl Default for SandboxConfig {
             wall_secs: limits.wall.as_secs(),
             memory_mb: limits.memory_bytes / (1024 * 1024),
             output_bytes: limits.output_bytes,
+            pymatgen: PymatgenConfig::default(),
         }
     }
 }
@@ -66,9 +112,17 @@ pub struct SandboxState {
 /// Loads a backend's module ahead of the first run; says how it went.
 type WarmUp = Arc<dyn Fn() -> Result<String, SandboxError> + Send + Sync>;
 
-/// The configured sandbox, cheap to clone.
+/// The configured sandboxes, cheap to clone.
 #[derive(Clone)]
 pub struct CodeRunner {
+    python: Env,
+    pymatgen: Env,
+    output_bytes: u64,
+}
+
+/// One environment: its sandbox (if the backend exists here), warm-up and last state.
+#[derive(Clone)]
+struct Env {
     sandbox: Option<Arc<Sandbox>>,
     warm_up: Option<WarmUp>,
     state: Arc<Mutex<SandboxState>>,
@@ -105,42 +159,92 @@ fn backend(name: &str) -> Result<(Arc<dyn sandbox::Backend>, Option<WarmUp>), St
                        wasm-sandbox, as scripts/run.sh does)"
                 .into(),
         ),
+        "bwrap" => bwrap(sandbox::bwrap::BwrapConfig::default()),
         "none" => Err("no sandbox is configured ([sandbox] backend = \"none\")".into()),
-        "bwrap" | "container" => Err(format!("the {name} backend is not built yet")),
+        "container" => Err("the container backend is not built yet".into()),
         other => Err(format!(
-            "unknown sandbox backend '{other}' (wasm, none; bwrap and container are planned)"
+            "unknown sandbox backend '{other}' (wasm, bwrap, none; container is planned)"
         )),
     }
 }
 
-impl CodeRunner {
-    /// The sandbox `config` asks for; not checked yet (see [`check`](Self::check)).
-    pub fn from_config(config: &SandboxConfig) -> Self {
-        let (sandbox, warm_up, detail) = match backend(&config.backend) {
+/// A `bwrap` backend with `config`.
+fn bwrap(
+    config: sandbox::bwrap::BwrapConfig,
+) -> Result<(Arc<dyn sandbox::Backend>, Option<WarmUp>), String> {
+    let b = sandbox::bwrap::BwrapBackend::new(config).map_err(|e| e.to_string())?;
+    let detail = if b.config().warm {
+        format!(
+            "bubblewrap, warm workers with {} modules pre-imported, venv {}",
+            b.config().preload.len(),
+            b.config().venv.display()
+        )
+    } else {
+        format!("bubblewrap, venv {}", b.config().venv.display())
+    };
+    let warm_up: WarmUp = Arc::new(move || Ok(detail.clone()));
+    Ok((Arc::new(b), Some(warm_up)))
+}
+
+/// The pymatgen environment's backend.
+fn pymatgen_backend(
+    config: &PymatgenConfig,
+) -> Result<(Arc<dyn sandbox::Backend>, Option<WarmUp>), String> {
+    match config.backend.as_str() {
+        "bwrap" => {
+            let mut b = if config.warm {
+                sandbox::bwrap::BwrapConfig::warm_pymatgen()
+            } else {
+                sandbox::bwrap::BwrapConfig::default()
+            };
+            if let Some(venv) = &config.venv {
+                b.venv = venv.clone();
+            }
+            b.mounts = config
+                .data
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            bwrap(b)
+        }
+        "none" => {
+            Err("no pymatgen sandbox is configured ([sandbox.pymatgen] backend = \"none\")".into())
+        }
+        other => Err(format!(
+            "unknown pymatgen sandbox backend '{other}' (bwrap, none)"
+        )),
+    }
+}
+
+impl Env {
+    fn new(
+        name: &str,
+        chosen: Result<(Arc<dyn sandbox::Backend>, Option<WarmUp>), String>,
+        max_concurrent: usize,
+        limits: Limits,
+    ) -> Self {
+        let (sandbox, warm_up, detail) = match chosen {
             Ok((b, warm_up)) => (
                 Some(Arc::new(
-                    Sandbox::new(b, config.max_concurrent.max(1))
-                        .with_default_limits(config.limits()),
+                    Sandbox::new(b, max_concurrent.max(1)).with_default_limits(limits),
                 )),
                 warm_up,
                 "not checked yet".to_string(),
             ),
             Err(why) => (None, None, why),
         };
-        Self {
+        Env {
             sandbox,
             warm_up,
             state: Arc::new(Mutex::new(SandboxState {
-                backend: config.backend.clone(),
+                backend: name.to_string(),
                 available: false,
                 detail,
             })),
         }
     }
 
-    /// Check the backend now (blocking: the runtime's files are verified and its module
-    /// loaded, compiling it the first time) and remember the answer.
-    pub fn check(&self) -> SandboxState {
+    fn check(&self) -> SandboxState {
         if let Some(s) = &self.sandbox {
             let result = s.availability().and_then(|()| match &self.warm_up {
                 Some(w) => w(),
@@ -158,22 +262,16 @@ impl CodeRunner {
                 }
             }
         }
-        self.state()
-    }
-
-    /// The last known state.
-    pub fn state(&self) -> SandboxState {
         lock(&self.state).clone()
     }
 
-    /// Run `program` under `limits` (the configured ones when `None`).
-    pub async fn run(
+    async fn run(
         &self,
         program: &Program,
         limits: Option<&Limits>,
     ) -> Result<Outcome, SandboxError> {
         let Some(s) = &self.sandbox else {
-            let state = self.state();
+            let state = lock(&self.state).clone();
             return Err(SandboxError::Unavailable {
                 backend: "configured",
                 reason: format!("{}: {}", state.backend, state.detail),
@@ -183,5 +281,96 @@ impl CodeRunner {
             Some(l) => s.run_with(program, l, &sandbox::CancelToken::new()).await,
             None => s.run(program).await,
         }
+    }
+}
+
+impl CodeRunner {
+    /// The sandboxes `config` asks for; not checked yet (see [`check`](Self::check)).
+    pub fn from_config(config: &SandboxConfig) -> Self {
+        let limits = config.limits();
+        let pymatgen_limits = Limits {
+            memory_bytes: 2048 << 20,
+            wall: Duration::from_secs(180),
+            ..limits.clone()
+        };
+        Self {
+            python: Env::new(
+                &config.backend,
+                backend(&config.backend),
+                config.max_concurrent,
+                limits,
+            ),
+            pymatgen: Env::new(
+                &config.pymatgen.backend,
+                pymatgen_backend(&config.pymatgen),
+                config.pymatgen.workers,
+                pymatgen_limits,
+            ),
+            output_bytes: config.limits().output_bytes,
+        }
+    }
+
+    /// Check the python environment now (blocking: the runtime's files are verified and its
+    /// module loaded, compiling it the first time) and remember the answer.
+    pub fn check(&self) -> SandboxState {
+        self.python.check()
+    }
+
+    /// Check the pymatgen environment now (blocking: starts a test sandbox).
+    pub fn check_pymatgen(&self) -> SandboxState {
+        self.pymatgen.check()
+    }
+
+    /// The python environment's last known state.
+    pub fn state(&self) -> SandboxState {
+        lock(&self.python.state).clone()
+    }
+
+    /// The pymatgen environment's last known state.
+    pub fn pymatgen_state(&self) -> SandboxState {
+        lock(&self.pymatgen.state).clone()
+    }
+
+    /// Run `program` in the python environment under `limits` (the configured ones when
+    /// `None`).
+    pub async fn run(
+        &self,
+        program: &Program,
+        limits: Option<&Limits>,
+    ) -> Result<Outcome, SandboxError> {
+        self.python.run(program, limits).await
+    }
+
+    /// Run a suite's program in the environment it asks for.
+    pub async fn run_need(&self, env: RunEnv, p: &RunProgram) -> Result<RunResult, SandboxError> {
+        let program = Program {
+            code: p.code.clone(),
+            files: p
+                .files
+                .iter()
+                .map(|(path, text)| (path.clone(), text.clone().into_bytes()))
+                .collect(),
+            stdin: Vec::new(),
+            entry: None,
+            data_links: p.data_links.clone(),
+        };
+        let limits = Limits {
+            wall: Duration::from_secs(p.wall_secs.max(1)),
+            memory_bytes: p.memory_mb.max(16) << 20,
+            output_bytes: self.output_bytes,
+            ..Limits::default()
+        };
+        let environment = match env {
+            RunEnv::Python => &self.python,
+            RunEnv::Pymatgen => &self.pymatgen,
+        };
+        let o = environment.run(&program, Some(&limits)).await?;
+        Ok(RunResult {
+            stdout: o.stdout,
+            stderr: o.stderr,
+            exit_code: o.exit_code,
+            stopped_by: o.stopped_by.map(|l| l.to_string()),
+            wall_ms: o.wall_time.as_millis() as u64,
+        })
     }
 }

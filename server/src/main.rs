@@ -49,6 +49,13 @@ enum Command {
         /// Output JSONL: each input object plus "verdict".
         #[arg(short, long)]
         output: PathBuf,
+        /// The task set to look `"task": "<name>"` lines up in (mattools-code: the MatTools
+        /// data folder, holding tasks/, test_files/ and missing-files.txt).
+        #[arg(long)]
+        tasks: Option<PathBuf>,
+        /// Configuration file (the sandbox that runs code tasks: `[sandbox.pymatgen]`).
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
     /// Run a benchmark headless (resumes an unfinished run with the same settings).
     Run(cli::run::RunArgs),
@@ -152,16 +159,20 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             suite,
             input,
             output,
+            tasks,
+            config,
         } => Ok(finish((|| {
-            if suite != "atomworld" {
-                return Err(CliError::input(format!(
-                    "suite '{suite}' is not available yet (only atomworld)"
-                )));
-            }
+            let context = cli::eval::context(&suite, tasks.as_deref(), config.as_deref())?;
             let file = std::fs::File::open(&input)
                 .map_err(|e| CliError::input(format!("cannot read {}: {e}", input.display())))?;
             let mut out = Output::create(&output, &[&input])?;
-            let summary = cli::eval::run(std::io::BufReader::new(file), &mut out)?;
+            let summary = cli::eval::run_with(
+                &bench::task::Registry::standard(),
+                &suite,
+                std::io::BufReader::new(file),
+                &mut out,
+                &context,
+            )?;
             out.commit()?;
             eprint!("{summary}");
             Ok(())

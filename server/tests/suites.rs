@@ -72,6 +72,7 @@ impl Suite for Sums {
         let judge = match answers.first() {
             Some(NeedAnswer::Judge { text }) => text.clone(),
             Some(NeedAnswer::Failed { error }) => format!("judge failed: {error}"),
+            Some(NeedAnswer::Ran { .. }) => "judge failed: a program answered".into(),
             None => "no judge".into(),
         };
         SumVerdict {
@@ -125,10 +126,11 @@ fn eval_scores_a_new_suite_offline() {
         "{table}"
     );
     let unknown = server::cli::eval::run_suite(&registry(), "nope", &b""[..], Vec::new());
-    assert!(unknown
-        .unwrap_err()
-        .message
-        .contains("available: atomworld, sums"));
+    let message = unknown.unwrap_err().message;
+    assert!(
+        message.contains("available: atomworld, ") && message.ends_with(", sums)"),
+        "{message}"
+    );
 }
 
 /// An OpenAI-compatible judge that always agrees.

@@ -5,7 +5,8 @@
 //!    receives, the group it is tabled under, and whatever the scoring needs (the parsed
 //!    reference, computed once);
 //! 2. a model (or a baseline, or a person) answers;
-//! 3. [`Suite::needs`]: what scoring needs from the outside world (a judge's answer), pure;
+//! 3. [`Suite::needs`] (and [`Suite::more_needs`] for needs that depend on earlier answers):
+//!    what scoring needs from the outside world (a judge's answer, a sandbox run), pure;
 //! 4. [`Suite::score`]: the verdict once those needs are answered, pure.
 //!
 //! Only the server performs effects (model calls, judges); the page and the CLI share every
@@ -20,5 +21,6 @@ pub mod summary;
 pub use message::{Message, Role};
 pub use registry::{Registry, UnknownSuite};
 pub use suite::{
-    AnySuite, Need, NeedAnswer, Outcome, Prepared, PreparedTask, Scored, Suite, TaskError,
+    AnySuite, Need, NeedAnswer, Outcome, Prepared, PreparedTask, RunEnv, RunProgram, RunResult,
+    Scored, Suite, TaskError, MAX_NEED_STAGES,
 };

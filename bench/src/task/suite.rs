@@ -23,6 +23,55 @@ pub enum Need {
         /// What the judge is asked.
         messages: Vec<Message>,
     },
+    /// A program run in the server's sandbox (model-written or verification code).
+    Run {
+        /// Which Python it needs.
+        env: RunEnv,
+        /// What to run.
+        program: RunProgram,
+    },
+}
+
+/// The Python a [`Need::Run`] needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunEnv {
+    /// The standard library only (the embedded `wasm` sandbox).
+    Python,
+    /// CPython 3.11 with MatTools' pinned pymatgen stack (the `bwrap` sandbox).
+    Pymatgen,
+}
+
+/// A program for the sandbox, as a suite describes it (the server maps it to its sandbox).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunProgram {
+    /// Python source, run as `main.py` in a fresh scratch directory.
+    pub code: String,
+    /// Text input files: (relative path, contents).
+    #[serde(default)]
+    pub files: Vec<(String, String)>,
+    /// Read-only data shown in the scratch directory: (relative path, data set name).
+    #[serde(default)]
+    pub data_links: Vec<(String, String)>,
+    /// Wall-clock seconds allowed.
+    pub wall_secs: u64,
+    /// Memory allowed (MiB).
+    pub memory_mb: u64,
+}
+
+/// What a [`Need::Run`] gave back.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// stdout (capped by the sandbox).
+    pub stdout: String,
+    /// stderr (capped by the sandbox).
+    pub stderr: String,
+    /// Exit status; `None` when the program was stopped.
+    pub exit_code: Option<i32>,
+    /// The limit that stopped the program (`timed_out`, `memory_exceeded`, …), if any.
+    pub stopped_by: Option<String>,
+    /// Wall-clock time of the run (ms).
+    pub wall_ms: u64,
 }
 
 /// The answer to a [`Need`], in the same position.
@@ -33,6 +82,11 @@ pub enum NeedAnswer {
     Judge {
         /// The answer.
         text: String,
+    },
+    /// The program ran (whatever its exit status).
+    Ran {
+        /// What it gave back.
+        result: RunResult,
     },
     /// The need could not be met (the judge failed): why.
     Failed {
@@ -90,6 +144,18 @@ pub trait Suite: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Needs that depend on the answers to earlier ones (`answered`, in order): asked again
+    /// after each stage is met until it returns nothing (at most [`MAX_NEED_STAGES`] times).
+    /// MatTools verifies a program's result only once the program has run.
+    fn more_needs(
+        &self,
+        _state: &Self::State,
+        _response: &str,
+        _answered: &[NeedAnswer],
+    ) -> Vec<Need> {
+        Vec::new()
+    }
+
     /// The verdict on `response`, given the answers to [`needs`](Self::needs). A raised
     /// `interrupt` ends long work with the suite's own "not scored" verdict.
     fn score(
@@ -119,6 +185,9 @@ pub trait Suite: Send + Sync + 'static {
         None
     }
 }
+
+/// The most stages of [`Suite::more_needs`] a scorer meets.
+pub const MAX_NEED_STAGES: usize = 4;
 
 /// A prepared task of any suite.
 #[derive(Clone)]
@@ -166,6 +235,13 @@ pub trait AnySuite: Send + Sync {
     fn prepare_json(&self, task: &serde_json::Value) -> Result<PreparedTask, TaskError>;
     /// What scoring `response` to `task` needs from outside.
     fn needs(&self, task: &PreparedTask, response: &str) -> Result<Vec<Need>, TaskError>;
+    /// What it needs once `answered` (see [`Suite::more_needs`]).
+    fn more_needs(
+        &self,
+        task: &PreparedTask,
+        response: &str,
+        answered: &[NeedAnswer],
+    ) -> Result<Vec<Need>, TaskError>;
     /// Score `response` to `task`.
     fn score(
         &self,
@@ -204,6 +280,20 @@ impl<S: Suite> AnySuite for S {
 
     fn needs(&self, task: &PreparedTask, response: &str) -> Result<Vec<Need>, TaskError> {
         Ok(Suite::needs(self, state_of::<S>(task)?, response))
+    }
+
+    fn more_needs(
+        &self,
+        task: &PreparedTask,
+        response: &str,
+        answered: &[NeedAnswer],
+    ) -> Result<Vec<Need>, TaskError> {
+        Ok(Suite::more_needs(
+            self,
+            state_of::<S>(task)?,
+            response,
+            answered,
+        ))
     }
 
     fn score(

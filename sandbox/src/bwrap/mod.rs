@@ -373,25 +373,38 @@ impl Backend for BwrapBackend {
                 }
                 links.push((path.as_str(), format!("{DATA_DIR}/{mount}")));
             }
-            let worker = match inner.take_idle() {
-                Some(w) => Ok(w),
-                None => {
-                    tokio::select! {
+            // An idle worker may have died (or belong to a runtime that has ended): a run
+            // that fails on one before getting any answer is retried once on a fresh worker.
+            let mut reused = inner.take_idle();
+            let started = Instant::now();
+            let result = loop {
+                let from_pool = reused.is_some();
+                let mut worker = match reused.take() {
+                    Some(w) => w,
+                    None => tokio::select! {
                         biased;
                         _ = cancel.cancelled() => return Err(SandboxError::Cancelled),
-                        w = inner.spawn() => w,
+                        w = inner.spawn() => w?,
+                    },
+                };
+                let exchange = tokio::time::timeout(
+                    limits.wall + GRACE,
+                    worker.exchange(program, limits, links.clone()),
+                );
+                let result = tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => None,
+                    r = exchange => Some(r),
+                };
+                match result {
+                    Some(Ok(Err(SandboxError::Backend { .. }))) if from_pool => {
+                        drop(worker);
+                        continue;
                     }
+                    other => break (worker, other),
                 }
             };
-            let mut worker = worker?;
-            let started = Instant::now();
-            let exchange =
-                tokio::time::timeout(limits.wall + GRACE, worker.exchange(program, limits, links));
-            let result = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => None,
-                r = exchange => Some(r),
-            };
+            let (worker, result) = result;
             let wall_time = started.elapsed();
             match result {
                 None => {

@@ -4,16 +4,31 @@
 //! Each input line is the suite's task plus `"response"` (AtomWorld: `{"input_cif",
 //! "action_prompt", "target_cif" (or null), "response"}`, a null target computed from the
 //! input and the prompt); each output line is the same object plus `"verdict"` as the suite
-//! writes it for `eval`. Scoring is offline: a suite that needs a judge gets a judge failure.
+//! writes it for `eval`. Scoring is offline: a suite that needs a judge gets a judge failure;
+//! a suite that runs code (MatTools) runs it in the configured sandbox.
+//!
+//! Lines may name their task instead of carrying it (`{"task": "<id>", "response"}`) when
+//! [`Context::tasks`] holds the task set (MatTools: `--tasks DIR`).
 
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 
 use bench::task::summary::{Row, Summary};
-use bench::task::{AnySuite, Need, NeedAnswer, Outcome, Registry};
+use bench::task::{AnySuite, NeedAnswer, Outcome, PreparedTask, Registry};
 use engine::interrupt::Interrupt;
 use serde_json::{Map, Value};
 
 use super::CliError;
+use crate::execution::CodeRunner;
+
+/// What `eval` scores with besides the lines: the sandbox and a task set to look names up in.
+#[derive(Default)]
+pub struct Context {
+    /// The sandboxes (suites whose scoring runs code need one).
+    pub code: Option<CodeRunner>,
+    /// Tasks by id, as their suite's JSON.
+    pub tasks: HashMap<String, Value>,
+}
 
 /// Score every line of `input` into `output` with the AtomWorld suite; returns the table.
 pub fn run(input: impl BufRead, output: impl Write) -> Result<String, CliError> {
@@ -26,11 +41,27 @@ pub fn run_suite(
     registry: &Registry,
     suite: &str,
     input: impl BufRead,
+    output: impl Write,
+) -> Result<String, CliError> {
+    run_with(registry, suite, input, output, &Context::default())
+}
+
+/// [`run_suite`] with a sandbox and a task set.
+pub fn run_with(
+    registry: &Registry,
+    suite: &str,
+    input: impl BufRead,
     mut output: impl Write,
+    context: &Context,
 ) -> Result<String, CliError> {
     let suite = registry
         .get(suite)
         .map_err(|e| CliError::input(e.to_string()))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failure(format!("starting a runtime: {e}")))?;
+    let mut verdicts: Vec<Value> = Vec::new();
     let mut scored: Vec<(String, Outcome)> = Vec::new();
     // Lines imported from the reference's evaluation results carry its verdict: compare.
     let (mut recorded, mut agree) = (0usize, 0usize);
@@ -48,8 +79,12 @@ pub fn run_suite(
         }
         let mut object: Map<String, Value> = serde_json::from_str(&text)
             .map_err(|e| CliError::input(format!("line {n}: not a JSON object: {e}")))?;
-        let (group, outcome, verdict) = score_line(suite.as_ref(), &object)
-            .map_err(|e| CliError::input(format!("line {n}: {e}")))?;
+        let task =
+            task_of(&object, context).map_err(|e| CliError::input(format!("line {n}: {e}")))?;
+        let (group, outcome, verdict) =
+            score_line(suite.as_ref(), &object, &task, context, &runtime)
+                .map_err(|e| CliError::input(format!("line {n}: {e}")))?;
+        verdicts.push(verdict.clone());
         if let Some(label) = recorded_label(&object) {
             recorded += 1;
             agree += usize::from(label == outcome.label);
@@ -67,6 +102,9 @@ pub fn run_suite(
         cost_usd: 0.0,
     }));
     let mut text = table.table(suite.columns());
+    if suite.name() == "mattools-code" {
+        text.push_str(&bench::mattools::code::verdict::Metrics::of_eval(&verdicts).lines());
+    }
     if recorded > 0 {
         text.push_str(&format!(
             "recorded verdicts (reference run): {agree} of {recorded} agree with ours\n"
@@ -75,28 +113,60 @@ pub fn run_suite(
     Ok(text)
 }
 
+/// The task a line is about: the line itself, or (with `"task": "<id>"`) the task of that id
+/// from the context's task set, with the line's fields on top.
+fn task_of(object: &Map<String, Value>, context: &Context) -> Result<Value, String> {
+    match object.get("task").and_then(Value::as_str) {
+        Some(id) if !context.tasks.is_empty() => {
+            let mut task = context
+                .tasks
+                .get(id)
+                .cloned()
+                .ok_or_else(|| format!("no task named {id:?} in the task set"))?;
+            if let Value::Object(t) = &mut task {
+                for (k, v) in object {
+                    if k != "task" {
+                        t.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+            }
+            Ok(task)
+        }
+        _ => Ok(Value::Object(object.clone())),
+    }
+}
+
 /// One line scored: its group, outcome and the verdict as written.
 fn score_line(
     suite: &dyn AnySuite,
     object: &Map<String, Value>,
+    task: &Value,
+    context: &Context,
+    runtime: &tokio::runtime::Runtime,
 ) -> Result<(String, Outcome, Value), String> {
     let response = object
         .get("response")
         .and_then(Value::as_str)
         .ok_or("no \"response\" text")?;
-    let task = suite
-        .prepare_json(&Value::Object(object.clone()))
-        .map_err(|e| e.to_string())?;
-    let answers: Vec<NeedAnswer> = suite
-        .needs(&task, response)
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .map(|need| match need {
-            Need::Judge { .. } => NeedAnswer::Failed {
-                error: "eval scores offline: no judge model is called".into(),
-            },
-        })
-        .collect();
+    let task: PreparedTask = suite.prepare_json(task).map_err(|e| e.to_string())?;
+    let answers: Vec<NeedAnswer> = match &context.code {
+        Some(code) => runtime.block_on(crate::runs::needs::meet_all(
+            suite, &task, response, None, code,
+        ))?,
+        None => {
+            let code = CodeRunner::from_config(&crate::execution::SandboxConfig {
+                backend: "none".into(),
+                pymatgen: crate::execution::PymatgenConfig {
+                    backend: "none".into(),
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+            runtime.block_on(crate::runs::needs::meet_all(
+                suite, &task, response, None, &code,
+            ))?
+        }
+    };
     let scored = suite
         .score(&task, response, &answers, &Interrupt::default())
         .map_err(|e| e.to_string())?;
@@ -106,4 +176,48 @@ fn score_line(
 /// The recorded label of an eval input line, if it came from `import` of evaluation results.
 fn recorded_label(line: &Map<String, Value>) -> Option<&str> {
     line.get("recorded_verdict")?.get("label")?.as_str()
+}
+
+/// The context `atomworld eval --suite SUITE [--tasks DIR] [--config FILE]` scores with: for
+/// `mattools-code`, the tasks of DIR by name and the configured sandbox, with DIR's
+/// `test_files/` as the `mattools` data set unless the configuration names one.
+pub fn context(
+    suite: &str,
+    tasks: Option<&std::path::Path>,
+    config: Option<&std::path::Path>,
+) -> Result<Context, CliError> {
+    let mut context = Context::default();
+    if suite != "mattools-code" {
+        return Ok(context);
+    }
+    let dir = tasks.ok_or_else(|| {
+        CliError::input(
+            "mattools-code needs --tasks DIR (the folder holding tasks/ and test_files/)",
+        )
+    })?;
+    let dir = super::mattools::TaskDir::at(dir)?;
+    for task in dir.load()? {
+        let value = serde_json::to_value(&task).map_err(|e| CliError::failure(e.to_string()))?;
+        context.tasks.insert(task.name.clone(), value);
+    }
+    let mut sandbox = crate::config::Config::load(config)
+        .map_err(|e| CliError::input(e.to_string()))?
+        .sandbox;
+    if let Some(files) = &dir.test_files {
+        sandbox
+            .pymatgen
+            .data
+            .entry("mattools".into())
+            .or_insert_with(|| files.clone());
+    }
+    let code = CodeRunner::from_config(&sandbox);
+    let state = code.check_pymatgen();
+    if !state.available {
+        return Err(CliError::failure(format!(
+            "the pymatgen sandbox ({}) is unavailable: {}",
+            state.backend, state.detail
+        )));
+    }
+    context.code = Some(code);
+    Ok(context)
 }

@@ -62,10 +62,26 @@ pub struct RunArgs {
 /// The tasks of `path` for `suite`, each checked (prepared); unusable ones are left out and
 /// reported on stderr.
 fn imported(path: &std::path::Path, suite: &dyn AnySuite) -> Result<TaskSource, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::input(format!("cannot read {}: {e}", path.display())))?;
+    let text = if path.is_dir() {
+        String::new()
+    } else {
+        std::fs::read_to_string(path)
+            .map_err(|e| CliError::input(format!("cannot read {}: {e}", path.display())))?
+    };
     let candidates: Vec<serde_json::Value> =
-        if suite.name() == "atomworld" {
+        if path.is_dir() && suite.name() == "mattools-code" {
+            super::mattools::TaskDir::at(path)?
+                .load()?
+                .iter()
+                .filter_map(|t| serde_json::to_value(t).ok())
+                .collect()
+        } else if path.is_dir() {
+            return Err(CliError::input(format!(
+                "{} is a folder; suite {} reads tasks from a JSONL file",
+                path.display(),
+                suite.name()
+            )));
+        } else if suite.name() == "atomworld" {
             let (_, records) = bench::atomworld::import::import(&text)
                 .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
             records
@@ -131,10 +147,26 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
     run_with(args, &Registry::standard()).await
 }
 
+/// Whether a suite's scoring runs code in the pymatgen sandbox.
+fn spec_needs_pymatgen(suite: &str) -> bool {
+    suite == "mattools-code"
+}
+
 /// [`run`] with the suites of `registry`.
 pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliError> {
-    let config =
+    let mut config =
         Config::load(args.config.as_deref()).map_err(|e| CliError::input(e.to_string()))?;
+    // MatTools' data folder brings the test files its questions read.
+    if let Some(dir) = args.tasks_file.as_deref().filter(|p| p.is_dir()) {
+        if let Some(files) = super::mattools::TaskDir::at(dir)?.test_files {
+            config
+                .sandbox
+                .pymatgen
+                .data
+                .entry("mattools".into())
+                .or_insert(files);
+        }
+    }
     let storage = Storage::open(&args.data_dir).map_err(|e| CliError::failure(e.to_string()))?;
     let gateway = Gateway::new(
         config,
@@ -186,7 +218,20 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let b = bar.clone();
-    let outcome = runs::execute(&storage, &gateway, registry, &run_id, move |o| {
+    let code = crate::execution::CodeRunner::from_config(&gateway.config().sandbox);
+    if spec_needs_pymatgen(&args.suite) {
+        let c = code.clone();
+        let state = tokio::task::spawn_blocking(move || c.check_pymatgen())
+            .await
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        if !state.available {
+            return Err(CliError::failure(format!(
+                "suite {} runs code in the pymatgen sandbox ({}), which is unavailable: {}",
+                args.suite, state.backend, state.detail
+            )));
+        }
+    }
+    let outcome = runs::execute(&storage, &gateway, &code, registry, &run_id, move |o| {
         let p = &o.progress;
         b.set_length(p.total as u64);
         b.set_position(p.done as u64);

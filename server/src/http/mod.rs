@@ -72,9 +72,10 @@ impl AppState {
         per_minute: u32,
         registry: Registry,
     ) -> Self {
+        let code = crate::execution::CodeRunner::from_config(&gateway.config().sandbox);
         Self {
-            code: crate::execution::CodeRunner::from_config(&gateway.config().sandbox),
-            runs: Runs::new(storage.clone(), gateway.clone(), registry),
+            code: code.clone(),
+            runs: Runs::new(storage.clone(), gateway.clone(), code, registry),
             storage,
             gateway,
             passcode,
@@ -87,13 +88,18 @@ impl AppState {
     pub fn check_sandbox(&self) {
         let code = self.code.clone();
         tokio::task::spawn_blocking(move || {
-            let state = code.check();
-            tracing::info!(
-                backend = state.backend,
-                available = state.available,
-                "sandbox: {}",
-                state.detail
-            );
+            for (env, state) in [
+                ("python", code.check()),
+                ("pymatgen", code.check_pymatgen()),
+            ] {
+                tracing::info!(
+                    env,
+                    backend = state.backend,
+                    available = state.available,
+                    "sandbox: {}",
+                    state.detail
+                );
+            }
         });
     }
 

@@ -9,6 +9,7 @@ use bench::task::Registry;
 use bench::wire::{Progress, RunSpec, RunStatus};
 
 use super::RunError;
+use crate::execution::CodeRunner;
 use crate::llm::Gateway;
 use crate::storage::{Storage, Unfinished};
 
@@ -31,6 +32,7 @@ pub enum SpawnError {
 pub struct Runs {
     storage: Storage,
     gateway: Gateway,
+    code: CodeRunner,
     registry: Registry,
     live: Arc<Mutex<HashMap<String, Progress>>>,
     /// Cancel flags of the runs executing in this process, by run id.
@@ -42,12 +44,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Runs {
-    /// A manager over `storage`, calling models through `gateway`, with the suites of
-    /// `registry`.
-    pub fn new(storage: Storage, gateway: Gateway, registry: Registry) -> Self {
+    /// A manager over `storage`, calling models through `gateway` and running programs in
+    /// `code`, with the suites of `registry`.
+    pub fn new(storage: Storage, gateway: Gateway, code: CodeRunner, registry: Registry) -> Self {
         Self {
             storage,
             gateway,
+            code,
             registry,
             live: Default::default(),
             active: Default::default(),
@@ -88,6 +91,7 @@ impl Runs {
             let result = super::execute_until(
                 &me.storage,
                 &me.gateway,
+                &me.code,
                 &me.registry,
                 &id,
                 move |p| {

@@ -4,6 +4,7 @@
 //! [`bench::task::AnySuite`], found in a [`Registry`] by the spec's suite name.
 
 mod manager;
+pub mod needs;
 mod runner;
 
 pub use manager::{Runs, SpawnError};

@@ -6,12 +6,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bench::task::{AnySuite, Need, NeedAnswer, PreparedTask, Registry};
+use bench::task::{AnySuite, PreparedTask, Registry};
 use bench::wire::{Progress, ResultRow, ResultVerdict, RunSpec, RunStatus};
 use tokio::sync::{Mutex, Semaphore};
 
 use super::Answerer;
 use crate::cpu::CpuPool;
+use crate::execution::CodeRunner;
 use crate::llm::spend::Budget;
 use crate::llm::{Completion, Gateway, LlmError, Message};
 use crate::storage::{Storage, StorageError};
@@ -50,6 +51,7 @@ async fn run_one(
     sample: u32,
     answerer: &Answerer,
     gateway: &Gateway,
+    code: &CodeRunner,
     budget: Option<&Arc<Budget>>,
 ) -> (ResultRow, bool) {
     let prompt = prompt_text(&task.messages);
@@ -87,7 +89,7 @@ async fn run_one(
     match answer {
         Err(e) => row.error = Some(e.to_string()),
         Ok(c) => {
-            match score(suite, task, &c.text, gateway).await {
+            match score(suite, task, &c.text, gateway, code).await {
                 Ok(scored) => {
                     row.label = Some(scored.outcome.label.clone());
                     row.verdict = serde_json::from_value::<ResultVerdict>(scored.verdict).ok();
@@ -105,31 +107,17 @@ async fn run_one(
     (row, capped)
 }
 
-/// Meet the suite's needs (judge calls through the gateway), then score on the CPU pool
-/// within the configured matching budget.
+/// Meet the suite's needs (judge calls through the gateway, programs in the sandbox), then
+/// score on the CPU pool within the configured matching budget.
 async fn score(
     suite: &Arc<dyn AnySuite>,
     task: &PreparedTask,
     response: &str,
     gateway: &Gateway,
+    code: &CodeRunner,
 ) -> Result<bench::task::Scored, String> {
-    let needs = suite.needs(task, response).map_err(|e| e.to_string())?;
-    let mut answers = Vec::with_capacity(needs.len());
-    for need in needs {
-        answers.push(match need {
-            Need::Judge { messages } => match &gateway.config().limits.judge_model {
-                Some(judge) => match gateway.complete(judge, &messages, 0).await {
-                    Ok(c) => NeedAnswer::Judge { text: c.text },
-                    Err(e) => NeedAnswer::Failed {
-                        error: e.to_string(),
-                    },
-                },
-                None => NeedAnswer::Failed {
-                    error: "no judge model is configured ([limits] judge_model)".into(),
-                },
-            },
-        });
-    }
+    let answers =
+        super::needs::meet_all(suite.as_ref(), task, response, Some(gateway), code).await?;
     let budget = Duration::from_secs(gateway.config().limits.match_budget_secs);
     let (suite, task, response) = (suite.clone(), task.clone(), response.to_string());
     CpuPool::global()
@@ -168,6 +156,7 @@ fn baseline(text: String) -> Completion {
 pub async fn execute(
     storage: &Storage,
     gateway: &Gateway,
+    code: &CodeRunner,
     registry: &Registry,
     run_id: &str,
     progress: impl Fn(&RunOutcome) + Send + Sync + 'static,
@@ -175,6 +164,7 @@ pub async fn execute(
     execute_until(
         storage,
         gateway,
+        code,
         registry,
         run_id,
         progress,
@@ -189,6 +179,7 @@ pub async fn execute(
 pub async fn execute_until(
     storage: &Storage,
     gateway: &Gateway,
+    code: &CodeRunner,
     registry: &Registry,
     run_id: &str,
     progress: impl Fn(&RunOutcome) + Send + Sync + 'static,
@@ -277,9 +268,18 @@ pub async fn execute_until(
                 run_id.to_string(),
             );
             let budget = budget.clone();
+            let code = code.clone();
             jobs.spawn(async move {
-                let (mut row, capped) =
-                    run_one(&suite, &task, sample, &answerer, &gateway, budget.as_ref()).await;
+                let (mut row, capped) = run_one(
+                    &suite,
+                    &task,
+                    sample,
+                    &answerer,
+                    &gateway,
+                    &code,
+                    budget.as_ref(),
+                )
+                .await;
                 row.task = Some((*task_json).clone());
                 let stored = storage.put_result(&run_id, &row);
                 let mut s = state.lock().await;

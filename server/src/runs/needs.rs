@@ -1,0 +1,61 @@
+//! Meeting a suite's needs: judge calls through the gateway, programs in the sandbox, in
+//! stages ([`bench::task::Suite::more_needs`]) until the suite needs nothing more.
+
+use bench::task::{AnySuite, Need, NeedAnswer, PreparedTask, MAX_NEED_STAGES};
+
+use crate::execution::CodeRunner;
+use crate::llm::Gateway;
+
+/// Answers one need. Without a gateway (offline `eval`) a judge need fails with a reason.
+pub async fn meet(need: Need, gateway: Option<&Gateway>, code: &CodeRunner) -> NeedAnswer {
+    match need {
+        Need::Judge { messages } => {
+            let Some(gateway) = gateway else {
+                return NeedAnswer::Failed {
+                    error: "eval scores offline: no judge model is called".into(),
+                };
+            };
+            match &gateway.config().limits.judge_model {
+                Some(judge) => match gateway.complete(judge, &messages, 0).await {
+                    Ok(c) => NeedAnswer::Judge { text: c.text },
+                    Err(e) => NeedAnswer::Failed {
+                        error: e.to_string(),
+                    },
+                },
+                None => NeedAnswer::Failed {
+                    error: "no judge model is configured ([limits] judge_model)".into(),
+                },
+            }
+        }
+        Need::Run { env, program } => match code.run_need(env, &program).await {
+            Ok(result) => NeedAnswer::Ran { result },
+            Err(e) => NeedAnswer::Failed {
+                error: e.to_string(),
+            },
+        },
+    }
+}
+
+/// Every answer scoring `response` to `task` needs, stage after stage.
+pub async fn meet_all(
+    suite: &dyn AnySuite,
+    task: &PreparedTask,
+    response: &str,
+    gateway: Option<&Gateway>,
+    code: &CodeRunner,
+) -> Result<Vec<NeedAnswer>, String> {
+    let mut answers = Vec::new();
+    let mut needs = suite.needs(task, response).map_err(|e| e.to_string())?;
+    for _ in 0..=MAX_NEED_STAGES {
+        if needs.is_empty() {
+            break;
+        }
+        for need in needs {
+            answers.push(meet(need, gateway, code).await);
+        }
+        needs = suite
+            .more_needs(task, response, &answers)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(answers)
+}
