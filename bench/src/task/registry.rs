@@ -28,6 +28,7 @@ impl Registry {
                 Arc::new(crate::atomworld::suite::AtomWorld),
                 Arc::new(crate::omnimat::OmniMatCal),
                 Arc::new(crate::omnimat::OmniMatQa),
+                Arc::new(crate::mattools::qa::suite::MatToolsQa),
                 Arc::new(crate::mattools::code::MatToolsCode),
             ],
         }

@@ -1,0 +1,161 @@
+//! MatTools QA as a [`Suite`]: one user message per question, exact letter scoring, tabled
+//! per data set (file).
+
+use engine::interrupt::Interrupt;
+
+use super::item::{Letter, QaTask};
+use super::prompt::question_prompt;
+use super::score::{score_answer, QaLabel, QaVerdict};
+use crate::task::{Message, NeedAnswer, Outcome, Prepared, Suite, TaskError};
+
+/// The MatTools QA benchmark (`mattools-qa`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MatToolsQa;
+
+/// What scoring a QA answer needs: the correct letter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QaState {
+    /// The correct choice.
+    pub correct: Letter,
+}
+
+/// The baseline that answers every question with its correct letter (bounds tables from
+/// above: it must score 100 %).
+pub const REFERENCE: &str = "reference";
+
+/// The failure labels, in table order, with their headings.
+const COLUMNS: [(&str, &str); 2] = [("Wrong", "Wrong"), ("NoAnswer", "No answer")];
+
+impl Suite for MatToolsQa {
+    const NAME: &'static str = "mattools-qa";
+    type Task = QaTask;
+    type State = QaState;
+    type Verdict = QaVerdict;
+
+    fn id(task: &QaTask) -> &str {
+        &task.id
+    }
+
+    fn columns(&self) -> &'static [(&'static str, &'static str)] {
+        &COLUMNS
+    }
+
+    fn prepare(&self, task: &QaTask) -> Result<Prepared<QaState>, TaskError> {
+        if task.file.is_empty() {
+            return Err(TaskError(format!(
+                "task {}: no data set (file) name",
+                task.id
+            )));
+        }
+        let correct = task.correct_answer;
+        if task.choices.get(correct).trim().is_empty() {
+            return Err(TaskError(format!(
+                "task {}: the correct choice {correct} is empty",
+                task.id
+            )));
+        }
+        Ok(Prepared {
+            messages: vec![Message::user(question_prompt(task))],
+            group: task.file.clone(),
+            state: QaState { correct },
+        })
+    }
+
+    fn score(
+        &self,
+        state: &QaState,
+        response: &str,
+        _answers: &[NeedAnswer],
+        _interrupt: &Interrupt,
+    ) -> QaVerdict {
+        score_answer(response, state.correct)
+    }
+
+    fn outcome(v: &QaVerdict) -> Outcome {
+        Outcome {
+            label: v.label.name().to_string(),
+            success: v.label == QaLabel::Correct,
+            metric: None,
+        }
+    }
+
+    /// `{"label", "letter", "expected"}`.
+    fn eval_verdict(v: &QaVerdict) -> serde_json::Value {
+        serde_json::json!({
+            "label": v.label.name(),
+            "letter": v.letter,
+            "expected": v.expected,
+        })
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        &[REFERENCE]
+    }
+
+    fn baseline_answer(&self, name: &str, state: &QaState) -> Option<String> {
+        (name == REFERENCE).then(|| format!("<answer>{}</answer>", state.correct))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mattools::qa::item::QaChoices;
+    use crate::task::{AnySuite, Registry};
+
+    fn task(correct: Letter) -> QaTask {
+        QaTask {
+            id: "ours_code/0/1".into(),
+            file: "ours_code".into(),
+            source: "pymatgen/core/periodic_table.py/Element".into(),
+            question: "What is `Element(\"O\").Z`?".into(),
+            choices: QaChoices {
+                a: "8".into(),
+                b: "16".into(),
+                c: "6".into(),
+                d: "15.999".into(),
+            },
+            correct_answer: correct,
+        }
+    }
+
+    #[test]
+    fn prepares_one_user_message_grouped_by_file() {
+        let p = MatToolsQa.prepare(&task(Letter::A)).unwrap();
+        assert_eq!(p.messages.len(), 1);
+        assert_eq!(p.messages[0].role, crate::task::Role::User);
+        assert_eq!(p.group, "ours_code");
+        assert_eq!(p.state.correct, Letter::A);
+    }
+
+    #[test]
+    fn refuses_an_empty_correct_choice() {
+        let mut t = task(Letter::B);
+        t.choices.b = "  ".into();
+        assert!(MatToolsQa.prepare(&t).is_err());
+    }
+
+    #[test]
+    fn registered_and_reference_baseline_scores() {
+        let suite = Registry::standard().get("mattools-qa").unwrap();
+        let json = serde_json::to_value(task(Letter::C)).unwrap();
+        let prepared = suite.prepare_json(&json).unwrap();
+        assert_eq!(prepared.id, "ours_code/0/1");
+        let answer = suite.baseline_answer(REFERENCE, &prepared).unwrap();
+        assert_eq!(answer, "<answer>C</answer>");
+        let scored = suite
+            .score(&prepared, &answer, &[], &Interrupt::new())
+            .unwrap();
+        assert_eq!(scored.outcome.label, "Correct");
+        assert!(scored.outcome.success);
+        assert_eq!(
+            scored.compact,
+            serde_json::json!({"label": "Correct", "letter": "C", "expected": "C"})
+        );
+        let scored = suite.score(&prepared, "C", &[], &Interrupt::new()).unwrap();
+        assert_eq!(scored.outcome.label, "NoAnswer");
+        assert!(!scored.outcome.success);
+        assert!(suite.baseline_answer("copy-input", &prepared).is_none());
+        assert_eq!(AnySuite::columns(&MatToolsQa).len(), 2);
+    }
+}
