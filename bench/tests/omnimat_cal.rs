@@ -6,8 +6,7 @@
 use std::path::PathBuf;
 
 use bench::omnimat::cal::{
-    gold_slots, parse_prediction, parse_prediction_value, score_parsed, score_response, score_slot,
-    Quirk,
+    gold_slots, parse_prediction_value, score_parsed, score_response, score_slot, Quirk,
 };
 use bench::omnimat::import_cal_jsonl;
 use bench::omnimat::OmniMatCal;
@@ -252,7 +251,7 @@ mod never_panics {
 
         #[test]
         fn parser_and_scorer_never_panic_on_arbitrary_text(s in any::<String>()) {
-            let p = parse_prediction(&s);
+            let p = bench::omnimat::cal::parse_prediction(&s);
             let gold = vec!["2.50".to_string(), "4.0 × 10^62".to_string(), "\\frac{1}{3}".to_string()];
             let v = score_parsed(&gold, p, false);
             prop_assert!(v.slots.len() >= gold.len());
