@@ -209,3 +209,39 @@ async fn the_run_loop_runs_a_new_suite_with_its_judge() {
     assert_eq!(bad.status(), 400);
     assert!(bad.text().await.unwrap().contains("task big: overflow"));
 }
+
+/// `atomworld eval --suite omnimat-cal`: lines `{"id", "final_answer_list", "prediction"}`
+/// with the prediction as text or as a list gain the slot verdict.
+#[test]
+fn eval_scores_omnimat_cal_predictions() {
+    let input = concat!(
+        r#"{"id": "1", "final_answer_list": ["2.50", "3"], "prediction": "<answer>[\"2.5\", \"3\"]</answer>"}"#,
+        "\n",
+        r#"{"id": "2", "final_answer_list": ["2.50", "3"], "prediction": ["2.5", "4"]}"#,
+        "\n",
+    );
+    let mut out = Vec::new();
+    server::cli::eval::run_suite(
+        &bench::task::Registry::standard(),
+        "omnimat-cal",
+        input.as_bytes(),
+        &mut out,
+    )
+    .unwrap();
+    let lines: Vec<serde_json::Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines[0]["verdict"]["slots"],
+        serde_json::json!([true, true])
+    );
+    assert_eq!(lines[0]["verdict"]["item_exact"], 1.0);
+    assert_eq!(
+        lines[1]["verdict"]["slots"],
+        serde_json::json!([true, false])
+    );
+    // An item counts only when every slot matches (the reference's item score).
+    assert_eq!(lines[1]["verdict"]["item_exact"], 0.0);
+}

@@ -7,6 +7,9 @@
 //! writes it for `eval`. Scoring is offline: a suite that needs a judge gets a judge failure;
 //! a suite that runs code (MatTools) runs it in the configured sandbox.
 //!
+//! OmniMatBench's CAL lines are `{"id", "final_answer_list", "prediction"}` (prediction: the
+//! raw answer text or a list).
+//!
 //! Lines may name their task instead of carrying it (`{"task": "<id>", "response"}`) when
 //! [`Context::tasks`] holds the task set (MatTools: `--tasks DIR`).
 
@@ -144,10 +147,16 @@ fn score_line(
     context: &Context,
     runtime: &tokio::runtime::Runtime,
 ) -> Result<(String, Outcome, Value), String> {
-    let response = object
-        .get("response")
-        .and_then(Value::as_str)
-        .ok_or("no \"response\" text")?;
+    // OmniMatBench's recorded answers carry "prediction" (text or a list) instead.
+    let predicted;
+    let response = match (object.get("response"), object.get("prediction")) {
+        (Some(Value::String(r)), _) => r.as_str(),
+        (None, Some(p)) => {
+            predicted = bench::omnimat::cal::prediction_text(p);
+            predicted.as_str()
+        }
+        _ => return Err("no \"response\" text (or \"prediction\")".into()),
+    };
     let task: PreparedTask = suite.prepare_json(task).map_err(|e| e.to_string())?;
     let answers: Vec<NeedAnswer> = match &context.code {
         Some(code) => runtime.block_on(crate::runs::needs::meet_all(
