@@ -191,3 +191,35 @@ pub async fn get_case(id: &str) -> Result<bench::case::Case, String> {
     let v: serde_json::Value = res.json().await.map_err(|e| e.to_string())?;
     bench::case::from_json(v).map_err(|e| format!("the stored case cannot be opened: {e}"))
 }
+
+/// The suites the server knows and the tasks it holds for each.
+pub async fn suites() -> Result<Vec<bench::wire::SuiteInfo>, String> {
+    get::<bench::wire::SuiteList>("/api/suites")
+        .await
+        .map(|l| l.suites)
+}
+
+/// The tasks the server holds for suite `name`.
+pub async fn suite_tasks(name: &str) -> Result<Vec<bench::wire::SuiteTask>, String> {
+    get::<bench::wire::SuiteTasks>(&format!("/api/suites/{name}/tasks"))
+        .await
+        .map(|t| t.tasks)
+}
+
+/// Score one answer on the server (which may run its code in the sandbox).
+pub async fn score(
+    request: &bench::wire::ScoreRequest,
+) -> Result<bench::wire::ScoreResult, String> {
+    let res = gloo_net::http::Request::post("/api/score")
+        .json(request)
+        .map_err(|e| e.to_string())?
+        .send()
+        .await
+        .map_err(|e| format!("server unreachable: {e}"))?;
+    if !res.ok() {
+        return Err(error_message(res).await);
+    }
+    res.json()
+        .await
+        .map_err(|e| format!("unexpected answer: {e}"))
+}

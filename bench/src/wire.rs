@@ -45,9 +45,12 @@ pub struct Health {
     /// Database schema version.
     #[serde(default)]
     pub schema_version: i64,
-    /// The code sandbox (absent from servers that predate it).
+    /// The code sandbox (absent from servers that predate it): the `python` environment.
     #[serde(default)]
     pub sandbox: Option<SandboxHealth>,
+    /// The `pymatgen` environment of MatTools' code tasks.
+    #[serde(default)]
+    pub pymatgen: Option<SandboxHealth>,
 }
 
 /// The code sandbox's state in [`Health`].
@@ -560,4 +563,75 @@ mod tests {
         let other: ResultVerdict = serde_json::from_value(serde_json::json!({"x": 1})).unwrap();
         assert_eq!(other.label(), None);
     }
+}
+
+/// One suite in `GET /api/suites`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SuiteInfo {
+    /// The suite's name (`mattools-code`, `omnimat-cal`, …).
+    pub name: String,
+    /// Its baselines (answerers that need no model).
+    pub baselines: Vec<String>,
+    /// Tasks this server holds for it (`GET /api/suites/{name}/tasks`).
+    pub tasks: usize,
+    /// Where those tasks come from, or how to give the server some.
+    pub source: String,
+}
+
+/// `GET /api/suites`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SuiteList {
+    /// Every suite of the server.
+    pub suites: Vec<SuiteInfo>,
+}
+
+/// One task in `GET /api/suites/{name}/tasks`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SuiteTask {
+    /// The task's id.
+    pub id: String,
+    /// The group it is tabled under.
+    pub group: String,
+    /// The exact prompt a model receives (messages joined, each headed by its role when
+    /// there are several).
+    pub prompt: String,
+    /// The task as its suite's JSON (what `POST /api/score` takes back).
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub task: serde_json::Value,
+}
+
+/// `GET /api/suites/{name}/tasks`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SuiteTasks {
+    /// The tasks, in order.
+    pub tasks: Vec<SuiteTask>,
+}
+
+/// `POST /api/score`: score one answer to one task of a suite. Scoring may run the answer's
+/// code in the server's sandbox (MatTools) or call the configured judge (OmniMatBench QA).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ScoreRequest {
+    /// The suite.
+    pub suite: String,
+    /// The task as the suite's JSON.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub task: serde_json::Value,
+    /// The answer to score (a model's full reply, or code written by hand).
+    pub response: String,
+}
+
+/// The answer of `POST /api/score`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ScoreResult {
+    /// What a table needs of the verdict.
+    pub outcome: crate::task::Outcome,
+    /// The suite's own verdict.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub verdict: serde_json::Value,
 }

@@ -204,6 +204,8 @@ pub struct Config {
     pub cases: crate::storage::CaseQuota,
     /// Where model-written code runs, and its limits.
     pub sandbox: crate::execution::SandboxConfig,
+    /// Task sets the server offers beyond the built-in ones.
+    pub suites: crate::task_sets::SuitesConfig,
 }
 
 /// Errors reading the configuration.

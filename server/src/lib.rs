@@ -12,3 +12,4 @@ pub mod http;
 pub mod llm;
 pub mod runs;
 pub mod storage;
+pub mod task_sets;

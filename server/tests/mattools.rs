@@ -6,6 +6,8 @@
 //! the test fails under CI and is skipped with a notice otherwise.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+mod common;
+
 use std::path::PathBuf;
 
 use bench::task::Registry;
@@ -131,4 +133,85 @@ fn baselines_and_the_reference_faults() {
     assert_eq!(v[1]["error_class"], "API Hallucination", "{}", v[1]);
     assert_eq!(v[2]["error_class"], "Import Error", "{}", v[2]);
     assert_eq!(v[3]["label"], "FunctionError");
+}
+
+/// The page's flow through the API: the server pointed at MatTools' folder lists the tasks
+/// and scores hand-written code in the sandbox; a passcode guards scoring; long answers are
+/// refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_lists_tasks_and_scores_code_in_the_sandbox() {
+    if setup().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = data();
+    let server = common::Server::start(dir.path(), &[], |cmd| {
+        cmd.env("ATOMWORLD_MATTOOLS_DIR", &data)
+            .env("ATOMWORLD_PASSCODE", "sesame");
+    })
+    .await;
+    let c = reqwest::Client::new();
+    let suites = common::get_json(&c, format!("{}/api/suites", server.base)).await;
+    let count = |name: &str| {
+        suites["suites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .map(|s| s["tasks"].as_u64().unwrap())
+    };
+    assert_eq!(count("mattools-code"), Some(49), "{suites}");
+    assert!(count("mattools-qa").unwrap() >= 60, "{suites}");
+    assert!(count("omnimat-cal").unwrap() >= 10, "{suites}");
+    let tasks = common::get_json(
+        &c,
+        format!("{}/api/suites/mattools-code/tasks", server.base),
+    )
+    .await;
+    let task = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "test_antisite_generator")
+        .unwrap()
+        .clone();
+    assert!(task["prompt"].as_str().unwrap().contains("<name>"));
+    let code = "from pymatgen.core import Structure\n\
+        from pymatgen.analysis.defects.generators import AntiSiteGenerator\n\
+        def names():\n    s = Structure.from_file('tool_source_code/pymatgen-analysis-defects/tests/test_files/GaN.vasp')\n\
+        \x20   return {'antisite_defect_names': sorted(d.name for d in AntiSiteGenerator().get_defects(s))}\n";
+    let score = |response: String| {
+        let c = c.clone();
+        let url = format!("{}/api/score", server.base);
+        let body = json!({"suite": "mattools-code", "task": task["task"], "response": response});
+        async move {
+            c.post(url)
+                .bearer_auth("sesame")
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let right = score(answer(code, "names")).await;
+    assert_eq!(right["outcome"]["label"], "Success", "{right}");
+    let wrong = score(answer(&code.replace("d.name", "d.nmae"), "names")).await;
+    assert_eq!(wrong["outcome"]["label"], "FunctionError", "{wrong}");
+    assert_eq!(
+        wrong["verdict"]["error_class"], "ApiHallucination",
+        "{wrong}"
+    );
+    // Without the passcode, nothing runs.
+    let refused = c
+        .post(format!("{}/api/score", server.base))
+        .json(&json!({"suite": "mattools-code", "task": task["task"], "response": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    let long = score("x".repeat(300 * 1024)).await;
+    assert_eq!(long["error"]["code"], "bad_request", "{long}");
 }

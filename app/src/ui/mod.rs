@@ -11,6 +11,7 @@ mod runs;
 mod shortcuts;
 mod status;
 mod structure_file;
+mod suites;
 mod verdict;
 
 use leptos::prelude::*;
@@ -26,6 +27,7 @@ pub fn App() -> impl IntoView {
         .unwrap_or_default();
     let on_runs = path == "/runs";
     let on_probes = path == "/probes";
+    let on_suites = path == "/suites";
     let short_id = path.strip_prefix("/c/").map(str::to_string);
     // A share link pasted into a tab already on the page changes only the fragment: open it.
     let _ = window_event_listener(leptos::ev::hashchange, |_| {
@@ -38,8 +40,9 @@ pub fn App() -> impl IntoView {
             <h1>"AtomWorld Playground"</h1>
             <span class="tagline">"How do language models handle crystal structures?"</span>
             <nav>
-                <a href="/" class:active=!on_runs && !on_probes>"Playground"</a>
+                <a href="/" class:active=!on_runs && !on_probes && !on_suites>"Playground"</a>
                 <a href="/probes" id="nav-probes" class:active=on_probes>"Probes"</a>
+                <a href="/suites" id="nav-suites" class:active=on_suites>"Suites"</a>
                 <a href="/runs" id="nav-runs" class:active=on_runs>"Runs"</a>
             </nav>
         </header>
@@ -48,6 +51,8 @@ pub fn App() -> impl IntoView {
                 view! { <runs::Runs /> }.into_any()
             } else if on_probes {
                 view! { <probes::Probes /> }.into_any()
+            } else if on_suites {
+                view! { <suites::Suites /> }.into_any()
             } else if let Some(id) = short_id {
                 view! { <ShortCase id=id /> }.into_any()
             } else if let Some(e) = crate::share::error_from_location() {

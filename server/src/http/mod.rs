@@ -34,6 +34,7 @@ pub struct AppState {
     passcode: Option<String>,
     runs: Runs,
     code: crate::execution::CodeRunner,
+    task_sets: crate::task_sets::TaskSets,
     limiter: rate_limit::Limiter,
 }
 
@@ -72,9 +73,27 @@ impl AppState {
         per_minute: u32,
         registry: Registry,
     ) -> Self {
-        let code = crate::execution::CodeRunner::from_config(&gateway.config().sandbox);
+        let config = gateway.config();
+        let mut sandbox = config.sandbox.clone();
+        // MatTools' folder brings the test files its questions read.
+        if let Some(files) = config
+            .suites
+            .mattools_dir
+            .as_ref()
+            .map(|d| d.join("test_files"))
+            .filter(|d| d.is_dir())
+        {
+            sandbox
+                .pymatgen
+                .data
+                .entry("mattools".into())
+                .or_insert(files);
+        }
+        let code = crate::execution::CodeRunner::from_config(&sandbox);
+        let task_sets = crate::task_sets::TaskSets::load(&config.suites);
         Self {
             code: code.clone(),
+            task_sets,
             runs: Runs::new(storage.clone(), gateway.clone(), code, registry),
             storage,
             gateway,
@@ -110,6 +129,14 @@ impl AppState {
     }
 }
 
+fn sandbox_health(s: crate::execution::SandboxState) -> bench::wire::SandboxHealth {
+    bench::wire::SandboxHealth {
+        backend: s.backend,
+        available: s.available,
+        detail: s.detail,
+    }
+}
+
 /// `GET /api/health`: the server's version and build, and whether its database takes a write.
 #[utoipa::path(get, path = "/api/health", responses(
     (status = 200, description = "serving; the database takes writes", body = Health),
@@ -136,14 +163,8 @@ pub async fn health(State(state): State<AppState>) -> Response {
                 profile: build.profile.to_string(),
                 target: build.target.to_string(),
                 schema_version,
-                sandbox: Some({
-                    let s = state.code.state();
-                    bench::wire::SandboxHealth {
-                        backend: s.backend,
-                        available: s.available,
-                        detail: s.detail,
-                    }
-                }),
+                sandbox: Some(sandbox_health(state.code.state())),
+                pymatgen: Some(sandbox_health(state.code.pymatgen_state())),
             })
             .into_response()
         }
@@ -178,6 +199,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .route("/api/runs/{id}/cancel", post(api::cancel_run))
         .route("/api/runs/{id}/resume", post(api::resume_run))
         .route("/api/cases", post(api::put_case))
+        .route("/api/score", post(api::score))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             rate_limit::limit,
@@ -190,6 +212,8 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .route("/api/runs/{id}/results", get(api::run_results))
         .route("/api/runs/{id}/events", get(api::run_events))
         .route("/api/cases/{id}", get(api::get_case))
+        .route("/api/suites", get(api::list_suites))
+        .route("/api/suites/{name}/tasks", get(api::suite_tasks))
         .route("/api/openapi.json", get(api::openapi))
         .route("/api/{*rest}", any(errors::no_such_route))
         .merge(limited)

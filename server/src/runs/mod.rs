@@ -8,7 +8,7 @@ pub mod needs;
 mod runner;
 
 pub use manager::{Runs, SpawnError};
-pub use runner::{execute, execute_until, RunError, RunOutcome};
+pub use runner::{execute, execute_until, prompt_text, RunError, RunOutcome};
 
 use std::sync::Arc;
 

@@ -130,7 +130,7 @@ async fn score(
 }
 
 /// The messages' text as stored with a result (one message: its text).
-fn prompt_text(messages: &[Message]) -> String {
+pub fn prompt_text(messages: &[Message]) -> String {
     match messages {
         [one] => one.content.clone(),
         many => many

@@ -249,6 +249,10 @@ pub fn parse_qa_file(file: &str, text: &str) -> Result<Vec<QaTask>, QaError> {
     tasks_of(file, value)
 }
 
+/// Our own questions (`bench/data/mattools_qa.json`, both files of the bundle), shipped with
+/// the product for demos and tests.
+pub const BUNDLE: &str = include_str!("../../../data/mattools_qa.json");
+
 /// The tasks of a bundle: a JSON object whose keys are data set names and whose values are QA
 /// files in the reference's layout (how `bench/data/mattools_qa.json` keeps its two files), in
 /// key order.

@@ -1,4 +1,5 @@
-//! The JSON API, one file per resource: models, completions, runs, share-link cases.
+//! The JSON API, one file per resource: models, completions, runs, share-link cases, suites
+//! (their task sets and the scoring of one answer).
 //!
 //! Errors have one shape: `{"error": {"code": "...", "message": "..."}}` with a fitting HTTP
 //! status. The browser can only name configured models, never an upstream URL. Bodies and
@@ -9,6 +10,7 @@ mod complete;
 mod models;
 mod openapi;
 mod runs;
+mod suites;
 
 pub use cases::{get_case, put_case, MAX_CASE_BYTES};
 pub use complete::{complete, complete_stream};
@@ -16,6 +18,7 @@ pub use models::models;
 pub use runs::{
     cancel_run, get_run, list_runs, resume_run, run_events, run_results, start_run, MAX_RUN_TASKS,
 };
+pub use suites::{list_suites, score, suite_tasks, MAX_RESPONSE_BYTES};
 
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};

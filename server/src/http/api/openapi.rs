@@ -30,6 +30,9 @@ use utoipa::OpenApi;
         super::runs::run_results,
         super::cases::put_case,
         super::cases::get_case,
+        super::suites::list_suites,
+        super::suites::suite_tasks,
+        super::suites::score,
         openapi,
     ),
     components(schemas(
@@ -61,6 +64,13 @@ use utoipa::OpenApi;
         wire::Results,
         wire::RunAction,
         wire::CaseCreated,
+        wire::SuiteInfo,
+        wire::SuiteList,
+        wire::SuiteTask,
+        wire::SuiteTasks,
+        wire::ScoreRequest,
+        wire::ScoreResult,
+        bench::task::Outcome,
     ))
 )]
 pub struct ApiDoc;

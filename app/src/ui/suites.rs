@@ -1,0 +1,229 @@
+//! The suites page (`/suites`): MatTools, OmniMatBench and the other suites' tasks that the
+//! server holds. Pick a suite and a task, read the exact prompt, write or paste an answer
+//! (for MatTools' code tasks: Python), and score it on the server, which runs code in its
+//! sandbox. MatTools verdicts show each property's expected and returned value and the error
+//! class of the paper's taxonomy.
+
+use bench::wire::{ScoreRequest, ScoreResult, SuiteInfo, SuiteTask};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+/// A starting point for a MatTools answer (the layout the prompt asks for).
+const CODE_TEMPLATE: &str = "<answer><code>```python\nfrom pymatgen.core import Structure\n\n\ndef compute():\n    path = 'tool_source_code/pymatgen-analysis-defects/tests/test_files/GaN.vasp'\n    structure = Structure.from_file(path)\n    return {}\n```</code><name>compute</name></answer>";
+
+/// The suites page.
+#[component]
+pub fn Suites() -> impl IntoView {
+    let suites = LocalResource::new(crate::api::suites);
+    let chosen = RwSignal::new(String::new());
+    let tasks = LocalResource::new(move || {
+        let name = chosen.get();
+        async move {
+            if name.is_empty() {
+                Ok(Vec::new())
+            } else {
+                crate::api::suite_tasks(&name).await
+            }
+        }
+    });
+    let task_id = RwSignal::new(String::new());
+    let task = Memo::new(move |_| {
+        let id = task_id.get();
+        tasks
+            .get()
+            .and_then(|r| r.ok())
+            .and_then(|ts| ts.into_iter().find(|t: &SuiteTask| t.id == id))
+    });
+    // A new suite starts at its first task; a new task starts with an empty verdict.
+    Effect::new(move |_| {
+        if let Some(Ok(ts)) = tasks.get() {
+            if !ts.iter().any(|t| t.id == task_id.get_untracked()) {
+                task_id.set(ts.first().map(|t| t.id.clone()).unwrap_or_default());
+            }
+        }
+    });
+    let answer = RwSignal::new(String::new());
+    let result = RwSignal::new(None::<Result<ScoreResult, String>>);
+    let busy = RwSignal::new(false);
+    Effect::new(move |_| {
+        task.track();
+        result.set(None);
+        if chosen.get_untracked() == "mattools-code" && answer.get_untracked().is_empty() {
+            answer.set(CODE_TEMPLATE.to_string());
+        }
+    });
+    let run = move |_| {
+        let Some(t) = task.get_untracked() else {
+            return;
+        };
+        let request = ScoreRequest {
+            suite: chosen.get_untracked(),
+            task: t.task,
+            response: answer.get_untracked(),
+        };
+        busy.set(true);
+        result.set(None);
+        spawn_local(async move {
+            let r = crate::api::score(&request).await;
+            result.set(Some(r));
+            busy.set(false);
+        });
+    };
+    view! {
+        <div class="panel suites" id="suites-page">
+            <h2>"Suites"</h2>
+            <p class="muted">
+                "MatTools (pymatgen code tasks and knowledge questions) and OmniMatBench "
+                "(calculations and open questions): pick a task, read the exact prompt, answer "
+                "it, and score the answer on the server. Code runs in the server's sandbox."
+            </p>
+            <div class="row">
+                <label class="field">
+                    <span>"Suite"</span>
+                    <select id="suite-select" on:change=move |e| {
+                        answer.set(String::new());
+                        chosen.set(event_target_value(&e));
+                    }>
+                        <option value="" selected=move || chosen.get().is_empty()>"Choose a suite…"</option>
+                        {move || match suites.get() {
+                            Some(Ok(list)) => list.into_iter().filter(|s: &SuiteInfo| s.name != "atomworld").map(|s| {
+                                let label = format!("{} ({} tasks)", s.name, s.tasks);
+                                view! { <option value=s.name.clone()>{label}</option> }
+                            }).collect_view().into_any(),
+                            Some(Err(e)) => view! { <option disabled=true>{e}</option> }.into_any(),
+                            None => view! { <option disabled=true>"Loading…"</option> }.into_any(),
+                        }}
+                    </select>
+                </label>
+                <label class="field wide">
+                    <span>"Task"</span>
+                    <select id="suite-task" on:change=move |e| task_id.set(event_target_value(&e))>
+                        {move || match tasks.get() {
+                            Some(Ok(ts)) => ts.into_iter().map(|t| {
+                                let selected = t.id == task_id.get();
+                                let label = format!("{} · {}", t.group, t.id);
+                                view! { <option value=t.id.clone() selected=selected>{label}</option> }
+                            }).collect_view().into_any(),
+                            Some(Err(e)) => view! { <option disabled=true>{e}</option> }.into_any(),
+                            None => view! { <option disabled=true>"Loading…"</option> }.into_any(),
+                        }}
+                    </select>
+                </label>
+            </div>
+            {move || suites.get().and_then(|r| r.ok()).and_then(|list| {
+                let name = chosen.get();
+                list.into_iter().find(|s| s.name == name && s.tasks == 0).map(|s| view! {
+                    <p class="notice" id="suite-no-tasks">
+                        {format!("This server holds no tasks for {}: {}", s.name, s.source)}
+                    </p>
+                })
+            })}
+            <details open=true>
+                <summary>"Prompt"</summary>
+                <pre class="prompt" id="suite-prompt">{move || task.get().map(|t| t.prompt).unwrap_or_default()}</pre>
+            </details>
+            <label class="field wide">
+                <span>"Answer (a model's full reply, or your own)"</span>
+                <textarea id="suite-answer" class="code" rows="14" spellcheck="false"
+                    prop:value=move || answer.get()
+                    on:input=move |e| answer.set(event_target_value(&e))></textarea>
+            </label>
+            <button id="suite-score" on:click=run
+                disabled=move || busy.get() || task.get().is_none() || answer.get().trim().is_empty()>
+                {move || if busy.get() { "Scoring…" } else { "Score" }}
+            </button>
+            <div id="suite-verdict">
+                {move || result.get().map(|r| match r {
+                    Ok(s) => view! { <Verdict result=s /> }.into_any(),
+                    Err(e) => view! { <p class="error" id="suite-error">{e}</p> }.into_any(),
+                })}
+            </div>
+        </div>
+    }
+}
+
+/// A scored answer: the label, then the suite's details.
+#[component]
+fn Verdict(result: ScoreResult) -> impl IntoView {
+    let v = result.verdict.clone();
+    let text = |key: &str| {
+        v.get(key)
+            .and_then(|x| x.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let class = if result.outcome.success {
+        "verdict ok"
+    } else {
+        "verdict bad"
+    };
+    let metric = result
+        .outcome
+        .metric
+        .map(|m| format!(" · {:.3}", m))
+        .unwrap_or_default();
+    let properties: Vec<serde_json::Value> = v
+        .get("properties")
+        .and_then(|p| p.as_array())
+        .cloned()
+        .unwrap_or_default();
+    let error_class = v
+        .get("error_class")
+        .and_then(|c| c.as_str())
+        .map(taxonomy_name)
+        .unwrap_or_default();
+    let output = text("output");
+    let detail = text("detail");
+    let counts = match (v.get("correct"), v.get("total")) {
+        (Some(c), Some(t)) => format!(" · {c} of {t} properties"),
+        _ => String::new(),
+    };
+    view! {
+        <div class=class>
+            <strong id="suite-label">{result.outcome.label.clone()}</strong>
+            <span>{counts}{metric}</span>
+            {(!error_class.is_empty()).then(|| view! { <span class="tag" id="suite-error-class">{error_class}</span> })}
+        </div>
+        {(!detail.is_empty()).then(|| view! { <pre class="detail" id="suite-detail">{detail}</pre> })}
+        {(!properties.is_empty()).then(|| view! {
+            <table class="properties" id="suite-properties">
+                <thead><tr><th>"Property"</th><th>"Expected"</th><th>"Returned"</th><th></th></tr></thead>
+                <tbody>
+                    {properties.into_iter().map(|p| {
+                        let name = p.get("name").and_then(|x| x.as_str()).unwrap_or_default().to_string();
+                        let expected = p.get("expected").map(|x| x.to_string()).unwrap_or_default();
+                        let returned = p.get("returned").and_then(|x| x.as_str()).unwrap_or("(missing)").to_string();
+                        let ok = p.get("ok").and_then(|x| x.as_bool()).unwrap_or(false);
+                        view! {
+                            <tr class:bad=!ok>
+                                <td>{name}</td><td><code>{expected}</code></td><td><code>{returned}</code></td>
+                                <td>{if ok { "✓" } else { "✗" }}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        })}
+        {(!output.is_empty()).then(|| view! {
+            <details><summary>"Output"</summary><pre id="suite-output">{output}</pre></details>
+        })}
+        <details>
+            <summary>"Full verdict"</summary>
+            <pre>{serde_json::to_string_pretty(&result.verdict).unwrap_or_default()}</pre>
+        </details>
+    }
+}
+
+/// The paper's name of an error class as the verdict stores it.
+fn taxonomy_name(class: &str) -> String {
+    match class {
+        "ImportError" => "Import Error",
+        "ApiHallucination" => "API Hallucination",
+        "IncorrectParameter" => "Incorrect Parameter",
+        "SyntaxError" => "Syntax Error",
+        "TypeMismatch" => "Type Mismatch",
+        "LogicError" => "Logic Error",
+        other => other,
+    }
+    .to_string()
+}

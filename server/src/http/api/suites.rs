@@ -1,0 +1,106 @@
+//! `GET /api/suites`, `GET /api/suites/{name}/tasks` and `POST /api/score`: the suites' own
+//! flows in the page. Scoring is the only way the API runs code: an answer to a task of a
+//! suite whose scoring runs it (MatTools), in the sandbox, under the suite's limits.
+
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::Json;
+use bench::wire::{ScoreRequest, ScoreResult, SuiteList, SuiteTasks};
+
+use super::{authorise, ApiError};
+use crate::cpu::CpuPool;
+use crate::http::AppState;
+
+/// Largest answer `POST /api/score` takes (code or a model's reply).
+pub const MAX_RESPONSE_BYTES: usize = 256 * 1024;
+
+/// `GET /api/suites`: every suite, its baselines and the tasks this server holds for it.
+#[utoipa::path(get, path = "/api/suites", responses((status = 200, body = SuiteList)))]
+pub async fn list_suites(State(state): State<AppState>) -> Json<SuiteList> {
+    Json(SuiteList {
+        suites: state.task_sets.list(state.runs.registry()),
+    })
+}
+
+/// `GET /api/suites/{name}/tasks`: the tasks this server holds for suite `name`, each with
+/// the exact prompt a model receives.
+#[utoipa::path(get, path = "/api/suites/{name}/tasks",
+    params(("name" = String, Path, description = "the suite")),
+    responses((status = 200, body = SuiteTasks),
+    (status = 404, description = "no such suite", body = bench::wire::ApiError)))]
+pub async fn suite_tasks(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Json<SuiteTasks>, ApiError> {
+    let suite = state
+        .runs
+        .registry()
+        .get(&name)
+        .map_err(|e| ApiError::not_found(e.to_string()))?;
+    let sets = state.task_sets.clone();
+    let tasks = CpuPool::global()
+        .run(move || sets.tasks(suite.as_ref()))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(Json(SuiteTasks { tasks }))
+}
+
+/// `POST /api/score`: the verdict on one answer. Runs the answer's code in the sandbox when
+/// the suite's scoring does (MatTools) and calls the configured judge when it needs one.
+#[utoipa::path(post, path = "/api/score", request_body = ScoreRequest, responses(
+    (status = 200, body = ScoreResult),
+    (status = 400, description = "not a task of the suite, or the answer is too long",
+        body = bench::wire::ApiError),
+    (status = 401, description = "passcode required", body = bench::wire::ApiError),
+    (status = 404, description = "no such suite", body = bench::wire::ApiError),
+    (status = 429, description = "rate limited", body = bench::wire::ApiError)))]
+pub async fn score(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Json(body): Json<ScoreRequest>,
+) -> Result<Json<ScoreResult>, ApiError> {
+    authorise(&state, &headers)?;
+    if body.response.len() > MAX_RESPONSE_BYTES {
+        return Err(ApiError::bad(format!(
+            "the answer has {} bytes; at most {MAX_RESPONSE_BYTES} are scored",
+            body.response.len()
+        )));
+    }
+    let suite = state
+        .runs
+        .registry()
+        .get(&body.suite)
+        .map_err(|e| ApiError::not_found(e.to_string()))?;
+    let prepared = {
+        let (suite, task) = (suite.clone(), body.task.clone());
+        CpuPool::global()
+            .run(move || suite.prepare_json(&task))
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))?
+            .map_err(|e| ApiError::bad(e.to_string()))?
+    };
+    let answers = crate::runs::needs::meet_all(
+        suite.as_ref(),
+        &prepared,
+        &body.response,
+        Some(&state.gateway),
+        &state.code,
+    )
+    .await
+    .map_err(ApiError::bad)?;
+    let budget = Duration::from_secs(state.gateway.config().limits.match_budget_secs);
+    let response = body.response;
+    let scored = CpuPool::global()
+        .run_within(budget, move |interrupt| {
+            suite.score(&prepared, &response, &answers, interrupt)
+        })
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map_err(|e| ApiError::bad(e.to_string()))?;
+    Ok(Json(ScoreResult {
+        outcome: scored.outcome,
+        verdict: scored.verdict,
+    }))
+}
