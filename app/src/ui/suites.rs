@@ -82,6 +82,7 @@ pub fn Suites() -> impl IntoView {
                     <span>"Suite"</span>
                     <select id="suite-select" on:change=move |e| {
                         answer.set(String::new());
+                        task_id.set(String::new());
                         chosen.set(event_target_value(&e));
                     }>
                         <option value="" selected=move || chosen.get().is_empty()>"Choose a suite…"</option>

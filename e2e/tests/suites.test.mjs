@@ -1,0 +1,63 @@
+// The suites page against the real server and its bwrap sandbox: a MatTools code task is
+// answered with working code (Success, each property shown) and with broken code (the
+// error class of the paper's taxonomy); an OmniMatBench calculation scores a pasted answer.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { startServer, launchBrowser, withScreenshot, repoRoot } from "../harness.mjs";
+
+const mattools = path.resolve(repoRoot, "..", "shared", "data", "mattools");
+
+let server;
+let browser;
+before(async () => {
+  server = await startServer({ env: { ATOMWORLD_MATTOOLS_DIR: mattools } });
+  browser = await launchBrowser();
+  await browser.page.goto(server.url + "/suites");
+  await browser.page.waitForSelector("#suite-select option[value=mattools-code]", { state: "attached" });
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const check = (name, fn) => withScreenshot(browser.page, name, fn);
+
+const working = `<answer><code>\`\`\`python
+from pymatgen.core import Structure
+from pymatgen.analysis.defects.generators import AntiSiteGenerator
+
+def names():
+    s = Structure.from_file("tool_source_code/pymatgen-analysis-defects/tests/test_files/GaN.vasp")
+    return {"antisite_defect_names": sorted(d.name for d in AntiSiteGenerator().get_defects(s))}
+\`\`\`</code><name>names</name></answer>`;
+
+test("MatTools: working code succeeds in the sandbox; a hallucinated attribute is named as such", () =>
+  check("suites mattools", async () => {
+    const page = browser.page;
+    await page.selectOption("#suite-select", "mattools-code");
+    await page.waitForSelector("#suite-task option[value=test_antisite_generator]", { state: "attached" });
+    await page.selectOption("#suite-task", "test_antisite_generator");
+    assert.match(await page.locator("#suite-prompt").textContent(), /antisite_defect_names/);
+    await page.fill("#suite-answer", working);
+    await page.click("#suite-score");
+    await page.waitForSelector("#suite-label", { timeout: 120_000 });
+    assert.equal(await page.locator("#suite-label").textContent(), "Success");
+    assert.match(await page.locator("#suite-properties").textContent(), /Ga_N/);
+    await page.fill("#suite-answer", working.replace("d.name", "d.nmae"));
+    await page.click("#suite-score");
+    await page.waitForFunction(() => document.querySelector("#suite-label")?.textContent === "FunctionError", null, { timeout: 120_000 });
+    assert.equal(await page.locator("#suite-error-class").textContent(), "API Hallucination");
+  }));
+
+test("OmniMatBench: a pasted calculation answer is scored slot by slot", () =>
+  check("suites omnimat", async () => {
+    const page = browser.page;
+    await page.selectOption("#suite-select", "omnimat-cal");
+    await page.waitForFunction(() => /final_answer_format/.test(document.querySelector("#suite-prompt").textContent));
+    await page.fill("#suite-answer", "<answer>[\"not a number\"]</answer>");
+    await page.click("#suite-score");
+    await page.waitForSelector("#suite-label");
+    assert.notEqual(await page.locator("#suite-label").textContent(), "");
+    assert.match(await page.locator("#suite-verdict").textContent(), /slots/);
+  }));
