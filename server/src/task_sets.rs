@@ -76,6 +76,14 @@ impl TaskSets {
         TaskSets { sets }
     }
 
+    /// The tasks of `suite` as JSON and where they come from.
+    pub fn raw(&self, suite: &str) -> (Vec<serde_json::Value>, String) {
+        self.sets
+            .get(suite)
+            .cloned()
+            .unwrap_or_else(|| (Vec::new(), "no task set".into()))
+    }
+
     /// Every suite of `registry` with its task count.
     pub fn list(&self, registry: &Registry) -> Vec<SuiteInfo> {
         registry

@@ -132,8 +132,16 @@ impl Summary {
             cols.push((l, heading));
         }
         let width = |h: &str| h.len().max(6);
+        // Group names (actions, subfields, files) set the first column's width.
+        let first = self
+            .per_action
+            .iter()
+            .map(|(name, _)| name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(16);
         let mut s = format!(
-            "{:<16} {:>5} {:>8} {:>9}",
+            "{:<first$} {:>5} {:>8} {:>9}",
             "action", "n", "success", "max_dist"
         );
         for (_, h) in &cols {
@@ -142,7 +150,7 @@ impl Summary {
         s.push('\n');
         for (name, g) in &self.per_action {
             s.push_str(&format!(
-                "{:<16} {:>5} {:>8.3} {:>9}",
+                "{:<first$} {:>5} {:>8.3} {:>9}",
                 name,
                 g.n,
                 g.success_rate,
@@ -155,7 +163,7 @@ impl Summary {
             s.push('\n');
         }
         s.push_str(&format!(
-            "{:<16} {:>5} {:>8.3}   tokens {}  cost ${:.4}\n",
+            "{:<first$} {:>5} {:>8.3}   tokens {}  cost ${:.4}\n",
             "overall", self.overall.n, self.overall.success_rate, self.tokens, self.cost_usd
         ));
         s

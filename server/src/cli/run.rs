@@ -81,6 +81,23 @@ fn imported(path: &std::path::Path, suite: &dyn AnySuite) -> Result<TaskSource, 
                 path.display(),
                 suite.name()
             )));
+        } else if suite.name() == "mattools-qa" && text.trim_start().starts_with(['{', '[']) {
+            // The reference's QA layout (one JSON document), or our bundle of several files.
+            let name = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("qa")
+                .to_string();
+            let parsed = if text.trim_start().starts_with('[') {
+                bench::mattools::qa::item::parse_qa_file(&name, &text)
+            } else {
+                bench::mattools::qa::item::parse_qa_bundle(&text)
+            };
+            parsed
+                .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?
+                .iter()
+                .filter_map(|t| serde_json::to_value(t).ok())
+                .collect()
         } else if suite.name() == "atomworld" {
             let (_, records) = bench::atomworld::import::import(&text)
                 .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
@@ -182,7 +199,25 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
         .map_err(|e| CliError::input(e.to_string()))?;
     let tasks = match &args.tasks_file {
         Some(path) => imported(path, suite.as_ref())?,
-        None => TaskSource::Generated(TaskSetSpec::per_action(args.seed, args.per_action)),
+        None if suite.name() == "atomworld" => {
+            TaskSource::Generated(TaskSetSpec::per_action(args.seed, args.per_action))
+        }
+        // Other suites run the task set the server holds for them (our demo items, or the
+        // folder [suites] points at).
+        None => {
+            let sets = crate::task_sets::TaskSets::load(&gateway.config().suites);
+            let (tasks, source) = sets.raw(suite.name());
+            if tasks.is_empty() {
+                return Err(CliError::input(format!(
+                    "suite {} has no built-in tasks here ({source}); give --tasks",
+                    suite.name()
+                )));
+            }
+            TaskSource::Imported(bench::wire::ImportedTasks {
+                imported_from: source,
+                tasks,
+            })
+        }
     };
     let what = match &tasks {
         TaskSource::Generated(_) => format!("{} per action, seed {}", args.per_action, args.seed),
