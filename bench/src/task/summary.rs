@@ -135,8 +135,8 @@ impl Summary {
         // Group names (actions, subfields, files) set the first column's width.
         let first = self
             .per_action
-            .iter()
-            .map(|(name, _)| name.chars().count())
+            .keys()
+            .map(|name| name.chars().count())
             .max()
             .unwrap_or(0)
             .max(16);
