@@ -3,10 +3,12 @@
 //! Pure Rust (no I/O, clocks or async) so that the browser and the server compute the same
 //! prompts and verdicts. [`atomworld`] is the main benchmark (actions, generator, evaluator);
 //! [`probes`] holds its probes (PointWorld, CIF-Repair, CIF-Gen, StructProp); [`omnimat`] is
-//! OmniMatBench (CAL and QA); [`task`] is the
+//! OmniMatBench (CAL and QA); [`alchemy`] is AlchemyBench (synthesis recipes, judged);
+//! [`task`] is the
 //! suite-neutral task model every suite implements; see
 //! docs/ARCHITECTURE.md.
 
+pub mod alchemy;
 pub mod atomworld;
 pub mod case;
 pub mod mattools;

@@ -30,6 +30,7 @@ impl Registry {
                 Arc::new(crate::omnimat::OmniMatQa),
                 Arc::new(crate::mattools::qa::suite::MatToolsQa),
                 Arc::new(crate::mattools::code::MatToolsCode),
+                Arc::new(crate::alchemy::Alchemy),
             ],
         }
     }

@@ -1,0 +1,186 @@
+//! AlchemyBench as a [`Suite`] named `alchemy`: a recipe's key contributions in, a predicted
+//! recipe out, one judge call (and at most one re-ask) to score it; tabled by split.
+//!
+//! A task is a [`Recipe`] with, for the RAG condition, its retrieved neighbours already
+//! resolved into the task as `references: [{contribution, recipe}]` (nearest first; the
+//! server runs [`RecipeIndex`](super::retrieval::RecipeIndex) over the train split), so
+//! preparing stays pure. No references is the one-shot prompt (K = 0, see
+//! [`prompt`](super::prompt)).
+
+use engine::interrupt::Interrupt;
+use serde::{Deserialize, Serialize};
+
+use super::judge::{judge_messages, reask, verdict, AlchemyLabel, AlchemyVerdict};
+use super::prompt::prompt;
+use super::recipe::{Recipe, Reference};
+use crate::task::{Message, Need, NeedAnswer, Outcome, Prepared, Suite, TaskError};
+
+/// The baseline that answers with the ground-truth recipe.
+pub const REFERENCE: &str = "reference";
+
+/// The group of a task without a split.
+const NO_SPLIT: &str = "(no split)";
+
+/// An AlchemyBench task: the recipe and its resolved references.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AlchemyTask {
+    /// The recipe (X, Y and its bibliography).
+    #[serde(flatten)]
+    pub recipe: Recipe,
+    /// Retrieved neighbours, nearest first (empty: the one-shot prompt).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<Reference>,
+}
+
+/// What scoring needs of a task.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AlchemyState {
+    /// X: the key contributions (the judge's "Target Material").
+    pub contribution: String,
+    /// Y: the ground-truth recipe.
+    pub recipe: String,
+}
+
+impl AlchemyState {
+    /// The judge's first conversation for `prediction`.
+    pub fn judge(&self, prediction: &str) -> Vec<Message> {
+        judge_messages(&self.contribution, prediction, &self.recipe)
+    }
+}
+
+/// AlchemyBench (Open Materials Guide): synthesis recipes predicted and judged.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Alchemy;
+
+const COLUMNS: [(&str, &str); 1] = [("JudgeFailed", "Judge")];
+
+impl Suite for Alchemy {
+    const NAME: &'static str = "alchemy";
+    type Task = AlchemyTask;
+    type State = AlchemyState;
+    type Verdict = AlchemyVerdict;
+
+    fn id(task: &AlchemyTask) -> &str {
+        &task.recipe.id
+    }
+
+    fn columns(&self) -> &'static [(&'static str, &'static str)] {
+        &COLUMNS
+    }
+
+    fn prepare(&self, task: &AlchemyTask) -> Result<Prepared<AlchemyState>, TaskError> {
+        task.recipe.check().map_err(TaskError)?;
+        if let Some(i) = task
+            .references
+            .iter()
+            .position(|r| r.contribution.trim().is_empty() || r.recipe.trim().is_empty())
+        {
+            return Err(TaskError(format!(
+                "recipe {}: reference {} has an empty contribution or recipe",
+                task.recipe.id,
+                i + 1
+            )));
+        }
+        let split = task.recipe.split.trim();
+        Ok(Prepared {
+            messages: prompt(&task.recipe.contribution, &task.references),
+            group: if split.is_empty() {
+                NO_SPLIT.into()
+            } else {
+                split.to_string()
+            },
+            state: AlchemyState {
+                contribution: task.recipe.contribution.clone(),
+                recipe: task.recipe.recipe.clone(),
+            },
+        })
+    }
+
+    /// One judge call on the whole reply (an empty reply is judged too: it scores low,
+    /// as it would upstream).
+    fn needs(&self, state: &AlchemyState, response: &str) -> Vec<Need> {
+        vec![Need::Judge {
+            messages: state.judge(response),
+        }]
+    }
+
+    /// The re-ask, once, when the first judge reply is text that cannot be read.
+    fn more_needs(
+        &self,
+        state: &AlchemyState,
+        response: &str,
+        answered: &[NeedAnswer],
+    ) -> Vec<Need> {
+        reask(&state.judge(response), answered)
+            .map(|messages| Need::Judge { messages })
+            .into_iter()
+            .collect()
+    }
+
+    fn score(
+        &self,
+        _state: &AlchemyState,
+        _response: &str,
+        answers: &[NeedAnswer],
+        _interrupt: &Interrupt,
+    ) -> AlchemyVerdict {
+        verdict(answers)
+    }
+
+    /// A scored recipe is a success with the judge's `overall_score` as its metric; a
+    /// judge failure is a failure with none.
+    fn outcome(v: &AlchemyVerdict) -> Outcome {
+        Outcome {
+            label: v.label.name().to_string(),
+            success: v.label == AlchemyLabel::Scored,
+            metric: v.overall,
+        }
+    }
+
+    /// `{"label", "scores": {eight keys} | null, "overall", "mean7"}`.
+    fn eval_verdict(v: &AlchemyVerdict) -> serde_json::Value {
+        serde_json::json!({
+            "label": v.label.name(),
+            "scores": v.scores,
+            "overall": v.overall,
+            "mean7": v.mean7,
+        })
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        &[REFERENCE]
+    }
+
+    fn baseline_answer(&self, name: &str, state: &AlchemyState) -> Option<String> {
+        (name == REFERENCE).then(|| state.recipe.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(split: &str) -> AlchemyTask {
+        serde_json::from_value(serde_json::json!({
+            "id": "t1", "contribution": "## Key Contributions\n- x", "recipe": "## Materials\n- y",
+            "split": split, "references": [{"contribution": "X1", "recipe": "Y1"}]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn prepare_groups_by_split_and_keeps_references() {
+        let p = Alchemy.prepare(&task("test_high_impact")).unwrap();
+        assert_eq!(p.group, "test_high_impact");
+        assert!(p.messages[0].content.contains("# Reference 1:\nX1\n\nY1"));
+        assert_eq!(Alchemy.prepare(&task(" ")).unwrap().group, NO_SPLIT);
+        let answer = Alchemy.baseline_answer(REFERENCE, &p.state).unwrap();
+        assert_eq!(answer, "## Materials\n- y");
+        let mut bad = task("x");
+        bad.references[0].recipe.clear();
+        assert!(Alchemy.prepare(&bad).is_err());
+        let back: AlchemyTask =
+            serde_json::from_value(serde_json::to_value(task("s")).unwrap()).unwrap();
+        assert_eq!(back, task("s"));
+    }
+}
