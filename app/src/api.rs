@@ -112,6 +112,7 @@ pub async fn start_run(
         concurrency,
         samples: bench::wire::defaults::SAMPLES,
         tasks: None,
+        agent: None,
     };
     let res = gloo_net::http::Request::post("/api/runs")
         .json(&body)

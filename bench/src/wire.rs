@@ -187,6 +187,10 @@ pub struct RunSpec {
     pub samples: u32,
     /// Tasks in flight at once.
     pub concurrency: usize,
+    /// The agent that answers (MatTools' code tasks: `single`, `rag`, `reflect`); none: one
+    /// plain call per task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// Defaults of a run, named once for the CLI, the API and the page.
@@ -229,6 +233,9 @@ pub struct RunRequest {
     /// Tasks to run instead of a generated set (`per_action` and `seed` then unused).
     #[serde(default)]
     pub tasks: Option<Vec<serde_json::Value>>,
+    /// The agent that answers (MatTools' code tasks: `single`, `rag`, `reflect`).
+    #[serde(default)]
+    pub agent: Option<String>,
 }
 
 fn default_suite() -> String {
@@ -427,6 +434,11 @@ pub struct ResultRow {
     /// it was kept.
     #[serde(default)]
     pub task: Option<serde_json::Value>,
+    /// An agent's rounds (prompts, retrieved entries, runs, critiques), when an agent
+    /// answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub transcript: Option<serde_json::Value>,
     /// The exact prompt sent (the messages' text).
     pub prompt: String,
     /// The raw answer (absent when the call failed).

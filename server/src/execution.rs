@@ -118,6 +118,9 @@ pub struct CodeRunner {
     python: Env,
     pymatgen: Env,
     output_bytes: u64,
+    /// The pinned stack's documentation (for MatTools' retrieval agents), extracted in the
+    /// pymatgen environment once.
+    pub docs: crate::agents::docs::DocStore,
 }
 
 /// One environment: its sandbox (if the backend exists here), warm-up and last state.
@@ -307,6 +310,7 @@ impl CodeRunner {
                 pymatgen_limits,
             ),
             output_bytes: config.limits().output_bytes,
+            docs: Default::default(),
         }
     }
 
@@ -357,7 +361,11 @@ impl CodeRunner {
         let limits = Limits {
             wall: Duration::from_secs(p.wall_secs.max(1)),
             memory_bytes: p.memory_mb.max(16) << 20,
-            output_bytes: self.output_bytes,
+            output_bytes: if p.output_bytes > 0 {
+                p.output_bytes
+            } else {
+                self.output_bytes
+            },
             ..Limits::default()
         };
         let environment = match env {

@@ -3,6 +3,7 @@
 //! The `atomworld` binary (`main.rs`) is a thin CLI over this library so that integration
 //! tests drive the same router the binary serves.
 
+pub mod agents;
 pub mod build_info;
 pub mod cli;
 pub mod config;

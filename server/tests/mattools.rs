@@ -215,3 +215,146 @@ async fn the_api_lists_tasks_and_scores_code_in_the_sandbox() {
     let long = score("x".repeat(300 * 1024)).await;
     assert_eq!(long["error"]["code"], "bad_request", "{long}");
 }
+
+/// A scripted model for the self-reflection agent: its first code calls an attribute that
+/// does not exist; asked again with the traceback and the critique, it answers right. The
+/// critic's prompts and the generator's second prompt are recorded.
+async fn scripted_model() -> (std::sync::Arc<std::sync::Mutex<Vec<String>>>, String) {
+    use axum::extract::State;
+    use std::sync::{Arc, Mutex};
+    type Seen = Arc<Mutex<Vec<String>>>;
+    async fn answer(
+        State(seen): State<Seen>,
+        axum::Json(body): axum::Json<Value>,
+    ) -> axum::Json<Value> {
+        let prompt = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        seen.lock().unwrap().push(prompt.clone());
+        let code = |attr: &str| {
+            format!(
+                "from pymatgen.core import Structure\n\
+                 from pymatgen.analysis.defects.generators import AntiSiteGenerator\n\
+                 def names():\n    s = Structure.from_file('tool_source_code/pymatgen-analysis-defects/tests/test_files/GaN.vasp')\n\
+                 \x20   return {{'antisite_defect_names': sorted(d.{attr} for d in AntiSiteGenerator().get_defects(s))}}"
+            )
+        };
+        let text = if prompt.starts_with("You review Python code") {
+            r#"{"feedback": "Defect objects have no attribute nmae; use their name property.", "query": "Defect name property"}"#.to_string()
+        } else if prompt.contains("Your previous attempt") {
+            answer_text(&code("name"), "names")
+        } else {
+            answer_text(&code("nmae"), "names")
+        };
+        axum::Json(json!({
+            "choices": [{"message": {"content": text}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10}
+        }))
+    }
+    fn answer_text(code: &str, name: &str) -> String {
+        format!("<answer><code>```python\n{code}\n```</code><name>{name}</name></answer>")
+    }
+    let seen: Seen = Arc::new(Mutex::new(Vec::new()));
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", axum::routing::post(answer))
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (seen, format!("http://{addr}/v1"))
+}
+
+/// The self-reflection agent end to end: round 1's AttributeError and the critique reach
+/// round 2's prompt, round 2 passes, and the stored rounds say so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reflection_agent_feeds_the_traceback_and_the_critique_back() {
+    if setup().is_none() {
+        return;
+    }
+    let (seen, base) = scripted_model().await;
+    let dir = tempfile::tempdir().unwrap();
+    // One task: a data folder with its task, the test files and nothing missing.
+    let root = dir.path().join("mattools");
+    std::fs::create_dir_all(root.join("tasks/test_antisite_generator")).unwrap();
+    for f in ["question.txt", "properties.json", "new_unit_test.py"] {
+        std::fs::copy(
+            data().join("tasks/test_antisite_generator").join(f),
+            root.join("tasks/test_antisite_generator").join(f),
+        )
+        .unwrap();
+    }
+    std::os::unix::fs::symlink(data().join("test_files"), root.join("test_files")).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[models]]\nname = \"fake\"\nprovider = \"openai-compatible\"\nmodel = \"f\"\n\
+             base_url = \"{base}\"\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 1.0\n"
+        ),
+    )
+    .unwrap();
+    let data_dir = dir.path().join("data");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
+        .args([
+            "run",
+            "--suite",
+            "mattools-code",
+            "--model",
+            "fake",
+            "--agent",
+            "reflect",
+        ])
+        .arg("--tasks")
+        .arg(&root)
+        .arg("--config")
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(&data_dir)
+        .env("FAKE_API_KEY", "unused")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let storage = server::storage::Storage::open(&data_dir).unwrap();
+    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
+    assert_eq!(spec.agent.as_deref(), Some("reflect"));
+    let rows = storage.results(&id).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].label.as_deref(), Some("Success"), "{:?}", rows[0]);
+    let rounds = rows[0]
+        .transcript
+        .as_ref()
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(rounds.len(), 2, "{rounds:?}");
+    assert_eq!(rounds[0]["complete"], false);
+    assert!(rounds[0]["run"]["stderr"]
+        .as_str()
+        .unwrap()
+        .contains("AttributeError"));
+    assert_eq!(rounds[0]["critique"]["query"], "Defect name property");
+    assert_eq!(rounds[1]["complete"], true);
+    assert_eq!(rounds[1]["query"], "Defect name property");
+    assert_eq!(rounds[1]["retrieved"].as_array().unwrap().len(), 5);
+    // Round 2's prompt holds round 1's traceback and the critique (the reference's code
+    // never passed them on).
+    let prompts = seen.lock().unwrap().clone();
+    assert_eq!(prompts.len(), 3, "generate, critique, generate");
+    assert!(prompts[1].starts_with("You review Python code"));
+    assert!(prompts[2].contains("AttributeError"), "{}", prompts[2]);
+    assert!(
+        prompts[2].contains("use their name property"),
+        "{}",
+        prompts[2]
+    );
+    assert_eq!(
+        rows[0].response.as_deref().map(|r| r.contains("d.name")),
+        Some(true)
+    );
+}

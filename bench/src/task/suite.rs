@@ -57,6 +57,9 @@ pub struct RunProgram {
     pub wall_secs: u64,
     /// Memory allowed (MiB).
     pub memory_mb: u64,
+    /// Bytes of stdout kept (0: the server's configured cap).
+    #[serde(default)]
+    pub output_bytes: u64,
 }
 
 /// What a [`Need::Run`] gave back.

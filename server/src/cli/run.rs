@@ -57,6 +57,11 @@ pub struct RunArgs {
     /// suites, JSON lines of their tasks.
     #[arg(long = "tasks")]
     pub tasks_file: Option<PathBuf>,
+    /// The agent that answers MatTools' code tasks: `single` (one call), `rag` (with the
+    /// top-5 documentation entries of the pinned pymatgen) or `reflect` (up to 5 rounds of
+    /// retrieve, generate, run, critique).
+    #[arg(long, value_parser = ["single", "rag", "reflect"])]
+    pub agent: Option<String>,
 }
 
 /// The tasks of `path` for `suite`, each checked (prepared); unusable ones are left out and
@@ -231,6 +236,7 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
         model: args.model.clone(),
         samples: args.samples.max(1),
         concurrency: args.concurrency.max(1),
+        agent: args.agent.clone(),
     };
     runs::check_spec(&spec, gateway.config(), registry)
         .map_err(|e| CliError::input(e.to_string()))?;

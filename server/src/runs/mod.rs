@@ -59,6 +59,19 @@ pub fn check_spec(
     let suite = registry
         .get(&spec.suite)
         .map_err(|e| RunError::UnknownSuite(e.to_string()))?;
+    if let Some(agent) = &spec.agent {
+        if bench::mattools::code::agent::AgentKind::from_name(agent).is_none() {
+            return Err(RunError::UnknownSuite(format!(
+                "no agent named '{agent}' (single, rag, reflect)"
+            )));
+        }
+        if spec.suite != "mattools-code" {
+            return Err(RunError::UnknownSuite(format!(
+                "agents answer mattools-code tasks, not {}",
+                spec.suite
+            )));
+        }
+    }
     if matches!(spec.tasks, TaskSource::Generated(_)) && spec.suite != "atomworld" {
         return Err(RunError::UnknownSuite(format!(
             "suite '{}' has no task generator: give its tasks",

@@ -16,6 +16,8 @@ use crate::execution::CodeRunner;
 use crate::llm::spend::Budget;
 use crate::llm::{Completion, Gateway, LlmError, Message};
 use crate::storage::{Storage, StorageError};
+use bench::mattools::code::agent::AgentKind;
+use bench::mattools::code::CodeTask;
 
 /// Why a run could not be executed (errors of single tasks are stored, not raised).
 #[derive(Debug, thiserror::Error)]
@@ -43,31 +45,71 @@ pub struct RunOutcome {
     pub stopped: Option<String>,
 }
 
+/// Why a task got no answer.
+#[derive(Debug, thiserror::Error)]
+enum AnswerError {
+    /// The model call failed.
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    /// The task cannot be answered this way.
+    #[error("{0}")]
+    Task(String),
+}
+
 /// Answer one task sample and score it; the second value is true when a spend cap refused
 /// the call.
+#[allow(clippy::too_many_arguments)] // the run's context, passed through as is
 async fn run_one(
     suite: &Arc<dyn AnySuite>,
     task: &PreparedTask,
+    task_json: &serde_json::Value,
     sample: u32,
     answerer: &Answerer,
+    agent: Option<AgentKind>,
     gateway: &Gateway,
     code: &CodeRunner,
     budget: Option<&Arc<Budget>>,
 ) -> (ResultRow, bool) {
     let prompt = prompt_text(&task.messages);
     let started = Instant::now();
-    let answer: Result<Completion, LlmError> = match answerer {
-        Answerer::Baseline(name) => suite
+    let mut transcript = None;
+    let answer: Result<Completion, AnswerError> = match (answerer, agent) {
+        (Answerer::Baseline(name), _) => suite
             .baseline_answer(name, task)
             .map(baseline)
-            .ok_or_else(|| LlmError::UnknownModel((*name).to_string())),
-        Answerer::Model(name) => {
-            gateway
-                .complete_within(name, &task.messages, sample, budget)
-                .await
+            .ok_or_else(|| LlmError::UnknownModel((*name).to_string()).into()),
+        (Answerer::Model(name), Some(kind)) => {
+            match serde_json::from_value::<CodeTask>(task_json.clone()) {
+                Err(e) => Err(AnswerError::Task(format!("not a MatTools code task: {e}"))),
+                Ok(code_task) => {
+                    let fx = crate::agents::Effects {
+                        gateway,
+                        budget,
+                        code,
+                    };
+                    crate::agents::answer(kind, name, &code_task, sample, &fx)
+                        .await
+                        .map(|a| {
+                            transcript = serde_json::to_value(&a.rounds).ok();
+                            Completion {
+                                text: a.response,
+                                input_tokens: a.input_tokens,
+                                output_tokens: a.output_tokens,
+                                cost_usd: a.cost_usd,
+                                cached: a.cached,
+                                attempts: 1,
+                            }
+                        })
+                        .map_err(AnswerError::from)
+                }
+            }
         }
+        (Answerer::Model(name), None) => gateway
+            .complete_within(name, &task.messages, sample, budget)
+            .await
+            .map_err(AnswerError::from),
     };
-    let capped = matches!(answer, Err(LlmError::SpendCap(_)));
+    let capped = matches!(answer, Err(AnswerError::Llm(LlmError::SpendCap(_))));
     let latency_ms = started.elapsed().as_millis() as u64;
     let mut row = ResultRow {
         task_id: task.id.clone(),
@@ -85,6 +127,7 @@ async fn run_one(
         cost_usd: 0.0,
         latency_ms,
         cached: false,
+        transcript,
     };
     match answer {
         Err(e) => row.error = Some(e.to_string()),
@@ -190,6 +233,7 @@ pub async fn execute_until(
         .ok_or_else(|| RunError::UnknownRun(run_id.to_string()))?;
     let suite = super::check_spec(&spec, gateway.config(), registry)?;
     let answerer = Answerer::of(suite.as_ref(), &spec.model);
+    let agent = spec.agent.as_deref().and_then(AgentKind::from_name);
     let RunSpec {
         tasks: source,
         samples,
@@ -273,8 +317,10 @@ pub async fn execute_until(
                 let (mut row, capped) = run_one(
                     &suite,
                     &task,
+                    &task_json,
                     sample,
                     &answerer,
+                    agent,
                     &gateway,
                     &code,
                     budget.as_ref(),

@@ -107,6 +107,9 @@ fn migrations() -> Migrations<'static> {
             "ALTER TABLE results ADD COLUMN task TEXT;
              ALTER TABLE results ADD COLUMN outcome TEXT;",
         ),
+        // An agent's rounds (MatTools' self-reflection: prompts, retrieved entries, runs,
+        // critiques), kept with the result they led to.
+        M::up("ALTER TABLE results ADD COLUMN transcript TEXT;"),
     ])
 }
 

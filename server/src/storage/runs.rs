@@ -125,18 +125,20 @@ impl Storage {
             .outcome
             .as_ref()
             .and_then(|o| serde_json::to_string(o).ok());
+        let transcript = r.transcript.as_ref().map(|t| t.to_string());
         self.with_conn(|c| {
             c.execute(
             "INSERT INTO results (run_id, task_id, sample, action, prompt, response, verdict, label,
                                   error, input_tokens, output_tokens, cost_usd, latency_ms, cached,
-                                  task, outcome)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+                                  task, outcome, transcript)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
              ON CONFLICT(run_id, task_id, sample) DO UPDATE SET
                  response = excluded.response, verdict = excluded.verdict, label = excluded.label,
                  error = excluded.error, input_tokens = excluded.input_tokens,
                  output_tokens = excluded.output_tokens, cost_usd = excluded.cost_usd,
                  latency_ms = excluded.latency_ms, cached = excluded.cached,
-                 task = excluded.task, outcome = excluded.outcome
+                 task = excluded.task, outcome = excluded.outcome,
+                 transcript = excluded.transcript
              WHERE results.verdict IS NULL",
             params![
                 id,
@@ -155,6 +157,7 @@ impl Storage {
                 r.cached,
                 task,
                 outcome,
+                transcript,
             ],
         )
         })?;
@@ -166,7 +169,7 @@ impl Storage {
         self.with_conn(|c| {
             let mut st = c.prepare(
             "SELECT task_id, sample, action, prompt, response, verdict, label, error, input_tokens,
-                    output_tokens, cost_usd, latency_ms, cached, task, outcome
+                    output_tokens, cost_usd, latency_ms, cached, task, outcome, transcript
              FROM results WHERE run_id = ?1 ORDER BY task_id, sample",
         )?;
             let rows = st.query_map([id], |r| {
@@ -191,6 +194,9 @@ impl Storage {
                         .and_then(|t| serde_json::from_str(&t).ok()),
                     outcome: r
                         .get::<_, Option<String>>(14)?
+                        .and_then(|t| serde_json::from_str(&t).ok()),
+                    transcript: r
+                        .get::<_, Option<String>>(15)?
                         .and_then(|t| serde_json::from_str(&t).ok()),
                 })
             })?;

@@ -28,6 +28,26 @@ pub const VERIFY_SECS: u64 = 60;
 /// Memory a run may use beyond the warm interpreter (MiB); peak RSS of a task is ~220 MB.
 pub const MEMORY_MB: u64 = 2048;
 
+/// The documentation extractor (`python/extract_docs.py`; prints one JSON line after
+/// [`DOCS_MARKER`]).
+pub const EXTRACT_DOCS: &str = include_str!("python/extract_docs.py");
+/// Marker before the extractor's JSON line.
+pub const DOCS_MARKER: &str = "\x1eAWDOCS ";
+
+/// The run that extracts the documentation of the pinned stack (cached by the server).
+pub fn docs_run() -> (RunEnv, RunProgram) {
+    (
+        RunEnv::Pymatgen,
+        RunProgram {
+            code: EXTRACT_DOCS.to_string(),
+            wall_secs: 300,
+            memory_mb: MEMORY_MB,
+            output_bytes: 16 << 20,
+            ..RunProgram::default()
+        },
+    )
+}
+
 /// Stage 1: the model's `code`, calling `name` (a checked identifier).
 pub fn solution_run(code: &str, name: &str) -> (RunEnv, RunProgram) {
     (
@@ -38,6 +58,7 @@ pub fn solution_run(code: &str, name: &str) -> (RunEnv, RunProgram) {
             data_links: vec![(DATA_PATH.into(), DATA_SET.into())],
             wall_secs: WALL_SECS,
             memory_mb: MEMORY_MB,
+            output_bytes: 0,
         },
     )
 }
@@ -55,6 +76,7 @@ pub fn verification_run(task: &str, source: &str, result: &str) -> (RunEnv, RunP
             data_links: Vec::new(),
             wall_secs: VERIFY_SECS,
             memory_mb: MEMORY_MB,
+            output_bytes: 0,
         },
     )
 }
@@ -65,6 +87,12 @@ pub fn marked(stdout: &str, marker: &str) -> Option<(String, Value)> {
     let line = stdout[start..].lines().next()?;
     let value = serde_json::from_str(line).ok()?;
     Some((line.to_string(), value))
+}
+
+/// The text after the last `marker` up to the end of its line (unparsed: large JSON).
+pub fn marked_line<'a>(stdout: &'a str, marker: &str) -> Option<&'a str> {
+    let start = stdout.rfind(marker)? + marker.len();
+    stdout[start..].lines().next()
 }
 
 /// `stdout` without the harness's marker lines (what the model's code printed).

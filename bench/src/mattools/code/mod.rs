@@ -10,6 +10,7 @@
 //! taxonomy. Tasks whose data files are not available are [`task::CodeTask::unavailable`]:
 //! reported as "data unavailable", never as model failures.
 
+pub mod agent;
 pub mod extract;
 pub mod harness;
 pub mod prompt;

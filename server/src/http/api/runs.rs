@@ -83,6 +83,7 @@ pub async fn start_run(
         model: body.model,
         samples: body.samples.max(1),
         concurrency: body.concurrency.clamp(1, defaults::MAX_CONCURRENCY),
+        agent: body.agent,
     };
     let run_id = state.runs.start(&spec)?;
     Ok((StatusCode::CREATED, Json(RunCreated { run_id })))

@@ -1,0 +1,184 @@
+//! The documentation index of the pinned stack: extracted once in the pymatgen sandbox
+//! (`bench::mattools::code::harness::docs_run`), cached on disk by the stack's pins, and
+//! searched by BM25 (Okapi, the `rank-bm25` crate).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bench::mattools::code::agent::DocEntry;
+use bench::mattools::code::harness::{docs_run, marked_line, DOCS_MARKER, EXTRACT_DOCS};
+use sha2::{Digest, Sha256};
+use tokio::sync::OnceCell;
+
+use crate::execution::CodeRunner;
+
+/// The pins the documentation comes from (its cache key, with the extractor).
+const REQUIREMENTS: &str = include_str!("../../../sandbox/python/mattools-requirements.txt");
+
+/// A searchable set of entries.
+pub struct DocIndex {
+    entries: Vec<DocEntry>,
+    index: rank_bm25::Index,
+}
+
+/// Lower-case word pieces: split at non-alphanumerics and at lower→upper case changes, so
+/// `AntiSiteGenerator.get_defects` gives `anti site generator get defects`.
+pub fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && prev_lower && !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            prev_lower = c.is_lowercase() || c.is_ascii_digit();
+            word.extend(c.to_lowercase());
+        } else {
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            prev_lower = false;
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+impl DocIndex {
+    /// Indexes `entries`; `None` when there are none.
+    pub fn new(entries: Vec<DocEntry>) -> Option<DocIndex> {
+        let mut builder = rank_bm25::Builder::new(rank_bm25::Params::okapi());
+        for e in &entries {
+            let t = tokens(&e.search_text());
+            builder.add_document(t.iter().map(String::as_str)).ok()?;
+        }
+        let index = builder.build().ok()?;
+        Some(DocIndex { entries, index })
+    }
+
+    /// How many entries there are.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The `k` entries that best match `query` (ties by order), best first.
+    pub fn search(&self, query: &str, k: usize) -> Vec<DocEntry> {
+        let q = tokens(query);
+        let scores = self.index.get_scores(&q);
+        let mut order: Vec<usize> = (0..scores.len()).filter(|&i| scores[i] > 0.0).collect();
+        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+        order
+            .into_iter()
+            .take(k)
+            .filter_map(|i| self.entries.get(i).cloned())
+            .collect()
+    }
+}
+
+/// The cache file for the current pins and extractor.
+fn cache_file() -> PathBuf {
+    let mut h = Sha256::new();
+    h.update(REQUIREMENTS.as_bytes());
+    h.update(EXTRACT_DOCS.as_bytes());
+    let key = hex::encode(&h.finalize()[..8]);
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+    home.join(format!(".cache/atomworld/mattools-docs-{key}.json"))
+}
+
+/// The index, built once per process: from the disk cache, else extracted in the sandbox.
+#[derive(Clone, Default)]
+pub struct DocStore {
+    cell: Arc<OnceCell<Arc<DocIndex>>>,
+}
+
+impl DocStore {
+    /// The index (extracting it the first time, which takes a few seconds).
+    pub async fn get(&self, code: &CodeRunner) -> Result<Arc<DocIndex>, String> {
+        self.cell
+            .get_or_try_init(|| async {
+                let entries = load(code).await?;
+                DocIndex::new(entries)
+                    .map(Arc::new)
+                    .ok_or_else(|| "the documentation index is empty".to_string())
+            })
+            .await
+            .cloned()
+    }
+}
+
+async fn load(code: &CodeRunner) -> Result<Vec<DocEntry>, String> {
+    let file = cache_file();
+    if let Ok(text) = tokio::fs::read_to_string(&file).await {
+        if let Ok(entries) = serde_json::from_str::<Vec<DocEntry>>(&text) {
+            return Ok(entries);
+        }
+    }
+    let (env, program) = docs_run();
+    let run = code
+        .run_need(env, &program)
+        .await
+        .map_err(|e| format!("extracting the documentation: {e}"))?;
+    let line = marked_line(&run.stdout, DOCS_MARKER).ok_or_else(|| {
+        format!(
+            "the documentation extractor gave no result: {}",
+            run.stderr.lines().last().unwrap_or_default()
+        )
+    })?;
+    let entries: Vec<DocEntry> =
+        serde_json::from_str(line).map_err(|e| format!("documentation JSON: {e}"))?;
+    if let Some(dir) = file.parent() {
+        let _ = tokio::fs::create_dir_all(dir).await;
+    }
+    // A cache that cannot be written only costs the next start a few seconds.
+    let _ = tokio::fs::write(&file, line).await;
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str, doc: &str) -> DocEntry {
+        DocEntry {
+            name: name.into(),
+            kind: "class".into(),
+            signature: String::new(),
+            doc: doc.into(),
+        }
+    }
+
+    #[test]
+    fn tokens_split_names() {
+        assert_eq!(
+            tokens("AntiSiteGenerator.get_defects(x2)"),
+            ["anti", "site", "generator", "get", "defects", "x2"]
+        );
+    }
+
+    #[test]
+    fn search_ranks_by_bm25() {
+        let index = DocIndex::new(vec![
+            entry("pymatgen.core.Structure", "A periodic crystal structure."),
+            entry(
+                "pymatgen.analysis.defects.generators.AntiSiteGenerator",
+                "Generate antisite defects.",
+            ),
+            entry("pymatgen.io.vasp.Poscar", "Read and write POSCAR files."),
+        ])
+        .unwrap();
+        let hits = index.search("antisite defects generator", 2);
+        assert_eq!(
+            hits[0].name,
+            "pymatgen.analysis.defects.generators.AntiSiteGenerator"
+        );
+        assert_eq!(hits.len(), 1, "entries that share no term are not returned");
+    }
+}

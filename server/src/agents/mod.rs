@@ -1,0 +1,144 @@
+//! Agents that answer a task in several steps (MatTools' tool-usage tasks): `single`, `rag`
+//! and the self-reflection loop, with their pure parts in `bench::mattools::code::agent`.
+//! Every round (its prompt, the retrieved entries, the code's run, the critique) is returned
+//! to be stored with the result.
+
+pub mod docs;
+
+use std::sync::Arc;
+
+use bench::mattools::code::agent::{
+    complete, critic_messages, generation_messages, parse_critique, AgentKind, DocEntry, Round,
+    MAX_ROUNDS, TOP_K,
+};
+use bench::mattools::code::extract::extract;
+use bench::mattools::code::harness::solution_run;
+use bench::mattools::code::CodeTask;
+
+use crate::execution::CodeRunner;
+use crate::llm::spend::Budget;
+use crate::llm::{Completion, Gateway, LlmError, Message};
+
+/// An agent's final answer, its rounds and what its calls cost together.
+#[derive(Clone, Debug, Default)]
+pub struct AgentAnswer {
+    /// The last generation's reply (what is scored).
+    pub response: String,
+    /// Every round.
+    pub rounds: Vec<Round>,
+    /// Tokens and cost of every call (generations and critiques).
+    pub input_tokens: u64,
+    /// Output tokens of every call.
+    pub output_tokens: u64,
+    /// Cost of every call.
+    pub cost_usd: f64,
+    /// Whether every call came from the cache.
+    pub cached: bool,
+}
+
+impl AgentAnswer {
+    fn add(&mut self, c: &Completion) {
+        self.input_tokens += c.input_tokens;
+        self.output_tokens += c.output_tokens;
+        self.cost_usd += c.cost_usd;
+        self.cached &= c.cached;
+    }
+}
+
+/// What an agent calls.
+pub struct Effects<'a> {
+    /// Model calls.
+    pub gateway: &'a Gateway,
+    /// The run's spend budget, if capped.
+    pub budget: Option<&'a Arc<Budget>>,
+    /// The sandboxes (and the documentation store).
+    pub code: &'a CodeRunner,
+}
+
+/// Answers `task` with agent `kind` and model `model`. A model call that fails ends the
+/// answer with the error (as a plain call would); a failed sandbox run or documentation
+/// search is recorded in the round and the loop goes on.
+pub async fn answer(
+    kind: AgentKind,
+    model: &str,
+    task: &CodeTask,
+    sample: u32,
+    fx: &Effects<'_>,
+) -> Result<AgentAnswer, LlmError> {
+    let mut out = AgentAnswer {
+        cached: true,
+        ..AgentAnswer::default()
+    };
+    let search = |query: String| async move {
+        match fx.code.docs.get(fx.code).await {
+            Ok(index) => (index.search(&query, TOP_K), None),
+            Err(e) => (
+                Vec::<DocEntry>::new(),
+                Some(format!("no documentation: {e}")),
+            ),
+        }
+    };
+    let rounds = if kind == AgentKind::Reflect {
+        MAX_ROUNDS
+    } else {
+        1
+    };
+    let mut query = task.question.clone();
+    for number in 1..=rounds {
+        let (docs, doc_error) = match kind {
+            AgentKind::Single => (Vec::new(), None),
+            _ => search(query.clone()).await,
+        };
+        let prompt = match kind {
+            AgentKind::Single => bench::mattools::code::prompt::messages(&task.question),
+            _ => generation_messages(&task.question, &docs, out.rounds.last()),
+        };
+        let c = fx
+            .gateway
+            .complete_within(model, &prompt, sample, fx.budget)
+            .await?;
+        out.add(&c);
+        let mut round = Round {
+            number,
+            query: query.clone(),
+            retrieved: docs.iter().map(|d| d.name.clone()).collect(),
+            prompt,
+            response: c.text.clone(),
+            error: doc_error,
+            ..Round::default()
+        };
+        out.response = c.text;
+        if kind != AgentKind::Reflect {
+            out.rounds.push(round);
+            break;
+        }
+        match extract(&round.response) {
+            Ok(e) => {
+                let (env, program) = solution_run(&e.code, &e.name);
+                match fx.code.run_need(env, &program).await {
+                    Ok(run) => {
+                        round.complete = complete(&run);
+                        round.run = Some(run);
+                    }
+                    Err(e) => round.error = Some(format!("the sandbox could not run it: {e}")),
+                }
+            }
+            Err(e) => round.error = Some(e.to_string()),
+        }
+        if round.complete || number == rounds {
+            out.rounds.push(round);
+            break;
+        }
+        let critic = critic_messages(&task.question, &round);
+        let c = fx
+            .gateway
+            .complete_within(model, &critic as &[Message], sample, fx.budget)
+            .await?;
+        out.add(&c);
+        let critique = parse_critique(&c.text, &task.question);
+        query = critique.query.clone();
+        round.critique = Some(critique);
+        out.rounds.push(round);
+    }
+    Ok(out)
+}
