@@ -1,5 +1,5 @@
 //! The task sets the server offers the page (`GET /api/suites/{name}/tasks`): our own items
-//! shipped with `bench` (OmniMatBench demo items, MatTools QA questions) and MatTools'
+//! shipped with `bench` (OmniMatBench demo items, MatTools QA questions, AlchemyBench recipes) and MatTools'
 //! tool-usage tasks when the server is pointed at their folder (`[suites] mattools_dir`, or
 //! `ATOMWORLD_MATTOOLS_DIR`). Upstream data is never shipped; it is read where the user keeps it.
 
@@ -73,6 +73,21 @@ impl TaskSets {
             },
         };
         sets.insert("mattools-code".to_string(), code);
+        let recipes = bench::alchemy::demo::demo_recipes().unwrap_or_default();
+        let tasks: Vec<bench::alchemy::AlchemyTask> = recipes
+            .into_iter()
+            .map(|recipe| bench::alchemy::AlchemyTask {
+                recipe,
+                references: Vec::new(),
+            })
+            .collect();
+        sets.insert(
+            "alchemy".to_string(),
+            (
+                values(&tasks),
+                "our own recipes (bench/data/alchemy_demo.jsonl), one-shot prompt".into(),
+            ),
+        );
         TaskSets { sets }
     }
 

@@ -245,3 +245,78 @@ fn eval_scores_omnimat_cal_predictions() {
     // An item counts only when every slot matches (the reference's item score).
     assert_eq!(lines[1]["verdict"]["item_exact"], 0.0);
 }
+
+/// `atomworld run --suite alchemy --rag-k 2 --train T`: each recipe gets its two nearest train
+/// recipes by cosine over the stored embeddings (never itself), nearest first, in its task.
+#[test]
+fn alchemy_runs_resolve_rag_references_from_the_train_split() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = |id: &str, e: [f32; 3]| {
+        serde_json::json!({
+            "id": id,
+            "contribution": format!("## Key Contributions\n- Novel materials or compounds: {id}"),
+            "recipe": format!("## Materials\n- {id} precursor\n## Synthesis Procedure\n1. Heat."),
+            "contributions_embedding": e,
+        })
+        .to_string()
+    };
+    let train = [
+        recipe("far", [0.0, 0.0, 1.0]),
+        recipe("near", [1.0, 0.1, 0.0]),
+        recipe("middle", [1.0, 1.0, 0.0]),
+        recipe("query", [1.0, 0.0, 0.0]),
+    ]
+    .join("\n");
+    std::fs::write(dir.path().join("train.jsonl"), train).unwrap();
+    std::fs::write(
+        dir.path().join("test.jsonl"),
+        recipe("query", [1.0, 0.0, 0.0]),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let out = common::bin()
+        .args([
+            "run",
+            "--suite",
+            "alchemy",
+            "--model",
+            "reference",
+            "--rag-k",
+            "2",
+        ])
+        .arg("--tasks")
+        .arg(dir.path().join("test.jsonl"))
+        .arg("--train")
+        .arg(dir.path().join("train.jsonl"))
+        .arg("--data-dir")
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let storage = Storage::open(&data).unwrap();
+    let (id, _, _) = storage.list_runs().unwrap().remove(0);
+    let rows = storage.results(&id).unwrap();
+    let task = rows[0].task.as_ref().unwrap();
+    let refs: Vec<&str> = task["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["recipe"].as_str().unwrap())
+        .collect();
+    assert_eq!(refs.len(), 2);
+    assert!(
+        refs[0].contains("near precursor") && refs[1].contains("middle precursor"),
+        "{refs:?}"
+    );
+    assert!(
+        rows[0].prompt.contains("# Reference 1:"),
+        "{}",
+        rows[0].prompt
+    );
+    // No judge is configured: the answer is not scored, and the table says so.
+    assert_eq!(rows[0].label.as_deref(), Some("JudgeFailed"));
+}

@@ -62,11 +62,78 @@ pub struct RunArgs {
     /// retrieve, generate, run, critique).
     #[arg(long, value_parser = ["single", "rag", "reflect"])]
     pub agent: Option<String>,
+    /// AlchemyBench's RAG condition: give each recipe its K nearest train recipes (exact
+    /// cosine over `contributions_embedding`) as references; 0 is the one-shot prompt.
+    #[arg(long, default_value_t = 0)]
+    pub rag_k: usize,
+    /// The train split (JSONL with embeddings) that --rag-k retrieves from.
+    #[arg(long)]
+    pub train: Option<PathBuf>,
 }
 
 /// The tasks of `path` for `suite`, each checked (prepared); unusable ones are left out and
 /// reported on stderr.
-fn imported(path: &std::path::Path, suite: &dyn AnySuite) -> Result<TaskSource, CliError> {
+/// AlchemyBench tasks from a JSONL of recipes, each with its `rag_k` nearest recipes of
+/// `train` as references (none when `rag_k` is 0).
+fn alchemy_tasks(
+    text: &str,
+    path: &std::path::Path,
+    rag_k: usize,
+    train: Option<&std::path::Path>,
+) -> Result<Vec<serde_json::Value>, CliError> {
+    use bench::alchemy::{import_jsonl, AlchemyTask, RecipeIndex};
+    let recipes =
+        import_jsonl(text).map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+    let index = match (rag_k, train) {
+        (0, _) => None,
+        (_, None) => return Err(CliError::input("--rag-k needs --train TRAIN.jsonl")),
+        (_, Some(t)) => {
+            let text = std::fs::read_to_string(t)
+                .map_err(|e| CliError::input(format!("cannot read {}: {e}", t.display())))?;
+            let train = import_jsonl(&text)
+                .map_err(|e| CliError::input(format!("{}: {e}", t.display())))?;
+            let index = RecipeIndex::build(&train)
+                .map_err(|e| CliError::input(format!("{}: {e}", t.display())))?
+                .ok_or_else(|| {
+                    CliError::input(format!("{}: no recipe has an embedding", t.display()))
+                })?;
+            Some(index)
+        }
+    };
+    let mut out = Vec::new();
+    for recipe in recipes {
+        let references = match &index {
+            None => Vec::new(),
+            Some(index) => {
+                let e = recipe.contributions_embedding.as_deref().ok_or_else(|| {
+                    CliError::input(format!(
+                        "recipe {} has no contributions_embedding (computing embeddings through \
+                         an embeddings endpoint is not built yet)",
+                        recipe.id
+                    ))
+                })?;
+                index
+                    .references(e, rag_k, &recipe.id)
+                    .map_err(|e| CliError::input(format!("recipe {}: {e}", recipe.id)))?
+                    .into_iter()
+                    .map(|(_, r)| r.clone())
+                    .collect()
+            }
+        };
+        let mut task = AlchemyTask { recipe, references };
+        // The embedding served retrieval; the task does not carry 3,072 numbers further.
+        task.recipe.contributions_embedding = None;
+        out.push(serde_json::to_value(&task).map_err(|e| CliError::failure(e.to_string()))?);
+    }
+    Ok(out)
+}
+
+fn imported(
+    path: &std::path::Path,
+    suite: &dyn AnySuite,
+    rag_k: usize,
+    train: Option<&std::path::Path>,
+) -> Result<TaskSource, CliError> {
     let text = if path.is_dir() {
         String::new()
     } else {
@@ -86,6 +153,8 @@ fn imported(path: &std::path::Path, suite: &dyn AnySuite) -> Result<TaskSource, 
                 path.display(),
                 suite.name()
             )));
+        } else if suite.name() == "alchemy" {
+            alchemy_tasks(&text, path, rag_k, train)?
         } else if suite.name() == "mattools-qa" && text.trim_start().starts_with(['{', '[']) {
             // The reference's QA layout (one JSON document), or our bundle of several files.
             let name = path
@@ -203,7 +272,7 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
         .get(&args.suite)
         .map_err(|e| CliError::input(e.to_string()))?;
     let tasks = match &args.tasks_file {
-        Some(path) => imported(path, suite.as_ref())?,
+        Some(path) => imported(path, suite.as_ref(), args.rag_k, args.train.as_deref())?,
         None if suite.name() == "atomworld" => {
             TaskSource::Generated(TaskSetSpec::per_action(args.seed, args.per_action))
         }
