@@ -224,3 +224,22 @@ pub async fn score(
         .await
         .map_err(|e| format!("unexpected answer: {e}"))
 }
+
+/// Set (or with `None`, remove) one of a person's scores; the scores and agreement after.
+pub async fn put_human_score(
+    run: &str,
+    score: &bench::wire::HumanScore,
+) -> Result<bench::wire::HumanScores, String> {
+    let res = gloo_net::http::Request::put(&format!("/api/runs/{run}/human-scores"))
+        .json(score)
+        .map_err(|e| e.to_string())?
+        .send()
+        .await
+        .map_err(|e| format!("server unreachable: {e}"))?;
+    if !res.ok() {
+        return Err(error_message(res).await);
+    }
+    res.json()
+        .await
+        .map_err(|e| format!("unexpected answer: {e}"))
+}

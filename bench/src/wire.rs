@@ -647,3 +647,43 @@ pub struct ScoreResult {
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub verdict: serde_json::Value,
 }
+
+/// One score a person gave a result on one criterion (AlchemyBench's human scoring).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HumanScore {
+    /// The result's task.
+    pub task_id: String,
+    /// The result's sample.
+    #[serde(default)]
+    pub sample: u32,
+    /// The criterion, one of the judge's eight keys (`materials_appropriateness_score`, …,
+    /// `overall_score`).
+    pub criterion: String,
+    /// 1 to 5 in steps of 0.5; `null` removes the score.
+    pub score: Option<f64>,
+}
+
+/// How the person's scores agree with the judge's on one criterion.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CriterionAgreement {
+    /// The criterion.
+    pub criterion: String,
+    /// Results scored by both.
+    pub n: usize,
+    /// Pearson's r (absent below two pairs or without spread).
+    pub pearson: Option<f64>,
+    /// Spearman's ρ (average ranks for ties).
+    pub spearman: Option<f64>,
+}
+
+/// `GET /api/runs/{id}/human-scores`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HumanScores {
+    /// Every score given.
+    pub scores: Vec<HumanScore>,
+    /// Agreement with the judge per criterion, over what was scored.
+    pub agreement: Vec<CriterionAgreement>,
+}

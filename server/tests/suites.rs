@@ -320,3 +320,146 @@ fn alchemy_runs_resolve_rag_references_from_the_train_split() {
     // No judge is configured: the answer is not scored, and the table says so.
     assert_eq!(rows[0].label.as_deref(), Some("JudgeFailed"));
 }
+
+/// A judge for AlchemyBench that gives every criterion the same score, taken from the length
+/// of the recipe it is shown (so scores differ between recipes).
+async fn alchemy_judge() -> String {
+    async fn score(
+        axum::Json(body): axum::Json<serde_json::Value>,
+    ) -> axum::Json<serde_json::Value> {
+        let text = body["messages"].to_string();
+        let s = 1.0 + (text.len() % 9) as f64 * 0.5;
+        let keys = bench::alchemy::judge::KEYS;
+        let scores: serde_json::Map<String, serde_json::Value> = keys
+            .iter()
+            .map(|k| (k.to_string(), serde_json::json!(s)))
+            .collect();
+        let content = format!(
+            "Reasoning.\n```json\n{}\n```",
+            serde_json::Value::Object(scores)
+        );
+        axum::Json(serde_json::json!({
+            "choices": [{"message": {"content": content}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1}
+        }))
+    }
+    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(score));
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let a = l.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    format!("http://{a}/v1")
+}
+
+/// AlchemyBench's human scoring: a run of the demo recipes judged by a (fake) judge; a
+/// person's scores are saved, checked, exported and compared with the judge's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn human_scores_are_saved_and_compared_with_the_judge() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::open(dir.path()).unwrap();
+    let config = Config {
+        models: vec![ModelConfig {
+            name: "judge".into(),
+            provider: ProviderKind::OpenaiCompatible,
+            model: "j".into(),
+            base_url: Some(alchemy_judge().await),
+            api_key_env: None,
+            temperature: None,
+            max_tokens: None,
+            reasoning_effort: None,
+            price_input_per_mtok: 0.0,
+            price_output_per_mtok: 0.0,
+        }],
+        limits: Limits {
+            judge_model: Some("judge".into()),
+            ..Limits::default()
+        },
+        ..Config::default()
+    };
+    let gateway = Gateway::new(config, storage.clone(), GatewayOptions::default()).unwrap();
+    let state = AppState::with_gateway(storage, gateway, None, 1000);
+    let app = router(state, dir.path());
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let a = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(l, app.into_make_service_with_connect_info::<SocketAddr>())
+            .await
+            .unwrap()
+    });
+    let base = format!("http://{a}");
+    let c = reqwest::Client::new();
+    let id = create_run(
+        &c,
+        &base,
+        serde_json::json!({"suite": "alchemy", "model": "reference"}),
+    )
+    .await;
+    let run = wait_run(&c, &base, &id, |r| r["status"] == "finished").await;
+    assert_eq!(run["summary"]["overall"]["n"], 12, "{run}");
+    assert_eq!(run["summary"]["overall"]["success_rate"], 1.0, "{run}");
+    let results = get_json(&c, format!("{base}/api/runs/{id}/results")).await;
+    let rows = results["results"].as_array().unwrap();
+    let judge = |i: usize| {
+        rows[i]["verdict"]["scores"]["overall_score"]
+            .as_f64()
+            .unwrap()
+    };
+    // The person agrees with the judge's order on four recipes (scores one step lower).
+    let url = format!("{base}/api/runs/{id}/human-scores");
+    let mut last = serde_json::Value::Null;
+    for (i, row) in rows.iter().enumerate().take(4) {
+        let body = serde_json::json!({"task_id": row["task_id"], "criterion": "overall_score",
+            "score": (judge(i) - 0.5).max(1.0)});
+        last = c
+            .put(&url)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+    }
+    let overall = last["agreement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["criterion"] == "overall_score")
+        .unwrap()
+        .clone();
+    assert_eq!(overall["n"], 4, "{last}");
+    // Saved: a fresh read gives the same.
+    let again = get_json(&c, url.clone()).await;
+    assert_eq!(again["scores"].as_array().unwrap().len(), 4);
+    // Out-of-range scores and unknown criteria are refused.
+    for bad in [
+        serde_json::json!({"task_id": rows[0]["task_id"], "criterion": "overall_score", "score": 5.5}),
+        serde_json::json!({"task_id": rows[0]["task_id"], "criterion": "overall_score", "score": 2.25}),
+        serde_json::json!({"task_id": rows[0]["task_id"], "criterion": "taste", "score": 3}),
+        serde_json::json!({"task_id": "nope", "criterion": "overall_score", "score": 3}),
+    ] {
+        let r = c.put(&url).json(&bad).send().await.unwrap();
+        assert_eq!(r.status(), 400, "{bad}");
+    }
+    let csv = c
+        .get(format!("{base}/api/runs/{id}/human-scores.csv"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(csv.lines().count(), 1 + 12 * 8);
+    assert!(csv.starts_with("task_id,sample,criterion,judge,person\n"));
+    // Removing a score.
+    let body = serde_json::json!({"task_id": rows[0]["task_id"], "criterion": "overall_score", "score": null});
+    let after: serde_json::Value = c
+        .put(&url)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(after["scores"].as_array().unwrap().len(), 3);
+}

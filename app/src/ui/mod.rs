@@ -4,6 +4,7 @@ mod action_form;
 mod ask;
 mod canvas;
 mod edit_panel;
+mod human;
 mod measure;
 mod playground;
 mod probes;
@@ -28,6 +29,7 @@ pub fn App() -> impl IntoView {
     let on_runs = path == "/runs";
     let on_probes = path == "/probes";
     let on_suites = path == "/suites";
+    let on_human = path == "/human";
     let short_id = path.strip_prefix("/c/").map(str::to_string);
     // A share link pasted into a tab already on the page changes only the fragment: open it.
     let _ = window_event_listener(leptos::ev::hashchange, |_| {
@@ -40,9 +42,10 @@ pub fn App() -> impl IntoView {
             <h1>"AtomWorld Playground"</h1>
             <span class="tagline">"How do language models handle crystal structures?"</span>
             <nav>
-                <a href="/" class:active=!on_runs && !on_probes && !on_suites>"Playground"</a>
+                <a href="/" class:active=!on_runs && !on_probes && !on_suites && !on_human>"Playground"</a>
                 <a href="/probes" id="nav-probes" class:active=on_probes>"Probes"</a>
                 <a href="/suites" id="nav-suites" class:active=on_suites>"Suites"</a>
+                <a href="/human" id="nav-human" class:active=on_human>"Score recipes"</a>
                 <a href="/runs" id="nav-runs" class:active=on_runs>"Runs"</a>
             </nav>
         </header>
@@ -53,6 +56,8 @@ pub fn App() -> impl IntoView {
                 view! { <probes::Probes /> }.into_any()
             } else if on_suites {
                 view! { <suites::Suites /> }.into_any()
+            } else if on_human {
+                view! { <human::Human /> }.into_any()
             } else if let Some(id) = short_id {
                 view! { <ShortCase id=id /> }.into_any()
             } else if let Some(e) = crate::share::error_from_location() {

@@ -7,7 +7,7 @@ use axum::extract::State;
 use axum::http::HeaderValue;
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, post};
+use axum::routing::{any, get, post, put};
 use axum::{Json, Router};
 use tower_http::compression::CompressionLayer;
 use tower_http::services::{ServeDir, ServeFile};
@@ -200,6 +200,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .route("/api/runs/{id}/resume", post(api::resume_run))
         .route("/api/cases", post(api::put_case))
         .route("/api/score", post(api::score))
+        .route("/api/runs/{id}/human-scores", put(api::put_human_score))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             rate_limit::limit,
@@ -213,6 +214,11 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .route("/api/runs/{id}/events", get(api::run_events))
         .route("/api/cases/{id}", get(api::get_case))
         .route("/api/suites", get(api::list_suites))
+        .route("/api/runs/{id}/human-scores", get(api::get_human_scores))
+        .route(
+            "/api/runs/{id}/human-scores.csv",
+            get(api::human_scores_csv),
+        )
         .route("/api/suites/{name}/tasks", get(api::suite_tasks))
         .route("/api/openapi.json", get(api::openapi))
         .route("/api/{*rest}", any(errors::no_such_route))

@@ -8,6 +8,7 @@ use rusqlite::Connection;
 use rusqlite_migration::{Migrations, M};
 
 mod cases;
+mod human;
 mod runs;
 
 pub use cases::{CaseQuota, CaseStored};
@@ -110,6 +111,17 @@ fn migrations() -> Migrations<'static> {
         // An agent's rounds (MatTools' self-reflection: prompts, retrieved entries, runs,
         // critiques), kept with the result they led to.
         M::up("ALTER TABLE results ADD COLUMN transcript TEXT;"),
+        // A person's own 1-5 scores next to the judge's (AlchemyBench's human scoring).
+        M::up(
+            "CREATE TABLE human_scores (
+                 run_id TEXT NOT NULL,
+                 task_id TEXT NOT NULL,
+                 sample INTEGER NOT NULL,
+                 criterion TEXT NOT NULL,
+                 score REAL NOT NULL,
+                 updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+                 PRIMARY KEY (run_id, task_id, sample, criterion));",
+        ),
     ])
 }
 
@@ -328,9 +340,9 @@ mod tests {
         let s = Storage::open(&dir.path().join("nested")).unwrap();
         assert!(s.path().is_file());
         assert_eq!(s.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 4);
+        assert_eq!(s.schema_version().unwrap(), 6);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 4);
+        assert_eq!(again.schema_version().unwrap(), 6);
     }
 }

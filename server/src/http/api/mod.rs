@@ -7,6 +7,7 @@
 
 mod cases;
 mod complete;
+mod human;
 mod models;
 mod openapi;
 mod runs;
@@ -14,6 +15,7 @@ mod suites;
 
 pub use cases::{get_case, put_case, MAX_CASE_BYTES};
 pub use complete::{complete, complete_stream};
+pub use human::{get_human_scores, human_scores_csv, put_human_score};
 pub use models::models;
 pub use runs::{
     cancel_run, get_run, list_runs, resume_run, run_events, run_results, start_run, MAX_RUN_TASKS,

@@ -33,6 +33,9 @@ use utoipa::OpenApi;
         super::suites::list_suites,
         super::suites::suite_tasks,
         super::suites::score,
+        super::human::get_human_scores,
+        super::human::put_human_score,
+        super::human::human_scores_csv,
         openapi,
     ),
     components(schemas(
@@ -70,6 +73,9 @@ use utoipa::OpenApi;
         wire::SuiteTasks,
         wire::ScoreRequest,
         wire::ScoreResult,
+        wire::HumanScore,
+        wire::HumanScores,
+        wire::CriterionAgreement,
         bench::task::Outcome,
     ))
 )]

@@ -38,7 +38,23 @@ pub async fn start_run(
 ) -> Result<(StatusCode, Json<RunCreated>), ApiError> {
     authorise(&state, &headers)?;
     let source = match body.tasks {
-        None => TaskSource::Generated(TaskSetSpec::per_action(body.seed, body.per_action)),
+        None if body.suite == "atomworld" => {
+            TaskSource::Generated(TaskSetSpec::per_action(body.seed, body.per_action))
+        }
+        // Other suites: the task set the server holds for them (GET /api/suites).
+        None => {
+            let (tasks, source) = state.task_sets.raw(&body.suite);
+            if tasks.is_empty() {
+                return Err(ApiError::bad(format!(
+                    "suite {} has no tasks on this server ({source}); send them in `tasks`",
+                    body.suite
+                )));
+            }
+            TaskSource::Imported(ImportedTasks {
+                imported_from: source,
+                tasks,
+            })
+        }
         Some(list) => {
             if list.len() > MAX_RUN_TASKS {
                 return Err(too_many());
@@ -144,7 +160,7 @@ pub async fn list_runs(State(state): State<AppState>) -> Result<Json<RunList>, A
 }
 
 /// The run's spec and status, or a 404.
-fn run_of(state: &AppState, id: &str) -> Result<(RunSpec, RunStatus), ApiError> {
+pub(super) fn run_of(state: &AppState, id: &str) -> Result<(RunSpec, RunStatus), ApiError> {
     state
         .storage
         .load_run(id)
@@ -152,7 +168,7 @@ fn run_of(state: &AppState, id: &str) -> Result<(RunSpec, RunStatus), ApiError> 
         .ok_or_else(|| ApiError::not_found(format!("no run {id}")))
 }
 
-fn rows_of(state: &AppState, id: &str) -> Result<Vec<ResultRow>, ApiError> {
+pub(super) fn rows_of(state: &AppState, id: &str) -> Result<Vec<ResultRow>, ApiError> {
     state
         .storage
         .results(id)
@@ -229,7 +245,7 @@ pub struct ExportQuery {
 
 /// One CSV cell: quoted when needed, and a text that a spreadsheet would take for a formula
 /// (leading `=`, `+`, `-`, `@`, tab or carriage return) prefixed with `'` so it stays text.
-fn csv_field(s: &str) -> String {
+pub(super) fn csv_field(s: &str) -> String {
     let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         format!("'{s}")
     } else {

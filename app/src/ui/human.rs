@@ -1,0 +1,182 @@
+//! The human-scoring page (`/human?run=<id>`): a person scores an AlchemyBench run's
+//! predicted recipes 1–5 on the judge's eight criteria, next to the judge's scores; every
+//! score is saved on the server at once; the page shows how the person agrees with the judge
+//! (Pearson and Spearman per criterion over what was scored) and exports a CSV.
+
+use std::collections::BTreeMap;
+
+use bench::alchemy::judge::KEYS;
+use bench::wire::{CriterionAgreement, HumanScore, HumanScores, ResultRow, Results, RunList};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+/// The run named in the address (`?run=<id>`), if any.
+fn run_in_address() -> Option<String> {
+    let search = web_sys::window()?.location().search().ok()?;
+    search
+        .trim_start_matches('?')
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("run=").map(str::to_string))
+        .filter(|s| !s.is_empty())
+}
+
+/// A criterion's short heading.
+fn heading(key: &str) -> String {
+    key.trim_end_matches("_score").replace('_', " ")
+}
+
+/// The page.
+#[component]
+pub fn Human() -> impl IntoView {
+    let runs = LocalResource::new(|| async {
+        crate::api::get::<RunList>("/api/runs").await.map(|l| {
+            l.runs
+                .into_iter()
+                .filter(|r| r.spec.suite == "alchemy")
+                .collect::<Vec<_>>()
+        })
+    });
+    let run = RwSignal::new(run_in_address().unwrap_or_default());
+    let results = LocalResource::new(move || {
+        let id = run.get();
+        async move {
+            if id.is_empty() {
+                return Ok(Vec::new());
+            }
+            crate::api::get::<Results>(&format!("/api/runs/{id}/results"))
+                .await
+                .map(|r| r.results)
+        }
+    });
+    let scores = RwSignal::new(None::<HumanScores>);
+    let error = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        let id = run.get();
+        scores.set(None);
+        if id.is_empty() {
+            return;
+        }
+        spawn_local(async move {
+            match crate::api::get::<HumanScores>(&format!("/api/runs/{id}/human-scores")).await {
+                Ok(s) => scores.set(Some(s)),
+                Err(e) => error.set(Some(e)),
+            }
+        });
+    });
+    // The person's score of (task, sample, criterion).
+    let given = move || -> BTreeMap<(String, u32, String), f64> {
+        scores
+            .get()
+            .map(|s| {
+                s.scores
+                    .into_iter()
+                    .filter_map(|h| Some(((h.task_id, h.sample, h.criterion), h.score?)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let save = move |task_id: String, sample: u32, criterion: String, value: String| {
+        let score = value.parse::<f64>().ok();
+        let id = run.get_untracked();
+        spawn_local(async move {
+            let body = HumanScore {
+                task_id,
+                sample,
+                criterion,
+                score,
+            };
+            match crate::api::put_human_score(&id, &body).await {
+                Ok(s) => {
+                    error.set(None);
+                    scores.set(Some(s));
+                }
+                Err(e) => error.set(Some(e)),
+            }
+        });
+    };
+    view! {
+        <div class="panel human" id="human-page">
+            <h2>"Score recipes yourself"</h2>
+            <p class="muted">
+                "Give each predicted synthesis recipe your own 1–5 score on the judge's "
+                "criteria. Scores are saved as you choose them; the table below compares them "
+                "with the judge's over the recipes you scored."
+            </p>
+            <label class="field wide">
+                <span>"AlchemyBench run"</span>
+                <select id="human-run" on:change=move |e| run.set(event_target_value(&e))>
+                    <option value="" selected=move || run.get().is_empty()>"Choose a run…"</option>
+                    {move || runs.get().and_then(|r| r.ok()).map(|list| list.into_iter().map(|r| {
+                        let selected = r.id == run.get_untracked();
+                        let label = format!("{} · {} · {:?}", r.id, r.spec.model, r.status);
+                        view! { <option value=r.id.clone() selected=selected>{label}</option> }
+                    }).collect_view())}
+                </select>
+            </label>
+            {move || error.get().map(|e| view! { <p class="error" id="human-error">{e}</p> })}
+            {move || {
+                let id = run.get();
+                (!id.is_empty()).then(|| view! {
+                    <p><a id="human-csv" href=format!("/api/runs/{id}/human-scores.csv") download="human-scores.csv">"Export CSV"</a></p>
+                })
+            }}
+            <Agreement rows=Signal::derive(move || scores.get().map(|s| s.agreement).unwrap_or_default()) />
+            <table class="human-table" id="human-table">
+                <thead><tr>
+                    <th>"Recipe"</th>
+                    {KEYS.iter().map(|k| view! { <th>{heading(k)}</th> }).collect_view()}
+                </tr></thead>
+                <tbody>
+                    {move || {
+                        let given = given();
+                        results.get().and_then(|r| r.ok()).unwrap_or_default().into_iter().map(|r: ResultRow| {
+                            let judge = r.verdict.as_ref().and_then(|v| serde_json::to_value(v).ok());
+                            let cells = KEYS.iter().map(|k| {
+                                let judge_score = judge.as_ref()
+                                    .and_then(|v| v.get("scores")?.get(*k)?.as_f64())
+                                    .map_or("—".to_string(), |s| format!("{s}"));
+                                let mine = given.get(&(r.task_id.clone(), r.sample, k.to_string())).copied();
+                                let (task_id, sample, key) = (r.task_id.clone(), r.sample, k.to_string());
+                                view! {
+                                    <td>
+                                        <span class="judge" title="the judge's score">{judge_score}</span>
+                                        <select class="mine" data-task=r.task_id.clone() data-criterion=*k
+                                            on:change=move |e| save(task_id.clone(), sample, key.clone(), event_target_value(&e))>
+                                            <option value="" selected=mine.is_none()>"—"</option>
+                                            {(2..=10).map(|h| {
+                                                let v = h as f64 / 2.0;
+                                                view! { <option value=v.to_string() selected=mine == Some(v)>{v.to_string()}</option> }
+                                            }).collect_view()}
+                                        </select>
+                                    </td>
+                                }
+                            }).collect_view();
+                            view! { <tr><td>{r.task_id.clone()}</td>{cells}</tr> }
+                        }).collect_view()
+                    }}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+/// The agreement per criterion.
+#[component]
+fn Agreement(rows: Signal<Vec<CriterionAgreement>>) -> impl IntoView {
+    let num = |x: Option<f64>| x.map_or("—".to_string(), |v| format!("{v:.3}"));
+    view! {
+        <table class="agreement" id="human-agreement">
+            <thead><tr><th>"Criterion"</th><th>"scored"</th><th>"Pearson r"</th><th>"Spearman ρ"</th></tr></thead>
+            <tbody>
+                {move || rows.get().into_iter().map(|a| view! {
+                    <tr data-criterion=a.criterion.clone()>
+                        <td>{heading(&a.criterion)}</td>
+                        <td class="n">{a.n}</td>
+                        <td class="pearson">{num(a.pearson)}</td>
+                        <td class="spearman">{num(a.spearman)}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}

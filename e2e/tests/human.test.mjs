@@ -1,0 +1,86 @@
+// AlchemyBench's human scoring in the browser: a run of our demo recipes judged by a local
+// fake judge; a person scores three recipes, the scores survive a reload, and the agreement
+// with the judge is shown.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { startServer, launchBrowser, withScreenshot } from "../harness.mjs";
+
+const KEYS = [
+  "materials_appropriateness_score", "equipment_appropriateness_score",
+  "procedure_completeness_score", "procedure_similarity_score", "procedure_feasibility_score",
+  "characterization_appropriateness_score", "characterization_similarity_score", "overall_score",
+];
+
+/** An OpenAI-compatible judge on 127.0.0.1 whose score depends on the recipe it reads. */
+function fakeJudge() {
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      const score = 1 + (body.length % 9) * 0.5;
+      const json = Object.fromEntries(KEYS.map((k) => [k, score]));
+      const content = "Reasoning.\n```json\n" + JSON.stringify(json) + "\n```";
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({ choices: [{ message: { content } }], usage: { prompt_tokens: 1, completion_tokens: 1 } }));
+    });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+let judge;
+let server;
+let browser;
+let runId;
+before(async () => {
+  judge = await fakeJudge();
+  const base = `http://127.0.0.1:${judge.address().port}/v1`;
+  server = await startServer({
+    configToml: `[[models]]\nname = "judge"\nprovider = "openai-compatible"\nmodel = "j"\nbase_url = "${base}"\nprice_input_per_mtok = 0.0\nprice_output_per_mtok = 0.0\n\n[limits]\njudge_model = "judge"\n`,
+  });
+  const created = await fetch(server.url + "/api/runs", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ suite: "alchemy", model: "reference" }),
+  }).then((r) => r.json());
+  runId = created.run_id;
+  for (let i = 0; i < 300; i++) {
+    const run = await fetch(`${server.url}/api/runs/${runId}`).then((r) => r.json());
+    if (run.status === "finished") break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+  judge?.close();
+});
+
+const check = (name, fn) => withScreenshot(browser.page, name, fn);
+
+test("human scores are saved, survive a reload and are compared with the judge's", () =>
+  check("human scoring", async () => {
+    const page = browser.page;
+    await page.goto(`${server.url}/human?run=${runId}`);
+    await page.waitForSelector("#human-table select.mine", { state: "attached" });
+    const selects = page.locator('#human-table select.mine[data-criterion="overall_score"]');
+    assert.equal(await selects.count(), 12);
+    const picks = ["2", "3.5", "5"];
+    for (let i = 0; i < picks.length; i++) {
+      await selects.nth(i).selectOption(picks[i]);
+      await page.waitForFunction(
+        (n) => document.querySelector('#human-agreement tr[data-criterion="overall_score"] .n')?.textContent === String(n),
+        i + 1,
+      );
+    }
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector('#human-agreement tr[data-criterion="overall_score"] .n')?.textContent === "3");
+    const kept = page.locator('#human-table select.mine[data-criterion="overall_score"]');
+    for (let i = 0; i < picks.length; i++) {
+      assert.equal(await kept.nth(i).inputValue(), picks[i]);
+    }
+    const pearson = await page.locator('#human-agreement tr[data-criterion="overall_score"] .pearson').textContent();
+    assert.ok(pearson === "—" || Math.abs(Number(pearson)) <= 1, pearson);
+    assert.match(await page.locator("#human-csv").getAttribute("href"), /human-scores\.csv$/);
+  }));
