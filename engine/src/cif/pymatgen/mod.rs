@@ -139,11 +139,11 @@ fn file_err(pos: Option<Pos>, message: impl Into<String>) -> Fail {
     })
 }
 
+/// How the message of an [`unsupported`] failure starts.
+const UNSUPPORTED: &str = "not supported (pymatgen would need more than this reader has)";
+
 fn unsupported(pos: Option<Pos>, what: &str) -> Fail {
-    file_err(
-        pos,
-        format!("not supported (pymatgen would need more than this reader has): {what}"),
-    )
+    file_err(pos, format!("{UNSUPPORTED}: {what}"))
 }
 
 fn reject_magnetic(blocks: &[PmgBlock]) -> Result<(), CifError> {
@@ -557,7 +557,21 @@ fn structure_of_block(
     budget: &mut usize,
 ) -> Result<Option<PymatgenCif>, Fail> {
     let lattice = block_lattice(block)?;
-    let ops = symmetry_operations(block)?;
+    let ops = match symmetry_operations(block) {
+        // A block without atom sites (a `data_global` header with journal data and a space
+        // group number) is skipped by pymatgen (KeyError on `_atom_site_label`) after it has
+        // built the operations from its tables, which this reader cannot: skip it too
+        // instead of failing the whole file.
+        Err(Fail::File(e))
+            if e.message.starts_with(UNSUPPORTED) && block.get("_atom_site_label").is_none() =>
+        {
+            return Err(block_err(
+                block.pos,
+                "missing _atom_site_label (a block without atom sites)",
+            ));
+        }
+        other => other?,
+    };
     let oxi = oxidation_states(block)?;
     let rows = atom_sites::read_rows(block, &ops, oxi.as_deref(), budget)?;
     if rows.is_empty() {
@@ -760,5 +774,37 @@ loop_
         let s = parse_cif_like_pymatgen(text).unwrap();
         // Si1: three images; Si2 at the origin: two (the inversion image coincides).
         assert_eq!(s.len(), 5);
+    }
+
+    /// A header block with journal data and only a space-group number, before a complete
+    /// structure block: pymatgen skips the header (checked with pymatgen 2026.10: the file
+    /// reads as the NaCl block's two sites); so does this reader.
+    #[test]
+    fn an_atomless_header_block_is_skipped() {
+        let structure =
+            "data_NaCl\n_cell_length_a 5.64\n_cell_length_b 5.64\n_cell_length_c 5.64\n\
+            _cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90\n\
+            _symmetry_space_group_name_H-M 'P 1'\nloop_\n_symmetry_equiv_pos_as_xyz\n'x, y, z'\n\
+            loop_\n_atom_site_label\n_atom_site_type_symbol\n_atom_site_fract_x\n\
+            _atom_site_fract_y\n_atom_site_fract_z\nNa1 Na 0 0 0\nCl1 Cl 0.5 0.5 0.5\n";
+        let header = "data_global\n_journal_name_full 'Test Journal'\n_journal_year 1999\n\
+            _symmetry_Int_Tables_number 225\n\n";
+        let both = parse_cif_like_pymatgen(&format!("{header}{structure}")).unwrap();
+        let alone = parse_cif_like_pymatgen(structure).unwrap();
+        assert_eq!(both.sites.len(), 2);
+        assert_eq!(both, alone);
+        // With atoms, the same space-group-only block still says what is missing, and where.
+        let with_atoms = format!(
+            "data_x\n_cell_length_a 5\n_cell_length_b 5\n_cell_length_c 5\n_cell_angle_alpha 90\n\
+             _cell_angle_beta 90\n_cell_angle_gamma 90\n_symmetry_space_group_name_H-M 'F m -3 m'\n\
+             loop_\n_atom_site_label\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\nNa1 0 0 0\n"
+        );
+        let e = parse_cif_like_pymatgen(&with_atoms).unwrap_err();
+        assert!(
+            e.message.contains("without explicit symmetry operations"),
+            "{}",
+            e.message
+        );
+        assert!(e.pos.is_some());
     }
 }
