@@ -794,12 +794,10 @@ loop_
         assert_eq!(both.sites.len(), 2);
         assert_eq!(both, alone);
         // With atoms, the same space-group-only block still says what is missing, and where.
-        let with_atoms = format!(
-            "data_x\n_cell_length_a 5\n_cell_length_b 5\n_cell_length_c 5\n_cell_angle_alpha 90\n\
+        let with_atoms = "data_x\n_cell_length_a 5\n_cell_length_b 5\n_cell_length_c 5\n_cell_angle_alpha 90\n\
              _cell_angle_beta 90\n_cell_angle_gamma 90\n_symmetry_space_group_name_H-M 'F m -3 m'\n\
-             loop_\n_atom_site_label\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\nNa1 0 0 0\n"
-        );
-        let e = parse_cif_like_pymatgen(&with_atoms).unwrap_err();
+             loop_\n_atom_site_label\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\nNa1 0 0 0\n";
+        let e = parse_cif_like_pymatgen(with_atoms).unwrap_err();
         assert!(
             e.message.contains("without explicit symmetry operations"),
             "{}",
