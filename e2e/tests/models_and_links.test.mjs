@@ -73,7 +73,8 @@ test("a streamed answer grows in the page; cancelling keeps the part received an
 test("a share link reopens the same case with the same verdict", () =>
   check("share link", async () => {
     const page = browser.page;
-    await page.selectOption("#action-kind", "move");
+    // Not the default action: the link must bring its Action selector with it.
+    await page.selectOption("#action-kind", "swap");
     await page.click("#random");
     await page.click("#paste-truth");
     // Perturb one coordinate so the verdict has non-trivial numbers.
@@ -96,6 +97,7 @@ test("a share link reopens the same case with the same verdict", () =>
       assert.equal(await fresh.page.inputValue("#seed"), seed, "the seed travels with the case");
       assert.equal(await fresh.page.locator("#verdict").getAttribute("data-label"), label);
       assert.equal(await fresh.page.locator("#verdict .detail").textContent(), detail);
+      assert.equal(await fresh.page.inputValue("#action-kind"), "swap", "the Action selector is restored");
 
       // The short link: the same case from the server's store, at /c/<id>.
       await page.click("#short-link");

@@ -59,6 +59,17 @@ fn summary(e: &PoolEntry) -> String {
     format!("{} — {} ({} sites)", e.name, e.formula, e.structure.len())
 }
 
+/// The CIF text the model sees for a source (8 decimals).
+fn cif_of_source(
+    entries: &StoredValue<Vec<PoolEntry>>,
+) -> impl Fn(&Source) -> Option<String> + Copy + 'static {
+    let entries = *entries;
+    move |source: &Source| match source {
+        Source::Pool(i) => entries.with_value(|p| p.get(*i).map(|e| write_cif(&e.structure))),
+        Source::Pasted(s, _) | Source::Edited(s) => Some(write_cif(s)),
+    }
+}
+
 /// The playground page.
 #[component]
 pub fn Playground(
@@ -94,16 +105,20 @@ pub fn Playground(
     let search = RwSignal::new(String::new());
     let pasted = RwSignal::new(String::new());
     let paste_error = RwSignal::new(None::<String>);
-    let kind = RwSignal::new(ActionKind::Move);
+    // A shared case's prompt decides the Action selector too, so that Random draws another
+    // task of the same action (not of whichever action the page happened to show).
+    let shared_kind = shared.as_ref().and_then(|c| {
+        let cif = source.with_untracked(cif_of_source(&entries))?;
+        let structure = read_cif(&cif).ok()?;
+        parse_prompt(&c.prompt, &structure).ok().map(|a| a.kind())
+    });
+    let kind = RwSignal::new(shared_kind.unwrap_or(ActionKind::Move));
     let seed = RwSignal::new(shared.as_ref().and_then(|c| c.seed).unwrap_or(1));
     let prompt = RwSignal::new(String::new());
     let semantics = RwSignal::new(shared.as_ref().map(|c| c.semantics).unwrap_or_default());
 
     // The model sees CIF text; act on what that text says (8 decimals).
-    let cif_of = move |source: &Source| match source {
-        Source::Pool(i) => entries.with_value(|p| p.get(*i).map(|e| write_cif(&e.structure))),
-        Source::Pasted(s, _) | Source::Edited(s) => Some(write_cif(s)),
-    };
+    let cif_of = cif_of_source(&entries);
     let input_cif = Memo::new(move |_| source.with(cif_of));
     let input = Memo::new(move |_| input_cif.get().and_then(|c| read_cif(&c).ok()));
     let input_name = Memo::new(move |_| match source.get() {
