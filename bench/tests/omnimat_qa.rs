@@ -298,3 +298,66 @@ fn every_public_qa_file_imports() {
     }
     assert_eq!(n, 498);
 }
+
+/// A judge reply that cannot be read is asked again (at most three attempts in all); the
+/// last attempt decides; a failed call is not re-asked.
+#[test]
+fn unreadable_judge_replies_are_asked_again_a_bounded_number_of_times() {
+    let item = demo_qa("q07");
+    let p = OmniMatQa.prepare(&item).unwrap();
+    let answer = "<answer>an answer</answer>";
+    let judge = |t: &str| NeedAnswer::Judge { text: t.into() };
+    let good_p = judge(r#"{"tp_string": "a\nb\nc", "fp_string": "d"}"#);
+    let good_r = judge(r#"{"met": [1,1,1,0], "quality_score": [1,1,0.5,0], "reasoning": ""}"#);
+    let bad = judge("I think it is fine.");
+    // Stage 1: the precision reply is unreadable, the recall one is fine: re-ask precision.
+    let mut answered = vec![bad.clone(), good_r.clone()];
+    let more = OmniMatQa.more_needs(&p.state, answer, &answered);
+    assert_eq!(more.len(), 1);
+    let Need::Judge { messages } = &more[0] else {
+        panic!("a judge need")
+    };
+    let first = OmniMatQa.needs(&p.state, answer);
+    let Need::Judge { messages: asked } = &first[0] else {
+        panic!("a judge need")
+    };
+    assert_eq!(messages, asked, "the same question again");
+    answered.push(good_p.clone());
+    assert!(OmniMatQa.more_needs(&p.state, answer, &answered).is_empty());
+    let v = Suite::score(
+        &OmniMatQa,
+        &p.state,
+        answer,
+        &answered,
+        &Interrupt::default(),
+    );
+    assert_eq!(v.label, QaLabel::Scored, "{:?}", v.judge_errors);
+    // Both unreadable, three times: two re-ask stages, then JudgeFailed saying so.
+    let mut answered = vec![bad.clone(), bad.clone()];
+    for stage in 0..2 {
+        let more = OmniMatQa.more_needs(&p.state, answer, &answered);
+        assert_eq!(more.len(), 2, "stage {stage}");
+        answered.extend([bad.clone(), bad.clone()]);
+    }
+    assert!(OmniMatQa.more_needs(&p.state, answer, &answered).is_empty());
+    let v = Suite::score(
+        &OmniMatQa,
+        &p.state,
+        answer,
+        &answered,
+        &Interrupt::default(),
+    );
+    assert_eq!(v.label, QaLabel::JudgeFailed);
+    assert!(
+        v.judge_errors[0].contains("after 3 attempts"),
+        "{:?}",
+        v.judge_errors
+    );
+    // A failed call is final.
+    let failed = NeedAnswer::Failed {
+        error: "timeout".into(),
+    };
+    assert!(OmniMatQa
+        .more_needs(&p.state, answer, &[failed, good_r])
+        .is_empty());
+}

@@ -463,3 +463,73 @@ async fn human_scores_are_saved_and_compared_with_the_judge() {
         .unwrap();
     assert_eq!(after["scores"].as_array().unwrap().len(), 3);
 }
+
+/// OmniMatBench's one reminder: a reply without `<answer>` is asked again once with the
+/// reminder after the question; the second reply is the one scored; tokens add up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_without_answer_gets_one_reminder() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    async fn reply(
+        axum::extract::State(calls): axum::extract::State<Arc<AtomicUsize>>,
+        axum::Json(body): axum::Json<serde_json::Value>,
+    ) -> axum::Json<serde_json::Value> {
+        calls.fetch_add(1, Ordering::SeqCst);
+        let text = body["messages"].to_string();
+        let content = if text.contains("did not follow the required format") {
+            "<think>ok</think><answer>[\"1\"]</answer>"
+        } else {
+            "The answer is probably 1."
+        };
+        axum::Json(serde_json::json!({
+            "choices": [{"message": {"content": content}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 1}
+        }))
+    }
+    let calls = Arc::new(AtomicUsize::new(0));
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", axum::routing::post(reply))
+        .with_state(calls.clone());
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let a = l.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[models]]\nname = \"fake\"\nprovider = \"openai-compatible\"\nmodel = \"f\"\n\
+             base_url = \"http://{a}/v1\"\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 1.0\n"
+        ),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
+        .args([
+            "run",
+            "--suite",
+            "omnimat-cal",
+            "--model",
+            "fake",
+            "--config",
+        ])
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(&data)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let storage = Storage::open(&data).unwrap();
+    let (id, _, _) = storage.list_runs().unwrap().remove(0);
+    let rows = storage.results(&id).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 2 * rows.len());
+    for r in &rows {
+        assert!(r.response.as_deref().unwrap().contains("<answer>"), "{r:?}");
+        assert_eq!(r.input_tokens, 20);
+    }
+}

@@ -359,7 +359,73 @@ pub struct QaVerdict {
     pub answer: String,
 }
 
-/// The verdict from the two judge answers (precision first, then recall).
+/// How many times a judge is asked in all when its reply cannot be read (missing keys,
+/// no JSON): the first call and two re-asks (`shared/spec/omnimatbench.md`: "retry on
+/// missing keys (bounded)"). A call that fails is not re-asked (the gateway retries calls).
+pub const MAX_JUDGE_ATTEMPTS: usize = 3;
+
+/// The judges' replies in order of asking, sorted into the precision judge's and the recall
+/// judge's attempts: the first two answers are one of each; after that, each stage re-asks
+/// (precision first) every judge whose last reply could not be read, while it has attempts
+/// left. The same replay decides what to ask next ([`judges_to_reask`]).
+pub fn attempts<'a>(
+    reference: &QaReference,
+    answers: &'a [NeedAnswer],
+) -> (Vec<&'a NeedAnswer>, Vec<&'a NeedAnswer>) {
+    let mut p: Vec<&NeedAnswer> = answers.first().into_iter().collect();
+    let mut r: Vec<&NeedAnswer> = answers.get(1).into_iter().collect();
+    let mut next = 2;
+    loop {
+        let (ask_p, ask_r) = reask(reference, &p, &r);
+        if !(ask_p || ask_r) {
+            break;
+        }
+        if ask_p {
+            let Some(a) = answers.get(next) else { break };
+            p.push(a);
+            next += 1;
+        }
+        if ask_r {
+            let Some(a) = answers.get(next) else { break };
+            r.push(a);
+            next += 1;
+        }
+    }
+    (p, r)
+}
+
+/// Whether the precision and the recall judge are to be asked again.
+fn reask(reference: &QaReference, p: &[&NeedAnswer], r: &[&NeedAnswer]) -> (bool, bool) {
+    let unreadable = |last: Option<&&NeedAnswer>, parse: &dyn Fn(&str) -> bool| match last {
+        Some(NeedAnswer::Judge { text }) => !parse(text),
+        _ => false,
+    };
+    let ask_p = p.len() < MAX_JUDGE_ATTEMPTS
+        && !p.is_empty()
+        && unreadable(p.last(), &|t| parse_precision(t).is_ok());
+    let ask_r = r.len() < MAX_JUDGE_ATTEMPTS
+        && !r.is_empty()
+        && unreadable(r.last(), &|t| parse_recall(t, reference).is_ok());
+    (ask_p, ask_r)
+}
+
+/// Which judges to ask again after `answers` (precision, recall): `(false, false)` once
+/// every reply is read or attempts are used up.
+pub fn judges_to_reask(reference: &QaReference, answers: &[NeedAnswer]) -> (bool, bool) {
+    if answers.len() < 2 {
+        return (false, false);
+    }
+    let (p, r) = attempts(reference, answers);
+    // Only when every answer so far is accounted for (a stage was fully met).
+    let used = p.len() + r.len();
+    if used != answers.len() {
+        return (false, false);
+    }
+    reask(reference, &p, &r)
+}
+
+/// The verdict from the judges' answers (in order of asking, re-asks included); the last
+/// attempt of each judge decides.
 pub fn score_answers(
     reference: &QaReference,
     answer: Option<&str>,
@@ -377,26 +443,26 @@ pub fn score_answers(
             answer: String::new(),
         };
     };
-    let text = |i: usize| -> Result<&str, JudgeError> {
-        let Some(a) = answers.get(i) else {
-            return Err(JudgeError::Missing);
-        };
-        if let NeedAnswer::Judge { text } = a {
-            Ok(text)
-        } else if let NeedAnswer::Failed { error } = a {
-            Err(JudgeError::Call(error.clone()))
-        } else {
-            Err(JudgeError::Call("the answer is not a judge's".into()))
+    let (p_attempts, r_attempts) = attempts(reference, answers);
+    let text = |a: Option<&&NeedAnswer>| -> Result<String, JudgeError> {
+        match a {
+            None => Err(JudgeError::Missing),
+            Some(NeedAnswer::Judge { text }) => Ok(text.clone()),
+            Some(NeedAnswer::Failed { error }) => Err(JudgeError::Call(error.clone())),
+            Some(_) => Err(JudgeError::Call("the answer is not a judge's".into())),
         }
     };
-    let p = text(0).and_then(parse_precision);
-    let r = text(1).and_then(|t| parse_recall(t, reference));
+    let p = text(p_attempts.last()).and_then(|t| parse_precision(&t));
+    let r = text(r_attempts.last()).and_then(|t| parse_recall(&t, reference));
     let mut errors = Vec::new();
     if let Err(e) = &p {
-        errors.push(format!("precision: {e}"));
+        errors.push(format!(
+            "precision (after {} attempts): {e}",
+            p_attempts.len()
+        ));
     }
     if let Err(e) = &r {
-        errors.push(format!("recall: {e}"));
+        errors.push(format!("recall (after {} attempts): {e}", r_attempts.len()));
     }
     let p = p.ok();
     let r = r.ok();

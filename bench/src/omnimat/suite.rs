@@ -5,9 +5,9 @@ use engine::interrupt::Interrupt;
 
 use super::cal::{gold_slots, score_response, CalLabel, CalVerdict};
 use super::item::{CalItem, QaItem};
-use super::prompt::{answer_text, cal_messages, py_dumps, qa_messages};
-use super::qa::{judge_messages, score_answers, QaLabel, QaReference, QaVerdict};
-use crate::task::{Need, NeedAnswer, Outcome, Prepared, Suite, TaskError};
+use super::prompt::{answer_text, cal_messages, py_dumps, qa_messages, ANSWER_REMINDER};
+use super::qa::{judge_messages, judges_to_reask, score_answers, QaLabel, QaReference, QaVerdict};
+use crate::task::{Message, Need, NeedAnswer, Outcome, Prepared, Role, Suite, TaskError};
 
 /// The baseline that answers with the gold (CAL) or the reference answer (QA).
 pub const REFERENCE: &str = "reference";
@@ -54,6 +54,11 @@ impl Suite for OmniMatCal {
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {
         &CAL_COLUMNS
+    }
+
+    /// One reminder when the reply has no `<answer>` (the reference retries once).
+    fn retry_messages(&self, messages: &[Message], response: &str) -> Option<Vec<Message>> {
+        reminder(messages, response)
     }
 
     fn prepare(&self, task: &CalItem) -> Result<Prepared<CalReference>, TaskError> {
@@ -137,6 +142,11 @@ impl Suite for OmniMatQa {
         &QA_COLUMNS
     }
 
+    /// One reminder when the reply has no `<answer>` (the reference retries once).
+    fn retry_messages(&self, messages: &[Message], response: &str) -> Option<Vec<Message>> {
+        reminder(messages, response)
+    }
+
     fn prepare(&self, task: &QaItem) -> Result<Prepared<QaReference>, TaskError> {
         if task.key_points.is_empty() {
             return Err(TaskError(format!("QA item {} has no key points", task.id)));
@@ -158,6 +168,26 @@ impl Suite for OmniMatQa {
                 .collect(),
             None => Vec::new(),
         }
+    }
+
+    /// A judge whose reply cannot be read is asked again, the same question, at most
+    /// [`MAX_JUDGE_ATTEMPTS`](super::qa::MAX_JUDGE_ATTEMPTS) times in all.
+    fn more_needs(
+        &self,
+        state: &QaReference,
+        response: &str,
+        answered: &[NeedAnswer],
+    ) -> Vec<Need> {
+        let Some(answer) = answer_text(response).filter(|a| !a.is_empty()) else {
+            return Vec::new();
+        };
+        let (ask_p, ask_r) = judges_to_reask(state, answered);
+        let [p, r] = judge_messages(state, answer);
+        [(ask_p, p), (ask_r, r)]
+            .into_iter()
+            .filter(|(ask, _)| *ask)
+            .map(|(_, messages)| Need::Judge { messages })
+            .collect()
     }
 
     fn score(
@@ -189,9 +219,30 @@ impl Suite for OmniMatQa {
     }
 }
 
+/// The messages again with [`ANSWER_REMINDER`] after the user's text, when `response` has no
+/// `<answer>`.
+fn reminder(messages: &[Message], response: &str) -> Option<Vec<Message>> {
+    if answer_text(response).is_some() {
+        return None;
+    }
+    let mut again = messages.to_vec();
+    let last = again.iter_mut().rev().find(|m| m.role == Role::User)?;
+    last.content.push_str(ANSWER_REMINDER);
+    Some(again)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reply_without_answer_gets_one_reminder() {
+        let messages = vec![Message::system("s"), Message::user("q")];
+        let again = reminder(&messages, "I think 42.").unwrap();
+        assert_eq!(again[1].content, format!("q{ANSWER_REMINDER}"));
+        assert_eq!(again[0].content, "s");
+        assert!(reminder(&messages, "<answer>42</answer>").is_none());
+    }
 
     #[test]
     fn cal_reference_baseline_scores_one() {

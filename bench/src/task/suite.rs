@@ -147,6 +147,12 @@ pub trait Suite: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// The messages of the one retry a runner makes when `response` misses the required
+    /// format (OmniMatBench: no `<answer>`), or `None` (the default: no retry).
+    fn retry_messages(&self, _messages: &[Message], _response: &str) -> Option<Vec<Message>> {
+        None
+    }
+
     /// Needs that depend on the answers to earlier ones (`answered`, in order): asked again
     /// after each stage is met until it returns nothing (at most [`MAX_NEED_STAGES`] times).
     /// MatTools verifies a program's result only once the program has run.
@@ -238,6 +244,8 @@ pub trait AnySuite: Send + Sync {
     fn prepare_json(&self, task: &serde_json::Value) -> Result<PreparedTask, TaskError>;
     /// What scoring `response` to `task` needs from outside.
     fn needs(&self, task: &PreparedTask, response: &str) -> Result<Vec<Need>, TaskError>;
+    /// The one format retry (see [`Suite::retry_messages`]).
+    fn retry_messages(&self, task: &PreparedTask, response: &str) -> Option<Vec<Message>>;
     /// What it needs once `answered` (see [`Suite::more_needs`]).
     fn more_needs(
         &self,
@@ -283,6 +291,10 @@ impl<S: Suite> AnySuite for S {
 
     fn needs(&self, task: &PreparedTask, response: &str) -> Result<Vec<Need>, TaskError> {
         Ok(Suite::needs(self, state_of::<S>(task)?, response))
+    }
+
+    fn retry_messages(&self, task: &PreparedTask, response: &str) -> Option<Vec<Message>> {
+        Suite::retry_messages(self, &task.messages, response)
     }
 
     fn more_needs(
