@@ -211,7 +211,12 @@ fn import_then_eval_compares_recorded_verdicts() {
          "generated_output": format!("<cif>\n{target}</cif>"), "wrong_type": "CIFParsingError",
          "rmsd": null, "max_dist": null, "frame_index": 3},
         {"correct": false, "input_cif": NACL, "action_prompt": "Remove the atom at index 9 from the cif file.",
-         "target_cif": target, "generated_output": "x", "wrong_type": "OutputFormatError"}
+         "target_cif": target, "generated_output": "x", "wrong_type": "OutputFormatError"},
+        // An AtomCountMismatch row keeps the extracted CIF, without tags (spec §6): the
+        // import puts them back, so ours agrees.
+        {"correct": false, "input_cif": NACL, "action_prompt": prompt, "target_cif": target,
+         "generated_output": NACL, "wrong_type": "AtomCountMismatch",
+         "rmsd": null, "max_dist": null, "frame_index": 5}
     ]});
     let input = dir.path().join("evaluation_results.json");
     std::fs::write(&input, results.to_string()).unwrap();
@@ -219,7 +224,7 @@ fn import_then_eval_compares_recorded_verdicts() {
     let report = succeed(bin().arg("import").arg(&input).arg("-o").arg(&imported));
     assert!(
         report.contains(
-            "4 records of evaluation results: 3 prompts parsed, 1 not; 4 with a model answer"
+            "5 records of evaluation results: 4 prompts parsed, 1 not; 5 with a model answer"
         ),
         "{report}"
     );
@@ -236,8 +241,15 @@ fn import_then_eval_compares_recorded_verdicts() {
         lines[3]
     );
 
-    // eval needs the three lines whose prompt applies.
-    let scorable: String = lines[..3].iter().map(|l| format!("{l}\n")).collect();
+    assert!(lines[4]["response"]
+        .as_str()
+        .unwrap()
+        .starts_with("<cif>\n"));
+    // eval needs the four lines whose prompt applies.
+    let scorable: String = [&lines[0], &lines[1], &lines[2], &lines[4]]
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect();
     let eval_in = dir.path().join("eval-in.jsonl");
     std::fs::write(&eval_in, scorable).unwrap();
     let eval_out = dir.path().join("eval-out.jsonl");
@@ -249,7 +261,10 @@ fn import_then_eval_compares_recorded_verdicts() {
             .arg(&eval_out),
     );
     assert!(
-        summary.contains("recorded verdicts (reference run): 2 of 3 agree with ours"),
+        summary.contains(
+            "recorded verdicts (reference run): 3 of 4 agree with ours (AtomCountMismatch 1/1, \
+             CifParsingError 0/1, OutputFormatError 1/1, Success 1/1)"
+        ),
         "{summary}"
     );
 }

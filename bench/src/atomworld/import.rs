@@ -199,7 +199,18 @@ fn task(layout: Layout, n: usize, r: &Value) -> Result<ImportedTask, ImportError
                 rms: number(r, "rmsd"),
                 max_dist: number(r, "max_dist").or_else(|| number(r, "max_diff")),
             });
-        (text(r, &["generated_output"]), recorded)
+        let mut output = text(r, &["generated_output"]);
+        // For AtomCountMismatch rows the reference stored the CIF it had extracted, not the
+        // reply (spec §6): put the tags back so the answer scores as the reference scored it.
+        let count_mismatch = recorded
+            .as_ref()
+            .is_some_and(|v| v.label == Some(Label::AtomCountMismatch));
+        if count_mismatch {
+            if let Some(o) = output.as_mut().filter(|o| !o.contains("<cif>")) {
+                *o = format!("<cif>\n{}\n</cif>", o.trim());
+            }
+        }
+        (output, recorded)
     } else {
         (None, None)
     };

@@ -67,7 +67,8 @@ pub fn run_with(
     let mut verdicts: Vec<Value> = Vec::new();
     let mut scored: Vec<(String, Outcome)> = Vec::new();
     // Lines imported from the reference's evaluation results carry its verdict: compare.
-    let (mut recorded, mut agree) = (0usize, 0usize);
+    // Recorded verdicts compared like with like: per recorded label, how many we agree with.
+    let mut by_label: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for (n, line) in input.lines().enumerate() {
         let n = n + 1;
         let mut text = line.map_err(|e| CliError::input(format!("line {n}: {e}")))?;
@@ -89,8 +90,9 @@ pub fn run_with(
                 .map_err(|e| CliError::input(format!("line {n}: {e}")))?;
         verdicts.push(verdict.clone());
         if let Some(label) = recorded_label(&object) {
-            recorded += 1;
-            agree += usize::from(label == outcome.label);
+            let e = by_label.entry(label.to_string()).or_default();
+            e.0 += 1;
+            e.1 += usize::from(label == outcome.label);
         }
         object.insert("verdict".into(), verdict);
         let out = serde_json::to_string(&Value::Object(object))
@@ -108,9 +110,17 @@ pub fn run_with(
     if suite.name() == "mattools-code" {
         text.push_str(&bench::mattools::code::verdict::Metrics::of_eval(&verdicts).lines());
     }
-    if recorded > 0 {
+    if !by_label.is_empty() {
+        let (recorded, agree) = by_label
+            .values()
+            .fold((0, 0), |(n, a), (n2, a2)| (n + n2, a + a2));
+        let parts: Vec<String> = by_label
+            .iter()
+            .map(|(label, (n, a))| format!("{label} {a}/{n}"))
+            .collect();
         text.push_str(&format!(
-            "recorded verdicts (reference run): {agree} of {recorded} agree with ours\n"
+            "recorded verdicts (reference run): {agree} of {recorded} agree with ours ({})\n",
+            parts.join(", ")
         ));
     }
     Ok(text)
