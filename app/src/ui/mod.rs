@@ -63,12 +63,45 @@ pub fn App() -> impl IntoView {
             } else if let Some(e) = crate::share::error_from_location() {
                 view! { <BrokenLink technical=e /> }.into_any()
             } else {
+                let shared = crate::share::case_from_location();
+                let first_visit = shared.is_none();
                 view! {
-                    <playground::Playground shared=crate::share::case_from_location() shared_error=None />
+                    {first_visit.then(|| view! { <FirstVisit /> })}
+                    <playground::Playground shared=shared shared_error=None />
                 }.into_any()
             }}
         </main>
         <status::ServerStatus />
+    }
+}
+
+/// Where the page remembers that the first-visit line was dismissed.
+const INTRO_KEY: &str = "atomworld.intro.dismissed";
+
+/// One line for a first visit that says what to do here; dismissed for good with its button.
+#[component]
+fn FirstVisit() -> impl IntoView {
+    let storage = web_sys::window().and_then(|w| w.local_storage().ok().flatten());
+    let dismissed = storage
+        .as_ref()
+        .and_then(|s| s.get_item(INTRO_KEY).ok().flatten())
+        .is_some();
+    let shown = RwSignal::new(!dismissed);
+    let dismiss = move |_| {
+        if let Some(s) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
+            let _ = s.set_item(INTRO_KEY, "1");
+        }
+        shown.set(false);
+    };
+    move || {
+        shown.get().then(|| view! {
+            <p class="notice first-visit" id="first-visit">
+                "Pick a structure and an action, see the exact target in 3D, then paste a "
+                "model's answer (or ask a configured model): the verdict is the one the "
+                "benchmark would give. Press ? on a viewer for its keys. "
+                <button class="secondary small" id="first-visit-dismiss" on:click=dismiss>"Got it"</button>
+            </p>
+        })
     }
 }
 
