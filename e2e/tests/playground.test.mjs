@@ -194,3 +194,18 @@ test("a large target waits for a click before matching", () =>
     await page.fill("#answer", (await page.inputValue("#answer")) + " ");
     await page.locator("#large-target").waitFor();
   }));
+
+test("free text gets the closest accepted wording with its numbers; no stale target is shown", () =>
+  check("prompt suggestion", async () => {
+    const page = session.browser.page;
+    await page.fill("#action-prompt", "create a 2x2x1 supercell");
+    await page.waitForSelector("#prompt-suggestion");
+    const suggestion = await page.locator("#use-suggestion").textContent();
+    assert.match(suggestion, /^Create a supercell with the size 2.?2.?1/);
+    assert.ok(await page.locator(".view.no-target #viewer-target").count(), "the old target is hidden");
+    await page.click("#use-suggestion");
+    assert.equal(await page.inputValue("#action-prompt"), suggestion);
+    await page.waitForFunction(() => /super_cell/.test(document.querySelector("#parsed-action").textContent));
+    assert.equal(await page.locator(".view.no-target").count(), 0);
+    assert.equal(await page.locator("#prompt-suggestion").count(), 0);
+  }));

@@ -444,7 +444,8 @@ pub fn Playground(
                     {move || edit_error.get().map(|e| view! { <p class="error small" id="edit-error">{e}</p> })}
                     <ExportLinks structure=input stem="input" />
                 </div>
-                <div class="view">
+                // No valid action: no target, and not the previous one left on screen.
+                <div class="view" class:no-target=move || target.get().is_none()>
                     <h2>"Target " <span class="muted">
                         {move || match (semantics.get(), target.get()) {
                             (_, None) => "(no valid action)".to_string(),

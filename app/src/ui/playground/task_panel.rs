@@ -116,6 +116,21 @@ pub fn TaskPanel(
                     None => view! { <span></span> }.into_any(),
                 }}
             </p>
+            // A free-text prompt the parser does not take: the closest accepted wording with
+            // the user's own numbers, one click to use it.
+            {move || {
+                let Some(Err(_)) = parsed.get() else { return None };
+                let structure = input.get()?;
+                let suggestion = bench::atomworld::suggest::suggest(&prompt.get(), &structure)?;
+                let shown = suggestion.clone();
+                Some(view! {
+                    <p class="notice" id="prompt-suggestion">
+                        "Did you mean: "
+                        <button class="secondary small" id="use-suggestion"
+                            on:click=move |_| prompt.set(suggestion.clone())>{shown}</button>
+                    </p>
+                })
+            }}
             {move || (differ.get() == Some(true)).then(|| view! {
                 <p class="notice" id="semantics-notice">
                     "The reference implementation and the physical reading give different results for this task "
