@@ -8,9 +8,9 @@ use engine::structure::Structure;
 
 use super::action::Action;
 use super::apply::apply;
-use super::Semantics;
 use super::parse::parse_prompt;
 use super::wording::{render_prompt, PromptStyle};
+use super::Semantics;
 
 /// The numbers in `text`, in order (integers and decimals, with a sign).
 fn numbers(text: &str) -> Vec<f64> {
