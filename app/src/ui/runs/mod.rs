@@ -275,10 +275,19 @@ pub fn Runs() -> impl IntoView {
                 let md = verdict
                     .and_then(|v| v.max_dist)
                     .map_or("—".into(), |d| format!("{d:.4}"));
+                // Other suites' verdicts carry their own "detail" (MatTools: the error).
+                let other_detail = match &r.verdict {
+                    Some(bench::wire::ResultVerdict::Other(v)) => {
+                        v.get("detail").and_then(|d| d.as_str()).map(str::to_string)
+                    }
+                    _ => None,
+                };
                 let detail = verdict
                     .map(|v| v.detail.clone())
+                    .or(other_detail)
                     .or_else(|| r.error.clone())
                     .unwrap_or_default();
+                let rounds = r.transcript.clone();
                 let open_model = model.clone();
                 let row = r.clone();
                 view! {
@@ -288,7 +297,7 @@ pub fn Runs() -> impl IntoView {
                         <td>{r.action.clone()}</td>
                         <td>{shown_label}</td>
                         <td>{md}</td>
-                        <td class="detail">{detail}</td>
+                        <td class="detail">{detail}{rounds.map(|t| view! { <Rounds transcript=t /> })}</td>
                         <td><a class="open-case" href="#" title="open this task and answer in the playground" on:click=move |e: leptos::ev::MouseEvent| {
                             e.prevent_default();
                             if let (Some(link), Some(w)) = (case_link(&row, &open_model), web_sys::window()) {
@@ -395,6 +404,52 @@ pub fn Runs() -> impl IntoView {
 }
 
 /// Wait `ms` milliseconds without blocking the page.
+/// An agent's rounds (MatTools' self-reflection): each round's search, what it retrieved,
+/// how its code ran, and the critique that led to the next round.
+#[component]
+fn Rounds(transcript: serde_json::Value) -> impl IntoView {
+    let rounds = transcript.as_array().cloned().unwrap_or_default();
+    let n = rounds.len();
+    let text = |v: &serde_json::Value, k: &str| {
+        v.get(k)
+            .and_then(|x| x.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    view! {
+        <details class="rounds">
+            <summary>{format!("{n} agent round{}", if n == 1 { "" } else { "s" })}</summary>
+            <ol>
+                {rounds.into_iter().map(|r| {
+                    let retrieved = r.get("retrieved").and_then(|x| x.as_array()).map_or(0, Vec::len);
+                    let complete = r.get("complete").and_then(|x| x.as_bool()).unwrap_or(false);
+                    let run = r.get("run").cloned().unwrap_or_default();
+                    let ran = if run.is_null() {
+                        text(&r, "error")
+                    } else {
+                        let stderr = text(&run, "stderr");
+                        let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default().to_string();
+                        format!(
+                            "exit {} · {}{}",
+                            run.get("exit_code").map_or("-".to_string(), |c| c.to_string()),
+                            if complete { "every property computed" } else { "incomplete" },
+                            if last.is_empty() { String::new() } else { format!(" · {last}") }
+                        )
+                    };
+                    let critique = r.get("critique").map(|c| text(c, "feedback")).unwrap_or_default();
+                    view! {
+                        <li class="round">
+                            <div><strong>"search: "</strong>{text(&r, "query").chars().take(120).collect::<String>()}{format!(" ({retrieved} entries)")}</div>
+                            <div><strong>"run: "</strong>{ran}</div>
+                            {(!critique.is_empty()).then(|| view! { <div><strong>"critique: "</strong>{critique}</div> })}
+                        </li>
+                    }
+                }).collect_view()}
+            </ol>
+        </details>
+    }
+}
+
 async fn gloo_timers_sleep(ms: i32) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
         if let Some(w) = web_sys::window() {
