@@ -392,6 +392,11 @@ pub struct RunSummary {
     /// The table.
     #[serde(flatten)]
     pub table: Summary,
+    /// The suite's own headline numbers (MatTools' rates, OmniMatBench's slot accuracy and
+    /// macro-F1, AlchemyBench's criterion means), when it has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub headline: Option<crate::task::Headline>,
 }
 
 /// A result's verdict: AtomWorld's typed verdict, or another suite's verdict as JSON.

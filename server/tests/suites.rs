@@ -516,6 +516,8 @@ async fn a_reply_without_answer_gets_one_reminder() {
         .arg(&config)
         .arg("--data-dir")
         .arg(&data)
+        .arg("--summary-json")
+        .arg(dir.path().join("summary.json"))
         .output()
         .await
         .unwrap();
@@ -523,6 +525,19 @@ async fn a_reply_without_answer_gets_one_reminder() {
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    // The suite's own numbers travel with the table: slot accuracy, pooled and per subfield.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
+            .unwrap();
+    assert!(
+        summary["headline"]["json"]["macro_by_subfield"].is_object(),
+        "{summary}"
+    );
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        printed.contains(summary["headline"]["text"].as_str().unwrap()),
+        "{printed}"
     );
     let storage = Storage::open(&data).unwrap();
     let (id, _, _) = storage.list_runs().unwrap().remove(0);

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::judge::{judge_messages, reask, verdict, AlchemyLabel, AlchemyVerdict};
 use super::prompt::prompt;
 use super::recipe::{Recipe, Reference};
-use crate::task::{Message, Need, NeedAnswer, Outcome, Prepared, Suite, TaskError};
+use crate::task::{Headline, Message, Need, NeedAnswer, Outcome, Prepared, Suite, TaskError};
 
 /// The baseline that answers with the ground-truth recipe.
 pub const REFERENCE: &str = "reference";
@@ -135,6 +135,16 @@ impl Suite for Alchemy {
             success: v.label == AlchemyLabel::Scored,
             metric: v.overall,
         }
+    }
+
+    /// Per split: each criterion's mean and σ, the judge's overall and the mean of the seven
+    /// criteria (labelled apart), and the judge failures.
+    fn headline(&self, rows: &[(&str, &AlchemyVerdict)]) -> Option<Headline> {
+        let s = super::summary::AlchemySummary::of(rows.iter().map(|(g, v)| (*g, *v)));
+        Some(Headline {
+            text: s.to_markdown(),
+            json: serde_json::to_value(&s).unwrap_or_default(),
+        })
     }
 
     /// `{"label", "scores": {eight keys} | null, "overall", "mean7"}`.

@@ -7,7 +7,7 @@ use super::cal::{gold_slots, score_response, CalLabel, CalVerdict};
 use super::item::{CalItem, QaItem};
 use super::prompt::{answer_text, cal_messages, py_dumps, qa_messages, ANSWER_REMINDER};
 use super::qa::{judge_messages, judges_to_reask, score_answers, QaLabel, QaReference, QaVerdict};
-use crate::task::{Message, Need, NeedAnswer, Outcome, Prepared, Role, Suite, TaskError};
+use crate::task::{Headline, Message, Need, NeedAnswer, Outcome, Prepared, Role, Suite, TaskError};
 
 /// The baseline that answers with the gold (CAL) or the reference answer (QA).
 pub const REFERENCE: &str = "reference";
@@ -95,6 +95,15 @@ impl Suite for OmniMatCal {
             success: v.label == CalLabel::Correct,
             metric: None,
         }
+    }
+
+    /// Slot accuracy pooled and per subfield (macro), both modes, labelled.
+    fn headline(&self, rows: &[(&str, &CalVerdict)]) -> Option<Headline> {
+        let s = super::cal::CalSummary::of(rows.iter().map(|(g, v)| (*g, *v)));
+        Some(Headline {
+            text: s.table(),
+            json: serde_json::to_value(&s).unwrap_or_default(),
+        })
     }
 
     /// `{"slots": [bool…] (exact mode), "item_exact", "item_threshold"}`.
@@ -208,6 +217,18 @@ impl Suite for OmniMatQa {
             success: v.label == QaLabel::Scored,
             metric: (v.label == QaLabel::Scored).then_some(v.f1),
         }
+    }
+
+    /// Macro-F1 over subfields and pooled F1, with the judge failures counted.
+    fn headline(&self, rows: &[(&str, &QaVerdict)]) -> Option<Headline> {
+        let s = super::qa::QaSummary::of(rows.iter().map(|(g, v)| (*g, *v)));
+        Some(Headline {
+            text: format!(
+                "QA macro-F1 over subfields: {:.4}; pooled F1: {:.4}; judge failed on {} items (F1 0)\n",
+                s.macro_f1, s.pooled_f1, s.judge_failed
+            ),
+            json: serde_json::to_value(&s).unwrap_or_default(),
+        })
     }
 
     fn baselines(&self) -> &'static [&'static str] {

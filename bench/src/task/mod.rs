@@ -21,6 +21,6 @@ pub mod summary;
 pub use message::{Message, Role};
 pub use registry::{Registry, UnknownSuite};
 pub use suite::{
-    AnySuite, Need, NeedAnswer, Outcome, Prepared, PreparedTask, RunEnv, RunProgram, RunResult,
-    Scored, Suite, TaskError, MAX_NEED_STAGES,
+    AnySuite, Headline, Need, NeedAnswer, Outcome, Prepared, PreparedTask, RunEnv, RunProgram,
+    RunResult, Scored, Suite, TaskError, MAX_NEED_STAGES,
 };

@@ -178,6 +178,14 @@ pub trait Suite: Send + Sync + 'static {
     /// What a table needs of `verdict`.
     fn outcome(verdict: &Self::Verdict) -> Outcome;
 
+    /// The suite's own headline numbers over a run's verdicts (with their groups), beyond
+    /// the results table: MatTools' runnable and success rates, OmniMatBench's slot accuracy
+    /// and macro-F1, AlchemyBench's per-criterion means. `None` (the default): the table says
+    /// it all.
+    fn headline(&self, _rows: &[(&str, &Self::Verdict)]) -> Option<Headline> {
+        None
+    }
+
     /// The verdict as `atomworld eval` writes it on each line (by default, whole).
     fn eval_verdict(verdict: &Self::Verdict) -> serde_json::Value {
         serde_json::to_value(verdict).unwrap_or(serde_json::Value::Null)
@@ -197,6 +205,15 @@ pub trait Suite: Send + Sync + 'static {
 
 /// The most stages of [`Suite::more_needs`] a scorer meets.
 pub const MAX_NEED_STAGES: usize = 4;
+
+/// A suite's headline numbers: for people (`text`) and for files (`json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Headline {
+    /// Labelled lines.
+    pub text: String,
+    /// The same numbers as JSON.
+    pub json: serde_json::Value,
+}
 
 /// A prepared task of any suite.
 #[derive(Clone)]
@@ -261,6 +278,9 @@ pub trait AnySuite: Send + Sync {
         answers: &[NeedAnswer],
         interrupt: &Interrupt,
     ) -> Result<Scored, TaskError>;
+    /// The suite's headline numbers over verdicts given as JSON with their groups (verdicts
+    /// that do not read as the suite's are left out).
+    fn headline(&self, rows: &[(String, serde_json::Value)]) -> Option<Headline>;
     /// The suite's baselines, by name.
     fn baselines(&self) -> &'static [&'static str];
     /// Baseline `name`'s answer to `task`.
@@ -325,6 +345,15 @@ impl<S: Suite> AnySuite for S {
             compact: S::eval_verdict(&v),
             verdict,
         })
+    }
+
+    fn headline(&self, rows: &[(String, serde_json::Value)]) -> Option<Headline> {
+        let typed: Vec<(&str, S::Verdict)> = rows
+            .iter()
+            .filter_map(|(g, v)| Some((g.as_str(), S::Verdict::deserialize(v).ok()?)))
+            .collect();
+        let refs: Vec<(&str, &S::Verdict)> = typed.iter().map(|(g, v)| (*g, v)).collect();
+        Suite::headline(self, &refs)
     }
 
     fn baselines(&self) -> &'static [&'static str] {

@@ -64,7 +64,7 @@ pub fn run_with(
         .enable_all()
         .build()
         .map_err(|e| CliError::failure(format!("starting a runtime: {e}")))?;
-    let mut verdicts: Vec<Value> = Vec::new();
+    let mut verdicts: Vec<(String, Value)> = Vec::new();
     let mut scored: Vec<(String, Outcome)> = Vec::new();
     // Lines imported from the reference's evaluation results carry its verdict: compare.
     // Recorded verdicts compared like with like: per recorded label, how many we agree with.
@@ -85,10 +85,10 @@ pub fn run_with(
             .map_err(|e| CliError::input(format!("line {n}: not a JSON object: {e}")))?;
         let task =
             task_of(&object, context).map_err(|e| CliError::input(format!("line {n}: {e}")))?;
-        let (group, outcome, verdict) =
+        let (group, outcome, verdict, full) =
             score_line(suite.as_ref(), &object, &task, context, &runtime)
                 .map_err(|e| CliError::input(format!("line {n}: {e}")))?;
-        verdicts.push(verdict.clone());
+        verdicts.push((group.clone(), full));
         if let Some(label) = recorded_label(&object) {
             let e = by_label.entry(label.to_string()).or_default();
             e.0 += 1;
@@ -107,8 +107,8 @@ pub fn run_with(
         cost_usd: 0.0,
     }));
     let mut text = table.table(suite.columns());
-    if suite.name() == "mattools-code" {
-        text.push_str(&bench::mattools::code::verdict::Metrics::of_eval(&verdicts).lines());
+    if let Some(h) = suite.headline(&verdicts) {
+        text.push_str(&h.text);
     }
     if !by_label.is_empty() {
         let (recorded, agree) = by_label
@@ -149,14 +149,14 @@ fn task_of(object: &Map<String, Value>, context: &Context) -> Result<Value, Stri
     }
 }
 
-/// One line scored: its group, outcome and the verdict as written.
+/// One line scored: its group, outcome, the verdict as written and the suite's whole verdict.
 fn score_line(
     suite: &dyn AnySuite,
     object: &Map<String, Value>,
     task: &Value,
     context: &Context,
     runtime: &tokio::runtime::Runtime,
-) -> Result<(String, Outcome, Value), String> {
+) -> Result<(String, Outcome, Value, Value), String> {
     // OmniMatBench's recorded answers carry "prediction" (text or a list) instead.
     let predicted;
     let response = match (object.get("response"), object.get("prediction")) {
@@ -189,7 +189,7 @@ fn score_line(
     let scored = suite
         .score(&task, response, &answers, &Interrupt::default())
         .map_err(|e| e.to_string())?;
-    Ok((task.group, scored.outcome, scored.compact))
+    Ok((task.group, scored.outcome, scored.compact, scored.verdict))
 }
 
 /// The recorded label of an eval input line, if it came from `import` of evaluation results.

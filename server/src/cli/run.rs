@@ -369,12 +369,16 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
     let rows = storage
         .results(&run_id)
         .map_err(|e| CliError::failure(e.to_string()))?;
-    let summary = runs::summarise(&run_id, &args.model, &rows);
+    let summary = runs::summarise(&run_id, &args.model, &rows, Some(suite.as_ref()));
     if let Some(path) = &args.summary_json {
         let text =
             serde_json::to_string_pretty(&summary).map_err(|e| CliError::failure(e.to_string()))?;
         std::fs::write(path, text)
             .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?;
     }
-    Ok(summary.table.table(suite.columns()))
+    let mut table = summary.table.table(suite.columns());
+    if let Some(h) = &summary.headline {
+        table.push_str(&h.text);
+    }
+    Ok(table)
 }

@@ -100,7 +100,12 @@ pub fn tasks_of(source: &TaskSource) -> Vec<serde_json::Value> {
 }
 
 /// The results table of stored rows (the paper's layout).
-pub fn summarise(run_id: &str, model: &str, rows: &[ResultRow]) -> RunSummary {
+pub fn summarise(
+    run_id: &str,
+    model: &str,
+    rows: &[ResultRow],
+    suite: Option<&dyn AnySuite>,
+) -> RunSummary {
     let outcomes: Vec<Option<bench::task::Outcome>> =
         rows.iter().map(ResultRow::table_outcome).collect();
     let table = Summary::of(rows.iter().zip(&outcomes).map(|(r, o)| Row {
@@ -109,9 +114,22 @@ pub fn summarise(run_id: &str, model: &str, rows: &[ResultRow]) -> RunSummary {
         tokens: r.input_tokens + r.output_tokens,
         cost_usd: r.cost_usd,
     }));
+    let headline = suite.and_then(|s| {
+        let verdicts: Vec<(String, serde_json::Value)> = rows
+            .iter()
+            .filter_map(|r| {
+                Some((
+                    r.action.clone(),
+                    serde_json::to_value(r.verdict.as_ref()?).ok()?,
+                ))
+            })
+            .collect();
+        s.headline(&verdicts)
+    });
     RunSummary {
         run_id: run_id.to_string(),
         model: model.to_string(),
         table,
+        headline,
     }
 }

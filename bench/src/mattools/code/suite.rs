@@ -7,8 +7,9 @@ use super::extract::extract;
 use super::harness::{solution_run, verification_run};
 use super::prompt::messages;
 use super::task::CodeTask;
+use super::verdict::Metrics;
 use super::verdict::{after_solution, after_verification, CodeVerdict, ErrorClass, Label};
-use crate::task::{Need, NeedAnswer, Outcome, Prepared, RunResult, Suite, TaskError};
+use crate::task::{Headline, Need, NeedAnswer, Outcome, Prepared, RunResult, Suite, TaskError};
 
 /// The suite (`mattools-code`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -162,6 +163,21 @@ impl Suite for MatToolsCode {
             metric: (v.total > 0 && matches!(v.label, Label::Success | Label::Partial))
                 .then(|| v.correct as f64 / v.total as f64),
         }
+    }
+
+    /// Function Runnable Rate and Task Success Rate, over the tasks with data and over all.
+    fn headline(&self, rows: &[(&str, &CodeVerdict)]) -> Option<Headline> {
+        let m = Metrics::of(rows.iter().map(|(_, v)| *v));
+        let (runnable_all, success_all) = m.rates_over_all();
+        Some(Headline {
+            text: m.lines(),
+            json: serde_json::json!({
+                "function_runnable_rate": m.runnable_rate(),
+                "task_success_rate": m.success_rate(),
+                "over_all_tasks": {"function_runnable_rate": runnable_all, "task_success_rate": success_all},
+                "counts": m,
+            }),
+        })
     }
 
     fn baselines(&self) -> &'static [&'static str] {

@@ -6,7 +6,7 @@ use engine::interrupt::Interrupt;
 use super::item::{Letter, QaTask};
 use super::prompt::question_prompt;
 use super::score::{score_answer, QaLabel, QaVerdict};
-use crate::task::{Message, NeedAnswer, Outcome, Prepared, Suite, TaskError};
+use crate::task::{Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError};
 
 /// The MatTools QA benchmark (`mattools-qa`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -77,6 +77,31 @@ impl Suite for MatToolsQa {
             success: v.label == QaLabel::Correct,
             metric: None,
         }
+    }
+
+    /// Accuracy per file with its 95 % Wilson interval.
+    fn headline(&self, rows: &[(&str, &QaVerdict)]) -> Option<Headline> {
+        let per = super::score::accuracy_per_file(
+            rows.iter()
+                .map(|(g, v)| (*g, v.label == super::score::QaLabel::Correct)),
+        );
+        let text = per
+            .iter()
+            .map(|(file, a)| {
+                format!(
+                    "{file}: accuracy {:.2} % ({} of {}), 95 % interval {:.2}–{:.2} %\n",
+                    100.0 * a.accuracy,
+                    a.correct,
+                    a.n,
+                    100.0 * a.low,
+                    100.0 * a.high
+                )
+            })
+            .collect();
+        Some(Headline {
+            text,
+            json: serde_json::to_value(&per).unwrap_or_default(),
+        })
     }
 
     /// `{"label", "letter", "expected"}`.

@@ -184,7 +184,8 @@ pub async fn get_run(
 ) -> Result<Json<RunView>, ApiError> {
     let (spec, status) = run_of(&state, &id)?;
     let rows = rows_of(&state, &id)?;
-    let summary = runs::summarise(&id, &spec.model, &rows);
+    let suite = state.runs.registry().get(&spec.suite).ok();
+    let summary = runs::summarise(&id, &spec.model, &rows, suite.as_deref());
     Ok(Json(RunView {
         progress: state.runs.progress(&id),
         id,
@@ -310,15 +311,13 @@ pub async fn run_results(
         }
         "csv" => ([(header::CONTENT_TYPE, "text/csv")], csv(&rows)).into_response(),
         "table" => {
-            let columns = state
-                .runs
-                .registry()
-                .get(&spec.suite)
-                .map(|s| s.columns())
-                .unwrap_or(&[]);
-            let table = runs::summarise(&id, &spec.model, &rows)
-                .table
-                .table(columns);
+            let suite = state.runs.registry().get(&spec.suite).ok();
+            let columns = suite.as_ref().map(|s| s.columns()).unwrap_or(&[]);
+            let summary = runs::summarise(&id, &spec.model, &rows, suite.as_deref());
+            let mut table = summary.table.table(columns);
+            if let Some(h) = &summary.headline {
+                table.push_str(&h.text);
+            }
             ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], table).into_response()
         }
         other => {
