@@ -114,8 +114,17 @@ pub async fn start_run(
         tasks: None,
         agent: None,
     };
-    let res = gloo_net::http::Request::post("/api/runs")
-        .json(&body)
+    send::<RunCreated>(gloo_net::http::Request::post("/api/runs").json(&body))
+        .await
+        .map(|r| r.run_id)
+}
+
+/// Send a request with a JSON body and read the JSON answer as its wire type (an API error
+/// answer gives its message).
+async fn send<T: DeserializeOwned>(
+    request: Result<gloo_net::http::Request, gloo_net::Error>,
+) -> Result<T, String> {
+    let res = request
         .map_err(|e| e.to_string())?
         .send()
         .await
@@ -123,9 +132,8 @@ pub async fn start_run(
     if !res.ok() {
         return Err(error_message(res).await);
     }
-    res.json::<RunCreated>()
+    res.json()
         .await
-        .map(|r| r.run_id)
         .map_err(|e| format!("unexpected answer: {e}"))
 }
 
@@ -162,19 +170,9 @@ fn decode<T: DeserializeOwned>(data: &str) -> Result<T, String> {
 
 /// Store `case` in the server's case store; returns its short id (`/c/<id>` opens it).
 pub async fn put_case(case: &bench::case::Case) -> Result<String, String> {
-    let res = gloo_net::http::Request::post("/api/cases")
-        .json(case)
-        .map_err(|e| e.to_string())?
-        .send()
-        .await
-        .map_err(|e| format!("server unreachable: {e}"))?;
-    if !res.ok() {
-        return Err(error_message(res).await);
-    }
-    res.json::<CaseCreated>()
+    send::<CaseCreated>(gloo_net::http::Request::post("/api/cases").json(case))
         .await
         .map(|c| c.id)
-        .map_err(|e| format!("unexpected answer: {e}"))
 }
 
 /// The case stored under short id `id`.
@@ -211,18 +209,7 @@ pub async fn suite_tasks(name: &str) -> Result<Vec<bench::wire::SuiteTask>, Stri
 pub async fn score(
     request: &bench::wire::ScoreRequest,
 ) -> Result<bench::wire::ScoreResult, String> {
-    let res = gloo_net::http::Request::post("/api/score")
-        .json(request)
-        .map_err(|e| e.to_string())?
-        .send()
-        .await
-        .map_err(|e| format!("server unreachable: {e}"))?;
-    if !res.ok() {
-        return Err(error_message(res).await);
-    }
-    res.json()
-        .await
-        .map_err(|e| format!("unexpected answer: {e}"))
+    send(gloo_net::http::Request::post("/api/score").json(request)).await
 }
 
 /// Set (or with `None`, remove) one of a person's scores; the scores and agreement after.
@@ -230,16 +217,5 @@ pub async fn put_human_score(
     run: &str,
     score: &bench::wire::HumanScore,
 ) -> Result<bench::wire::HumanScores, String> {
-    let res = gloo_net::http::Request::put(&format!("/api/runs/{run}/human-scores"))
-        .json(score)
-        .map_err(|e| e.to_string())?
-        .send()
-        .await
-        .map_err(|e| format!("server unreachable: {e}"))?;
-    if !res.ok() {
-        return Err(error_message(res).await);
-    }
-    res.json()
-        .await
-        .map_err(|e| format!("unexpected answer: {e}"))
+    send(gloo_net::http::Request::put(&format!("/api/runs/{run}/human-scores")).json(score)).await
 }

@@ -138,6 +138,9 @@ struct Inner {
     /// Holds the worker script (bound read-only into every sandbox).
     worker_dir: tempfile::TempDir,
     idle: Mutex<Vec<Worker>>,
+    /// The profile once it could be made (the venv read, its `pyvenv.cfg` rewritten): made
+    /// again only while it fails, so a venv built later is picked up.
+    profile: std::sync::OnceLock<Profile>,
 }
 
 impl std::fmt::Debug for BwrapBackend {
@@ -177,6 +180,7 @@ impl BwrapBackend {
                 config,
                 worker_dir,
                 idle: Mutex::new(Vec::new()),
+                profile: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -226,6 +230,14 @@ fn venv_home(venv: &Path) -> Result<(PathBuf, String), SandboxError> {
 
 impl Inner {
     fn profile(&self) -> Result<Profile, SandboxError> {
+        if let Some(p) = self.profile.get() {
+            return Ok(p.clone());
+        }
+        let p = self.make_profile()?;
+        Ok(self.profile.get_or_init(|| p).clone())
+    }
+
+    fn make_profile(&self) -> Result<Profile, SandboxError> {
         let c = &self.config;
         let python = c.venv.join("bin/python");
         if !python.exists() {

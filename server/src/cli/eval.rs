@@ -25,12 +25,28 @@ use super::CliError;
 use crate::execution::CodeRunner;
 
 /// What `eval` scores with besides the lines: the sandbox and a task set to look names up in.
-#[derive(Default)]
 pub struct Context {
-    /// The sandboxes (suites whose scoring runs code need one).
-    pub code: Option<CodeRunner>,
+    /// The sandboxes (by default none: a suite whose scoring runs code gets a run failure).
+    pub code: CodeRunner,
     /// Tasks by id, as their suite's JSON.
     pub tasks: HashMap<String, Value>,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        let none = crate::execution::SandboxConfig {
+            backend: "none".into(),
+            pymatgen: crate::execution::PymatgenConfig {
+                backend: "none".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        Context {
+            code: CodeRunner::from_config(&none),
+            tasks: HashMap::new(),
+        }
+    }
 }
 
 /// Score every line of `input` into `output` with the AtomWorld suite; returns the table.
@@ -168,24 +184,13 @@ fn score_line(
         _ => return Err("no \"response\" text (or \"prediction\")".into()),
     };
     let task: PreparedTask = suite.prepare_json(task).map_err(|e| e.to_string())?;
-    let answers: Vec<NeedAnswer> = match &context.code {
-        Some(code) => runtime.block_on(crate::runs::needs::meet_all(
-            suite, &task, response, None, code,
-        ))?,
-        None => {
-            let code = CodeRunner::from_config(&crate::execution::SandboxConfig {
-                backend: "none".into(),
-                pymatgen: crate::execution::PymatgenConfig {
-                    backend: "none".into(),
-                    ..Default::default()
-                },
-                ..Default::default()
-            });
-            runtime.block_on(crate::runs::needs::meet_all(
-                suite, &task, response, None, &code,
-            ))?
-        }
-    };
+    let answers: Vec<NeedAnswer> = runtime.block_on(crate::runs::needs::meet_all(
+        suite,
+        &task,
+        response,
+        None,
+        &context.code,
+    ))?;
     let scored = suite
         .score(&task, response, &answers, &Interrupt::default())
         .map_err(|e| e.to_string())?;
@@ -237,6 +242,6 @@ pub fn context(
             state.backend, state.detail
         )));
     }
-    context.code = Some(code);
+    context.code = code;
     Ok(context)
 }

@@ -26,20 +26,6 @@ pub enum Label {
 }
 
 impl Label {
-    /// Every label.
-    pub const ALL: [Label; 5] = [
-        Label::Success,
-        Label::Partial,
-        Label::FunctionError,
-        Label::DataUnavailable,
-        Label::NotRun,
-    ];
-
-    /// The label called `name`.
-    pub fn from_name(name: &str) -> Option<Label> {
-        Label::ALL.into_iter().find(|l| l.name() == name)
-    }
-
     /// The label's name as tables and files write it.
     pub fn name(self) -> &'static str {
         match self {
@@ -405,22 +391,6 @@ impl Metrics {
         let mut m = Metrics::default();
         for v in verdicts {
             m.add(v.label, v.correct, v.total);
-        }
-        m
-    }
-
-    /// Adds up verdicts as `atomworld eval` writes them (`{"label", "correct", "total"}`).
-    pub fn of_eval(verdicts: &[Value]) -> Metrics {
-        let mut m = Metrics::default();
-        for v in verdicts {
-            let label = v
-                .get("label")
-                .and_then(Value::as_str)
-                .and_then(Label::from_name);
-            let count = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0) as usize;
-            if let Some(label) = label {
-                m.add(label, count("correct"), count("total"));
-            }
         }
         m
     }
