@@ -37,6 +37,8 @@ step "differential tests against pymatgen (release build; oracle cached in ~/.ca
 # 10,000-pair set.
 oracle_env="$(scripts/pymatgen-oracles.sh everyday)"
 eval "$oracle_env"
+# The space-group tables the readers carry are what the pinned pymatgen gives.
+"$(scripts/pymatgen-venv.sh)" scripts/space-groups.py | cmp - engine/src/cif/space_group/table.txt
 cargo test --release -p engine --test cif_vs_pymatgen --test matcher_vs_pymatgen \
   --test formats_vs_pymatgen
 

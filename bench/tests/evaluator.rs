@@ -134,3 +134,53 @@ fn an_unchanged_input_with_a_small_rms_but_no_fit_is_a_mismatch() {
     }
     assert_eq!(checked, 5);
 }
+
+/// Rock salt with its space group named in `group` (a line) and only the asymmetric unit.
+fn rocksalt_named(group: &str) -> String {
+    format!(
+        "data_NaCl\n_cell_length_a 5.64\n_cell_length_b 5.64\n_cell_length_c 5.64\n\
+         _cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90\n{group}\n\
+         loop_\n_atom_site_label\n_atom_site_type_symbol\n_atom_site_fract_x\n\
+         _atom_site_fract_y\n_atom_site_fract_z\nNa1 Na 0 0 0\nCl1 Cl 0.5 0.5 0.5\n"
+    )
+}
+
+#[test]
+fn an_answer_naming_its_space_group_is_expanded_as_pymatgen_does() {
+    // The target: the conventional 8-atom cell, written out in P1.
+    let mut rows = String::new();
+    for (i, [x, y, z]) in [
+        [0.0, 0.0, 0.0],
+        [0.5, 0.5, 0.0],
+        [0.5, 0.0, 0.5],
+        [0.0, 0.5, 0.5],
+    ]
+    .iter()
+    .enumerate()
+    {
+        rows += &format!("Na{i} Na {x} {y} {z}\n");
+        rows += &format!("Cl{i} Cl {} {} {}\n", x + 0.5, y, z);
+    }
+    let target = parse_target(&format!(
+        "data_t\n_cell_length_a 5.64\n_cell_length_b 5.64\n_cell_length_c 5.64\n\
+         _cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90\n\
+         _symmetry_space_group_name_H-M 'P 1'\nloop_\n_atom_site_label\n_atom_site_type_symbol\n\
+         _atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\n{rows}"
+    ))
+    .unwrap();
+    for group in [
+        "_symmetry_space_group_name_H-M 'F m -3 m'",
+        "_space_group_name_H-M_alt 'Fm-3m'",
+        "_symmetry_Int_Tables_number 225",
+    ] {
+        let v = evaluate(&target, &wrap(&rocksalt_named(group)), Comparison::Matcher);
+        assert_eq!(v.label, Label::Success, "{group}: {}", v.detail);
+    }
+    // A Hall symbol: pymatgen does not look it up and reads the two listed atoms as P1.
+    let v = evaluate(
+        &target,
+        &wrap(&rocksalt_named("_space_group_name_Hall '-F 4 2 3'")),
+        Comparison::Matcher,
+    );
+    assert_eq!(v.label, Label::AtomCountMismatch, "{}", v.detail);
+}

@@ -81,19 +81,28 @@ test("the input downloads as CIF and POSCAR that read back the same", () =>
     assert.deepEqual(json.sites.map((s) => s.species[0].element), ["Cs", "Cl"]);
   }));
 
-test("a CIF naming a space group without its operations is shown with a warning", () =>
+test("a CIF naming its space group only by symbol is expanded; an unknown name is read as P1 with a warning", () =>
   check("symmetry warning", async () => {
     const page = session.browser.page;
-    const cif = "data_NaCl\n_cell_length_a 5.64\n_cell_length_b 5.64\n_cell_length_c 5.64\n" +
+    const cif = (group) => "data_NaCl\n_cell_length_a 5.64\n_cell_length_b 5.64\n_cell_length_c 5.64\n" +
       "_cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90\n" +
-      "_symmetry_space_group_name_H-M 'F m -3 m'\nloop_\n_atom_site_label\n_atom_site_type_symbol\n" +
+      `${group}\nloop_\n_atom_site_label\n_atom_site_type_symbol\n` +
       "_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\nNa1 Na 0 0 0\nCl1 Cl 0.5 0.5 0.5\n";
-    if (!(await page.locator("#cif-paste").isVisible())) await page.locator("details.paste summary").click();
-    await page.fill("#cif-paste", cif);
-    await page.click("#use-pasted");
+    const paste = async (text) => {
+      if (!(await page.locator("#cif-paste").isVisible())) await page.locator("details.paste summary").click();
+      await page.fill("#cif-paste", text);
+      await page.click("#use-pasted");
+    };
+    // Rock salt named by its symbol: the whole 8-site cell, no warning.
+    await paste(cif("_symmetry_space_group_name_H-M 'F m -3 m'"));
+    await page.waitForFunction(() => /\(225\)/.test(document.querySelector("#space-group")?.textContent ?? ""));
+    assert.match(await page.locator("#input-name").textContent(), /8 sites/);
+    assert.equal(await page.locator("#symmetry-warning").count(), 0);
+    // A Hall symbol, which pymatgen does not look up: 2 sites, said plainly.
+    await paste(cif("_space_group_name_Hall '-F 4 2 3'"));
     await page.waitForSelector("#symmetry-warning");
     const text = await page.locator("#symmetry-warning").textContent();
-    assert.match(text, /F m -3 m/);
+    assert.match(text, /-F 4 2 3/);
     assert.match(text, /only its 2 listed sites/);
     // Back to a pool structure: no warning.
     await page.selectOption("#structure-select", { index: 0 });

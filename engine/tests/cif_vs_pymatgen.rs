@@ -13,14 +13,15 @@
 //! For every case: the reader must accept exactly the files pymatgen accepts and, for those,
 //! give the same sites in the same order (species and amounts, labels, fractional
 //! coordinates within 1e-8, periodic) and lattice parameters within 1e-8; the writer must
-//! reproduce `str(CifWriter(structure))` byte for byte on every pool structure. Rejections
-//! our reader declares as "not supported" (pymatgen machinery this engine does not carry)
-//! are listed but do not fail the test.
+//! reproduce `str(CifWriter(structure))` byte for byte on every pool structure. Files naming
+//! their space group only by symbol or number also go through the paste reader, which must
+//! expand them to as many sites. Rejections our reader declares as "not supported" are
+//! allowed only for the reasons listed in `ALLOWED_UNSUPPORTED`, each with why.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::collections::BTreeMap;
 
-use engine::cif::{parse_cif_like_pymatgen_detailed, write_cif, PymatgenCif};
+use engine::cif::{parse_cif_like_pymatgen_detailed, read_cif, write_cif, PymatgenCif};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -48,6 +49,33 @@ struct Case {
 }
 
 const TOL: f64 = 1e-8;
+
+/// Files pymatgen reads that our reader refuses on purpose, by the reason its message gives,
+/// and why each is allowed. A "not supported" rejection for any other reason fails the test.
+const ALLOWED_UNSUPPORTED: [(&str, &str); 3] = [
+    (
+        "names no element (pymatgen makes a dummy species)",
+        "a dummy species has no element, so no composition check or match can use it",
+    ),
+    (
+        "magnetic CIF",
+        "magnetic CIFs are not read yet (issue 23, gap 2); refused with a clear message",
+    ),
+    (
+        "pymatgen builds lattice vectors of NaN",
+        "pymatgen accepts the cell with NaN geometry, which no verdict can use",
+    ),
+];
+
+/// Case kinds whose files name their space group by symbol or number only: the paste
+/// reader (`read_cif`, file order) must expand them to as many sites as pymatgen (counting
+/// each species of a mixed site).
+const NAMED_GROUP_KINDS: [&str; 4] = [
+    "space_group",
+    "symbol_only",
+    "number_only",
+    "symbol_and_number",
+];
 
 fn number(v: &Value) -> f64 {
     match v {
@@ -181,7 +209,23 @@ fn reader_and_writer_agree_with_pymatgen() {
             (Ok(p), true) => {
                 accepted_both += 1;
                 sites_compared += p.structure.len();
-                compare(case, p)
+                compare(case, p).or_else(|| {
+                    if !NAMED_GROUP_KINDS.contains(&case.kind.as_str()) {
+                        return None;
+                    }
+                    // pymatgen merges coinciding sites of different rows into one mixed
+                    // site; the paste reader keeps one site per species there.
+                    let entries: usize = p.species.iter().map(Vec::len).sum();
+                    match read_cif(&case.cif) {
+                        Ok(s) if s.len() == entries => None,
+                        Ok(s) => Some(format!(
+                            "paste reader: {} sites, pymatgen {entries} species on {} sites",
+                            s.len(),
+                            p.structure.len()
+                        )),
+                        Err(e) => Some(format!("paste reader rejects: {e}")),
+                    }
+                })
             }
             (Err(e), false) => {
                 let _ = e;
@@ -193,8 +237,11 @@ fn reader_and_writer_agree_with_pymatgen() {
             )),
             (Err(e), true) => {
                 let line = format!("pymatgen accepts, we reject: {e}");
-                if e.message.contains("not supported") {
-                    unsupported.push(format!("{}: {line}", case.id));
+                let allowed = ALLOWED_UNSUPPORTED
+                    .iter()
+                    .find(|(reason, _)| e.message.contains(reason));
+                if let Some((_, why)) = allowed {
+                    unsupported.push(format!("{}: {line} (allowed: {why})", case.id));
                     tally.total -= 1;
                     continue;
                 }

@@ -16,6 +16,7 @@ pub mod lexer;
 pub mod pyfloat;
 pub mod pymatgen;
 mod reader;
+pub mod space_group;
 pub mod symop;
 pub mod writer;
 

@@ -2,6 +2,7 @@
 
 use super::block::{parse_blocks, Block, Value};
 use super::lexer::tokenize;
+use super::space_group::{compact_symbol, operations_for_number, operations_for_symbol};
 use super::symop::SymOp;
 use super::{CifError, SITE_TOLERANCE};
 use crate::element::Element;
@@ -16,42 +17,81 @@ const SYMOP_TAGS: [&str; 4] = [
     "_symmetry_equiv_pos_as_xyz_",
 ];
 
-/// Tags that name a space group without listing its operations.
-/// (Lower-case: the block keeps tags lower-cased, CIF tags being case-insensitive.)
-const SPACE_GROUP_TAGS: [&str; 6] = [
+/// Tags that name a space group without listing its operations, in the order pymatgen's
+/// `CifParser` tries them: symbols first, then numbers. (Lower-case: the block keeps tags
+/// lower-cased, CIF tags being case-insensitive.)
+const SYMBOL_TAGS: [&str; 5] = [
     "_symmetry_space_group_name_h-m",
-    "_space_group_name_h-m_alt",
-    "_symmetry_int_tables_number",
-    "_space_group_it_number",
-    "_symmetry_space_group_name_hall",
+    "_symmetry_space_group_name_h_m",
     "_space_group_name_hall",
+    "_space_group_name_h-m_alt",
+    "_symmetry_space_group_name_hall",
 ];
+const NUMBER_TAGS: [&str; 2] = ["_space_group_it_number", "_symmetry_int_tables_number"];
+
+/// What a block without an operation loop says about its space group.
+enum NamedGroup<'a> {
+    /// Nothing, or P1.
+    None,
+    /// A group pymatgen's tables know, by symbol or number.
+    Known(&'static [SymOp]),
+    /// Named (as written), but by nothing pymatgen's tables know.
+    Unknown(&'a str),
+}
+
+/// The space group a block names, looked up as pymatgen's `CifParser` looks it up
+/// ([`space_group`](super::space_group)).
+fn named_group(block: &Block) -> NamedGroup<'_> {
+    let mut unknown = None;
+    for tag in SYMBOL_TAGS {
+        let Some(v) = block.item(tag) else { continue };
+        if let Some(ops) = operations_for_symbol(&compact_symbol(&v.text)) {
+            return NamedGroup::Known(ops);
+        }
+        unknown = unknown.or(Some(v.text.trim()));
+    }
+    for tag in NUMBER_TAGS {
+        let Some(v) = block.item(tag) else { continue };
+        let n = parse_number(&v.text).map(f64::trunc);
+        if let Some(ops) = n
+            .filter(|n| (1.0..=230.0).contains(n))
+            .and_then(|n| operations_for_number(n as u16))
+        {
+            return NamedGroup::Known(ops);
+        }
+        unknown = unknown.or(Some(v.text.trim()));
+    }
+    match unknown {
+        Some(text) if !matches!(text, "" | "?" | ".") => NamedGroup::Unknown(text),
+        _ => NamedGroup::None,
+    }
+}
 
 /// The space group a CIF declares (symbol, number or Hall symbol) when its structure block
-/// lists no symmetry operations and that group is not P1: [`read_cif`] then reads only the
-/// listed sites (as P1), which is not the crystal the file describes. `None` when the file
-/// lists its operations, declares P1 or nothing, or has no structure block.
+/// lists no symmetry operations and names a group by something pymatgen's tables do not know
+/// (a Hall symbol, a short monoclinic symbol such as `P 21/c`): [`read_cif`] then reads only
+/// the listed sites (as P1, which is also what pymatgen does), which is not the crystal the
+/// file describes. `None` when the file lists its operations, names a known group or nothing,
+/// or has no structure block.
 pub fn undeclared_symmetry(text: &str) -> Option<String> {
     let tokens = tokenize(text).ok()?;
     let blocks = parse_blocks(&tokens).ok()?;
     let block = blocks
         .iter()
         .find(|b| b.loop_with("_atom_site_fract_x").is_some())?;
-    let listed = SYMOP_TAGS
-        .iter()
-        .any(|t| block.loop_with(t).is_some() || block.item(t).is_some());
-    if listed {
+    if listed_operations(block) {
         return None;
     }
-    SPACE_GROUP_TAGS.iter().find_map(|&tag| {
-        let v = block.item(tag)?;
-        let plain: String = v.text.chars().filter(|c| !c.is_whitespace()).collect();
-        let p1 = matches!(
-            plain.to_ascii_uppercase().as_str(),
-            "P1" | "1" | "" | "?" | "."
-        );
-        (!p1).then(|| v.text.trim().to_string())
-    })
+    match named_group(block) {
+        NamedGroup::Unknown(text) => Some(text.to_string()),
+        NamedGroup::None | NamedGroup::Known(_) => None,
+    }
+}
+
+fn listed_operations(block: &Block) -> bool {
+    SYMOP_TAGS
+        .iter()
+        .any(|t| block.loop_with(t).is_some() || block.item(t).is_some())
 }
 
 /// Read the first data block with atom sites into a structure.
@@ -108,7 +148,10 @@ fn symmetry_operations(block: &Block) -> Result<Vec<SymOp>, CifError> {
             return Ok(vec![SymOp::parse(&v.text, v.pos)?]);
         }
     }
-    Ok(vec![SymOp::identity()])
+    Ok(match named_group(block) {
+        NamedGroup::Known(ops) => ops.to_vec(),
+        NamedGroup::None | NamedGroup::Unknown(_) => vec![SymOp::identity()],
+    })
 }
 
 /// The element named by a type symbol or label such as `Fe`, `Fe2+`, `O12`, `NA1`.
@@ -339,7 +382,22 @@ Cl1 0.5(1) 0.5 0.5
             "_symmetry_space_group_name_H-M 'F m -3 m'\n",
         );
         assert_ne!(bare, ROCKSALT_FM3M);
-        assert_eq!(undeclared_symmetry(&bare).as_deref(), Some("F m -3 m"));
+        // A symbol pymatgen knows: expanded, nothing to warn about.
+        assert_eq!(undeclared_symmetry(&bare), None);
+        assert_eq!(read_cif(&bare).unwrap().len(), 8);
+        // By number only.
+        let numbered = bare.replace(
+            "_symmetry_space_group_name_H-M 'F m -3 m'",
+            "_symmetry_Int_Tables_number 225",
+        );
+        assert_eq!(read_cif(&numbered).unwrap().len(), 8);
+        // A Hall symbol (pymatgen does not look these up): read as P1, and said so.
+        let hall = bare.replace(
+            "_symmetry_space_group_name_H-M 'F m -3 m'",
+            "_space_group_name_Hall '-F 4 2 3'",
+        );
+        assert_eq!(undeclared_symmetry(&hall).as_deref(), Some("-F 4 2 3"));
+        assert_eq!(read_cif(&hall).unwrap().len(), 2);
         assert_eq!(
             undeclared_symmetry(ROCKSALT_FM3M),
             None,
@@ -348,6 +406,23 @@ Cl1 0.5(1) 0.5 0.5
         let p1 = bare.replace("'F m -3 m'", "'P 1'");
         assert_eq!(undeclared_symmetry(&p1), None);
         assert_eq!(undeclared_symmetry("not a cif"), None);
+    }
+
+    #[test]
+    fn a_named_group_expands_as_the_evaluator_reads_it() {
+        let bare = ROCKSALT_FM3M.replace(
+            "loop_\n_symmetry_equiv_pos_as_xyz\n'x, y, z'\n'x, y+1/2, z+1/2'\n'x+1/2, y, z+1/2'\n'x+1/2, y+1/2, z'\n",
+            "_symmetry_space_group_name_H-M 'F m -3 m'\n",
+        );
+        let ours = read_cif(&bare).unwrap();
+        let evaluator = crate::cif::parse_cif_like_pymatgen(&bare).unwrap();
+        let sorted = |s: &Structure| {
+            let mut c = s.composition();
+            c.sort_by_key(|(e, _)| e.symbol());
+            c
+        };
+        assert_eq!(sorted(&ours), sorted(&evaluator));
+        assert_eq!(ours.len(), evaluator.len());
     }
 
     #[test]

@@ -9,7 +9,9 @@ Cases: every CIF of data/structures/minerals.jsonl and every input_cif / target_
 upstream AtomWorld tasks (../shared/data/atomworld/upstream-tasks.jsonl beside the clone; required
 when ATOMWORLD_REQUIRE_SHARED=1) (the "pool"), plus deterministic (seeded) variants of them: CRLF line
 endings, uncertainties, exponent notation, stacked duplicate atoms, coordinates near 1/3 and
-2/3, no type-symbol column, symmetry-operation CIFs written by CifWriter(symprec=0.1), and
+2/3, no type-symbol column, symmetry-operation CIFs written by CifWriter(symprec=0.1) and
+the same without their operation loop (group named by symbol and/or number), files naming
+each space group pymatgen knows (and some it does not) by symbol or number, and
 broken or unusual files. For each case the JSON records the text, whether
 CifParser.from_str(text).parse_structures(primitive=False, check_occu=False)[0] succeeds and,
 if so, the lattice parameters, per-site species, fractional coordinates and labels in
@@ -88,6 +90,74 @@ def case(cases: list, kind: str, name: str, text: str, pool: bool = False) -> St
 
 
 # --- variants -----------------------------------------------------------------------------
+
+OPS_LOOP = re.compile(r"loop_\n(?:\s*_symmetry_equiv_pos_\w+\n)+(?:(?!loop_|_)[^\n]*\n)*")
+
+
+def without_ops(text: str, keep_symbol: bool = True, keep_number: bool = True) -> str:
+    """A CifWriter(symprec=...) text with its symmetry-operation loop removed: the space group
+    is then named only by its symbol and/or number, the way many real files and models write."""
+    out = OPS_LOOP.sub("", text)
+    if not keep_symbol:
+        out = re.sub(r"^_symmetry_space_group_name_H-M.*\n", "", out, flags=re.M)
+    if not keep_number:
+        out = re.sub(r"^_symmetry_Int_Tables_number.*\n", "", out, flags=re.M)
+    return out
+
+
+SG_CELL = """_cell_length_a 5.1
+_cell_length_b 5.1
+_cell_length_c 7.3
+_cell_angle_alpha 90
+_cell_angle_beta 90
+_cell_angle_gamma 120
+"""
+# A general position, a special one, one on a 3-fold axis written to 5 decimals (snapped to
+# 1/3, 2/3 by the parser), and one of another element close to a special position.
+SG_SITES = """loop_
+_atom_site_label
+_atom_site_type_symbol
+_atom_site_fract_x
+_atom_site_fract_y
+_atom_site_fract_z
+Na1 Na 0.1234 0.3456 0.789
+Cl1 Cl 0 0 0
+O1 O 0.33333 0.66667 0.25
+Si1 Si 0.5 0.00003 0.5
+"""
+
+
+def space_group_texts() -> list[tuple[str, str]]:
+    """Files naming their space group without operations: every symbol pymatgen's tables hold
+    (as stored and with spaces between the symbol's parts, as CIFs write them), every number,
+    and forms pymatgen does not know (short monoclinic symbols, Hall symbols, out of range)."""
+    from monty.serialization import loadfn
+    from pymatgen.symmetry.groups import SYMM_DATA
+    import pymatgen.io.cif as pmg_cif
+
+    cod = loadfn(Path(pmg_cif.__file__).parents[1] / "symmetry" / "symm_ops.json")
+    symbols = list(SYMM_DATA["space_group_encoding"])
+    symbols += [e["hermann_mauguin"] for e in cod]
+    symbols += [" ".join(re.findall(r"-?\d_?\d?(?:/[a-z])?|[A-Za-z](?::\w+)?", k)) for k in SYMM_DATA["space_group_encoding"]]
+    symbols += ["P 21/c", "P 21/n", "C 2/c", "-P 2ybc", "-F 4 2 3", "R -3 m :H", "R -3 m :R", "?", "."]
+    out = []
+    seen = set()
+    for tag in ("_symmetry_space_group_name_H-M", "_space_group_name_H-M_alt", "_space_group_name_Hall"):
+        for sym in symbols:
+            if (tag, sym) in seen:
+                continue
+            seen.add((tag, sym))
+            # Hall and alt tags: a sample, the symbol table is the same lookup.
+            if tag != "_symmetry_space_group_name_H-M" and len(seen) % 7:
+                continue
+            quoted = "'" + sym.replace("'", "") + "'"
+            out.append((f"{tag}={sym}", f"data_sg\n{SG_CELL}{tag} {quoted}\n{SG_SITES}"))
+    for tag in ("_symmetry_Int_Tables_number", "_space_group_IT_number"):
+        for n in list(range(0, 232)) + ["225.7", "14(2)", "-3", "1e2", "abc"]:
+            if tag != "_symmetry_Int_Tables_number" and str(n) not in ("1", "14", "166", "225", "225.7"):
+                continue
+            out.append((f"{tag}={n}", f"data_sg\n{SG_CELL}{tag} {n}\n{SG_SITES}"))
+    return out
 
 ROW = re.compile(
     r"^(\s+)(\S+)\s+(\S+)\s+(\S+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(\S+)\s*$", re.M
@@ -387,6 +457,12 @@ def main() -> int:
             if sym is not None:
                 case(cases, "symmetrized", name, sym)
                 case(cases, "symmetrized_crlf", name, sym.replace("\n", "\r\n"))
+                case(cases, "symbol_and_number", name, without_ops(sym))
+                case(cases, "symbol_only", name, without_ops(sym, keep_number=False))
+                case(cases, "number_only", name, without_ops(sym, keep_symbol=False))
+
+    for name, text in space_group_texts():
+        case(cases, "space_group", name, text)
 
     # Broken and unusual files, from a few seeded pool texts.
     for name, text, _ in rng.sample(parsed, 12):

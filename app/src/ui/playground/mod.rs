@@ -431,11 +431,14 @@ pub fn Playground(
                     {move || symmetry_warning.get().map(|declared| view! {
                         <p class="notice warning" id="symmetry-warning">
                             {format!(
-                                "This file names a space group ({declared}) but lists no symmetry \
-                                 operations, so only its {} listed sites are shown, as if the \
-                                 group were P1: that is not the whole crystal. Add the operation \
-                                 loop (_symmetry_equiv_pos_as_xyz) or paste the full cell. The \
-                                 benchmark's evaluator does not read such a file yet.",
+                                "This file names its space group as \u{201c}{declared}\u{201d} and lists no \
+                                 symmetry operations. pymatgen's tables (which the benchmark's \
+                                 evaluator uses) do not know that name \u{2014} Hall symbols and short \
+                                 symbols such as P 21/c are not looked up \u{2014} so, like pymatgen, this \
+                                 page reads only its {} listed sites, as if the group were P1: that \
+                                 is not the whole crystal. Write the full symbol (P 1 21/c 1), add \
+                                 _symmetry_Int_Tables_number, or list the operations \
+                                 (_symmetry_equiv_pos_as_xyz).",
                                 input.with(|s| s.as_ref().map_or(0, Structure::len))
                             )}
                         </p>

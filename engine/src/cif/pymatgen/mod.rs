@@ -5,7 +5,8 @@
 //! files it accepts, which block it takes, how it reads numbers, snaps 1/3 and 2/3, applies
 //! symmetry operations, merges sites closer than
 //! [`SITE_TOLERANCE`](super::SITE_TOLERANCE) (fractional, periodic) and orders the
-//! sites (grouped by composition, anion-like sites first). [`read_cif`](super::read_cif)
+//! sites (grouped by composition, anion-like sites first). A group named only by symbol or
+//! number is expanded from pymatgen's own tables ([`space_group`](super::space_group)). [`read_cif`](super::read_cif)
 //! keeps the file's order for the viewer and the actions; this reader is for evaluation.
 //!
 //! # Merged sites
@@ -20,8 +21,7 @@
 //! # Not reproduced
 //!
 //! Files pymatgen reads through machinery this engine does not carry are rejected with an
-//! error that says so: magnetic CIFs, space groups given only by a symbol or number other
-//! than P1 (pymatgen expands them from its tables), dummy species (labels like `M1` that
+//! error that says so: magnetic CIFs, dummy species (labels like `M1` that
 //! name no element), non-finite occupancies, and cells with non-finite or degenerate
 //! parameters (pymatgen accepts some of these with NaN geometry).
 
@@ -38,7 +38,8 @@ pub mod symop;
 use compact_str::CompactString;
 
 use super::lexer::Pos;
-use super::pyfloat::{cut_uncertainty, is_py_space, py_float, str2float};
+use super::pyfloat::{cut_uncertainty, py_float, str2float};
+use super::space_group::{compact_symbol, operations_for_number, operations_for_symbol};
 use super::symop::SymOp;
 use super::CifError;
 use crate::element::Element;
@@ -367,18 +368,8 @@ fn symmetry_operations(block: &PmgBlock) -> Result<Vec<SymOp>, Fail> {
                 format!("{tag} is a loop column (pymatgen: TypeError)"),
             ));
         };
-        let symbol: String =
-            t.s.chars()
-                .filter(|&c| !is_py_space(c) && c != '_')
-                .collect();
-        if symbol == "P1" {
-            return Ok(vec![SymOp::identity()]);
-        }
-        if symbol.starts_with(['P', 'A', 'B', 'C', 'F', 'I', 'R']) {
-            return Err(unsupported(
-                t.pos,
-                &format!("space group '{}' without explicit symmetry operations", t.s),
-            ));
+        if let Some(ops) = operations_for_symbol(&compact_symbol(&t.s)) {
+            return Ok(ops.to_vec());
         }
     }
     for tag in NUMBER_TAGS {
@@ -395,15 +386,12 @@ fn symmetry_operations(block: &PmgBlock) -> Result<Vec<SymOp>, Fail> {
         if x.is_nan() {
             continue;
         }
-        match x.trunc() {
-            1.0 => return Ok(vec![SymOp::identity()]),
-            n if (2.0..=230.0).contains(&n) => {
-                return Err(unsupported(
-                    item.pos(),
-                    &format!("space group number {n} without explicit symmetry operations"),
-                ))
+        // `int(...)` truncates; numbers outside 1–230 are skipped (pymatgen: ValueError).
+        let n = x.trunc();
+        if (1.0..=230.0).contains(&n) {
+            if let Some(ops) = operations_for_number(n as u16) {
+                return Ok(ops.to_vec());
             }
-            _ => continue,
         }
     }
     Ok(vec![SymOp::identity()])
@@ -793,16 +781,20 @@ loop_
         let alone = parse_cif_like_pymatgen(structure).unwrap();
         assert_eq!(both.sites.len(), 2);
         assert_eq!(both, alone);
-        // With atoms, the same space-group-only block still says what is missing, and where.
+        // With atoms, a space-group-only block expands from pymatgen's tables: fcc Na.
         let with_atoms = "data_x\n_cell_length_a 5\n_cell_length_b 5\n_cell_length_c 5\n_cell_angle_alpha 90\n\
              _cell_angle_beta 90\n_cell_angle_gamma 90\n_symmetry_space_group_name_H-M 'F m -3 m'\n\
              loop_\n_atom_site_label\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\nNa1 0 0 0\n";
-        let e = parse_cif_like_pymatgen(with_atoms).unwrap_err();
-        assert!(
-            e.message.contains("without explicit symmetry operations"),
-            "{}",
-            e.message
-        );
-        assert!(e.pos.is_some());
+        let fcc = parse_cif_like_pymatgen(with_atoms).unwrap();
+        let frac: Vec<[f64; 3]> = fcc.sites.iter().map(|s| s.frac).collect();
+        assert_eq!(frac.len(), 4);
+        for p in [
+            [0.0, 0.0, 0.0],
+            [0.5, 0.5, 0.0],
+            [0.5, 0.0, 0.5],
+            [0.0, 0.5, 0.5],
+        ] {
+            assert!(frac.contains(&p), "{p:?} missing from {frac:?}");
+        }
     }
 }
