@@ -1,4 +1,5 @@
-"""The in-sandbox worker of the `bwrap` backend (trusted code, run inside bubblewrap).
+"""The in-sandbox worker of the `bwrap` and `container` backends (trusted code, run inside
+bubblewrap or a container).
 
 It imports the modules named by --preload once, says READY, then serves requests, one JSON
 object per line on stdin, each answered by one JSON line on stdout. Every request runs in a
@@ -10,7 +11,10 @@ Request: {"code", "files": [[path, b64]], "stdin": b64, "entry": str|null,
           "links": [[relpath, target]], "wall": s, "cpu": s, "memory": bytes,
           "output": bytes, "scratch": bytes}
 Answer:  {"stdout": b64, "stderr": b64, "stdout_cut", "stderr_cut", "exit_code", "signal",
-          "timed_out", "cpu_exceeded", "peak_rss": bytes, "scratch_used": bytes, "files": [[path, b64]], "error"}
+          "timed_out", "cpu_exceeded", "peak_rss": bytes, "scratch_used": bytes,
+          "oom_kills", "files": [[path, b64]], "error"}
+oom_kills counts the kills of the sandbox's memory cgroup during the run, where the cgroup is
+visible (a container; 0 under bubblewrap, which mounts no /sys).
 """
 
 import base64
@@ -27,6 +31,7 @@ RUN = "/work/run"
 WIPE = ("/work", "/tmp", "/dev/shm")
 MAX_FILE = 1 << 20
 MAX_FILES = 32
+DRAIN = 0.25
 
 LAUNCHER = r"""
 def _atomworld_run(entry):
@@ -55,6 +60,23 @@ def vm_size():
         for line in f:
             if line.startswith("VmSize:"):
                 return int(line.split()[1]) * 1024
+    return 0
+
+
+OOM_FILES = ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events")
+
+
+def oom_kills():
+    """The memory cgroup's count of OOM kills so far (0 where no cgroup file is visible)."""
+    for path in OOM_FILES:
+        try:
+            with open(path) as f:
+                for line in f:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            continue
     return 0
 
 
@@ -166,6 +188,7 @@ def child(req, out_w, err_w, base_vm):
 def serve(req, base_vm):
     wipe()
     inputs = prepare(req)
+    ooms = oom_kills()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     sys.stdout.flush()
@@ -182,12 +205,26 @@ def serve(req, base_vm):
     deadline = time.monotonic() + float(req["wall"])
     timed_out = False
     open_fds = [out_r, err_r]
+    # A process the program left behind may hold the pipes open: once the program itself
+    # has exited, read for DRAIN seconds more, then stop (wipe() kills the rest).
+    reaped = None
+    drain_until = None
     while open_fds:
-        left = deadline - time.monotonic()
+        now = time.monotonic()
+        left = deadline - now
         if left <= 0:
             timed_out = True
             break
-        ready, _, _ = select.select(open_fds, [], [], min(left, 0.5))
+        if reaped is None:
+            done = os.wait4(pid, os.WNOHANG)
+            if done[0] == pid:
+                reaped = done
+                drain_until = now + DRAIN
+        if drain_until is not None:
+            if now >= drain_until:
+                break
+            left = min(left, drain_until - now)
+        ready, _, _ = select.select(open_fds, [], [], min(left, 0.1))
         for fd in ready:
             chunk = os.read(fd, 65536)
             if not chunk:
@@ -207,7 +244,7 @@ def serve(req, base_vm):
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-    _, status, usage = os.wait4(pid, 0)
+    _, status, usage = reaped if reaped is not None else os.wait4(pid, 0)
     os.close(out_r)
     os.close(err_r)
     exit_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
@@ -244,6 +281,7 @@ def serve(req, base_vm):
         "cpu_exceeded": sig in (signal.SIGXCPU, signal.SIGKILL) and not timed_out,
         "peak_rss": usage.ru_maxrss * 1024,
         "scratch_used": used,
+        "oom_kills": max(0, oom_kills() - ooms),
         "files": files[:MAX_FILES],
     }
 

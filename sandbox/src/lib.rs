@@ -12,10 +12,14 @@
 //! Backends: `wasm` (cargo feature `wasm`, off by default): CPython 3.11 on WASI inside
 //! wasmtime 48, see [`wasm::WasmBackend`]. Its interpreter files are fetched by
 //! `scripts/python-wasm.sh` (provenance and licences in `sandbox/NOTICE-python-wasm.md`).
+//! `bwrap`: the pinned MatTools venv in bubblewrap, see [`bwrap::BwrapBackend`]. `container`:
+//! the same worker in a podman or docker container built by `scripts/container-image.sh`,
+//! see [`container::ContainerBackend`].
 
 pub mod backend;
 pub mod bwrap;
 pub mod cancel;
+pub mod container;
 mod entry;
 pub mod error;
 pub mod limits;

@@ -23,7 +23,7 @@
 
 pub mod cgroup;
 pub mod profile;
-mod worker;
+pub(crate) mod worker;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -32,20 +32,20 @@ use std::time::{Duration, Instant};
 
 use self::cgroup::PidsCgroup;
 use self::profile::{Profile, DATA_DIR, PYTHON_DIR};
-use self::worker::{unb64, Answer, Worker};
+use self::worker::{outcome, Launch, Worker};
 use crate::backend::{Backend, BoxFuture};
 use crate::cancel::CancelToken;
-use crate::entry::split_entry_result;
 use crate::error::SandboxError;
 use crate::limits::{Limit, Limits};
-use crate::outcome::{Outcome, OutputFile};
+use crate::outcome::Outcome;
 use crate::program::Program;
 
 /// The backend's name.
 pub const NAME: &str = "bwrap";
 /// The worker script's file name.
 pub(crate) const WORKER_FILE: &str = "bwrap_worker.py";
-const WORKER_SOURCE: &str = include_str!("../../python/bwrap_worker.py");
+/// The worker script (also baked into the `container` backend's image).
+pub(crate) const WORKER_SOURCE: &str = include_str!("../../python/bwrap_worker.py");
 /// Environment variable naming the venv (default `~/.cache/atomworld/venv-mattools`).
 pub const VENV_ENV: &str = "ATOMWORLD_MATTOOLS_VENV";
 /// How long past its wall limit a run may take before the host kills its whole sandbox.
@@ -228,6 +228,20 @@ fn venv_home(venv: &Path) -> Result<(PathBuf, String), SandboxError> {
     Ok((prefix, text))
 }
 
+/// The hint for a sandbox that did not start because user namespaces are restricted.
+fn userns_hint(said: &str) -> &'static str {
+    if said.contains("uid map")
+        || said.contains("user namespace")
+        || said.contains("Operation not permitted")
+        || said.contains("Permission denied")
+    {
+        " (user namespaces look restricted: on Ubuntu ≥ 23.10 AppArmor restricts \
+         unprivileged user namespaces; see kernel.apparmor_restrict_unprivileged_userns)"
+    } else {
+        ""
+    }
+}
+
 impl Inner {
     fn profile(&self) -> Result<Profile, SandboxError> {
         if let Some(p) = self.profile.get() {
@@ -296,12 +310,15 @@ impl Inner {
 
     async fn spawn(&self) -> Result<Worker, SandboxError> {
         let args = self.profile()?.args(&self.worker_args(!self.config.warm));
-        Worker::spawn(
-            &self.config.bwrap,
+        Worker::spawn(Launch {
+            backend: NAME,
+            program: self.config.bwrap.clone(),
             args,
-            self.cgroup(),
-            self.config.ready_within,
-        )
+            cgroup: self.cgroup(),
+            ready_within: self.config.ready_within,
+            install: "install bubblewrap: apt-get install bubblewrap",
+            hint: userns_hint,
+        })
         .await
     }
 
@@ -451,59 +468,11 @@ impl Backend for BwrapBackend {
                     if inner.config.warm {
                         inner.put_back(worker);
                     }
-                    outcome(answer, program, limits, wall_time)
+                    outcome(NAME, answer, program, limits, wall_time)
                 }
             }
         })
     }
-}
-
-/// The [`Outcome`] of a worker's answer.
-fn outcome(
-    a: Answer,
-    program: &Program,
-    limits: &Limits,
-    wall_time: Duration,
-) -> Result<Outcome, SandboxError> {
-    let stdout = unb64(&a.stdout)?;
-    let stderr = String::from_utf8_lossy(&unb64(&a.stderr)?).into_owned();
-    let (stdout, entry_result) = split_entry_result(stdout, program.entry.is_some());
-    let scratch_full = a.scratch_used > limits.scratch_bytes
-        || stderr.contains("No space left on device")
-        || stderr.contains("File too large");
-    let stopped_by = if a.timed_out || a.cpu_exceeded {
-        Some(Limit::TimedOut)
-    } else if stderr.contains("MemoryError") && a.exit_code != Some(0) {
-        Some(Limit::MemoryExceeded)
-    } else if scratch_full {
-        Some(Limit::ScratchFull)
-    } else if a.stdout_cut || a.stderr_cut {
-        Some(Limit::OutputTruncated)
-    } else {
-        None
-    };
-    let trap = match (a.signal, stopped_by) {
-        (Some(sig), None) => Some(format!("the program was killed by signal {sig}")),
-        _ => None,
-    };
-    let mut files = Vec::new();
-    for (path, bytes) in a.files {
-        files.push(OutputFile {
-            path,
-            bytes: unb64(&bytes)?,
-        });
-    }
-    Ok(Outcome {
-        stdout,
-        stderr,
-        exit_code: a.exit_code,
-        stopped_by,
-        trap,
-        wall_time,
-        peak_memory_bytes: a.peak_rss,
-        entry_result,
-        files,
-    })
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
-//! One worker: a bubblewrap sandbox running `bwrap_worker.py`, spoken to by JSON lines.
+//! One worker: a sandbox running `bwrap_worker.py`, spoken to by JSON lines (shared by the
+//! `bwrap` and `container` backends: only the command that starts the sandbox differs).
 //!
 //! The worker forks a fresh child for every request (see the script's docstring), so a warm
 //! worker can serve many runs without carrying state from one to the next. Dropping a
-//! [`Worker`] kills the whole sandbox (`kill_on_drop`, and bwrap's `--die-with-parent` plus
-//! its PID namespace take every process inside with it).
+//! [`Worker`] kills the process that holds the sandbox (`kill_on_drop`; bwrap's
+//! `--die-with-parent` plus its PID namespace take every process inside with it, a container
+//! is removed by its backend).
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -15,17 +17,18 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::cgroup::PidsCgroup;
-use super::NAME;
+use crate::entry::split_entry_result;
 use crate::error::SandboxError;
-use crate::limits::Limits;
+use crate::limits::{Limit, Limits};
+use crate::outcome::{Outcome, OutputFile};
 use crate::program::Program;
 
 /// Bytes of the worker's own stderr kept for error messages.
 const STDERR_TAIL: usize = 4096;
 
-fn backend_err(message: impl std::fmt::Display) -> SandboxError {
+fn backend_err(backend: &'static str, message: impl std::fmt::Display) -> SandboxError {
     SandboxError::Backend {
-        backend: NAME,
+        backend,
         message: message.to_string(),
     }
 }
@@ -35,10 +38,10 @@ fn b64(bytes: &[u8]) -> String {
 }
 
 /// Decodes the worker's base64 (its own output, so failure is a backend fault).
-pub(super) fn unb64(text: &str) -> Result<Vec<u8>, SandboxError> {
+fn unb64(backend: &'static str, text: &str) -> Result<Vec<u8>, SandboxError> {
     base64::engine::general_purpose::STANDARD
         .decode(text)
-        .map_err(|e| backend_err(format!("the worker sent bad base64: {e}")))
+        .map_err(|e| backend_err(backend, format!("the worker sent bad base64: {e}")))
 }
 
 /// One request line.
@@ -58,7 +61,7 @@ struct Request<'a> {
 
 /// One answer line (see `bwrap_worker.py`).
 #[derive(Debug, Deserialize)]
-pub(super) struct Answer {
+pub(crate) struct Answer {
     #[serde(default)]
     pub error: Option<String>,
     #[serde(default)]
@@ -81,12 +84,34 @@ pub(super) struct Answer {
     pub peak_rss: Option<u64>,
     #[serde(default)]
     pub scratch_used: u64,
+    /// Processes the sandbox's memory cgroup killed during the run (where it can see one).
+    #[serde(default)]
+    pub oom_kills: u64,
     #[serde(default)]
     pub files: Vec<(String, String)>,
 }
 
+/// How to start a worker's sandbox.
+pub(crate) struct Launch {
+    /// The backend's name (for errors).
+    pub backend: &'static str,
+    /// The program that starts the sandbox (`bwrap`, `podman`).
+    pub program: std::path::PathBuf,
+    /// Its arguments, ending with the worker's command line.
+    pub args: Vec<std::ffi::OsString>,
+    /// A pids cgroup the sandbox joins before it starts.
+    pub cgroup: Option<PidsCgroup>,
+    /// How long the worker may take to say READY.
+    pub ready_within: Duration,
+    /// What to install when `program` cannot be started.
+    pub install: &'static str,
+    /// A hint to add to a start failure, given what the sandbox said ("" for none).
+    pub hint: fn(&str) -> &'static str,
+}
+
 /// A running worker sandbox.
-pub(super) struct Worker {
+pub(crate) struct Worker {
+    backend: &'static str,
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -95,13 +120,17 @@ pub(super) struct Worker {
 }
 
 impl Worker {
-    /// Starts `bwrap args…` and waits (at most `ready_within`) for the worker's `READY`.
-    pub async fn spawn(
-        bwrap: &std::path::Path,
-        args: Vec<std::ffi::OsString>,
-        cgroup: Option<PidsCgroup>,
-        ready_within: Duration,
-    ) -> Result<Worker, SandboxError> {
+    /// Starts the sandbox and waits (at most `ready_within`) for the worker's `READY`.
+    pub async fn spawn(launch: Launch) -> Result<Worker, SandboxError> {
+        let Launch {
+            backend,
+            program: bwrap,
+            args,
+            cgroup,
+            ready_within,
+            install,
+            hint,
+        } = launch;
         let mut cmd = match &cgroup {
             // Join the cgroup before exec, so every process of the sandbox is counted.
             Some(cg) => {
@@ -110,10 +139,10 @@ impl Worker {
                     .arg("echo $$ > \"$1\" && shift && exec \"$@\"")
                     .arg("sh")
                     .arg(cg.procs_file())
-                    .arg(bwrap);
+                    .arg(&bwrap);
                 c
             }
-            None => Command::new(bwrap),
+            None => Command::new(&bwrap),
         };
         cmd.args(&args)
             .env_clear()
@@ -123,16 +152,13 @@ impl Worker {
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         let mut child = cmd.spawn().map_err(|e| SandboxError::Unavailable {
-            backend: NAME,
-            reason: format!(
-                "cannot start {}: {e} (install bubblewrap: apt-get install bubblewrap)",
-                bwrap.display()
-            ),
+            backend,
+            reason: format!("cannot start {}: {e} ({install})", bwrap.display()),
         })?;
         let (Some(stdin), Some(stdout), Some(mut stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            return Err(backend_err("the worker's pipes were not set up"));
+            return Err(backend_err(backend, "the worker's pipes were not set up"));
         };
         let stderr_tail = Arc::new(Mutex::new(Vec::new()));
         let tail = stderr_tail.clone();
@@ -150,6 +176,7 @@ impl Worker {
             }
         });
         let mut worker = Worker {
+            backend,
             child,
             stdin,
             stdout: BufReader::new(stdout),
@@ -159,10 +186,13 @@ impl Worker {
         let mut line = String::new();
         match tokio::time::timeout(ready_within, worker.read_line(&mut line)).await {
             Ok(Ok(())) if line.trim_end() == "READY" => Ok(worker),
-            Ok(_) => Err(worker.start_failure().await),
-            Err(_) => Err(backend_err(format!(
-                "the worker did not get ready within {ready_within:?} (pre-imports too slow?)"
-            ))),
+            Ok(_) => Err(worker.start_failure(hint).await),
+            Err(_) => Err(backend_err(
+                backend,
+                format!(
+                    "the worker did not get ready within {ready_within:?} (pre-imports too slow?)"
+                ),
+            )),
         }
     }
 
@@ -171,9 +201,9 @@ impl Worker {
             .stdout
             .read_line(line)
             .await
-            .map_err(|e| backend_err(format!("reading from the worker: {e}")))?;
+            .map_err(|e| backend_err(self.backend, format!("reading from the worker: {e}")))?;
         if n == 0 {
-            return Err(backend_err("the worker exited"));
+            return Err(backend_err(self.backend, "the worker exited"));
         }
         Ok(())
     }
@@ -189,21 +219,21 @@ impl Worker {
             .unwrap_or_default()
     }
 
-    /// Why the sandbox did not come up: bwrap's own message plus a hint.
-    async fn start_failure(&mut self) -> SandboxError {
+    /// The exit status of the process holding the sandbox, once it has exited (waits up to
+    /// two seconds; `None` if it is still running).
+    pub async fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        tokio::time::timeout(Duration::from_secs(2), self.child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok)
+    }
+
+    /// Why the sandbox did not come up: its own message plus a hint.
+    async fn start_failure(&mut self, hint: fn(&str) -> &'static str) -> SandboxError {
         let said = self.stderr_text().await;
-        let hint = if said.contains("uid map")
-            || said.contains("user namespace")
-            || said.contains("Operation not permitted")
-            || said.contains("Permission denied")
-        {
-            " (user namespaces look restricted: on Ubuntu ≥ 23.10 AppArmor restricts \
-             unprivileged user namespaces; see kernel.apparmor_restrict_unprivileged_userns)"
-        } else {
-            ""
-        };
+        let hint = hint(&said);
         SandboxError::Unavailable {
-            backend: NAME,
+            backend: self.backend,
             reason: format!("the sandbox did not start: {said}{hint}"),
         }
     }
@@ -231,27 +261,86 @@ impl Worker {
             output: limits.output_bytes,
             scratch: limits.scratch_bytes,
         };
+        let backend = self.backend;
         let mut line = serde_json::to_string(&request)
-            .map_err(|e| backend_err(format!("encoding the request: {e}")))?;
+            .map_err(|e| backend_err(backend, format!("encoding the request: {e}")))?;
         line.push('\n');
         self.stdin
             .write_all(line.as_bytes())
             .await
-            .map_err(|e| backend_err(format!("writing to the worker: {e}")))?;
+            .map_err(|e| backend_err(backend, format!("writing to the worker: {e}")))?;
         self.stdin
             .flush()
             .await
-            .map_err(|e| backend_err(format!("writing to the worker: {e}")))?;
+            .map_err(|e| backend_err(backend, format!("writing to the worker: {e}")))?;
         let mut answer = String::new();
         if let Err(e) = self.read_line(&mut answer).await {
             let said = self.stderr_text().await;
-            return Err(backend_err(format!("{e}: {said}")));
+            return Err(backend_err(backend, format!("{e}: {said}")));
         }
         let answer: Answer = serde_json::from_str(&answer)
-            .map_err(|e| backend_err(format!("the worker's answer is not JSON: {e}")))?;
+            .map_err(|e| backend_err(backend, format!("the worker's answer is not JSON: {e}")))?;
         if let Some(error) = &answer.error {
-            return Err(backend_err(format!("the worker failed: {error}")));
+            return Err(backend_err(backend, format!("the worker failed: {error}")));
         }
         Ok(answer)
     }
+}
+
+/// The [`Outcome`] of a worker's answer.
+pub(crate) fn outcome(
+    backend: &'static str,
+    a: Answer,
+    program: &Program,
+    limits: &Limits,
+    wall_time: Duration,
+) -> Result<Outcome, SandboxError> {
+    let stdout = unb64(backend, &a.stdout)?;
+    let stderr = String::from_utf8_lossy(&unb64(backend, &a.stderr)?).into_owned();
+    let (stdout, entry_result) = split_entry_result(stdout, program.entry.is_some());
+    let scratch_full = a.scratch_used > limits.scratch_bytes
+        || stderr.contains("No space left on device")
+        || stderr.contains("File too large");
+    let stopped_by = if a.timed_out {
+        Some(Limit::TimedOut)
+    } else if a.oom_kills > 0 {
+        // Before the CPU check: the memory cgroup's kill is a SIGKILL too.
+        Some(Limit::MemoryExceeded)
+    } else if a.cpu_exceeded {
+        Some(Limit::TimedOut)
+    } else if stderr.contains("MemoryError") && a.exit_code != Some(0) {
+        Some(Limit::MemoryExceeded)
+    } else if scratch_full {
+        Some(Limit::ScratchFull)
+    } else if a.stdout_cut || a.stderr_cut {
+        Some(Limit::OutputTruncated)
+    } else {
+        None
+    };
+    let trap = match (a.signal, stopped_by) {
+        (Some(sig), None) => Some(format!("the program was killed by signal {sig}")),
+        (_, Some(Limit::MemoryExceeded)) if a.oom_kills > 0 => Some(format!(
+            "the sandbox's memory cgroup killed {} process(es)",
+            a.oom_kills
+        )),
+        _ => None,
+    };
+    let mut files = Vec::new();
+    for (path, bytes) in a.files {
+        files.push(OutputFile {
+            path,
+            bytes: unb64(backend, &bytes)?,
+        });
+    }
+    Ok(Outcome {
+        stdout,
+        stderr,
+        exit_code: a.exit_code,
+        stopped_by,
+        trap,
+        wall_time,
+        peak_memory_bytes: a.peak_rss,
+        entry_result,
+        files,
+    })
 }
