@@ -3,9 +3,10 @@
 # environment that points the tests at them (shell `export` lines, for `eval`):
 #   scripts/pymatgen-oracles.sh everyday   CIF cases + 1,000 generated matcher pairs
 #   scripts/pymatgen-oracles.sh full       CIF cases + 10,000 generated matcher pairs
-# Both matcher sets also hold every pool structure and every upstream triple. Both modes also
-# make the formats oracle (POSCAR, extended XYZ, Structure JSON, neighbours, space groups;
-# hashed on its own generator and the pool). The files are
+# Both matcher sets also hold every pool structure and every upstream triple; the CIF cases
+# and both matcher sets also hold the real-world CIF corpus (data/cif-corpus). Both modes
+# also make the formats oracle (POSCAR, extended XYZ, Structure JSON, neighbours, space
+# groups; hashed on its own generator and the pool). The files are
 # cached outside the clone, under ~/.cache/atomworld/oracle/ (ATOMWORLD_ORACLE_DIR overrides),
 # named by pymatgen version, case seed and a hash of the generators and their input data, so
 # a change to any of these makes a new file and an unchanged tree reuses the old one.
@@ -38,7 +39,9 @@ fi
 inputs=(engine/tests/pymatgen/cif_oracle.py engine/tests/pymatgen/matcher_cases.py
   engine/tests/pymatgen/matcher_oracle.py data/structures/minerals.jsonl)
 [ -f "$UPSTREAM" ] && inputs+=("$UPSTREAM")
-HASH="$(cat "${inputs[@]}" | sha256sum | cut -c1-10)"
+# The real-world CIF corpus (data/cif-corpus): its files' names and contents.
+mapfile -d '' corpus < <(find data/cif-corpus -type f \( -name '*.cif' -o -name '*.mcif' \) -print0 | LC_ALL=C sort -z)
+HASH="$({ cat "${inputs[@]}" "${corpus[@]}"; printf '%s\n' "${corpus[@]}"; } | sha256sum | cut -c1-10)"
 
 CIF_OUT="$DIR/cif-pmg$PMG-seed$CIF_SEED-$HASH.json"
 FORMATS_HASH="$(cat engine/tests/pymatgen/formats_oracle.py data/structures/minerals.jsonl | sha256sum | cut -c1-10)"

@@ -31,8 +31,9 @@ cargo test -p server --features wasm-sandbox --test sandbox_cli
 step "differential tests against pymatgen (release build; oracle cached in ~/.cache/atomworld/oracle)"
 # The pinned pymatgen venv and the oracle files are made on the first run (about a minute),
 # then reused. Everyday set: the CIF reader/writer cases (every pool structure and upstream
-# triple input/target plus variants) and 1,000 generated matcher pairs plus every pool
-# structure and upstream triple; POSCAR/XYZ/JSON, neighbours and space groups of every pool
+# triple input/target plus variants, and every file of the real-world corpus data/cif-corpus)
+# and 1,000 generated matcher pairs plus every pool structure, upstream triple and ordered
+# corpus structure; POSCAR/XYZ/JSON, neighbours and space groups of every pool
 # structure, its supercell and 210 random cells. scripts/differential-full.sh runs the
 # 10,000-pair set.
 oracle_env="$(scripts/pymatgen-oracles.sh everyday)"

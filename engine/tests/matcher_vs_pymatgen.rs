@@ -224,6 +224,9 @@ fn matcher_agrees_with_pymatgen() {
     let cases = doc["cases"].as_array().expect("cases");
 
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
+    // Per option set and case kind (its first path segment): cases, fits agreeing, cases
+    // with any disagreement.
+    let mut by_kind: BTreeMap<(String, String), [usize; 3]> = BTreeMap::new();
     for (k, case) in cases.iter().enumerate() {
         let set = case["options"].as_str().unwrap_or("atomworld").to_string();
         let opts = options(&doc, &set);
@@ -234,10 +237,17 @@ fn matcher_agrees_with_pymatgen() {
             case["kind"].as_str().unwrap_or("?"),
             case["mineral"].as_str().unwrap_or("?")
         );
-        let tally = tallies.entry(set).or_default();
+        let kind = case["kind"].as_str().unwrap_or("?");
+        let kind = kind.split('/').next().unwrap_or(kind).to_string();
+        let tally = tallies.entry(set.clone()).or_default();
+        let before = (tally.cases, tally.fit_agree, tally.failures.len());
         let started = std::time::Instant::now();
         tally.check(&label, case, &s1, &s2, &opts);
         tally.seconds += started.elapsed().as_secs_f64();
+        let k = by_kind.entry((set, kind)).or_default();
+        k[0] += tally.cases - before.0;
+        k[1] += tally.fit_agree - before.1;
+        k[2] += usize::from(tally.failures.len() > before.2);
     }
     assert!(!tallies.is_empty(), "no cases in {path}");
     for (set, t) in &tallies {
@@ -267,6 +277,11 @@ fn matcher_agrees_with_pymatgen() {
                 "  {} of the {} rms/max_dist disagreements agree with every lattice mapping \
                  searched (fold_symmetric_mappings false)",
                 t.agree_unfolded, t.rms_disagree
+            );
+        }
+        for ((_, kind), [n, fits, differ]) in by_kind.iter().filter(|((s, _), _)| s == set) {
+            eprintln!(
+                "  {kind:<24} {n:>5} cases: fit agrees on {fits}, {differ} with a difference"
             );
         }
         for f in &t.failures {

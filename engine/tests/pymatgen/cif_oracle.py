@@ -12,7 +12,9 @@ endings, uncertainties, exponent notation, stacked duplicate atoms, coordinates 
 2/3, no type-symbol column, symmetry-operation CIFs written by CifWriter(symprec=0.1) and
 the same without their operation loop (group named by symbol and/or number), files naming
 each space group pymatgen knows (and some it does not) by symbol or number, and
-broken or unusual files. For each case the JSON records the text, whether
+broken or unusual files; and every file of the real-world corpus (data/cif-corpus, kind
+"corpus"), read the way CifParser(filename) reads a file (UTF-8, undecodable bytes replaced,
+universal newlines). For each case the JSON records the text, whether
 CifParser.from_str(text).parse_structures(primitive=False, check_occu=False)[0] succeeds and,
 if so, the lattice parameters, per-site species, fractional coordinates and labels in
 pymatgen's order; for pool cases also str(CifWriter(parsed structure)).
@@ -37,6 +39,8 @@ from pymatgen.io.cif import CifParser, CifWriter
 
 ROOT = Path(__file__).resolve().parents[3]
 MINERALS = ROOT / "data" / "structures" / "minerals.jsonl"
+# Real CIF files from public sources (data/cif-corpus/README.md, SOURCES.tsv), read as-is.
+CORPUS = ROOT / "data" / "cif-corpus"
 # The shared data directory sits beside the clone (../shared); CI sets ATOMWORLD_REQUIRE_SHARED=1.
 UPSTREAM = ROOT.parent / "shared" / "data" / "atomworld" / "upstream-tasks.jsonl"
 DEFAULT_OUT = Path.home() / ".cache" / "atomworld" / "cif-oracle.json"
@@ -421,6 +425,19 @@ def pool_texts() -> list[tuple[str, str]]:
     return out
 
 
+def corpus_texts() -> list[tuple[str, str]]:
+    """Every corpus file (.cif, .mcif), by its path under data/cif-corpus, as text the way
+    pymatgen's CifParser(filename) reads it (zopen "rt", UTF-8, errors="replace")."""
+    out = []
+    for path in sorted(CORPUS.rglob("*")):
+        if path.suffix.lower() in (".cif", ".mcif") and path.is_file():
+            with path.open("rt", encoding="utf-8", errors="replace") as fh:
+                out.append((path.relative_to(CORPUS).as_posix(), fh.read()))
+    if not out:
+        raise SystemExit(f"no CIF files under {CORPUS}")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -478,6 +495,9 @@ def main() -> int:
         for _ in range(r.randint(1, 3)):
             t = mutate(t, r)
         case(cases, "mutation", f"{n}-{name}", t)
+
+    for name, text in corpus_texts():
+        case(cases, "corpus", name, text)
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"seed": args.seed, "cases": cases}))

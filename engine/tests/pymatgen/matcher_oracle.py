@@ -18,7 +18,12 @@ so engine/tests/matcher_vs_pymatgen.rs reads it through ATOMWORLD_MATCHER_CASES.
   pairs of a smaller run with the same seed: the everyday set (1,000) is a fixed subset of
   the full set (10,000);
 - "reprinted/6", "reprinted/5": every pool structure against a copy of itself re-printed
-  with fewer decimals (last in the file, after the generated pairs).
+  with fewer decimals (last in the file, after the generated pairs);
+- "corpus": every file of the real-world corpus (data/cif-corpus) that pymatgen reads into
+  at most CORPUS_MAX_SITES sites, each holding one element, against itself (that element
+  per site) written by CifWriter, re-parsed, permuted and translated (after the reprinted pairs). Files with
+  mixed sites or dummy species are left out and counted (the matcher compares one element
+  per site; issue 23).
 
 The upstream file is optional unless ATOMWORLD_REQUIRE_SHARED=1 (CI), in which case a missing
 file is an error.
@@ -39,10 +44,12 @@ from pathlib import Path
 import numpy as np
 from pymatgen.core import Lattice, Structure
 from pymatgen.core.structure_matcher import StructureMatcher
-from pymatgen.io.cif import CifParser
+from pymatgen.core.periodic_table import DummySpecies
+from pymatgen.io.cif import CifParser, CifWriter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import matcher_cases as mc  # noqa: E402  (the shared structure edits)
+from cif_oracle import corpus_texts  # noqa: E402  (the corpus, read as pymatgen reads files)
 
 REPO = Path(__file__).resolve().parents[3]
 UPSTREAM = REPO.parent / "shared" / "data" / "atomworld" / "upstream-tasks.jsonl"
@@ -238,6 +245,48 @@ def upstream_pairs(seed: int) -> list:
     return out
 
 
+# Larger corpus structures are left out of the matcher set (counted), to keep it quick.
+CORPUS_MAX_SITES = 500
+
+
+def one_element_per_site(s: Structure) -> Structure:
+    """The structure with each site's one element (occupancy, oxidation state and labels
+    dropped), as the matcher test builds it."""
+    symbols = [site.species.elements[0].symbol for site in s]
+    return Structure(Lattice(s.lattice.matrix.copy()), symbols, s.frac_coords.copy())
+
+
+def corpus_pairs(seed: int) -> list:
+    """Every corpus structure (one element per site, at most CORPUS_MAX_SITES sites), as
+    element-only sites, against itself written by CifWriter, read back, translated and
+    permuted."""
+    out, skipped = [], {"rejected by pymatgen": 0, "mixed site or dummy species": 0,
+                        f"more than {CORPUS_MAX_SITES} sites": 0}
+    for k, (name, text) in enumerate(corpus_texts()):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                s = CifParser.from_str(text).parse_structures(primitive=False, check_occu=False)[0]
+        except Exception:  # noqa: BLE001 - the CIF reader test compares the rejection
+            skipped["rejected by pymatgen"] += 1
+            continue
+        if any(len(site.species) != 1 or isinstance(site.species.elements[0], DummySpecies)
+               for site in s):
+            skipped["mixed site or dummy species"] += 1
+            continue
+        if len(s) > CORPUS_MAX_SITES:
+            skipped[f"more than {CORPUS_MAX_SITES} sites"] += 1
+            continue
+        plain = one_element_per_site(s)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            again = parse_cif(str(CifWriter(plain)))
+        rng = np.random.default_rng([seed, 3_000_000 + k])
+        out.append(("corpus", name, plain, mc.permuted(mc.translated(again, rng), rng)))
+    print(f"corpus: {len(out)} matcher pairs; left out: {skipped}", file=sys.stderr)
+    return out
+
+
 _MATCHER = None
 
 
@@ -281,6 +330,8 @@ def main() -> int:
     polymorphs = polymorph_pairs(pool)
     pairs += [generated_pair(i, args.seed, pool, polymorphs) for i in range(args.pairs)]
     pairs += reprinted_pairs(pool)
+    corpus = corpus_pairs(args.seed)
+    pairs += corpus
 
     t0 = time.time()
     if args.jobs > 1:
@@ -306,8 +357,8 @@ def main() -> int:
     n_fit = sum(c["fit"] for c in cases)
     print(
         f"{len(cases)} matcher cases ({n_fit} fit; {len(pool)} pool, "
-        f"{len(pairs) - 3 * len(pool) - args.pairs} upstream, {args.pairs} generated, "
-        f"{2 * len(pool)} reprinted) -> {args.out}; "
+        f"{len(pairs) - 3 * len(pool) - args.pairs - len(corpus)} upstream, {args.pairs} generated, "
+        f"{2 * len(pool)} reprinted, {len(corpus)} corpus) -> {args.out}; "
         f"pymatgen {elapsed:.1f}s on {args.jobs} process(es)",
         file=sys.stderr,
     )
