@@ -546,7 +546,8 @@ mod schemas {
         fn schema() -> RefOr<Schema> {
             object(
                 "The suite's verdict; AtomWorld: {label, rms, max_dist, max_dist_angstrom, \
-                 detail, extracted_cif, parse_error, count_diff, mapping, closest}",
+                 detail, extracted_cif, parse_error, count_diff, mapping, closest, same_crystal \
+                 {fit, rms, max_dist}}",
             )
         }
     }

@@ -121,6 +121,10 @@ test("the answer over the target: arrows from the matcher's pairing, the worst s
     await page.waitForFunction(() => !document.querySelector("#viewer-target").dataset.overlay);
   }));
 
+// Without the shared data the test is skipped on a developer's machine, never under CI.
+const REQUIRE_SHARED = process.env.CI === "true" || process.env.ATOMWORLD_REQUIRE_SHARED === "1";
+if (REQUIRE_SHARED && !existsSync(UPSTREAM)) throw new Error(`${UPSTREAM.pathname} is missing (required under CI)`);
+
 test("an unchanged input with no fit is explained by its closest match", { skip: !existsSync(UPSTREAM) && "no shared data" }, () =>
   check("closest match", async () => {
     const page = session.browser.page;
@@ -208,4 +212,36 @@ test("free text gets the closest accepted wording with its numbers; no stale tar
     await page.waitForFunction(() => /super_cell/.test(document.querySelector("#parsed-action").textContent));
     assert.equal(await page.locator(".view.no-target").count(), 0);
     assert.equal(await page.locator("#prompt-suggestion").count(), 0);
+  }));
+
+test("an answer in another cell: the benchmark's verdict, and 'same crystal? yes' beside it", () =>
+  check("same crystal", async () => {
+    const page = session.browser.page;
+    const cell = (a, b, rows) => `data_x\n_cell_length_a ${a}\n_cell_length_b ${b}\n_cell_length_c 5\n` +
+      "_cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90\n" +
+      "_symmetry_space_group_name_H-M 'P 1'\nloop_\n_atom_site_label\n_atom_site_type_symbol\n" +
+      "_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\n" +
+      rows.map(([e, x, y, z], i) => `${e}${i} ${e} ${x} ${y} ${z}\n`).join("");
+    const input = cell(3, 4, [["Na", 0, 0, 0], ["Cl", 0.5, 0.5, 0.5]]);
+    if (!(await page.locator("#cif-paste").isVisible())) await page.locator("details.paste summary").click();
+    await page.fill("#cif-paste", input);
+    await page.click("#use-pasted");
+    await page.fill("#action-prompt", "Create a supercell with the size 2 by 1 by 1.");
+    await page.waitForFunction(() => /ground truth, 4 sites/.test(document.body.textContent));
+    // The 1×2×1 supercell: the same crystal, but not the benchmark's cell.
+    const other = cell(3, 8, [["Na", 0, 0, 0], ["Cl", 0.5, 0.25, 0.5], ["Na", 0, 0.5, 0], ["Cl", 0.5, 0.75, 0.5]]);
+    await page.fill("#answer", `<cif>\n${other}</cif>`);
+    assert.equal(await verdictLabel(), "StructureMismatch");
+    await page.waitForSelector("#same-crystal");
+    assert.equal(await page.locator("#same-crystal").getAttribute("data-fit"), "yes");
+    assert.match(await page.locator("#same-crystal").textContent(), /stricter than chemistry/);
+    // The primitive cell: an atom-count error for the benchmark, the same crystal all the same.
+    await page.fill("#answer", `<cif>\n${input}</cif>`);
+    assert.equal(await verdictLabel(), "AtomCountMismatch");
+    await page.waitForFunction(() => document.querySelector("#same-crystal")?.dataset.fit === "yes");
+    // The ground truth: both say yes.
+    await page.click("#paste-truth");
+    assert.equal(await verdictLabel(), "Success");
+    await page.waitForFunction(() => document.querySelector("#same-crystal")?.dataset.fit === "yes");
+    assert.doesNotMatch(await page.locator("#same-crystal").textContent(), /stricter/);
   }));

@@ -87,15 +87,26 @@ fn eval_scores_each_line_and_computes_null_targets() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let labels: Vec<String> = std::fs::read_to_string(&out)
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
         .unwrap()
         .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let labels: Vec<String> = lines
+        .iter()
+        .map(|v| {
             assert_eq!(v["action_prompt"], prompt);
             v["verdict"]["label"].as_str().unwrap().to_string()
         })
         .collect();
+    // The second verdict, wherever both structures parse: the target is the same crystal; the
+    // unchanged input (one atom more) is not; unparsed answers have none.
+    let same: Vec<Option<bool>> = lines
+        .iter()
+        .map(|v| v["verdict"]["same_crystal"]["fit"].as_bool())
+        .collect();
+    assert_eq!(same, [Some(true), Some(false), None, None]);
+    assert!(lines[0]["verdict"]["same_crystal"]["max_dist"].is_number());
     assert_eq!(
         labels,
         [
@@ -107,6 +118,10 @@ fn eval_scores_each_line_and_computes_null_targets() {
     );
     let summary = String::from_utf8(run.stderr).unwrap();
     assert!(summary.contains("remove"), "{summary}");
+    assert!(
+        summary.contains("Stricter than chemistry: 0 of 1 failed answers"),
+        "{summary}"
+    );
     assert!(
         summary
             .lines()

@@ -1,6 +1,7 @@
 //! How a verdict is shown: the label, the check that decided, and the numbers with units.
 
 use bench::atomworld::evaluate::{Label, Verdict};
+use bench::atomworld::same_crystal::{SameCrystal, SAME_CRYSTAL_MATCHER};
 use leptos::prelude::*;
 
 fn num(x: Option<f64>, digits: usize) -> String {
@@ -62,6 +63,32 @@ pub fn VerdictView(verdict: Verdict) -> impl IntoView {
                     </dl>
                 </div>
             })}
+            {verdict.same_crystal.map(|s| same_crystal_view(s, verdict.label == Label::Success))}
         </div>
+    }
+}
+
+/// The second, labelled verdict: the same crystal in any cell?
+fn same_crystal_view(s: SameCrystal, success: bool) -> impl IntoView {
+    let answer = if s.fit { "yes" } else { "no" };
+    let note = match (success, s.fit) {
+        (false, true) => {
+            " The benchmark is stricter than chemistry here: the answer is the target's \
+             crystal written in another cell (a primitive cell, another supercell or setting), \
+             which the benchmark's matcher (primitive_cell=False) does not try."
+        }
+        (true, false) => {
+            " The benchmark passes it, but in a primitive cell some site is farther than 0.5 \
+             from its partner."
+        }
+        _ => "",
+    };
+    view! {
+        <p class="same-crystal small" id="same-crystal" data-fit=answer>
+            <strong>"Same crystal? " {answer}</strong>
+            {s.max_dist.map(|m| format!(" (max_dist {m:.4})"))}
+            {format!(" — a second opinion, not the score: {SAME_CRYSTAL_MATCHER}, any equivalent cell.")}
+            {note}
+        </p>
     }
 }

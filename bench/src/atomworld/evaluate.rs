@@ -9,6 +9,8 @@ use engine::matcher::{fit, get_rms_dist, rms_dist_if_fit, MatcherError, MatcherO
 use engine::ordered::ordered_distances;
 use serde::{Deserialize, Serialize};
 
+use super::same_crystal::{same_crystal, SameCrystal};
+
 /// The verdict labels, in the order the checks run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Label {
@@ -103,6 +105,10 @@ pub struct Verdict {
     /// for it: how close the answer came. A diagnostic, never a score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closest: Option<ClosestMatch>,
+    /// The second, labelled verdict ([`super::same_crystal`]): the same crystal in any cell?
+    /// Present whenever both structures parse (and the time budget lasted); never the score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_crystal: Option<SameCrystal>,
 }
 
 /// The smallest-RMS match of an answer that has no fit (`get_rms_dist` on the same pair):
@@ -132,6 +138,7 @@ impl Verdict {
             mapping: None,
             displacements: None,
             closest: None,
+            same_crystal: None,
         }
     }
 }
@@ -242,6 +249,31 @@ pub fn evaluate_within(
         Ok(predicted) => compare(target, &predicted, comparison, interrupt),
     };
     v.extracted_cif = Some(text.to_string());
+    v
+}
+
+/// [`evaluate_within`] with the second, labelled verdict ([`super::same_crystal`]) filled in
+/// whenever both structures parse: what runs, `atomworld eval`, the API and the page report.
+/// The benchmark's own verdict is unchanged; the second costs another match with primitive
+/// cells and supercells (several times the first), so the evaluator's benchmark times
+/// [`evaluate`] alone.
+pub fn evaluate_with_same_crystal(
+    target: &PymatgenCif,
+    response: &str,
+    comparison: Comparison,
+    interrupt: &Interrupt,
+) -> Verdict {
+    let mut v = evaluate_within(target, response, comparison, interrupt);
+    if v.label == Label::EvaluationTimeout {
+        return v;
+    }
+    if let Some(predicted) = v
+        .extracted_cif
+        .as_deref()
+        .and_then(|text| parse_cif_like_pymatgen_detailed(text).ok())
+    {
+        v.same_crystal = same_crystal(target, &predicted, interrupt);
+    }
     v
 }
 
@@ -405,6 +437,7 @@ fn compare(
                     mapping: Some(m.mapping),
                     displacements: Some(m.displacements),
                     closest: None,
+                    same_crystal: None,
                 },
                 Ok(None) => Verdict::fail(
                     Label::StructureMismatch,
@@ -447,6 +480,7 @@ fn compare(
                     mapping: Some((0..target.structure.len()).collect()),
                     displacements: None,
                     closest: None,
+                    same_crystal: None,
                 }
             }
             Err(e) => Verdict::fail(Label::StructureMismatch, e.to_string()),

@@ -9,6 +9,7 @@ pub mod noop;
 pub mod numbers;
 pub mod parse;
 pub mod prompt;
+pub mod same_crystal;
 pub mod suggest;
 pub mod suite;
 pub mod task;

@@ -2,10 +2,11 @@
 
 use engine::interrupt::Interrupt;
 
-use super::evaluate::{evaluate_within, parse_target, Comparison, Label, Verdict};
+use super::evaluate::{evaluate_with_same_crystal, parse_target, Comparison, Label, Verdict};
 use super::prompt::model_prompt;
+use super::same_crystal::SAME_CRYSTAL_MATCHER;
 use super::task::AtomWorldTask;
-use crate::task::{Message, NeedAnswer, Outcome, Prepared, Suite, TaskError};
+use crate::task::{Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError};
 use engine::cif::PymatgenCif;
 
 /// The AtomWorld benchmark (and its move_all probe).
@@ -79,7 +80,7 @@ impl Suite for AtomWorld {
         _answers: &[NeedAnswer],
         interrupt: &Interrupt,
     ) -> Verdict {
-        evaluate_within(&state.target, response, state.comparison, interrupt)
+        evaluate_with_same_crystal(&state.target, response, state.comparison, interrupt)
     }
 
     fn baselines(&self) -> &'static [&'static str] {
@@ -95,14 +96,52 @@ impl Suite for AtomWorld {
         Some(format!("<cif>\n{cif}\n</cif>"))
     }
 
-    /// `{"label", "rms", "max_dist", "max_dist_angstrom", "detail"}`.
+    /// `{"label", "rms", "max_dist", "max_dist_angstrom", "detail"}`, and `"same_crystal":
+    /// {"fit", "rms", "max_dist"}` whenever both structures parsed.
     fn eval_verdict(v: &Verdict) -> serde_json::Value {
-        serde_json::json!({
+        let mut out = serde_json::json!({
             "label": v.label.name(),
             "rms": v.rms,
             "max_dist": v.max_dist,
             "max_dist_angstrom": v.max_dist_angstrom,
             "detail": v.detail,
+        });
+        if let (Some(s), Some(map)) = (v.same_crystal, out.as_object_mut()) {
+            map.insert("same_crystal".into(), serde_json::json!(s));
+        }
+        out
+    }
+
+    /// How often the benchmark is stricter than chemistry: failed answers that are the
+    /// target's crystal in another cell ([`super::same_crystal`]).
+    fn headline(&self, rows: &[(&str, &Verdict)]) -> Option<Headline> {
+        let checked = rows.iter().filter(|(_, v)| v.same_crystal.is_some());
+        let failed: Vec<&Verdict> = checked
+            .clone()
+            .map(|(_, v)| *v)
+            .filter(|v| v.label != Label::Success)
+            .collect();
+        let stricter = failed
+            .iter()
+            .filter(|v| v.same_crystal.is_some_and(|s| s.fit))
+            .count();
+        let checked = checked.count();
+        if checked == 0 {
+            return None;
+        }
+        Some(Headline {
+            text: format!(
+                "Stricter than chemistry: {stricter} of {} failed answers are the target's \
+                 crystal in another cell by {SAME_CRYSTAL_MATCHER} (a second opinion, not the \
+                 score; {checked} answers checked)\n",
+                failed.len()
+            ),
+            json: serde_json::json!({
+                "matcher": SAME_CRYSTAL_MATCHER,
+                "checked": checked,
+                "failed": failed.len(),
+                "stricter_than_chemistry": stricter,
+            }),
         })
     }
 

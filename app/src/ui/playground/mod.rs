@@ -1,7 +1,9 @@
 //! The AtomWorld playground: pick a structure and an action, see the exact prompt a model
 //! receives and the ground truth next to the input, with the touched sites highlighted.
 
-use bench::atomworld::evaluate::{evaluate, explain_mismatch, parse_target, Comparison};
+use bench::atomworld::evaluate::{
+    evaluate_with_same_crystal, explain_mismatch, parse_target, Comparison,
+};
 use bench::atomworld::generator::pool::{pool, PoolEntry};
 use bench::atomworld::generator::rng::TaskRng;
 use bench::atomworld::generator::sample::sample;
@@ -13,6 +15,7 @@ use bench::atomworld::{
 use bench::case::{Case, CaseStructure, CASE_VERSION};
 use engine::cif::{read_cif, write_cif};
 use engine::format::Format;
+use engine::interrupt::Interrupt;
 use engine::matcher::displacement::correspondence;
 use engine::symmetry::{space_group, DEFAULT_SYMPREC};
 use engine::Structure;
@@ -306,7 +309,7 @@ pub fn Playground(
         // numbers in the verdict and its pairing in the overlay.
         parsed_target.with(|t| {
             t.as_ref().map(|t| {
-                let mut v = evaluate(t, &text, comparison);
+                let mut v = evaluate_with_same_crystal(t, &text, comparison, &Interrupt::default());
                 if comparison == Comparison::Matcher {
                     explain_mismatch(t, &mut v);
                 }

@@ -214,6 +214,10 @@ pub fn Runs() -> impl IntoView {
                     })
                     .unwrap_or_default();
                 let colour = charts::RUN_COLOURS[k % charts::RUN_COLOURS.len()];
+                // The suite's own numbers (AtomWorld: how often it is stricter than chemistry).
+                let headline = v.summary.headline.as_ref().map(|h| view! {
+                    <pre class="run-headline small" data-run=id.clone()>{h.text.clone()}</pre>
+                });
                 view! {
                     <div class="run-line" data-run=id.clone()>
                         <span class="swatch" style=format!("background: {colour}")></span>
@@ -225,6 +229,7 @@ pub fn Runs() -> impl IntoView {
                             s.cost_usd,
                         )}
                     </div>
+                    {headline}
                 }
             })
             .collect_view()

@@ -260,12 +260,12 @@ pub(super) fn csv_field(s: &str) -> String {
 }
 
 fn csv(rows: &[ResultRow]) -> String {
-    let mut body = String::from("task_id,sample,action,label,rms,max_dist,max_dist_angstrom,error,input_tokens,output_tokens,cost_usd,latency_ms,cached\n");
+    let mut body = String::from("task_id,sample,action,label,rms,max_dist,max_dist_angstrom,same_crystal,error,input_tokens,output_tokens,cost_usd,latency_ms,cached\n");
     for r in rows {
         let v = r.verdict.as_ref().and_then(|v| v.atomworld());
         let num = |x: Option<f64>| x.map_or(String::new(), |x| x.to_string());
         body.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             csv_field(&r.task_id),
             r.sample,
             csv_field(&r.action),
@@ -273,6 +273,8 @@ fn csv(rows: &[ResultRow]) -> String {
             num(v.and_then(|v| v.rms)),
             num(v.and_then(|v| v.max_dist)),
             num(v.and_then(|v| v.max_dist_angstrom)),
+            v.and_then(|v| v.same_crystal)
+                .map_or("", |s| if s.fit { "yes" } else { "no" }),
             csv_field(r.error.as_deref().unwrap_or("")),
             r.input_tokens,
             r.output_tokens,
