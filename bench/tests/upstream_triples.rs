@@ -138,3 +138,68 @@ fn the_importer_reads_every_upstream_triple() {
         );
     }
 }
+
+/// Every upstream prompt, parsed and rendered again, gives the same text byte for byte in one
+/// of our wordings: the prompts a run sends are the reference's, not look-alikes.
+#[test]
+fn every_upstream_prompt_renders_back_byte_for_byte() {
+    use bench::atomworld::{render_prompt, PromptStyle, Separator, Wording};
+    let Some(path) = upstream_file() else {
+        assert!(
+            std::env::var_os("ATOMWORLD_REQUIRE_SHARED").is_none()
+                && std::env::var("CI").as_deref() != Ok("true"),
+            "shared/data/atomworld/upstream-tasks.jsonl is missing"
+        );
+        eprintln!("NOTICE: ../shared/data not beside the repo; upstream prompts not checked");
+        return;
+    };
+    let wordings = [
+        Wording::Data2026,
+        Wording::FourDecimal,
+        Wording::Newest,
+        Wording::Oldest,
+    ];
+    let separators = [
+        Separator::Times,
+        Separator::LowerX,
+        Separator::Star,
+        Separator::UpperX,
+        Separator::By,
+    ];
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (mut total, mut failures) = (0, Vec::new());
+    for (k, line) in text.lines().enumerate() {
+        let t: serde_json::Value = serde_json::from_str(line).unwrap();
+        let prompt = t["action_prompt"].as_str().unwrap();
+        let input = read_cif(t["input_cif"].as_str().unwrap()).unwrap();
+        let action = parse_prompt(prompt, &input).unwrap();
+        total += 1;
+        let rendered: Vec<String> = wordings
+            .iter()
+            .flat_map(|&wording| {
+                separators
+                    .iter()
+                    .map(move |&separator| PromptStyle { wording, separator })
+            })
+            .filter_map(|style| render_prompt(&action, style, &input).ok())
+            .collect();
+        if !rendered.iter().any(|r| r == prompt) {
+            failures.push(format!(
+                "line {}: {prompt:?}; closest rendering {:?}",
+                k + 1,
+                rendered.first()
+            ));
+        }
+    }
+    assert!(total > 0);
+    eprintln!(
+        "{total} upstream prompts, {} not rendered back",
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {total} prompts do not render back:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
