@@ -3,7 +3,8 @@
 # registries (crates.io, Debian, npm, PyPI). Nothing is downloaded from anywhere else.
 #   scripts/setup.sh build   Rust wasm target, trunk and wasm-bindgen-cli (pinned)
 #   scripts/setup.sh test    the above plus Debian chromium/chromedriver, bubblewrap (the
-#                            sandbox's bwrap backend) and e2e npm packages
+#                            sandbox's bwrap backend), podman, runc and debootstrap (its
+#                            container backend) and e2e npm packages
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +34,9 @@ ensure_test_tools() {
   [ -x /usr/bin/chromium ] || missing+=(chromium)
   [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
   [ -x /usr/bin/bwrap ] || missing+=(bubblewrap)
+  [ -x /usr/bin/podman ] || missing+=(podman)
+  [ -x /usr/sbin/runc ] || [ -x /usr/bin/runc ] || missing+=(runc)
+  [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
   if [ ${#missing[@]} -gt 0 ]; then
     say "installing Debian packages: ${missing[*]}"
     local sudo=""

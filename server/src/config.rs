@@ -34,10 +34,13 @@
 //! ttl_days = 90                 # omit to keep cases until deleted
 //!
 //! [sandbox]                     # model-written code
-//! backend = "wasm"              # wasm (embedded CPython on WASI) | none
+//! backend = "wasm"              # wasm (embedded CPython on WASI) | bwrap | container | none
 //! max_concurrent = 2
 //! wall_secs = 10
 //! memory_mb = 256
+//!
+//! [sandbox.pymatgen]            # MatTools' code tasks (the pinned stack)
+//! backend = "bwrap"             # bwrap | container (scripts/container-image.sh) | none
 //! ```
 
 use std::path::Path;

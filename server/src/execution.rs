@@ -4,12 +4,11 @@
 //! Two environments, as suites ask for them ([`bench::task::RunEnv`]):
 //! - **python** (`[sandbox]`): the standard library only. Backends `wasm` (CPython 3.11 on
 //!   WASI inside wasmtime; compiled in with the cargo feature `wasm-sandbox`, which the
-//!   release build and `scripts/run.sh` turn on), `bwrap`, or `none`.
+//!   release build and `scripts/run.sh` turn on), `bwrap`, `container`, or `none`.
 //! - **pymatgen** (`[sandbox.pymatgen]`): CPython 3.11 with MatTools' pinned stack in warm
-//!   bubblewrap workers (`bwrap`, from `scripts/mattools-venv.sh`), or `none`. Its data sets
-//!   (`[sandbox.pymatgen.data]`, e.g. `mattools = "…/test_files"`) are bound read-only.
-//!
-//! The `container` backend of the sandbox design is not built yet.
+//!   bubblewrap workers (`bwrap`, from `scripts/mattools-venv.sh`), in warm podman/docker
+//!   containers (`container`, image from `scripts/container-image.sh`), or `none`. Its data
+//!   sets (`[sandbox.pymatgen.data]`, e.g. `mattools = "…/test_files"`) are mounted read-only.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -24,10 +23,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PymatgenConfig {
-    /// `bwrap` (default) or `none`.
+    /// `bwrap` (default), `container` or `none`.
     pub backend: String,
     /// The venv (default `$ATOMWORLD_MATTOOLS_VENV` or `~/.cache/atomworld/venv-mattools`).
     pub venv: Option<PathBuf>,
+    /// The `container` backend's image (default: the one `scripts/container-image.sh`
+    /// builds for this version).
+    pub image: Option<String>,
     /// Keep workers with pymatgen imported between runs (default true).
     pub warm: bool,
     /// Programs running at once (and warm workers kept).
@@ -47,6 +49,7 @@ impl Default for PymatgenConfig {
         Self {
             backend: "bwrap".into(),
             venv: None,
+            image: None,
             warm: true,
             workers: 2,
             data,
@@ -58,7 +61,7 @@ impl Default for PymatgenConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SandboxConfig {
-    /// `wasm` (the embedded default) or `none`.
+    /// `wasm` (the embedded default), `bwrap`, `container` or `none`.
     pub backend: String,
     /// Programs running at once; more wait in a queue.
     pub max_concurrent: usize,
@@ -164,9 +167,13 @@ fn backend(name: &str) -> Result<(Arc<dyn sandbox::Backend>, Option<WarmUp>), St
         ),
         "bwrap" => bwrap(sandbox::bwrap::BwrapConfig::default()),
         "none" => Err("no sandbox is configured ([sandbox] backend = \"none\")".into()),
-        "container" => Err("the container backend is not built yet".into()),
+        "container" => container(sandbox::container::ContainerConfig {
+            // Warm without pre-imports: a container costs a few hundred ms to start.
+            warm: true,
+            ..Default::default()
+        }),
         other => Err(format!(
-            "unknown sandbox backend '{other}' (wasm, bwrap, none; container is planned)"
+            "unknown sandbox backend '{other}' (wasm, bwrap, container, none)"
         )),
     }
 }
@@ -186,6 +193,32 @@ fn bwrap(
         format!("bubblewrap, venv {}", b.config().venv.display())
     };
     let warm_up: WarmUp = Arc::new(move || Ok(detail.clone()));
+    Ok((Arc::new(b), Some(warm_up)))
+}
+
+/// A `container` backend with `config`.
+fn container(
+    config: sandbox::container::ContainerConfig,
+) -> Result<(Arc<dyn sandbox::Backend>, Option<WarmUp>), String> {
+    let b = sandbox::container::ContainerBackend::new(config);
+    let probe = b.clone();
+    let warm_up: WarmUp = Arc::new(move || {
+        let c = probe.config();
+        let engine = probe.engine().map_or_else(
+            || "an engine".to_string(),
+            |e| e.program.display().to_string(),
+        );
+        Ok(format!(
+            "{engine}, image {}, {} containers{}",
+            c.image(),
+            if c.warm { "warm" } else { "per-run" },
+            if c.preload.is_empty() {
+                String::new()
+            } else {
+                format!(" with {} modules pre-imported", c.preload.len())
+            }
+        ))
+    });
     Ok((Arc::new(b), Some(warm_up)))
 }
 
@@ -210,11 +243,25 @@ fn pymatgen_backend(
                 .collect();
             bwrap(b)
         }
+        "container" => {
+            let mut c = if config.warm {
+                sandbox::container::ContainerConfig::warm_pymatgen()
+            } else {
+                sandbox::container::ContainerConfig::default()
+            };
+            c.image = config.image.clone();
+            c.mounts = config
+                .data
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            container(c)
+        }
         "none" => {
             Err("no pymatgen sandbox is configured ([sandbox.pymatgen] backend = \"none\")".into())
         }
         other => Err(format!(
-            "unknown pymatgen sandbox backend '{other}' (bwrap, none)"
+            "unknown pymatgen sandbox backend '{other}' (bwrap, container, none)"
         )),
     }
 }

@@ -48,9 +48,21 @@ fn limits_from_the_command_line_stop_a_program() {
     assert_eq!(status, Some(0), "{stderr}");
     let outcome: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(outcome["stdout"], "65534\n", "{outcome}");
-    let (status, _, stderr) = run("print(1)\n", &["--backend", "container"]);
-    assert_eq!(status, Some(1));
-    assert!(stderr.contains("not built yet"), "{stderr}");
+    // The container backend runs where an engine and its image exist (test.sh builds the
+    // image); elsewhere it says why not.
+    let (status, stdout, stderr) = run(
+        "import os\nprint(os.getuid())\n",
+        &["--backend", "container"],
+    );
+    if status == Some(0) {
+        let outcome: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+        assert_eq!(outcome["stdout"], "65534\n", "{outcome}");
+    } else {
+        assert!(
+            stderr.contains("scripts/container-image.sh") || stderr.contains("container engine"),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]
