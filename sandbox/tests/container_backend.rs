@@ -507,3 +507,77 @@ fn a_missing_image_or_engine_is_named() {
     let err = b.availability().unwrap_err().to_string();
     assert!(err.contains("no working container engine"), "{err}");
 }
+
+#[test]
+fn a_docker_client_without_its_daemon_does_not_count() {
+    let docker = std::path::Path::new("/usr/local/bin/docker");
+    let answers = std::process::Command::new(docker)
+        .arg("info")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !docker.exists() || answers {
+        eprintln!("SKIPPED: no docker client without a daemon here");
+        return;
+    }
+    let b = ContainerBackend::new(ContainerConfig {
+        engine: Some(docker.into()),
+        ..ContainerConfig::default()
+    });
+    let err = b.availability().unwrap_err().to_string();
+    assert!(err.contains("does not answer"), "{err}");
+}
+
+#[tokio::test]
+async fn containers_left_by_a_dead_process_are_removed() {
+    let Some(b) = backend_with(light()) else {
+        return;
+    };
+    let engine = b.engine().unwrap().clone();
+    let dead = (4_000_000u32..)
+        .find(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+        .unwrap();
+    let name = format!("atomworld-sbx-{dead}-0-0");
+    let mut start = engine.command();
+    if let Some(rt) = sandbox::container::engine::default_runtime(engine.kind) {
+        start.args(["--runtime", &rt]);
+    }
+    let ok = start
+        .args([
+            "run",
+            "-d",
+            "--name",
+            &name,
+            "--label",
+            "atomworld.sandbox=1",
+        ])
+        .args([
+            "--ulimit",
+            "nofile=1024:1024",
+            "--ulimit",
+            "nproc=4096:4096",
+        ])
+        .args(["--entrypoint", "sleep", &b.config().image(), "1000"])
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(engine.containers().contains(&name));
+    // A new backend sweeps when it first finds its engine.
+    let fresh = ContainerBackend::new(light());
+    fresh.availability().unwrap();
+    let mut gone = false;
+    for _ in 0..100 {
+        if !engine.containers().contains(&name) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    if !gone {
+        engine.remove(&name);
+    }
+    assert!(gone, "{name} was not removed");
+}
