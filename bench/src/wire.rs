@@ -8,6 +8,12 @@ use crate::atomworld::generator::TaskSetSpec;
 use crate::task::summary::Summary;
 use crate::task::Outcome;
 
+mod rooms;
+pub use rooms::{
+    AttemptDetail, AttemptKind, AttemptScored, AttemptView, LabelCount, RoomActionRow, RoomAttempt,
+    RoomCell, RoomCreate, RoomCreated, RoomInfo, RoomSummary,
+};
+
 /// Every API error: `{"error": {"code", "message"}}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

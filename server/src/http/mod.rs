@@ -36,6 +36,7 @@ pub struct AppState {
     code: crate::execution::CodeRunner,
     task_sets: crate::task_sets::TaskSets,
     limiter: rate_limit::Limiter,
+    rooms: crate::storage::RoomLimits,
 }
 
 impl AppState {
@@ -99,7 +100,14 @@ impl AppState {
             gateway,
             passcode,
             limiter: rate_limit::Limiter::new(per_minute),
+            rooms: crate::storage::RoomLimits::default(),
         }
+    }
+
+    /// The same state with other workshop-room limits.
+    pub fn with_room_limits(mut self, limits: crate::storage::RoomLimits) -> Self {
+        self.rooms = limits;
+        self
     }
 
     /// Check the code sandbox in the background (its first load compiles the interpreter);
@@ -182,12 +190,37 @@ pub async fn health(State(state): State<AppState>) -> Response {
     }
 }
 
+/// How often expired workshop rooms are deleted (they are never read once expired).
+const ROOM_SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Delete expired workshop rooms now and every [`ROOM_SWEEP_EVERY`] (when a runtime is
+/// running, as it is for the server).
+fn sweep_rooms(state: &AppState) {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return;
+    }
+    let storage = state.storage.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(ROOM_SWEEP_EVERY);
+        loop {
+            every.tick().await;
+            let s = storage.clone();
+            match tokio::task::spawn_blocking(move || s.sweep_rooms()).await {
+                Ok(Ok(n)) if n > 0 => tracing::info!(rooms = n, "expired workshop rooms deleted"),
+                Ok(Err(e)) => tracing::warn!("sweeping expired rooms failed: {e}"),
+                _ => {}
+            }
+        }
+    });
+}
+
 /// Largest request body accepted (bytes).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// The full router: API routes, then the app from `dist` with an SPA fallback to
 /// `index.html` so that client routes such as `/c/<id>` load the app.
 pub fn router(state: AppState, dist: &Path) -> Router {
+    sweep_rooms(&state);
     let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
     let csp = HeaderValue::from_str(&headers::content_security_policy(dist))
         .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"));
@@ -201,6 +234,8 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .route("/api/cases", post(api::put_case))
         .route("/api/score", post(api::score))
         .route("/api/runs/{id}/human-scores", put(api::put_human_score))
+        .route("/api/rooms", post(api::create_room))
+        .route("/api/rooms/{code}/attempts", post(api::post_attempt))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             rate_limit::limit,
@@ -220,6 +255,12 @@ pub fn router(state: AppState, dist: &Path) -> Router {
             get(api::human_scores_csv),
         )
         .route("/api/suites/{name}/tasks", get(api::suite_tasks))
+        .route(
+            "/api/rooms/{code}",
+            get(api::get_room).delete(api::close_room),
+        )
+        .route("/api/rooms/{code}/summary", get(api::room_summary))
+        .route("/api/rooms/{code}/attempts/{id}", get(api::get_attempt))
         .route("/api/openapi.json", get(api::openapi))
         .route("/api/{*rest}", any(errors::no_such_route))
         .merge(limited)

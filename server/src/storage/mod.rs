@@ -9,9 +9,11 @@ use rusqlite_migration::{Migrations, M};
 
 mod cases;
 mod human;
+mod rooms;
 mod runs;
 
 pub use cases::{CaseQuota, CaseStored};
+pub use rooms::{AttemptAdded, NewAttempt, RoomLimits, RoomOpened, RoomRecord};
 pub use runs::Unfinished;
 
 /// The database file name inside the data dir.
@@ -121,6 +123,36 @@ fn migrations() -> Migrations<'static> {
                  score REAL NOT NULL,
                  updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
                  PRIMARY KEY (run_id, task_id, sample, criterion));",
+        ),
+        // Workshop rooms (kept until the host's expiry, or closed by the host) and the
+        // attempts sent to them, scored by the server; deleting a room deletes its attempts.
+        M::up(
+            "CREATE TABLE rooms (
+                 code TEXT PRIMARY KEY,
+                 name TEXT NOT NULL,
+                 host_hash TEXT NOT NULL,
+                 client TEXT NOT NULL,
+                 created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+                 expires_at TEXT NOT NULL);
+             CREATE INDEX rooms_by_client ON rooms(client);
+             CREATE INDEX rooms_by_expiry ON rooms(expires_at);
+             CREATE TABLE room_attempts (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT,
+                 room TEXT NOT NULL REFERENCES rooms(code) ON DELETE CASCADE,
+                 who TEXT NOT NULL,
+                 kind TEXT NOT NULL,
+                 model TEXT,
+                 side TEXT NOT NULL,
+                 action TEXT NOT NULL,
+                 input_cif TEXT NOT NULL,
+                 prompt TEXT NOT NULL,
+                 answer TEXT NOT NULL,
+                 label TEXT NOT NULL,
+                 max_dist REAL,
+                 same_crystal INTEGER,
+                 bytes INTEGER NOT NULL,
+                 created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));
+             CREATE INDEX room_attempts_by_room ON room_attempts(room, id);",
         ),
     ])
 }

@@ -1,5 +1,5 @@
 //! The JSON API, one file per resource: models, completions, runs, share-link cases, suites
-//! (their task sets and the scoring of one answer).
+//! (their task sets and the scoring of one answer), workshop rooms.
 //!
 //! Errors have one shape: `{"error": {"code": "...", "message": "..."}}` with a fitting HTTP
 //! status. The browser can only name configured models, never an upstream URL. Bodies and
@@ -10,6 +10,7 @@ mod complete;
 mod human;
 mod models;
 mod openapi;
+mod rooms;
 mod runs;
 mod suites;
 
@@ -17,6 +18,7 @@ pub use cases::{get_case, put_case, MAX_CASE_BYTES};
 pub use complete::{complete, complete_stream};
 pub use human::{get_human_scores, human_scores_csv, put_human_score};
 pub use models::models;
+pub use rooms::{close_room, create_room, get_attempt, get_room, post_attempt, room_summary};
 pub use runs::{
     cancel_run, get_run, list_runs, resume_run, run_events, run_results, start_run, MAX_RUN_TASKS,
 };

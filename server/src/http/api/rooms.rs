@@ -1,0 +1,389 @@
+//! `/api/rooms`: workshop rooms. A host opens a room (behind the passcode, when one is set)
+//! and keeps its host token; participants send attempts with the room's code; the server
+//! scores every attempt itself with the benchmark's evaluator (a verdict sent by a browser
+//! is never read) and the host reads the tally with the token. Rooms expire when the host
+//! said, or when the host closes them.
+
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::Json;
+use bench::atomworld::evaluate::{evaluate_with_same_crystal, parse_target};
+use bench::wire::{
+    AttemptDetail, AttemptKind, AttemptScored, RoomAttempt, RoomCreate, RoomCreated, RoomInfo,
+    RoomSummary,
+};
+use rand::Rng;
+use sha2::{Digest, Sha256};
+
+use super::{authorise, ApiError};
+use crate::cpu::CpuPool;
+use crate::http::AppState;
+use crate::storage::{AttemptAdded, NewAttempt, RoomOpened, RoomRecord};
+
+/// The letters of a room code: no 0/O, 1/I/L, so a code read aloud or off a screen is
+/// typed right.
+pub const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+/// Characters in a room code.
+pub const CODE_LEN: usize = 6;
+/// Longest room name (characters).
+pub const MAX_NAME_CHARS: usize = 80;
+/// Longest nickname (characters).
+pub const MAX_WHO_CHARS: usize = 40;
+/// Longest model name (characters).
+pub const MAX_MODEL_CHARS: usize = 80;
+/// Largest input CIF or answer of an attempt (bytes).
+pub const MAX_ATTEMPT_TEXT_BYTES: usize = 256 * 1024;
+/// Longest action sentence (bytes).
+pub const MAX_PROMPT_BYTES: usize = 4 * 1024;
+/// The header that carries the host token.
+pub const HOST_TOKEN_HEADER: &str = "x-room-token";
+
+fn hash_token(token: &str) -> String {
+    hex::encode(Sha256::digest(
+        format!("atomworld-room-host:{token}").as_bytes(),
+    ))
+}
+
+/// A code as typed (any case, spaces or dashes) in its stored form, if it can be one.
+fn normalise(code: &str) -> Option<String> {
+    let c: String = code
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '-')
+        .map(|c| c.to_ascii_uppercase())
+        .collect();
+    (c.len() == CODE_LEN && c.bytes().all(|b| CODE_ALPHABET.contains(&b))).then_some(c)
+}
+
+fn new_code() -> String {
+    let mut rng = rand::rng();
+    (0..CODE_LEN)
+        .map(|_| CODE_ALPHABET[rng.random_range(0..CODE_ALPHABET.len())] as char)
+        .collect()
+}
+
+fn new_token() -> String {
+    let bytes: [u8; 32] = rand::rng().random();
+    hex::encode(bytes)
+}
+
+/// A short single-line text: trimmed, 1 to `max` characters, no control characters.
+fn short_text(what: &str, text: &str, max: usize) -> Result<String, ApiError> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(ApiError::bad(format!("give a {what}")));
+    }
+    if t.chars().count() > max {
+        return Err(ApiError::bad(format!(
+            "a {what} may have at most {max} characters"
+        )));
+    }
+    if t.chars().any(char::is_control) {
+        return Err(ApiError::bad(format!("a {what} is one line of text")));
+    }
+    Ok(t.to_string())
+}
+
+fn storage_error(e: crate::storage::StorageError) -> ApiError {
+    ApiError::internal(e.to_string())
+}
+
+/// The live room `code` (404 when it is missing, expired or not a code).
+fn live_room(state: &AppState, code: &str) -> Result<RoomRecord, ApiError> {
+    let missing = || ApiError::not_found("no open room with this code (it may have expired)");
+    let code = normalise(code).ok_or_else(missing)?;
+    state
+        .storage
+        .room(&code)
+        .map_err(storage_error)?
+        .ok_or_else(missing)
+}
+
+/// The live room `code`, if the request carries its host token.
+fn hosted_room(state: &AppState, code: &str, headers: &HeaderMap) -> Result<RoomRecord, ApiError> {
+    let room = live_room(state, code)?;
+    let given = headers
+        .get(HOST_TOKEN_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    // Hashes compared whole: equal-length strings, no early exit on a prefix.
+    let ok = hash_token(given)
+        .bytes()
+        .zip(room.host_hash.bytes())
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+        == 0;
+    if given.is_empty() || !ok {
+        return Err(ApiError(
+            StatusCode::FORBIDDEN,
+            "host_token_required",
+            "only the room's host (the browser that opened it) may do this".into(),
+        ));
+    }
+    Ok(room)
+}
+
+/// `POST /api/rooms`: open a room for `ttl_hours` hours.
+#[utoipa::path(post, path = "/api/rooms", request_body = RoomCreate, responses(
+    (status = 201, body = RoomCreated),
+    (status = 400, description = "no name, or a time outside 1 hour to 7 days", body = bench::wire::ApiError),
+    (status = 401, description = "passcode required", body = bench::wire::ApiError),
+    (status = 429, description = "rate limited, or this address has as many open rooms as it may",
+     body = bench::wire::ApiError),
+    (status = 507, description = "the server has as many open rooms as it may", body = bench::wire::ApiError)))]
+pub async fn create_room(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    client: Option<axum::Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
+    Json(body): Json<RoomCreate>,
+) -> Result<(StatusCode, Json<RoomCreated>), ApiError> {
+    authorise(&state, &headers)?;
+    let name = short_text("room name", &body.name, MAX_NAME_CHARS)?;
+    let max = state.rooms.max_ttl_hours;
+    if body.ttl_hours == 0 || body.ttl_hours > max {
+        return Err(ApiError::bad(format!(
+            "a room is kept from 1 to {max} hours; {} asked",
+            body.ttl_hours
+        )));
+    }
+    let who = client.map_or_else(|| "unknown".to_string(), |c| c.0 .0.ip().to_string());
+    let who = hex::encode(Sha256::digest(
+        format!("atomworld-room-client:{who}").as_bytes(),
+    ));
+    let token = new_token();
+    let host_hash = hash_token(&token);
+    for _ in 0..8 {
+        let code = new_code();
+        let opened = state
+            .storage
+            .create_room(
+                &code,
+                &name,
+                &host_hash,
+                &who[..16],
+                body.ttl_hours,
+                &state.rooms,
+            )
+            .map_err(storage_error)?;
+        match opened {
+            RoomOpened::Opened(expires_at) => {
+                return Ok((
+                    StatusCode::CREATED,
+                    Json(RoomCreated {
+                        code,
+                        host_token: token,
+                        expires_at,
+                    }),
+                ))
+            }
+            RoomOpened::CodeTaken => continue,
+            RoomOpened::ClientQuota(what) => {
+                return Err(ApiError(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "room_quota",
+                    format!(
+                        "this address has as many open rooms as it may ({what}); close one first"
+                    ),
+                ))
+            }
+            RoomOpened::StoreFull(what) => {
+                return Err(ApiError(
+                    StatusCode::INSUFFICIENT_STORAGE,
+                    "room_store_full",
+                    format!(
+                        "the server has as many open rooms as it may ({what}); ask the operator"
+                    ),
+                ))
+            }
+        }
+    }
+    Err(ApiError::internal("no free room code after 8 draws"))
+}
+
+/// `GET /api/rooms/{code}`: a room's name and expiry (what a participant sees on joining).
+#[utoipa::path(get, path = "/api/rooms/{code}",
+    params(("code" = String, Path, description = "the room's code")),
+    responses((status = 200, body = RoomInfo),
+    (status = 404, description = "no open room with this code", body = bench::wire::ApiError)))]
+pub async fn get_room(
+    State(state): State<AppState>,
+    Path(code): Path<String>,
+) -> Result<Json<RoomInfo>, ApiError> {
+    live_room(&state, &code).map(|r| Json(r.info))
+}
+
+/// `DELETE /api/rooms/{code}`: close the room now, deleting it and every attempt in it
+/// (host token required).
+#[utoipa::path(delete, path = "/api/rooms/{code}",
+    params(("code" = String, Path, description = "the room's code"),
+           ("X-Room-Token" = String, Header, description = "the host token")),
+    responses((status = 204, description = "closed and deleted"),
+    (status = 403, description = "not the host", body = bench::wire::ApiError),
+    (status = 404, description = "no open room with this code", body = bench::wire::ApiError)))]
+pub async fn close_room(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(code): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let room = hosted_room(&state, &code, &headers)?;
+    state
+        .storage
+        .close_room(&room.info.code)
+        .map_err(storage_error)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /api/rooms/{code}/attempts`: send an attempt. The server scores it (the benchmark's
+/// evaluator, reference reading, under the match budget) and answers its verdict.
+#[utoipa::path(post, path = "/api/rooms/{code}/attempts", request_body = RoomAttempt,
+    params(("code" = String, Path, description = "the room's code")),
+    responses((status = 201, body = AttemptScored),
+    (status = 400, description = "no nickname, a task that cannot be scored, or too long",
+     body = bench::wire::ApiError),
+    (status = 404, description = "no open room with this code", body = bench::wire::ApiError),
+    (status = 429, description = "rate limited", body = bench::wire::ApiError),
+    (status = 507, description = "the room is full", body = bench::wire::ApiError)))]
+pub async fn post_attempt(
+    State(state): State<AppState>,
+    Path(code): Path<String>,
+    Json(body): Json<RoomAttempt>,
+) -> Result<(StatusCode, Json<AttemptScored>), ApiError> {
+    let room = live_room(&state, &code)?;
+    let who = short_text("nickname", &body.who, MAX_WHO_CHARS)?;
+    let model = match body.model.as_deref().map(str::trim) {
+        Some(m) if !m.is_empty() => Some(short_text("model name", m, MAX_MODEL_CHARS)?),
+        _ => None,
+    };
+    if body.kind == AttemptKind::Model && model.is_none() {
+        return Err(ApiError::bad("a model's attempt names its model"));
+    }
+    for (what, text, max) in [
+        ("input CIF", &body.input_cif, MAX_ATTEMPT_TEXT_BYTES),
+        ("answer", &body.answer, MAX_ATTEMPT_TEXT_BYTES),
+        ("action sentence", &body.prompt, MAX_PROMPT_BYTES),
+    ] {
+        if text.len() > max {
+            return Err(ApiError::bad(format!(
+                "the {what} has {} bytes; at most {max} are taken",
+                text.len()
+            )));
+        }
+    }
+    let budget = Duration::from_secs(state.gateway.config().limits.match_budget_secs);
+    let (input, prompt, answer) = (
+        body.input_cif.clone(),
+        body.prompt.clone(),
+        body.answer.clone(),
+    );
+    let scored = CpuPool::global()
+        .run_within(budget, move |interrupt| {
+            let resolved = bench::atomworld::task::resolve(&input, &prompt, None)
+                .map_err(|e| e.to_string())?;
+            let target = parse_target(&resolved.target_cif).map_err(|e| e.to_string())?;
+            let verdict =
+                evaluate_with_same_crystal(&target, &answer, resolved.comparison(), interrupt);
+            Ok::<_, String>((resolved.group().to_string(), verdict))
+        })
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map_err(|e| ApiError::bad(format!("this task cannot be scored: {e}")))?;
+    let (action, verdict) = scored;
+    let attempt = NewAttempt {
+        who,
+        kind: body.kind,
+        model,
+        action: action.clone(),
+        input_cif: body.input_cif,
+        prompt: body.prompt,
+        answer: body.answer,
+        label: verdict.label.name().to_string(),
+        max_dist: verdict.max_dist,
+        same_crystal: verdict.same_crystal.map(|s| s.fit),
+    };
+    let added = state
+        .storage
+        .add_attempt(&room.info.code, &attempt, &state.rooms)
+        .map_err(storage_error)?;
+    match added {
+        AttemptAdded::Added(id) => Ok((
+            StatusCode::CREATED,
+            Json(AttemptScored {
+                id,
+                action,
+                label: attempt.label,
+                max_dist: attempt.max_dist,
+                same_crystal: attempt.same_crystal,
+            }),
+        )),
+        AttemptAdded::NoRoom => Err(ApiError::not_found(
+            "the room closed while the attempt was scored",
+        )),
+        AttemptAdded::RoomFull(what) => Err(ApiError(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "room_full",
+            format!("this room is full ({what}); the host can open another"),
+        )),
+    }
+}
+
+/// `GET /api/rooms/{code}/summary`: the live tally (host token required).
+#[utoipa::path(get, path = "/api/rooms/{code}/summary",
+    params(("code" = String, Path, description = "the room's code"),
+           ("X-Room-Token" = String, Header, description = "the host token")),
+    responses((status = 200, body = RoomSummary),
+    (status = 403, description = "not the host", body = bench::wire::ApiError),
+    (status = 404, description = "no open room with this code", body = bench::wire::ApiError)))]
+pub async fn room_summary(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(code): Path<String>,
+) -> Result<Json<RoomSummary>, ApiError> {
+    let room = hosted_room(&state, &code, &headers)?;
+    let storage = state.storage.clone();
+    let summary = tokio::task::spawn_blocking(move || storage.room_summary(room.info))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map_err(storage_error)?;
+    Ok(Json(summary))
+}
+
+/// `GET /api/rooms/{code}/attempts/{id}`: one attempt in full, to open as a case (host
+/// token required).
+#[utoipa::path(get, path = "/api/rooms/{code}/attempts/{id}",
+    params(("code" = String, Path, description = "the room's code"),
+           ("id" = i64, Path, description = "the attempt's number"),
+           ("X-Room-Token" = String, Header, description = "the host token")),
+    responses((status = 200, body = AttemptDetail),
+    (status = 403, description = "not the host", body = bench::wire::ApiError),
+    (status = 404, description = "no such room or attempt", body = bench::wire::ApiError)))]
+pub async fn get_attempt(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((code, id)): Path<(String, i64)>,
+) -> Result<Json<AttemptDetail>, ApiError> {
+    let room = hosted_room(&state, &code, &headers)?;
+    state
+        .storage
+        .room_attempt(&room.info.code, id)
+        .map_err(storage_error)?
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found(format!("no attempt {id} in this room")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unambiguous_and_read_leniently() {
+        for _ in 0..100 {
+            let c = new_code();
+            assert_eq!(normalise(&c).as_deref(), Some(c.as_str()));
+            assert!(!c.contains(['0', 'O', '1', 'I', 'L']));
+        }
+        assert_eq!(normalise(" abc-def ").as_deref(), Some("ABCDEF"));
+        assert_eq!(normalise("ABCDE0"), None);
+        assert_eq!(normalise("ABC"), None);
+        assert_ne!(new_token(), new_token());
+    }
+}
