@@ -80,10 +80,20 @@ export async function launchBrowser() {
   });
   const page = context.pages()[0] ?? (await context.newPage());
   const consoleErrors = [];
+  const unexpected = [];
   page.on("console", (msg) => {
-    if (msg.type() === "error") consoleErrors.push(msg.text());
+    if (msg.type() !== "error") return;
+    consoleErrors.push(msg.text());
+    // A refused API request the page then explains (passcode, damaged link, limits) is part
+    // of what the tests try; anything else (a script error, a missing asset) is a defect.
+    const refusedApi = /^Failed to load resource/.test(msg.text()) && /\/api\//.test(msg.location()?.url ?? "");
+    if (!refusedApi) unexpected.push(msg.text());
   });
-  page.on("pageerror", (err) => consoleErrors.push(String(err)));
+  page.on("pageerror", (err) => {
+    consoleErrors.push(String(err));
+    unexpected.push(String(err));
+  });
+  unexpectedErrors.set(page, unexpected);
   const close = async () => {
     await context.close();
     rmSync(profile, { recursive: true, force: true });
@@ -99,14 +109,28 @@ export async function saveFailure(page, name) {
   return file;
 }
 
-/** Run `fn`; if it throws, save a screenshot of `page` named `name` and say where. */
+/** Console errors of each page launched by `launchBrowser`, refused API requests left out. */
+const unexpectedErrors = new WeakMap();
+
+/**
+ * Run `fn`; if it throws, save a screenshot of `page` named `name` and say where. A console
+ * error or uncaught exception on `page` while `fn` ran fails the test too (refused `/api/`
+ * requests excepted: the tests provoke those on purpose).
+ */
 export async function withScreenshot(page, name, fn) {
+  const errors = unexpectedErrors.get(page) ?? [];
+  const start = errors.length;
   try {
     await fn();
   } catch (e) {
     const file = await saveFailure(page, name);
     e.message += `\n(screenshot: ${file})`;
     throw e;
+  }
+  const fresh = errors.slice(start);
+  if (fresh.length) {
+    const file = await saveFailure(page, name);
+    throw new Error(`console errors during "${name}" (screenshot: ${file}):\n${fresh.join("\n")}`);
   }
 }
 

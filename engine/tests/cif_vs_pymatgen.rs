@@ -94,12 +94,35 @@ const CORPUS_UNSUPPORTED: [(&str, &str); 10] = [
 /// Case kinds whose files name their space group by symbol or number only: the paste
 /// reader (`read_cif`, file order) must expand them to as many sites as pymatgen (counting
 /// each species of a mixed site).
-const NAMED_GROUP_KINDS: [&str; 4] = [
+/// Real files are held to the same rule.
+const NAMED_GROUP_KINDS: [&str; 5] = [
     "space_group",
     "symbol_only",
     "number_only",
     "symbol_and_number",
+    "corpus",
 ];
+
+/// Files pymatgen reads that the paste reader (a strict CIF tokenizer) refuses, each with why;
+/// it says what and where, and the evaluator's reader takes them.
+const PASTE_READER_REFUSES: [(&str, &str); 2] = [
+    (
+        "corpus/dans-diffraction/NaCoO2_stripe_supercell.cif",
+        "an unquoted value with spaces, which CIF does not allow",
+    ),
+    (
+        "corpus/diffpy/LiCl-bad.cif",
+        "an unclosed quote (a deliberately broken test file)",
+    ),
+];
+
+/// Files where the paste reader's site count differs from pymatgen's species count, each
+/// with why.
+const PASTE_READER_COUNTS_DIFFER: [(&str, &str); 1] = [(
+    "corpus/cod/9000025.cif",
+    "'O-H' labels: pymatgen adds an implicit hydrogen to each such oxygen site's composition; \
+     the paste reader places one atom per row",
+)];
 
 fn number(v: &Value) -> f64 {
     match v {
@@ -245,11 +268,19 @@ fn reader_and_writer_agree_with_pymatgen() {
                     let entries: usize = p.species.iter().map(Vec::len).sum();
                     match read_cif(&case.cif) {
                         Ok(s) if s.len() == entries => None,
+                        Ok(_)
+                            if PASTE_READER_COUNTS_DIFFER
+                                .iter()
+                                .any(|(id, _)| *id == case.id) =>
+                        {
+                            None
+                        }
                         Ok(s) => Some(format!(
                             "paste reader: {} sites, pymatgen {entries} species on {} sites",
                             s.len(),
                             p.structure.len()
                         )),
+                        Err(_) if PASTE_READER_REFUSES.iter().any(|(id, _)| *id == case.id) => None,
                         Err(e) => Some(format!("paste reader rejects: {e}")),
                     }
                 })

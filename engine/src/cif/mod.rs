@@ -31,7 +31,7 @@ pub use writer::write_cif;
 /// (pymatgen's `CifParser` `site_tolerance`, 1e-4).
 ///
 /// Both readers use it when symmetry operations generate copies of a site: [`read_cif`]
-/// drops a copy that lands on an earlier copy of the same row, and
+/// drops a copy that lands on an earlier site of the same element, and
 /// [`parse_cif_like_pymatgen`] merges sites as pymatgen does. One value, so both readers
 /// agree on which generated positions coincide.
 pub const SITE_TOLERANCE: f64 = 1e-4;

@@ -1,10 +1,14 @@
 //! From data blocks to a [`Structure`], keeping the file's site order.
 
+use std::collections::HashMap;
+
 use super::block::{parse_blocks, Block, Value};
 use super::lexer::tokenize;
+use super::pymatgen::element_of_symbol;
+use super::pymatgen::site_index::{pbc_close, SiteIndex};
 use super::space_group::{compact_symbol, operations_for_number, operations_for_symbol};
 use super::symop::SymOp;
-use super::{CifError, SITE_TOLERANCE};
+use super::CifError;
 use crate::element::Element;
 use crate::lattice::Lattice;
 use crate::structure::{Site, Structure, MAX_SITES};
@@ -97,7 +101,8 @@ fn listed_operations(block: &Block) -> bool {
 /// Read the first data block with atom sites into a structure.
 ///
 /// Sites keep the order of the `_atom_site` loop; with symmetry operations other than the
-/// identity, each row expands to its distinct images (wrapped into [0, 1)) right after it.
+/// identity, each row expands to its distinct images (wrapped into [0, 1)) right after it,
+/// leaving out images that land on a site of the same element already placed.
 /// With only the identity, coordinates are kept exactly as written (no wrapping), which is
 /// what AtomWorld's actions operate on.
 pub fn read_cif(text: &str) -> Result<Structure, CifError> {
@@ -115,6 +120,16 @@ pub fn read_cif(text: &str) -> Result<Structure, CifError> {
 fn number(v: &Value, what: &str) -> Result<f64, CifError> {
     parse_number(&v.text)
         .ok_or_else(|| CifError::at(v.pos, format!("{what}: '{}' is not a number", v.text)))
+}
+
+/// A fractional coordinate. An unquoted `.` (CIF's "inapplicable", written by some programs
+/// for atoms without a refined position) reads as 0, as pymatgen's `str2float` reads it, so
+/// the page shows what the evaluator sees.
+fn coordinate(v: &Value, what: &str) -> Result<f64, CifError> {
+    if !v.quoted && v.text == "." {
+        return Ok(0.0);
+    }
+    number(v, what)
 }
 
 /// Parse a CIF number: `1.234`, `1.234(5)`, `-1.2e-3`, `.5`.
@@ -152,29 +167,6 @@ fn symmetry_operations(block: &Block) -> Result<Vec<SymOp>, CifError> {
         NamedGroup::Known(ops) => ops.to_vec(),
         NamedGroup::None | NamedGroup::Unknown(_) => vec![SymOp::identity()],
     })
-}
-
-/// The element named by a type symbol or label such as `Fe`, `Fe2+`, `O12`, `NA1`.
-pub(crate) fn element_of(symbol: &str) -> Option<Element> {
-    let title = |s: &str| -> String {
-        let mut out = String::new();
-        for (i, c) in s.chars().enumerate() {
-            if i == 0 {
-                out.extend(c.to_uppercase());
-            } else {
-                out.extend(c.to_lowercase());
-            }
-        }
-        out
-    };
-    let two: String = symbol.chars().take(2).collect();
-    if two.chars().count() == 2 {
-        if let Some(e) = Element::from_symbol(&title(&two)) {
-            return Some(e);
-        }
-    }
-    let one: String = symbol.chars().take(1).collect();
-    Element::from_symbol(&title(&one))
 }
 
 /// Longest cell edge the reader accepts (Å): far beyond any crystal or slab, and small
@@ -247,12 +239,13 @@ fn structure_from_block(block: &Block) -> Result<Structure, CifError> {
         ));
     }
     let mut sites: Vec<Site> = Vec::new();
+    let mut placed_by_element: HashMap<Element, SiteIndex> = HashMap::new();
     for row in &lp.rows {
         let symbol_value = c_type.or(c_label).map(|c| &row[c]);
         let Some(symbol_value) = symbol_value else {
             continue;
         };
-        let element = element_of(&symbol_value.text).ok_or_else(|| {
+        let element = element_of_symbol(&symbol_value.text).ok_or_else(|| {
             CifError::at(
                 symbol_value.pos,
                 format!("'{}' does not name a chemical element", symbol_value.text),
@@ -262,9 +255,9 @@ fn structure_from_block(block: &Block) -> Result<Structure, CifError> {
             .map(|c| row[c].text.clone())
             .unwrap_or_else(|| element.symbol().to_string());
         let frac = [
-            number(&row[cx], "_atom_site_fract_x")?,
-            number(&row[cy], "_atom_site_fract_y")?,
-            number(&row[cz], "_atom_site_fract_z")?,
+            coordinate(&row[cx], "_atom_site_fract_x")?,
+            coordinate(&row[cy], "_atom_site_fract_y")?,
+            coordinate(&row[cz], "_atom_site_fract_z")?,
         ];
         let occupancy = match c_occ.map(|c| &row[c]) {
             Some(v) if !v.is_missing() => number(v, "_atom_site_occupancy")?,
@@ -279,16 +272,15 @@ fn structure_from_block(block: &Block) -> Result<Structure, CifError> {
             });
             continue;
         }
-        let first_new = sites.len();
+        let placed = placed_by_element.entry(element).or_default();
         for op in &ops {
             let image = op.apply(frac).map(|x| x - crate::numeric::floor(x));
-            let duplicate = sites[first_new..].iter().any(|s| {
-                (0..3).all(|k| {
-                    let d = s.frac[k] - image[k];
-                    (d - d.round()).abs() < SITE_TOLERANCE
-                })
-            });
+            // An image on a site of the same element (this row's or an earlier row's: files
+            // often list symmetry copies as rows of their own) is that site, as pymatgen
+            // merges it; atoms of other elements on one spot are kept (disorder).
+            let duplicate = placed.first(image, pbc_close).is_some();
             if !duplicate {
+                placed.push(image);
                 sites.push(Site {
                     element,
                     frac: image,
@@ -426,11 +418,28 @@ Cl1 0.5(1) 0.5 0.5
     }
 
     #[test]
+    fn symmetry_copies_listed_as_rows_are_one_site_and_dots_read_as_zero() {
+        // Cl listed twice: at 0.5,0.5,0.5 and at a copy of it under the F centring.
+        let text =
+            ROCKSALT_FM3M.replace("Cl1 0.5(1) 0.5 0.5\n", "Cl1 0.5(1) 0.5 0.5\nCl2 0 0 0.5\n");
+        let s = read_cif(&text).unwrap();
+        assert_eq!(s.len(), 8, "the second Cl row adds no site");
+        // Another element on a Cl site is kept (disorder).
+        let mixed =
+            ROCKSALT_FM3M.replace("Cl1 0.5(1) 0.5 0.5\n", "Cl1 0.5(1) 0.5 0.5\nBr1 0 0 0.5\n");
+        assert_eq!(read_cif(&mixed).unwrap().len(), 12);
+        // A '.' coordinate: 0, as pymatgen reads it.
+        let dot = ROCKSALT_FM3M.replace("Na1 0 0 0", "Na1 . . .");
+        assert_eq!(read_cif(&dot).unwrap().sites[0].frac, [0.0; 3]);
+    }
+
+    #[test]
     fn element_fallbacks() {
-        assert_eq!(element_of("NA1").unwrap().symbol(), "Na");
-        assert_eq!(element_of("O12").unwrap().symbol(), "O");
-        assert_eq!(element_of("Fe2+").unwrap().symbol(), "Fe");
-        assert!(element_of("Qq").is_none());
+        assert_eq!(element_of_symbol("NA1").unwrap().symbol(), "Na");
+        assert_eq!(element_of_symbol("O12").unwrap().symbol(), "O");
+        assert_eq!(element_of_symbol("Fe2+").unwrap().symbol(), "Fe");
+        assert_eq!(element_of_symbol("Wat1").unwrap().symbol(), "O");
+        assert!(element_of_symbol("Qq").is_none());
     }
 
     #[test]

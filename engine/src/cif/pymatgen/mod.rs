@@ -32,7 +32,7 @@ pub mod blocks;
 mod blocks_chars;
 mod comp;
 mod sanitize;
-mod site_index;
+pub(crate) mod site_index;
 pub mod symop;
 
 use compact_str::CompactString;
@@ -472,6 +472,19 @@ fn element_named(symbol: &str) -> Option<Element> {
     }
 }
 
+/// The element pymatgen's `CifParser` reads from a type symbol or label (`_parse_symbol`:
+/// `Wat1` is oxygen, `Hw` hydrogen, `NA1` sodium; D and T are hydrogen), for the paste
+/// reader, so that both readers agree on which atom a row is. `None` where pymatgen skips
+/// the row or makes a dummy species.
+pub(crate) fn element_of_symbol(symbol: &str) -> Option<Element> {
+    let text = Text {
+        s: CompactString::from(symbol),
+        pos: None,
+    };
+    let parsed = parse_symbol(&text).ok()??;
+    element_named(&parsed)
+}
+
 /// `CifParser._parse_symbol`: `Ok(None)` or `Ok(Some(""))` skip the row; an empty symbol
 /// fails the file (pymatgen indexes its first character).
 fn parse_symbol(sym: &Text) -> Result<Option<CompactString>, Fail> {
@@ -545,21 +558,7 @@ fn structure_of_block(
     budget: &mut usize,
 ) -> Result<Option<PymatgenCif>, Fail> {
     let lattice = block_lattice(block)?;
-    let ops = match symmetry_operations(block) {
-        // A block without atom sites (a `data_global` header with journal data and a space
-        // group number) is skipped by pymatgen (KeyError on `_atom_site_label`) after it has
-        // built the operations from its tables, which this reader cannot: skip it too
-        // instead of failing the whole file.
-        Err(Fail::File(e))
-            if e.message.starts_with(UNSUPPORTED) && block.get("_atom_site_label").is_none() =>
-        {
-            return Err(block_err(
-                block.pos,
-                "missing _atom_site_label (a block without atom sites)",
-            ));
-        }
-        other => other?,
-    };
+    let ops = symmetry_operations(block)?;
     let oxi = oxidation_states(block)?;
     let rows = atom_sites::read_rows(block, &ops, oxi.as_deref(), budget)?;
     if rows.is_empty() {
