@@ -7,7 +7,9 @@
 //! `python/bwrap_worker.py`. Each worker is one container ([`profile`]: `--network none`,
 //! read-only root, tmpfs scratch, uid 65534 without capabilities, memory, pids and CPU caps,
 //! data mounted read-only, no host variable) running the worker, which forks a fresh child
-//! per run under rlimits and kills and wipes everything after it.
+//! per run under rlimits and kills and wipes everything after it. The engine runs rootful
+//! without a user namespace, so uid 65534 is the host's `nobody`: data mounts must be
+//! readable by others.
 //!
 //! - **Warm** ([`ContainerConfig::warm`]): long-lived containers with
 //!   [`ContainerConfig::preload`] imported, reused run after run; one that timed out or failed
