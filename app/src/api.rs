@@ -43,12 +43,13 @@ pub enum StreamNews {
     Restart(u32),
 }
 
-/// Ask `model` to answer `prompt`, hearing the answer piece by piece through `on`
-/// (`POST /api/complete/stream`). Aborting `signal` stops the call (the server then
-/// cancels the provider request).
+/// Ask `model` to answer `prompt` (or, when `messages` is not empty, exactly those
+/// messages), hearing the answer piece by piece through `on` (`POST /api/complete/stream`).
+/// Aborting `signal` stops the call (the server then cancels the provider request).
 pub async fn complete_stream(
     model: &str,
     prompt: &str,
+    messages: &[bench::task::Message],
     signal: &web_sys::AbortSignal,
     mut on: impl FnMut(StreamNews),
 ) -> Result<Completion, String> {
@@ -59,6 +60,7 @@ pub async fn complete_stream(
     let body = CompleteRequest {
         model: model.to_string(),
         prompt: prompt.to_string(),
+        messages: messages.to_vec(),
         sample: 0,
     };
     let res = gloo_net::http::Request::post("/api/complete/stream")

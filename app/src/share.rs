@@ -1,7 +1,8 @@
-//! Share links: the current case in the URL fragment (`#case=…`), so a link reproduces the
-//! case on any host, static ones included.
+//! Share links: the current case in the URL fragment (`#case=…` for AtomWorld,
+//! `#suite-case=…` for the other suites' tasks), so a link reproduces the case on any host,
+//! static ones included.
 
-use bench::case::{decode, encode, Case};
+use bench::case::{decode, decode_suite_case, encode, encode_suite_case, Case, SuiteCase};
 
 const PREFIX: &str = "#case=";
 
@@ -42,6 +43,32 @@ pub fn publish(case: &Case) -> Option<String> {
 pub fn short_link(id: &str) -> Option<String> {
     let window = web_sys::window()?;
     let link = format!("{}/c/{id}", window.location().origin().ok()?);
+    let _ = window.navigator().clipboard().write_text(&link);
+    Some(link)
+}
+
+/// The fragment prefix of a suite case (MatTools, OmniMatBench, AlchemyBench) on `/suites`.
+const SUITE_PREFIX: &str = "#suite-case=";
+
+/// The suite case in the page's URL fragment: `None` without one, `Some(Err)` when it is
+/// damaged (said in plain words).
+pub fn suite_case_from_location() -> Option<Result<SuiteCase, String>> {
+    let h = hash()?;
+    let body = h.strip_prefix(SUITE_PREFIX)?;
+    Some(decode_suite_case(body).map_err(|e| format!("Cannot open the shared task: {e}")))
+}
+
+/// Put a suite case in the URL (without reloading) and copy the link; returns the link.
+pub fn publish_suite_case(case: &SuiteCase) -> Option<String> {
+    let window = web_sys::window()?;
+    let location = window.location();
+    let base = format!("{}{}", location.origin().ok()?, location.pathname().ok()?);
+    let link = format!("{base}{SUITE_PREFIX}{}", encode_suite_case(case));
+    let _ = window.history().ok()?.replace_state_with_url(
+        &wasm_bindgen::JsValue::NULL,
+        "",
+        Some(&link),
+    );
     let _ = window.navigator().clipboard().write_text(&link);
     Some(link)
 }

@@ -73,21 +73,63 @@ pub enum CaseError {
 
 /// Encode a case for a URL fragment.
 pub fn encode(case: &Case) -> String {
-    let json = serde_json::to_vec(case).unwrap_or_default();
-    let packed = miniz_oxide::deflate::compress_to_vec(&json, 9);
-    URL_SAFE_NO_PAD.encode(packed)
+    pack(case)
 }
 
 /// Decode a URL fragment back into a case.
 pub fn decode(text: &str) -> Result<Case, CaseError> {
+    from_json(unpack(text)?)
+}
+
+/// JSON, deflated, base64url: the fragment form of every shareable case.
+fn pack(value: &impl Serialize) -> String {
+    let json = serde_json::to_vec(value).unwrap_or_default();
+    let packed = miniz_oxide::deflate::compress_to_vec(&json, 9);
+    URL_SAFE_NO_PAD.encode(packed)
+}
+
+/// The JSON of a fragment made by [`pack`], at most [`MAX_CASE_BYTES`] decoded.
+fn unpack(text: &str) -> Result<serde_json::Value, CaseError> {
     let packed = URL_SAFE_NO_PAD
         .decode(text.trim().as_bytes())
         .map_err(|_| CaseError::Encoding)?;
     let json = miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, MAX_CASE_BYTES)
         .map_err(|_| CaseError::Compression)?;
-    let value: serde_json::Value =
-        serde_json::from_slice(&json).map_err(|e| CaseError::Format(e.to_string()))?;
-    from_json(value)
+    serde_json::from_slice(&json).map_err(|e| CaseError::Format(e.to_string()))
+}
+
+/// A shareable case of another suite (MatTools, OmniMatBench, AlchemyBench): the task as the
+/// server listed it (so the link shows its prompt and can be scored even where the server
+/// holds other tasks) and the answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SuiteCase {
+    /// Format version ([`CASE_VERSION`]).
+    pub v: u32,
+    /// The suite's name.
+    pub suite: String,
+    /// The task.
+    pub task: crate::wire::SuiteTask,
+    /// The answer (may be empty).
+    #[serde(default)]
+    pub answer: String,
+    /// The model that answered, if known.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+/// Encode a suite case for a URL fragment.
+pub fn encode_suite_case(case: &SuiteCase) -> String {
+    pack(case)
+}
+
+/// Decode a URL fragment back into a suite case.
+pub fn decode_suite_case(text: &str) -> Result<SuiteCase, CaseError> {
+    let value = unpack(text)?;
+    let v = value["v"].as_u64().unwrap_or(0) as u32;
+    if v > CASE_VERSION {
+        return Err(CaseError::Version(v));
+    }
+    serde_json::from_value(value).map_err(|e| CaseError::Format(e.to_string()))
 }
 
 /// A case from its JSON form (as a link decodes it, or as the server's case store keeps it),
@@ -126,5 +168,35 @@ mod tests {
         assert_eq!(decode("AAAA"), Err(CaseError::Compression));
         let newer = URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(b"{\"v\":9}", 6));
         assert_eq!(decode(&newer), Err(CaseError::Version(9)));
+    }
+
+    #[test]
+    fn suite_cases_round_trip() {
+        let case = SuiteCase {
+            v: CASE_VERSION,
+            suite: "mattools-qa".into(),
+            task: crate::wire::SuiteTask {
+                id: "q1".into(),
+                group: "code".into(),
+                prompt: "Which?".into(),
+                messages: vec![crate::task::Message::user("Which?")],
+                task: serde_json::json!({"id": "q1"}),
+            },
+            answer: "<answer>B</answer>".into(),
+            model: None,
+        };
+        assert_eq!(decode_suite_case(&encode_suite_case(&case)).unwrap(), case);
+        assert_eq!(decode_suite_case("%%%"), Err(CaseError::Encoding));
+        // An AtomWorld case is not a suite case.
+        let aw = encode(&Case {
+            v: CASE_VERSION,
+            structure: CaseStructure::Pool { name: "x".into() },
+            prompt: String::new(),
+            semantics: Semantics::Reference,
+            answer: String::new(),
+            model: None,
+            seed: None,
+        });
+        assert!(matches!(decode_suite_case(&aw), Err(CaseError::Format(_))));
     }
 }

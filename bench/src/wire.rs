@@ -119,6 +119,10 @@ pub struct CompleteRequest {
     pub model: String,
     /// The user message.
     pub prompt: String,
+    /// When not empty, the exact messages to send instead of `prompt` alone (a suite task's
+    /// system and user messages).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<crate::task::Message>,
     /// Sample index (repeated samples of one prompt are cached apart).
     #[serde(default)]
     pub sample: u32,
@@ -622,6 +626,9 @@ pub struct SuiteTask {
     /// The exact prompt a model receives (messages joined, each headed by its role when
     /// there are several).
     pub prompt: String,
+    /// The same prompt as the messages sent (so a page can ask a model exactly as a run does).
+    #[serde(default)]
+    pub messages: Vec<crate::task::Message>,
     /// The task as its suite's JSON (what `POST /api/score` takes back).
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub task: serde_json::Value,

@@ -134,6 +134,7 @@ impl TaskSets {
                     id: p.id.clone(),
                     group: p.group.clone(),
                     prompt: crate::runs::prompt_text(&p.messages),
+                    messages: p.messages.clone(),
                     task: t.clone(),
                 })
             })

@@ -15,6 +15,10 @@ pub fn AskModel(
     answer: RwSignal<String>,
     /// The model that wrote the answer, set when asking.
     answered_by: RwSignal<Option<String>>,
+    /// The exact messages to send instead of `prompt` alone (a suite task's system and user
+    /// messages); empty by default.
+    #[prop(optional, into)]
+    messages: Signal<Vec<bench::task::Message>>,
 ) -> impl IntoView {
     let models = LocalResource::new(crate::api::models);
     let asking = RwSignal::new(false);
@@ -44,6 +48,7 @@ pub fn AskModel(
         let (Some(text), model) = (prompt.get_untracked(), chosen_model.get_untracked()) else {
             return;
         };
+        let messages = messages.get_untracked();
         if model.is_empty() {
             ask_status.set(Some(Err("choose a model first".into())));
             return;
@@ -72,7 +77,7 @@ pub fn AskModel(
                     ))));
                 }
             };
-            match crate::api::complete_stream(&model, &text, &signal, on).await {
+            match crate::api::complete_stream(&model, &text, &messages, &signal, on).await {
                 Ok(c) => {
                     answer.set(c.text);
                     ask_status.set(Some(Ok(format!(

@@ -4,6 +4,7 @@
 //! sandbox. MatTools verdicts show each property's expected and returned value and the error
 //! class of the paper's taxonomy.
 
+use bench::case::{SuiteCase, CASE_VERSION};
 use bench::wire::{ScoreRequest, ScoreResult, SuiteInfo, SuiteTask};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -27,22 +28,56 @@ pub fn Suites() -> impl IntoView {
         }
     });
     let task_id = RwSignal::new(String::new());
+    let answer = RwSignal::new(String::new());
+    let answered_by = RwSignal::new(None::<String>);
+    // A shared task (`#suite-case=…`) opens with its suite, task and answer; its task comes
+    // with the link, so it opens even where this server holds other tasks.
+    let (linked, link_error) = match crate::share::suite_case_from_location() {
+        Some(Ok(case)) => {
+            chosen.set(case.suite.clone());
+            task_id.set(case.task.id.clone());
+            answer.set(case.answer.clone());
+            answered_by.set(case.model.clone());
+            (Some(case.task), None)
+        }
+        Some(Err(e)) => (None, Some(e)),
+        None => (None, None),
+    };
+    let linked = StoredValue::new(linked);
     let task = Memo::new(move |_| {
         let id = task_id.get();
         tasks
             .get()
             .and_then(|r| r.ok())
             .and_then(|ts| ts.into_iter().find(|t: &SuiteTask| t.id == id))
+            .or_else(|| linked.get_value().filter(|t| t.id == id))
     });
     // A new suite starts at its first task; a new task starts with an empty verdict.
     Effect::new(move |_| {
         if let Some(Ok(ts)) = tasks.get() {
-            if !ts.iter().any(|t| t.id == task_id.get_untracked()) {
+            let id = task_id.get_untracked();
+            let is_linked = linked.with_value(|l| l.as_ref().is_some_and(|t| t.id == id));
+            if !is_linked && !ts.iter().any(|t| t.id == id) {
                 task_id.set(ts.first().map(|t| t.id.clone()).unwrap_or_default());
             }
         }
     });
-    let answer = RwSignal::new(String::new());
+    let share_link = RwSignal::new(None::<String>);
+    let share = move |_| {
+        let Some(task) = task.get_untracked() else {
+            return;
+        };
+        let case = SuiteCase {
+            v: CASE_VERSION,
+            suite: chosen.get_untracked(),
+            task,
+            answer: answer.get_untracked(),
+            model: answered_by.get_untracked(),
+        };
+        share_link.set(crate::share::publish_suite_case(&case));
+    };
+    let prompt = Signal::derive(move || task.get().map(|t| t.prompt));
+    let messages = Signal::derive(move || task.get().map(|t| t.messages).unwrap_or_default());
     let result = RwSignal::new(None::<Result<ScoreResult, String>>);
     let busy = RwSignal::new(false);
     Effect::new(move |_| {
@@ -71,6 +106,7 @@ pub fn Suites() -> impl IntoView {
     };
     view! {
         <div class="panel suites" id="suites-page">
+            {link_error.map(|e| view! { <p class="error notice" id="suite-link-error">{e}</p> })}
             <h2>"Suites"</h2>
             <p class="muted">
                 "MatTools (pymatgen code tasks and knowledge questions) and OmniMatBench "
@@ -82,6 +118,7 @@ pub fn Suites() -> impl IntoView {
                     <span>"Suite"</span>
                     <select id="suite-select" on:change=move |e| {
                         answer.set(String::new());
+                        answered_by.set(None);
                         task_id.set(String::new());
                         chosen.set(event_target_value(&e));
                     }>
@@ -89,7 +126,8 @@ pub fn Suites() -> impl IntoView {
                         {move || match suites.get() {
                             Some(Ok(list)) => list.into_iter().filter(|s: &SuiteInfo| s.name != "atomworld").map(|s| {
                                 let label = format!("{} ({} tasks)", s.name, s.tasks);
-                                view! { <option value=s.name.clone()>{label}</option> }
+                                let name = s.name.clone();
+                                view! { <option value=s.name.clone() selected=move || chosen.get() == name>{label}</option> }
                             }).collect_view().into_any(),
                             Some(Err(e)) => view! { <option disabled=true>{e}</option> }.into_any(),
                             None => view! { <option disabled=true>"Loading…"</option> }.into_any(),
@@ -127,12 +165,24 @@ pub fn Suites() -> impl IntoView {
                 <span>"Answer (a model's full reply, or your own)"</span>
                 <textarea id="suite-answer" class="code" rows="14" spellcheck="false"
                     prop:value=move || answer.get()
-                    on:input=move |e| answer.set(event_target_value(&e))></textarea>
+                    on:input=move |e| {
+                        answer.set(event_target_value(&e));
+                        answered_by.set(None);
+                    }></textarea>
             </label>
-            <button id="suite-score" on:click=run
-                disabled=move || busy.get() || task.get().is_none() || answer.get().trim().is_empty()>
-                {move || if busy.get() { "Scoring…" } else { "Score" }}
-            </button>
+            <div class="row buttons">
+                <button id="suite-score" on:click=run
+                    disabled=move || busy.get() || task.get().is_none() || answer.get().trim().is_empty()>
+                    {move || if busy.get() { "Scoring…" } else { "Score" }}
+                </button>
+                <crate::ui::ask::AskModel prompt=prompt answer=answer answered_by=answered_by messages=messages />
+                <button id="suite-share" class="secondary" on:click=share
+                    disabled=move || task.get().is_none()
+                    title="the task and the answer in the link: works on any host">"Share link"</button>
+            </div>
+            {move || share_link.get().map(|l| view! {
+                <p class="small">"Copied: " <a id="suite-share-link" href=l.clone()>{l.clone()}</a></p>
+            })}
             <div id="suite-verdict">
                 {move || result.get().map(|r| match r {
                     Ok(s) => view! { <Verdict result=s /> }.into_any(),

@@ -34,9 +34,23 @@ pub async fn complete(
     }
     let c = state
         .gateway
-        .complete(&body.model, &[Message::user(body.prompt)], body.sample)
+        .complete(
+            &body.model,
+            &messages_of(body.prompt, body.messages),
+            body.sample,
+        )
         .await?;
     Ok(Json(c))
+}
+
+/// What a completion request sends: its messages when given (a suite task's system and user
+/// messages), else its prompt as the one user message.
+fn messages_of(prompt: String, messages: Vec<Message>) -> Vec<Message> {
+    if messages.is_empty() {
+        vec![Message::user(prompt)]
+    } else {
+        messages
+    }
 }
 
 /// Aborts a spawned task when the response that needs it is dropped (the client left).
@@ -75,7 +89,7 @@ pub async fn complete_stream(
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let gateway = state.gateway.clone();
     let task = tokio::spawn(async move {
-        let messages = [Message::user(body.prompt)];
+        let messages = messages_of(body.prompt, body.messages);
         let on = |e: StreamEvent<'_>| {
             let event = match e {
                 StreamEvent::Delta(text) => {
