@@ -221,3 +221,97 @@ pub async fn put_human_score(
 ) -> Result<bench::wire::HumanScores, String> {
     send(gloo_net::http::Request::put(&format!("/api/runs/{run}/human-scores")).json(score)).await
 }
+
+/// Open a workshop room (`passcode` when the server asks for one).
+pub async fn create_room(
+    request: &bench::wire::RoomCreate,
+    passcode: &str,
+) -> Result<bench::wire::RoomCreated, String> {
+    let mut req = gloo_net::http::Request::post("/api/rooms");
+    if !passcode.trim().is_empty() {
+        req = req.header("X-Atomworld-Passcode", passcode.trim());
+    }
+    send(req.json(request)).await
+}
+
+/// A room's name and expiry (`Ok(None)`: no open room with this code).
+pub async fn room(code: &str) -> Result<Option<bench::wire::RoomInfo>, String> {
+    let res = gloo_net::http::Request::get(&format!("/api/rooms/{}", url_part(code)))
+        .send()
+        .await
+        .map_err(|e| format!("server unreachable: {e}"))?;
+    if res.status() == 404 {
+        return Ok(None);
+    }
+    if !res.ok() {
+        return Err(error_message(res).await);
+    }
+    res.json()
+        .await
+        .map(Some)
+        .map_err(|e| format!("unexpected answer: {e}"))
+}
+
+/// Send an attempt to a room; the server's own verdict on it.
+pub async fn send_attempt(
+    code: &str,
+    attempt: &bench::wire::RoomAttempt,
+) -> Result<bench::wire::AttemptScored, String> {
+    send(
+        gloo_net::http::Request::post(&format!("/api/rooms/{}/attempts", url_part(code)))
+            .json(attempt),
+    )
+    .await
+}
+
+/// GET a host-only room document with the host token.
+async fn get_hosted<T: DeserializeOwned>(url: &str, token: &str) -> Result<T, String> {
+    let res = gloo_net::http::Request::get(url)
+        .header("X-Room-Token", token)
+        .send()
+        .await
+        .map_err(|e| format!("server unreachable: {e}"))?;
+    if !res.ok() {
+        return Err(error_message(res).await);
+    }
+    res.json()
+        .await
+        .map_err(|e| format!("unexpected answer: {e}"))
+}
+
+/// The host's live tally of a room.
+pub async fn room_summary(code: &str, token: &str) -> Result<bench::wire::RoomSummary, String> {
+    get_hosted(&format!("/api/rooms/{}/summary", url_part(code)), token).await
+}
+
+/// One attempt of a room in full (host only).
+pub async fn room_attempt(
+    code: &str,
+    id: i64,
+    token: &str,
+) -> Result<bench::wire::AttemptDetail, String> {
+    get_hosted(
+        &format!("/api/rooms/{}/attempts/{id}", url_part(code)),
+        token,
+    )
+    .await
+}
+
+/// Close a room now: the server deletes it and its attempts.
+pub async fn close_room(code: &str, token: &str) -> Result<(), String> {
+    let res = gloo_net::http::Request::delete(&format!("/api/rooms/{}", url_part(code)))
+        .header("X-Room-Token", token)
+        .send()
+        .await
+        .map_err(|e| format!("server unreachable: {e}"))?;
+    if res.ok() || res.status() == 404 {
+        Ok(())
+    } else {
+        Err(error_message(res).await)
+    }
+}
+
+/// A user-typed text made safe as one path segment (room codes are letters and digits).
+fn url_part(text: &str) -> String {
+    text.chars().filter(char::is_ascii_alphanumeric).collect()
+}

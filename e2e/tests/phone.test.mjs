@@ -34,6 +34,7 @@ for (const [path, ready] of [
   ["/probes", "#probe-prompt"],
   ["/suites", "#suite-select"],
   ["/runs", "nav"],
+  ["/room", "#room-page"],
 ]) {
   test(`${path} fits a 360 px screen`, () =>
     check(`phone ${path}`, async () => {

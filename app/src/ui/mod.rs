@@ -1,4 +1,5 @@
-//! The page: header, the AtomWorld playground and the server status line.
+//! The page: header, the AtomWorld playground (and the other pages: probes, suites, human
+//! scores, runs, workshop rooms) and the server status line.
 
 mod action_form;
 mod ask;
@@ -8,6 +9,7 @@ mod human;
 mod measure;
 mod playground;
 mod probes;
+mod room;
 mod runs;
 mod shortcuts;
 mod status;
@@ -30,6 +32,8 @@ pub fn App() -> impl IntoView {
     let on_probes = path == "/probes";
     let on_suites = path == "/suites";
     let on_human = path == "/human";
+    let on_room = path == "/room";
+    let on_open_attempt = path == "/room/open";
     let short_id = path.strip_prefix("/c/").map(str::to_string);
     // A share link pasted into a tab already on the page changes only the fragment: open it.
     let _ = window_event_listener(leptos::ev::hashchange, |_| {
@@ -42,11 +46,12 @@ pub fn App() -> impl IntoView {
             <h1>"AtomWorld Playground"</h1>
             <span class="tagline">"How do language models handle crystal structures?"</span>
             <nav>
-                <a href="/" class:active=!on_runs && !on_probes && !on_suites && !on_human>"Playground"</a>
+                <a href="/" class:active=!on_runs && !on_probes && !on_suites && !on_human && !on_room>"Playground"</a>
                 <a href="/probes" id="nav-probes" class:active=on_probes>"Probes"</a>
                 <a href="/suites" id="nav-suites" class:active=on_suites>"Suites"</a>
                 <a href="/human" id="nav-human" class:active=on_human>"Score recipes"</a>
                 <a href="/runs" id="nav-runs" class:active=on_runs>"Runs"</a>
+                <a href="/room" id="nav-room" class:active=on_room>"Room"</a>
             </nav>
         </header>
         <main>
@@ -58,6 +63,10 @@ pub fn App() -> impl IntoView {
                 view! { <suites::Suites /> }.into_any()
             } else if on_human {
                 view! { <human::Human /> }.into_any()
+            } else if on_room {
+                view! { <room::Room /> }.into_any()
+            } else if on_open_attempt {
+                view! { <room::OpenAttempt /> }.into_any()
             } else if let Some(id) = short_id {
                 view! { <ShortCase id=id /> }.into_any()
             } else if let Some(e) = crate::share::error_from_location() {

@@ -35,6 +35,9 @@ pub fn AnswerPanel(
     share_link: RwSignal<Option<String>>,
     /// Why a link could not be made (or a shared case not opened).
     share_error: RwSignal<Option<String>>,
+    /// Shown under the verdict (the workshop room's banner).
+    #[prop(optional)]
+    children: Option<Children>,
 ) -> impl IntoView {
     view! {
         <div class="panel answer">
@@ -42,21 +45,24 @@ pub fn AnswerPanel(
             <div class="row buttons">
                 <AskModel prompt=Signal::derive(move || full_prompt.get()) answer=answer answered_by=answered_by />
                 <button id="paste-truth" on:click=move |_| {
+                    answered_by.set(None);
                     answer.set(format!("<cif>\n{}\n</cif>", target_cif.get_untracked().unwrap_or_default()));
                 }>"Paste the ground truth"</button>
                 <button id="paste-input" on:click=move |_| {
+                    answered_by.set(None);
                     answer.set(format!("<cif>\n{}\n</cif>", input_cif.get_untracked().unwrap_or_default()));
                 }>"Paste the input unchanged"</button>
-                <button class="secondary" on:click=move |_| answer.set(String::new())>"Clear"</button>
+                <button class="secondary" on:click=move |_| { answered_by.set(None); answer.set(String::new()) }>"Clear"</button>
             </div>
             <textarea
                 id="answer"
                 rows="8"
                 placeholder="Paste a model's full answer here; the CIF between the last <cif> and </cif> is scored."
                 prop:value=move || answer.get()
-                on:input=move |ev| answer.set(event_target_value(&ev))
+                on:input=move |ev| { answered_by.set(None); answer.set(event_target_value(&ev)) }
             ></textarea>
             {move || verdict.get().map(|v| view! { <super::super::verdict::VerdictView verdict=v /> })}
+            {children.map(|c| c())}
             {move || (verdict.get().is_none() && large_target.get() && !answer.with(|a| a.trim().is_empty())).then(|| {
                 let n = target_sites.get();
                 view! {

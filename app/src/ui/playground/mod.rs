@@ -31,6 +31,7 @@ use task_panel::TaskPanel;
 
 use super::canvas::StructureCanvas;
 use super::edit_panel::EditRequest;
+use super::room::RoomSend;
 use super::structure_file::{read_any, ExportLinks};
 use crate::viewer::Overlay;
 
@@ -241,6 +242,38 @@ pub fn Playground(
             .unwrap_or_default(),
     );
     let answered_by = RwSignal::new(shared.as_ref().and_then(|c| c.model.clone()));
+    // An answer made by editing the input by hand (then sent to a room as a hand edit).
+    let hand_edit = RwSignal::new(None::<String>);
+    // Turn the hand-edited structure into the answer to the task it was edited from: the
+    // answer is the edited structure's CIF and the input goes back to where the edits began
+    // (undo brings the edited structure back).
+    let use_edit_as_answer = move |_| {
+        let current = source.get_untracked();
+        if !matches!(current, Source::Edited(_)) {
+            return;
+        }
+        let Some(edited) = input_cif.get_untracked() else {
+            return;
+        };
+        let origin = history.with_value(|(undo, _)| {
+            undo.iter()
+                .rev()
+                .find(|s| !matches!(s, Source::Edited(_)))
+                .cloned()
+        });
+        let Some(origin) = origin else {
+            return;
+        };
+        let text = format!("<cif>\n{edited}\n</cif>");
+        history.update_value(|(undo, redo)| {
+            undo.push(current);
+            redo.clear();
+        });
+        replace_source(origin);
+        answered_by.set(None);
+        hand_edit.set(Some(text.clone()));
+        answer.set(text);
+    };
     let share_link = RwSignal::new(None::<String>);
     let current_case = move || {
         let structure = match source.get_untracked() {
@@ -448,6 +481,14 @@ pub fn Playground(
                     })}
                     <StructureCanvas structure=input highlight=touched_in id="viewer" on_edit=on_edit />
                     {move || edit_error.get().map(|e| view! { <p class="error small" id="edit-error">{e}</p> })}
+                    {move || matches!(source.get(), Source::Edited(_)).then(|| view! {
+                        <p class="small">
+                            <button class="secondary small" id="edit-as-answer" on:click=use_edit_as_answer
+                                title="your edited structure becomes the answer to the task; the input goes back to before your edits">
+                                "Use my edited structure as the answer"
+                            </button>
+                        </p>
+                    })}
                     <ExportLinks structure=input stem="input" />
                 </div>
                 // No valid action: no target, and not the previous one left on screen.
@@ -488,7 +529,15 @@ pub fn Playground(
                 make_short_link=Callback::new(move |()| make_short_link(()))
                 share_link=share_link
                 share_error=share_error
-            />
+            >
+                <RoomSend
+                    input_cif=input_cif
+                    prompt=prompt
+                    answer=answer
+                    answered_by=answered_by
+                    hand_edit=hand_edit
+                />
+            </AnswerPanel>
             <p class="muted frame-note">
                 "Cartesian frame of every prompt: a along x, b in the xy-plane. Site indices start at 0. Highlighted: sites the action touched."
             </p>
