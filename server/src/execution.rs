@@ -115,6 +115,19 @@ pub struct SandboxState {
 /// Loads a backend's module ahead of the first run; says how it went.
 type WarmUp = Arc<dyn Fn() -> Result<String, SandboxError> + Send + Sync>;
 
+/// Starts warm workers until this many wait (bwrap and container in warm mode), so the first
+/// runs after a server starts do not pay the interpreter's imports.
+type Prestart =
+    Arc<dyn Fn(usize) -> sandbox::BoxFuture<'static, Result<(), SandboxError>> + Send + Sync>;
+
+/// A backend as configured: the backend, how to check it, and how to start its workers ahead
+/// of use.
+struct Chosen {
+    backend: Arc<dyn sandbox::Backend>,
+    warm_up: Option<WarmUp>,
+    prestart: Option<Prestart>,
+}
+
 /// The configured sandboxes, cheap to clone.
 #[derive(Clone)]
 pub struct CodeRunner {
@@ -131,6 +144,9 @@ pub struct CodeRunner {
 struct Env {
     sandbox: Option<Arc<Sandbox>>,
     warm_up: Option<WarmUp>,
+    prestart: Option<Prestart>,
+    /// Runs at once (and warm workers kept).
+    workers: usize,
     state: Arc<Mutex<SandboxState>>,
 }
 
@@ -139,7 +155,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The backend called `name` (and how to warm it up), or why there is none.
-fn backend(name: &str) -> Result<(Arc<dyn sandbox::Backend>, Option<WarmUp>), String> {
+fn backend(name: &str) -> Result<Chosen, String> {
     match name {
         #[cfg(feature = "wasm-sandbox")]
         "wasm" => {
@@ -157,7 +173,11 @@ fn backend(name: &str) -> Result<(Arc<dyn sandbox::Backend>, Option<WarmUp>), St
                     info.load_time.as_secs_f64() * 1e3
                 ))
             });
-            Ok((Arc::new(w), Some(warm_up)))
+            Ok(Chosen {
+                backend: Arc::new(w),
+                warm_up: Some(warm_up),
+                prestart: None,
+            })
         }
         #[cfg(not(feature = "wasm-sandbox"))]
         "wasm" => Err(
@@ -179,9 +199,7 @@ fn backend(name: &str) -> Result<(Arc<dyn sandbox::Backend>, Option<WarmUp>), St
 }
 
 /// A `bwrap` backend with `config`.
-fn bwrap(
-    config: sandbox::bwrap::BwrapConfig,
-) -> Result<(Arc<dyn sandbox::Backend>, Option<WarmUp>), String> {
+fn bwrap(config: sandbox::bwrap::BwrapConfig) -> Result<Chosen, String> {
     let b = sandbox::bwrap::BwrapBackend::new(config).map_err(|e| e.to_string())?;
     let detail = if b.config().warm {
         format!(
@@ -193,13 +211,20 @@ fn bwrap(
         format!("bubblewrap, venv {}", b.config().venv.display())
     };
     let warm_up: WarmUp = Arc::new(move || Ok(detail.clone()));
-    Ok((Arc::new(b), Some(warm_up)))
+    let workers = b.clone();
+    let prestart: Prestart = Arc::new(move |n| {
+        let w = workers.clone();
+        Box::pin(async move { w.warm_up(n).await })
+    });
+    Ok(Chosen {
+        backend: Arc::new(b),
+        warm_up: Some(warm_up),
+        prestart: Some(prestart),
+    })
 }
 
 /// A `container` backend with `config`.
-fn container(
-    config: sandbox::container::ContainerConfig,
-) -> Result<(Arc<dyn sandbox::Backend>, Option<WarmUp>), String> {
+fn container(config: sandbox::container::ContainerConfig) -> Result<Chosen, String> {
     let b = sandbox::container::ContainerBackend::new(config);
     let probe = b.clone();
     let warm_up: WarmUp = Arc::new(move || {
@@ -219,13 +244,20 @@ fn container(
             }
         ))
     });
-    Ok((Arc::new(b), Some(warm_up)))
+    let workers = b.clone();
+    let prestart: Prestart = Arc::new(move |n| {
+        let w = workers.clone();
+        Box::pin(async move { w.warm_up(n).await })
+    });
+    Ok(Chosen {
+        backend: Arc::new(b),
+        warm_up: Some(warm_up),
+        prestart: Some(prestart),
+    })
 }
 
 /// The pymatgen environment's backend.
-fn pymatgen_backend(
-    config: &PymatgenConfig,
-) -> Result<(Arc<dyn sandbox::Backend>, Option<WarmUp>), String> {
+fn pymatgen_backend(config: &PymatgenConfig) -> Result<Chosen, String> {
     match config.backend.as_str() {
         "bwrap" => {
             let mut b = if config.warm {
@@ -269,23 +301,26 @@ fn pymatgen_backend(
 impl Env {
     fn new(
         name: &str,
-        chosen: Result<(Arc<dyn sandbox::Backend>, Option<WarmUp>), String>,
+        chosen: Result<Chosen, String>,
         max_concurrent: usize,
         limits: Limits,
     ) -> Self {
-        let (sandbox, warm_up, detail) = match chosen {
-            Ok((b, warm_up)) => (
+        let (sandbox, warm_up, prestart, detail) = match chosen {
+            Ok(c) => (
                 Some(Arc::new(
-                    Sandbox::new(b, max_concurrent.max(1)).with_default_limits(limits),
+                    Sandbox::new(c.backend, max_concurrent.max(1)).with_default_limits(limits),
                 )),
-                warm_up,
+                c.warm_up,
+                c.prestart,
                 "not checked yet".to_string(),
             ),
-            Err(why) => (None, None, why),
+            Err(why) => (None, None, None, why),
         };
         Env {
             sandbox,
             warm_up,
+            prestart,
+            workers: max_concurrent.max(1),
             state: Arc::new(Mutex::new(SandboxState {
                 backend: name.to_string(),
                 available: false,
@@ -370,6 +405,29 @@ impl CodeRunner {
     /// Check the pymatgen environment now (blocking: starts a test sandbox).
     pub fn check_pymatgen(&self) -> SandboxState {
         self.pymatgen.check()
+    }
+
+    /// Start the pymatgen environment's warm workers now (one per concurrent run), if it is
+    /// available and keeps workers; says how many and how long it took. A server that lists
+    /// MatTools' tasks calls this at start, so a first burst of scorings does not start
+    /// every worker at once while it is asked for its health.
+    pub async fn prestart_pymatgen(&self) -> Option<Result<String, SandboxError>> {
+        let env = &self.pymatgen;
+        let prestart = env.prestart.as_ref()?;
+        if !lock(&env.state).available {
+            return None;
+        }
+        let started = std::time::Instant::now();
+        Some(prestart(env.workers).await.map(|()| {
+            let detail = format!(
+                "{} warm workers started in {:.1} s",
+                env.workers,
+                started.elapsed().as_secs_f64()
+            );
+            let mut state = lock(&env.state);
+            state.detail = format!("{}; {detail}", state.detail);
+            detail
+        }))
     }
 
     /// The python environment's last known state.

@@ -91,6 +91,14 @@ impl TaskSets {
         TaskSets { sets }
     }
 
+    /// Whether MatTools' code tasks are listed (their folder is configured and read): code
+    /// will then run in the pymatgen sandbox.
+    pub fn has_mattools_code(&self) -> bool {
+        self.sets
+            .get("mattools-code")
+            .is_some_and(|(tasks, _)| !tasks.is_empty())
+    }
+
     /// The tasks of `suite` as JSON and where they come from.
     pub fn raw(&self, suite: &str) -> (Vec<serde_json::Value>, String) {
         self.sets

@@ -448,3 +448,34 @@ async fn fifty_concurrent_scorings_leave_health_responsive() {
         "health took {slowest:?}"
     );
 }
+
+/// A server that lists MatTools' code tasks starts its warm pymatgen workers at start (one
+/// per concurrent run), so its first scorings do not all start workers at once; its health
+/// says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warm_workers_start_with_the_server() {
+    if setup().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = data();
+    let server = common::Server::start(dir.path(), &[], |cmd| {
+        cmd.env("ATOMWORLD_MATTOOLS_DIR", &data);
+    })
+    .await;
+    let c = reqwest::Client::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let h = common::get_json(&c, format!("{}/api/health", server.base)).await;
+        let detail = h["pymatgen"]["detail"].as_str().unwrap_or("").to_string();
+        if detail.contains("warm workers started") {
+            assert_eq!(h["pymatgen"]["available"], true, "{h}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no warm workers two minutes after start: {h}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+}

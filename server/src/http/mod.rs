@@ -114,6 +114,9 @@ impl AppState {
     /// `/api/health` reports the answer once it is known.
     pub fn check_sandbox(&self) {
         let code = self.code.clone();
+        // With MatTools' tasks listed, code will run: start the warm workers now.
+        let prestart = self.task_sets.has_mattools_code();
+        let runtime = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
             for (env, state) in [
                 ("python", code.check()),
@@ -126,6 +129,15 @@ impl AppState {
                     "sandbox: {}",
                     state.detail
                 );
+            }
+            if prestart {
+                match runtime.block_on(code.prestart_pymatgen()) {
+                    Some(Ok(detail)) => tracing::info!(env = "pymatgen", "sandbox: {detail}"),
+                    Some(Err(e)) => {
+                        tracing::warn!(env = "pymatgen", "sandbox: workers not started: {e}")
+                    }
+                    None => {}
+                }
             }
         });
     }
