@@ -65,9 +65,7 @@
 //! `evaluate_default_set` test below).
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-use bench::atomworld::evaluate::{
-    evaluate, evaluate_with_same_crystal, parse_target, Comparison, Label,
-};
+use bench::atomworld::evaluate::{evaluate, parse_target, Comparison, Label};
 use bench::atomworld::generator::{generate, GeneratedTask, TaskSetSpec};
 use bench::atomworld::noop::copy_would_pass;
 use engine::cif::{read_cif, write_cif};
@@ -113,9 +111,14 @@ fn run_with_same_crystal(cases: &[(String, String)]) -> usize {
         .iter()
         .filter_map(|(target_cif, answer)| {
             let target = parse_target(target_cif).ok()?;
-            evaluate_with_same_crystal(&target, answer, Comparison::Matcher, &interrupt)
-                .same_crystal
-                .filter(|s| s.fit)
+            bench::atomworld::evaluate::evaluate_with_same_crystal(
+                &target,
+                answer,
+                Comparison::Matcher,
+                &interrupt,
+            )
+            .same_crystal
+            .filter(|s| s.fit)
         })
         .count()
 }
