@@ -26,10 +26,15 @@ pub fn error_from_location() -> Option<String> {
 
 /// Put `case` in the URL (without reloading) and copy the link; returns the link.
 pub fn publish(case: &Case) -> Option<String> {
+    put_in_url(PREFIX, &encode(case))
+}
+
+/// Put `prefix` + `encoded` as this page's fragment (without reloading) and copy the link.
+fn put_in_url(prefix: &str, encoded: &str) -> Option<String> {
     let window = web_sys::window()?;
     let location = window.location();
     let base = format!("{}{}", location.origin().ok()?, location.pathname().ok()?);
-    let link = format!("{base}{PREFIX}{}", encode(case));
+    let link = format!("{base}{prefix}{encoded}");
     let _ = window.history().ok()?.replace_state_with_url(
         &wasm_bindgen::JsValue::NULL,
         "",
@@ -60,15 +65,5 @@ pub fn suite_case_from_location() -> Option<Result<SuiteCase, String>> {
 
 /// Put a suite case in the URL (without reloading) and copy the link; returns the link.
 pub fn publish_suite_case(case: &SuiteCase) -> Option<String> {
-    let window = web_sys::window()?;
-    let location = window.location();
-    let base = format!("{}{}", location.origin().ok()?, location.pathname().ok()?);
-    let link = format!("{base}{SUITE_PREFIX}{}", encode_suite_case(case));
-    let _ = window.history().ok()?.replace_state_with_url(
-        &wasm_bindgen::JsValue::NULL,
-        "",
-        Some(&link),
-    );
-    let _ = window.navigator().clipboard().write_text(&link);
-    Some(link)
+    put_in_url(SUITE_PREFIX, &encode_suite_case(case))
 }

@@ -198,6 +198,36 @@ fn backend(name: &str) -> Result<Chosen, String> {
     }
 }
 
+/// A backend that keeps warm workers: bwrap and container.
+trait WarmWorkers: sandbox::Backend + Clone + 'static {
+    /// Starts workers until `n` wait.
+    fn start(&self, n: usize) -> sandbox::BoxFuture<'static, Result<(), SandboxError>>;
+}
+
+impl WarmWorkers for sandbox::bwrap::BwrapBackend {
+    fn start(&self, n: usize) -> sandbox::BoxFuture<'static, Result<(), SandboxError>> {
+        let w = self.clone();
+        Box::pin(async move { w.warm_up(n).await })
+    }
+}
+
+impl WarmWorkers for sandbox::container::ContainerBackend {
+    fn start(&self, n: usize) -> sandbox::BoxFuture<'static, Result<(), SandboxError>> {
+        let w = self.clone();
+        Box::pin(async move { w.warm_up(n).await })
+    }
+}
+
+/// `b` as chosen, checked by `warm_up` and able to start its workers ahead of use.
+fn with_workers(b: impl WarmWorkers, warm_up: WarmUp) -> Chosen {
+    let workers = b.clone();
+    Chosen {
+        backend: Arc::new(b),
+        warm_up: Some(warm_up),
+        prestart: Some(Arc::new(move |n| workers.start(n))),
+    }
+}
+
 /// A `bwrap` backend with `config`.
 fn bwrap(config: sandbox::bwrap::BwrapConfig) -> Result<Chosen, String> {
     let b = sandbox::bwrap::BwrapBackend::new(config).map_err(|e| e.to_string())?;
@@ -211,16 +241,7 @@ fn bwrap(config: sandbox::bwrap::BwrapConfig) -> Result<Chosen, String> {
         format!("bubblewrap, venv {}", b.config().venv.display())
     };
     let warm_up: WarmUp = Arc::new(move || Ok(detail.clone()));
-    let workers = b.clone();
-    let prestart: Prestart = Arc::new(move |n| {
-        let w = workers.clone();
-        Box::pin(async move { w.warm_up(n).await })
-    });
-    Ok(Chosen {
-        backend: Arc::new(b),
-        warm_up: Some(warm_up),
-        prestart: Some(prestart),
-    })
+    Ok(with_workers(b, warm_up))
 }
 
 /// A `container` backend with `config`.
@@ -244,16 +265,7 @@ fn container(config: sandbox::container::ContainerConfig) -> Result<Chosen, Stri
             }
         ))
     });
-    let workers = b.clone();
-    let prestart: Prestart = Arc::new(move |n| {
-        let w = workers.clone();
-        Box::pin(async move { w.warm_up(n).await })
-    });
-    Ok(Chosen {
-        backend: Arc::new(b),
-        warm_up: Some(warm_up),
-        prestart: Some(prestart),
-    })
+    Ok(with_workers(b, warm_up))
 }
 
 /// The pymatgen environment's backend.
