@@ -2,7 +2,6 @@
 //! baseline, exports, share-link cases, and that no response ever contains an API key.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::response::IntoResponse;
@@ -35,10 +34,8 @@ async fn fake_provider(delay: Duration) -> String {
             axum::Json(serde_json::json!({"choices":[{"message":{"content":"<cif>nope</cif>"}}],"usage":{"prompt_tokens":10,"completion_tokens":5}})).into_response()
         }),
     );
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let a = l.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
-    format!("http://{a}/v1")
+    let v1 = common::spawn_app(app).await;
+    v1
 }
 
 async fn start(passcode: Option<&str>, per_minute: u32) -> (String, tempfile::TempDir) {
@@ -81,14 +78,8 @@ async fn start_with(
     .unwrap();
     let state = AppState::with_gateway(storage, gateway, passcode.map(str::to_string), per_minute);
     let app = router(state, dir.path());
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let a = l.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(l, app.into_make_service_with_connect_info::<SocketAddr>())
-            .await
-            .unwrap()
-    });
-    (format!("http://{a}"), dir)
+    let base = common::serve_router(app).await;
+    (base, dir)
 }
 
 #[tokio::test]

@@ -261,10 +261,8 @@ async fn scripted_model() -> (std::sync::Arc<std::sync::Mutex<Vec<String>>>, Str
     let app = axum::Router::new()
         .route("/v1/chat/completions", axum::routing::post(answer))
         .with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (seen, format!("http://{addr}/v1"))
+    let v1 = common::spawn_app(app).await;
+    (seen, v1)
 }
 
 /// The self-reflection agent end to end: round 1's AttributeError and the critique reach

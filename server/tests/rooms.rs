@@ -3,8 +3,6 @@
 //! passcode, the limits, expiry and closing.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-use std::net::SocketAddr;
-
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use server::config::Config;
@@ -32,14 +30,8 @@ async fn start(
     let state = AppState::with_gateway(storage, gateway, passcode.map(str::to_string), per_minute)
         .with_room_limits(limits);
     let app = router(state, dir.path());
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let a = l.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(l, app.into_make_service_with_connect_info::<SocketAddr>())
-            .await
-            .unwrap()
-    });
-    (format!("http://{a}"), dir)
+    let base = common::serve_router(app).await;
+    (base, dir)
 }
 
 fn input() -> String {

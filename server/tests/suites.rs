@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::net::SocketAddr;
-
 use common::{create_run, get_json, wait_run};
 
 use bench::task::{Message, Need, NeedAnswer, Outcome, Prepared, Registry, Suite, TaskError};
@@ -136,16 +134,11 @@ fn eval_scores_a_new_suite_offline() {
 /// An OpenAI-compatible judge that always agrees.
 async fn judge() -> String {
     async fn yes() -> axum::Json<serde_json::Value> {
-        axum::Json(serde_json::json!({
-            "choices": [{"message": {"content": "yes"}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1}
-        }))
+        common::completion("yes", 1)
     }
     let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(yes));
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let a = l.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
-    format!("http://{a}/v1")
+    let v1 = common::spawn_app(app).await;
+    v1
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -174,14 +167,7 @@ async fn the_run_loop_runs_a_new_suite_with_its_judge() {
     let gateway = Gateway::new(config, storage.clone(), GatewayOptions::default()).unwrap();
     let state = AppState::with_registry(storage, gateway, None, 1000, registry());
     let app = router(state, dir.path());
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let a = l.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(l, app.into_make_service_with_connect_info::<SocketAddr>())
-            .await
-            .unwrap()
-    });
-    let base = format!("http://{a}");
+    let base = common::serve_router(app).await;
     let c = reqwest::Client::new();
     let body = serde_json::json!({"suite": "sums", "model": "calculator", "tasks": [
         {"id": "1", "a": 2, "b": 3}, {"id": "2", "a": -9, "b": 3}]});
@@ -338,16 +324,11 @@ async fn alchemy_judge() -> String {
             "Reasoning.\n```json\n{}\n```",
             serde_json::Value::Object(scores)
         );
-        axum::Json(serde_json::json!({
-            "choices": [{"message": {"content": content}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1}
-        }))
+        common::completion(&content, 1)
     }
     let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(score));
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let a = l.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
-    format!("http://{a}/v1")
+    let v1 = common::spawn_app(app).await;
+    v1
 }
 
 /// AlchemyBench's human scoring: a run of the demo recipes judged by a (fake) judge; a
@@ -378,14 +359,7 @@ async fn human_scores_are_saved_and_compared_with_the_judge() {
     let gateway = Gateway::new(config, storage.clone(), GatewayOptions::default()).unwrap();
     let state = AppState::with_gateway(storage, gateway, None, 1000);
     let app = router(state, dir.path());
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let a = l.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(l, app.into_make_service_with_connect_info::<SocketAddr>())
-            .await
-            .unwrap()
-    });
-    let base = format!("http://{a}");
+    let base = common::serve_router(app).await;
     let c = reqwest::Client::new();
     let id = create_run(
         &c,
@@ -481,25 +455,20 @@ async fn a_reply_without_answer_gets_one_reminder() {
         } else {
             "The answer is probably 1."
         };
-        axum::Json(serde_json::json!({
-            "choices": [{"message": {"content": content}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 1}
-        }))
+        common::completion(content, 10)
     }
     let calls = Arc::new(AtomicUsize::new(0));
     let app = axum::Router::new()
         .route("/v1/chat/completions", axum::routing::post(reply))
         .with_state(calls.clone());
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let a = l.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    let v1 = common::spawn_app(app).await;
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
     std::fs::write(
         &config,
         format!(
             "[[models]]\nname = \"fake\"\nprovider = \"openai-compatible\"\nmodel = \"f\"\n\
-             base_url = \"http://{a}/v1\"\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 1.0\n"
+             base_url = \"{v1}\"\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 1.0\n"
         ),
     )
     .unwrap();

@@ -99,6 +99,30 @@ pub async fn spawn_app(app: axum::Router) -> String {
     format!("http://{addr}/v1")
 }
 
+/// Serve our own router on 127.0.0.1 with client addresses (as `atomworld serve` does); its
+/// base URL.
+pub async fn serve_router(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .await
+        .unwrap()
+    });
+    format!("http://{addr}")
+}
+
+/// An OpenAI-compatible chat completion answering `content` (a fake provider's reply).
+pub fn completion(content: &str, prompt_tokens: u64) -> axum::Json<serde_json::Value> {
+    axum::Json(serde_json::json!({
+        "choices": [{"message": {"content": content}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 1}
+    }))
+}
+
 /// A running `atomworld serve` whose output is collected.
 pub struct Server {
     /// `http://127.0.0.1:PORT`.
