@@ -194,9 +194,11 @@ export function hueClusters(pixels, minShare = 0.01) {
   return clusters;
 }
 
-/** A fake OpenAI-compatible provider on 127.0.0.1 answering every request with `answer`;
+/** A fake OpenAI-compatible provider on 127.0.0.1 answering every request with `answer`
+ * (a text, or a function of the request body giving the text: a scripted model or judge);
  * resolves with { baseUrl, requests, close }. */
 export async function fakeProvider(answer) {
+  const reply = typeof answer === "function" ? answer : () => answer;
   const requests = [];
   // `provider.pieceDelayMs` spaces the pieces of a streamed answer; `provider.closed` counts
   // streams whose client went away before the end.
@@ -207,7 +209,9 @@ export async function fakeProvider(answer) {
     req.on("end", async () => {
       requests.push({ url: req.url, headers: req.headers, body });
       const usage = { prompt_tokens: 1200, completion_tokens: 300 };
-      if (!JSON.parse(body).stream) {
+      const parsed = JSON.parse(body);
+      const answer = reply(parsed, body);
+      if (!parsed.stream) {
         res.setHeader("content-type", "application/json");
         res.end(JSON.stringify({ choices: [{ message: { role: "assistant", content: answer } }], usage }));
         return;

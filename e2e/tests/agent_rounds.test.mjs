@@ -3,9 +3,8 @@
 // rounds, the error of the first and the critique that led to the second.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
 import path from "node:path";
-import { startServer, launchBrowser, withScreenshot, repoRoot } from "../harness.mjs";
+import { startServer, launchBrowser, withScreenshot, repoRoot, fakeProvider } from "../harness.mjs";
 
 const mattools = path.resolve(repoRoot, "..", "shared", "data", "mattools");
 
@@ -18,26 +17,16 @@ def names():
     return {"antisite_defect_names": sorted(d.${attr} for d in AntiSiteGenerator().get_defects(s))}
 \`\`\`</code><name>names</name></answer>`;
 
+/** The scripted model: round 1 names a missing attribute, the critic points at it, round 2
+ * (whose prompt carries the critique) gets it right. */
 function scriptedModel() {
-  const server = http.createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => (body += d));
-    req.on("end", () => {
-      const messages = JSON.parse(body).messages;
-      const last = messages[messages.length - 1].content;
-      let content;
-      if (last.startsWith("You review Python code")) {
-        content = JSON.stringify({ feedback: "Defects have no attribute nmae; use name.", query: "Defect name" });
-      } else if (last.includes("Your previous attempt")) {
-        content = code("name");
-      } else {
-        content = code("nmae");
-      }
-      res.setHeader("content-type", "application/json");
-      res.end(JSON.stringify({ choices: [{ message: { content } }], usage: { prompt_tokens: 1, completion_tokens: 1 } }));
-    });
+  return fakeProvider(({ messages }) => {
+    const last = messages[messages.length - 1].content;
+    if (last.startsWith("You review Python code")) {
+      return JSON.stringify({ feedback: "Defects have no attribute nmae; use name.", query: "Defect name" });
+    }
+    return last.includes("Your previous attempt") ? code("name") : code("nmae");
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
 let model;
@@ -46,7 +35,7 @@ let browser;
 let runId;
 before(async () => {
   model = await scriptedModel();
-  const base = `http://127.0.0.1:${model.address().port}/v1`;
+  const base = model.baseUrl;
   server = await startServer({
     env: { ATOMWORLD_MATTOOLS_DIR: mattools, FAKE_API_KEY: "unused" },
     configToml: `[[models]]\nname = "fake"\nprovider = "openai-compatible"\nmodel = "f"\nbase_url = "${base}"\nprice_input_per_mtok = 0.0\nprice_output_per_mtok = 0.0\n`,
@@ -70,7 +59,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.stop();
-  model?.close();
+  await model?.close();
 });
 
 test("the Runs page shows an agent's rounds: the failed attempt, the critique, the fix", () =>

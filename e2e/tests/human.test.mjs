@@ -3,8 +3,7 @@
 // with the judge is shown.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
-import { startServer, launchBrowser, withScreenshot } from "../harness.mjs";
+import { startServer, launchBrowser, withScreenshot, fakeProvider } from "../harness.mjs";
 
 const KEYS = [
   "materials_appropriateness_score", "equipment_appropriateness_score",
@@ -14,18 +13,11 @@ const KEYS = [
 
 /** An OpenAI-compatible judge on 127.0.0.1 whose score depends on the recipe it reads. */
 function fakeJudge() {
-  const server = http.createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => (body += d));
-    req.on("end", () => {
-      const score = 1 + (body.length % 9) * 0.5;
-      const json = Object.fromEntries(KEYS.map((k) => [k, score]));
-      const content = "Reasoning.\n```json\n" + JSON.stringify(json) + "\n```";
-      res.setHeader("content-type", "application/json");
-      res.end(JSON.stringify({ choices: [{ message: { content } }], usage: { prompt_tokens: 1, completion_tokens: 1 } }));
-    });
+  return fakeProvider((_, body) => {
+    const score = 1 + (body.length % 9) * 0.5;
+    const json = Object.fromEntries(KEYS.map((k) => [k, score]));
+    return "Reasoning.\n```json\n" + JSON.stringify(json) + "\n```";
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
 let judge;
@@ -34,7 +26,7 @@ let browser;
 let runId;
 before(async () => {
   judge = await fakeJudge();
-  const base = `http://127.0.0.1:${judge.address().port}/v1`;
+  const base = judge.baseUrl;
   server = await startServer({
     configToml: `[[models]]\nname = "judge"\nprovider = "openai-compatible"\nmodel = "j"\nbase_url = "${base}"\nprice_input_per_mtok = 0.0\nprice_output_per_mtok = 0.0\n\n[limits]\njudge_model = "judge"\n`,
   });
@@ -54,7 +46,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.stop();
-  judge?.close();
+  await judge?.close();
 });
 
 const check = (name, fn) => withScreenshot(browser.page, name, fn);
