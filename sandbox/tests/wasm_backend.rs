@@ -7,18 +7,16 @@
 #![cfg(feature = "wasm")]
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+mod common;
+
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use common::quick;
 use sandbox::scratch::SCRATCH_PREFIX;
 use sandbox::wasm::{verify_runtime_dir, WasmBackend, WasmConfig};
 use sandbox::{Backend, CancelToken, Limit, Limits, Outcome, Program, Sandbox, SandboxError};
-
-fn required() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-        || std::env::var("ATOMWORLD_REQUIRE_SHARED").is_ok_and(|v| v == "1")
-}
 
 /// The shared backend (one module load per test binary), or `None` to skip.
 fn backend() -> Option<WasmBackend> {
@@ -26,14 +24,8 @@ fn backend() -> Option<WasmBackend> {
     BACKEND
         .get_or_init(|| {
             let config = WasmConfig::default();
-            match verify_runtime_dir(&config.runtime_dir) {
-                Ok(()) => Some(WasmBackend::new(config)),
-                Err(e) if required() => panic!("{e} (required under CI)"),
-                Err(e) => {
-                    eprintln!("SKIPPED: {e}");
-                    None
-                }
-            }
+            common::usable(verify_runtime_dir(&config.runtime_dir))
+                .then(|| WasmBackend::new(config))
         })
         .clone()
 }
@@ -49,13 +41,6 @@ macro_rules! backend_or_skip {
 
 async fn run(b: &WasmBackend, program: Program, limits: Limits) -> Outcome {
     b.run(&program, &limits, &CancelToken::new()).await.unwrap()
-}
-
-fn quick() -> Limits {
-    Limits {
-        wall: Duration::from_secs(20),
-        ..Limits::default()
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
