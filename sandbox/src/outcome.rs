@@ -45,6 +45,22 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The outcome of a run that gave no answer because the host stopped it (`limit`, and
+    /// `trap` saying how): no output, no exit code.
+    pub(crate) fn stopped(limit: Limit, trap: String, wall_time: Duration) -> Outcome {
+        Outcome {
+            stdout: String::new(),
+            stderr: String::new(),
+            exit_code: None,
+            stopped_by: Some(limit),
+            trap: Some(trap),
+            wall_time,
+            peak_memory_bytes: None,
+            entry_result: None,
+            files: Vec::new(),
+        }
+    }
+
     /// True when the program exited by itself with status 0 and no limit stopped it.
     pub fn success(&self) -> bool {
         self.exit_code == Some(0) && self.stopped_by.is_none()

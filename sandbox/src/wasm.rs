@@ -472,20 +472,14 @@ impl Backend for WasmBackend {
                 Ok(Err(_)) => Err(backend_err("the run thread ended without a result")),
                 Err(_) => {
                     own.cancel();
-                    Ok(Outcome {
-                        stdout: String::new(),
-                        stderr: String::new(),
-                        exit_code: None,
-                        stopped_by: Some(Limit::TimedOut),
-                        trap: Some(format!(
+                    Ok(Outcome::stopped(
+                        Limit::TimedOut,
+                        format!(
                             "the run did not stop within {GRACE:?} after its wall limit and was \
                              abandoned"
-                        )),
-                        wall_time: started.elapsed(),
-                        peak_memory_bytes: None,
-                        entry_result: None,
-                        files: Vec::new(),
-                    })
+                        ),
+                        started.elapsed(),
+                    ))
                 }
             };
             guard.disarm();

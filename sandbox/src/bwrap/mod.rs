@@ -27,12 +27,14 @@ pub(crate) mod worker;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use self::cgroup::PidsCgroup;
-use self::profile::{Profile, DATA_DIR, PYTHON_DIR};
-use self::worker::{outcome, Launch, Worker};
+use self::profile::{Profile, PYTHON_DIR};
+use self::worker::{
+    check_mounts, data_links, outcome, run_on_worker, worker_args, Idle, Launch, Worker,
+};
 use crate::backend::{Backend, BoxFuture};
 use crate::cancel::CancelToken;
 use crate::error::SandboxError;
@@ -137,7 +139,7 @@ struct Inner {
     config: BwrapConfig,
     /// Holds the worker script (bound read-only into every sandbox).
     worker_dir: tempfile::TempDir,
-    idle: Mutex<Vec<Worker>>,
+    idle: Idle<Worker>,
     /// The profile once it could be made (the venv read, its `pyvenv.cfg` rewritten): made
     /// again only while it fails, so a venv built later is picked up.
     profile: std::sync::OnceLock<Profile>,
@@ -179,7 +181,7 @@ impl BwrapBackend {
             inner: Arc::new(Inner {
                 config,
                 worker_dir,
-                idle: Mutex::new(Vec::new()),
+                idle: Idle::new(),
                 profile: std::sync::OnceLock::new(),
             }),
         })
@@ -192,7 +194,7 @@ impl BwrapBackend {
 
     /// Workers started and waiting (warm mode).
     pub fn idle_workers(&self) -> usize {
-        self.inner.idle.lock().map_or(0, |v| v.len())
+        self.inner.idle.len()
     }
 
     /// Starts workers until `n` are idle (warm mode; a no-op when cold).
@@ -202,7 +204,7 @@ impl BwrapBackend {
         }
         while self.idle_workers() < n {
             let w = self.inner.spawn().await?;
-            self.inner.put_back(w);
+            self.inner.idle.put(w);
         }
         Ok(())
     }
@@ -260,14 +262,7 @@ impl Inner {
                 python.display()
             )));
         }
-        for (name, host) in &c.mounts {
-            if !host.is_dir() {
-                return Err(unavailable(format!(
-                    "data mount `{name}`: {} is not a directory",
-                    host.display()
-                )));
-            }
-        }
+        check_mounts(NAME, &c.mounts)?;
         let (base_prefix, cfg) = venv_home(&c.venv)?;
         let venv_cfg = self.worker_dir.path().join("pyvenv.cfg");
         let rewritten: String = cfg
@@ -289,18 +284,6 @@ impl Inner {
         })
     }
 
-    fn worker_args(&self, once: bool) -> Vec<String> {
-        let mut args = Vec::new();
-        if once {
-            args.push("--once".to_string());
-        }
-        if !self.config.preload.is_empty() {
-            args.push("--preload".to_string());
-            args.push(self.config.preload.join(","));
-        }
-        args
-    }
-
     fn cgroup(&self) -> Option<PidsCgroup> {
         if self.config.max_pids == 0 {
             return None;
@@ -309,7 +292,10 @@ impl Inner {
     }
 
     async fn spawn(&self) -> Result<Worker, SandboxError> {
-        let args = self.profile()?.args(&self.worker_args(!self.config.warm));
+        let once = !self.config.warm;
+        let args = self
+            .profile()?
+            .args(&worker_args(once, &self.config.preload));
         Worker::spawn(Launch {
             backend: NAME,
             program: self.config.bwrap.clone(),
@@ -322,16 +308,6 @@ impl Inner {
         .await
     }
 
-    fn take_idle(&self) -> Option<Worker> {
-        self.idle.lock().ok().and_then(|mut v| v.pop())
-    }
-
-    fn put_back(&self, w: Worker) {
-        if let Ok(mut v) = self.idle.lock() {
-            v.push(w);
-        }
-    }
-
     /// Starts a replacement for a discarded warm worker in the background.
     fn replace(self: &Arc<Self>) {
         if !self.config.warm {
@@ -340,7 +316,7 @@ impl Inner {
         let me = self.clone();
         tokio::spawn(async move {
             match me.spawn().await {
-                Ok(w) => me.put_back(w),
+                Ok(w) => me.idle.put(w),
                 Err(e) => tracing::warn!(error = %e, "could not start a replacement worker"),
             }
         });
@@ -392,48 +368,11 @@ impl Backend for BwrapBackend {
         Box::pin(async move {
             program.validate()?;
             let inner = &self.inner;
-            let mut links = Vec::new();
-            for (path, mount) in &program.data_links {
-                if !inner.config.mounts.iter().any(|(name, _)| name == mount) {
-                    return Err(SandboxError::InvalidProgram(format!(
-                        "data link {path:?} names mount `{mount}`, which this backend does not \
-                         have"
-                    )));
-                }
-                links.push((path.as_str(), format!("{DATA_DIR}/{mount}")));
-            }
-            // An idle worker may have died (or belong to a runtime that has ended): a run
-            // that fails on one before getting any answer is retried once on a fresh worker.
-            let mut reused = inner.take_idle();
+            let links = data_links(program, &inner.config.mounts)?;
+            let reused = inner.idle.take();
             let started = Instant::now();
-            let result = loop {
-                let from_pool = reused.is_some();
-                let mut worker = match reused.take() {
-                    Some(w) => w,
-                    None => tokio::select! {
-                        biased;
-                        _ = cancel.cancelled() => return Err(SandboxError::Cancelled),
-                        w = inner.spawn() => w?,
-                    },
-                };
-                let exchange = tokio::time::timeout(
-                    limits.wall + GRACE,
-                    worker.exchange(program, limits, links.clone()),
-                );
-                let result = tokio::select! {
-                    biased;
-                    _ = cancel.cancelled() => None,
-                    r = exchange => Some(r),
-                };
-                match result {
-                    Some(Ok(Err(SandboxError::Backend { .. }))) if from_pool => {
-                        drop(worker);
-                        continue;
-                    }
-                    other => break (worker, other),
-                }
-            };
-            let (worker, result) = result;
+            let (worker, result) =
+                run_on_worker(reused, || inner.spawn(), program, limits, &links, cancel).await?;
             let wall_time = started.elapsed();
             match result {
                 None => {
@@ -444,20 +383,14 @@ impl Backend for BwrapBackend {
                 Some(Err(_)) => {
                     drop(worker);
                     inner.replace();
-                    Ok(Outcome {
-                        stdout: String::new(),
-                        stderr: String::new(),
-                        exit_code: None,
-                        stopped_by: Some(Limit::TimedOut),
-                        trap: Some(format!(
+                    Ok(Outcome::stopped(
+                        Limit::TimedOut,
+                        format!(
                             "the run did not stop within {GRACE:?} after its wall limit; its \
                              sandbox was killed"
-                        )),
+                        ),
                         wall_time,
-                        peak_memory_bytes: None,
-                        entry_result: None,
-                        files: Vec::new(),
-                    })
+                    ))
                 }
                 Some(Ok(Err(e))) => {
                     drop(worker);
@@ -466,7 +399,7 @@ impl Backend for BwrapBackend {
                 }
                 Some(Ok(Ok(answer))) => {
                     if inner.config.warm {
-                        inner.put_back(worker);
+                        inner.idle.put(worker);
                     }
                     outcome(NAME, answer, program, limits, wall_time)
                 }

@@ -19,6 +19,20 @@ pub const PYTHON_DIR: &str = "/opt/python";
 pub const DATA_DIR: &str = "/data";
 /// The unprivileged uid and gid the program runs as (`nobody`).
 pub const UID: u32 = 65534;
+/// The variables a worker runs with besides `PATH` (and bwrap's `LD_LIBRARY_PATH`), in the
+/// `bwrap` and `container` backends alike: home and temporary files in the tmpfs, UTF-8,
+/// one thread per numeric library, a headless matplotlib, no bytecode files.
+pub const WORKER_ENV: [(&str, &str); 9] = [
+    ("HOME", "/work"),
+    ("TMPDIR", "/tmp"),
+    ("LANG", "C.UTF-8"),
+    ("OMP_NUM_THREADS", "1"),
+    ("OPENBLAS_NUM_THREADS", "1"),
+    ("MKL_NUM_THREADS", "1"),
+    ("MPLBACKEND", "Agg"),
+    ("MPLCONFIGDIR", "/tmp"),
+    ("PYTHONDONTWRITEBYTECODE", "1"),
+];
 
 /// What one worker's sandbox is made of.
 #[derive(Debug, Clone)]
@@ -86,19 +100,8 @@ impl Profile {
         let path = format!("{VENV_DIR}/bin:/usr/bin:/bin");
         // The interpreter may link libpython from its prefix by an absolute rpath.
         let lib = format!("{PYTHON_DIR}/lib");
-        for (k, v) in [
-            ("PATH", path.as_str()),
-            ("LD_LIBRARY_PATH", lib.as_str()),
-            ("HOME", "/work"),
-            ("TMPDIR", "/tmp"),
-            ("LANG", "C.UTF-8"),
-            ("OMP_NUM_THREADS", "1"),
-            ("OPENBLAS_NUM_THREADS", "1"),
-            ("MKL_NUM_THREADS", "1"),
-            ("MPLBACKEND", "Agg"),
-            ("MPLCONFIGDIR", "/tmp"),
-            ("PYTHONDONTWRITEBYTECODE", "1"),
-        ] {
+        let own = [("PATH", path.as_str()), ("LD_LIBRARY_PATH", lib.as_str())];
+        for (k, v) in own.into_iter().chain(WORKER_ENV) {
             a.words(&["--setenv", k, v]);
         }
         a.words(&["--"]);
@@ -109,6 +112,15 @@ impl Profile {
         a.0.extend(worker_args.iter().map(OsString::from));
         a.0
     }
+}
+
+/// An argument list as one string (for tests of the command lines).
+#[cfg(test)]
+pub(crate) fn joined(args: &[OsString]) -> String {
+    args.iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// An argument list being built.
@@ -142,17 +154,9 @@ mod tests {
         }
     }
 
-    fn joined(p: &Profile) -> String {
-        p.args(&["--once".into()])
-            .iter()
-            .map(|s| s.to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-
     #[test]
     fn isolation_flags_and_read_only_root_come_in_order() {
-        let s = joined(&profile());
+        let s = joined(&profile().args(&["--once".into()]));
         for flag in [
             "--unshare-all --unshare-user",
             "--die-with-parent",

@@ -1,5 +1,7 @@
 //! One worker: a sandbox running `bwrap_worker.py`, spoken to by JSON lines (shared by the
-//! `bwrap` and `container` backends: only the command that starts the sandbox differs).
+//! `bwrap` and `container` backends: only the command that starts the sandbox differs), and
+//! what both backends do around it: the worker's options, data links, the idle pool, and a
+//! run on an idle or new worker with its retry, timeout and cancel.
 //!
 //! The worker forks a fresh child for every request (see the script's docstring), so a warm
 //! worker can serve many runs without carrying state from one to the next. Dropping a
@@ -7,6 +9,9 @@
 //! `--die-with-parent` plus its PID namespace take every process inside with it, a container
 //! is removed by its backend).
 
+use std::borrow::BorrowMut;
+use std::future::Future;
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,8 +20,12 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::time::error::Elapsed;
 
 use super::cgroup::PidsCgroup;
+use super::profile::DATA_DIR;
+use super::GRACE;
+use crate::cancel::CancelToken;
 use crate::entry::split_entry_result;
 use crate::error::SandboxError;
 use crate::limits::{Limit, Limits};
@@ -284,6 +293,133 @@ impl Worker {
             return Err(backend_err(backend, format!("the worker failed: {error}")));
         }
         Ok(answer)
+    }
+}
+
+/// The worker's command line options: `--once` for a worker that serves one run and exits
+/// (cold), `--preload` with the modules it imports first (none when `preload` is empty).
+pub(crate) fn worker_args(once: bool, preload: &[String]) -> Vec<String> {
+    let mut args = Vec::new();
+    if once {
+        args.push("--once".to_string());
+    }
+    if !preload.is_empty() {
+        args.push("--preload".to_string());
+        args.push(preload.join(","));
+    }
+    args
+}
+
+/// Fails unless every data mount (name, host directory) is a directory.
+pub(crate) fn check_mounts(
+    backend: &'static str,
+    mounts: &[(String, PathBuf)],
+) -> Result<(), SandboxError> {
+    for (name, host) in mounts {
+        if !host.is_dir() {
+            return Err(SandboxError::Unavailable {
+                backend,
+                reason: format!("data mount `{name}`: {} is not a directory", host.display()),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A program's data links as the worker takes them: (path in the scratch, the mount's
+/// directory inside the sandbox). A link to a mount the backend does not have (`mounts`) is
+/// an invalid program.
+pub(crate) fn data_links<'p>(
+    program: &'p Program,
+    mounts: &[(String, PathBuf)],
+) -> Result<Vec<(&'p str, String)>, SandboxError> {
+    let mut links = Vec::new();
+    for (path, mount) in &program.data_links {
+        if !mounts.iter().any(|(name, _)| name == mount) {
+            return Err(SandboxError::InvalidProgram(format!(
+                "data link {path:?} names mount `{mount}`, which this backend does not have"
+            )));
+        }
+        links.push((path.as_str(), format!("{DATA_DIR}/{mount}")));
+    }
+    Ok(links)
+}
+
+/// Workers started and waiting for a run (warm mode).
+pub(crate) struct Idle<W>(Mutex<Vec<W>>);
+
+impl<W> Idle<W> {
+    /// No worker yet.
+    pub fn new() -> Self {
+        Idle(Mutex::new(Vec::new()))
+    }
+
+    /// How many are waiting.
+    pub fn len(&self) -> usize {
+        self.0.lock().map_or(0, |v| v.len())
+    }
+
+    /// One waiting worker, if any.
+    pub fn take(&self) -> Option<W> {
+        self.0.lock().ok().and_then(|mut v| v.pop())
+    }
+
+    /// Keeps `w` for a later run.
+    pub fn put(&self, w: W) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push(w);
+        }
+    }
+}
+
+/// What became of a run on a worker: `None` when it was cancelled, `Some(Err(_))` when it
+/// did not end within its wall limit plus [`GRACE`], else the worker's answer or error.
+pub(crate) type Exchanged = Option<Result<Result<Answer, SandboxError>, Elapsed>>;
+
+/// Runs `program` on `reused` (an idle worker) or else on one `spawn` starts, until it ends,
+/// outlives its wall limit plus [`GRACE`] or `cancel` fires. An idle worker may have died
+/// (or belong to a runtime that has ended): a run that fails on one before getting any
+/// answer is retried once on a fresh worker. Gives the worker and what became of the run;
+/// a worker that does not start, or a cancel while it starts, is an error.
+pub(crate) async fn run_on_worker<W, S, F>(
+    mut reused: Option<W>,
+    spawn: S,
+    program: &Program,
+    limits: &Limits,
+    links: &[(&str, String)],
+    cancel: &CancelToken,
+) -> Result<(W, Exchanged), SandboxError>
+where
+    W: BorrowMut<Worker>,
+    S: Fn() -> F,
+    F: Future<Output = Result<W, SandboxError>>,
+{
+    loop {
+        let from_pool = reused.is_some();
+        let mut worker = match reused.take() {
+            Some(w) => w,
+            None => tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(SandboxError::Cancelled),
+                w = spawn() => w?,
+            },
+        };
+        let exchange = tokio::time::timeout(
+            limits.wall + GRACE,
+            BorrowMut::<Worker>::borrow_mut(&mut worker).exchange(program, limits, links.to_vec()),
+        );
+        let result = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => None,
+            r = exchange => Some(r),
+        };
+        match result {
+            Some(Ok(Err(SandboxError::Backend { .. }))) if from_pool => {
+                drop(worker);
+                continue;
+            }
+            other => return Ok((worker, other)),
+        }
     }
 }
 

@@ -29,15 +29,16 @@ mod worker;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use self::engine::{default_image, default_runtime, Engine, NAME_PREFIX};
 use self::profile::Profile;
 use self::worker::{ContainerWorker, Removal};
 use crate::backend::{Backend, BoxFuture};
-use crate::bwrap::profile::DATA_DIR;
-use crate::bwrap::worker::{outcome, Launch, Worker};
+use crate::bwrap::worker::{
+    check_mounts, data_links, outcome, run_on_worker, worker_args, Idle, Launch, Worker,
+};
 use crate::bwrap::{GRACE, PYMATGEN_PRELOAD};
 use crate::cancel::CancelToken;
 use crate::error::SandboxError;
@@ -129,7 +130,7 @@ struct Inner {
     /// `atomworld-sbx-<pid>-<backend>-`: the start of this backend's container names.
     prefix: String,
     engine: OnceLock<Engine>,
-    idle: Mutex<Vec<ContainerWorker>>,
+    idle: Idle<ContainerWorker>,
     next: AtomicU64,
 }
 
@@ -179,7 +180,7 @@ impl ContainerBackend {
                 ),
                 config,
                 engine: OnceLock::new(),
-                idle: Mutex::new(Vec::new()),
+                idle: Idle::new(),
                 next: AtomicU64::new(0),
             }),
         }
@@ -202,7 +203,7 @@ impl ContainerBackend {
 
     /// Containers started and waiting (warm mode).
     pub fn idle_workers(&self) -> usize {
-        self.inner.idle.lock().map_or(0, |v| v.len())
+        self.inner.idle.len()
     }
 
     /// Starts containers until `n` are idle (warm mode; a no-op when cold).
@@ -212,7 +213,7 @@ impl ContainerBackend {
         }
         while self.idle_workers() < n {
             let w = self.inner.spawn(false).await?;
-            self.inner.put_back(w);
+            self.inner.idle.put(w);
         }
         Ok(())
     }
@@ -267,18 +268,6 @@ impl Inner {
         }
     }
 
-    fn worker_args(&self, once: bool, preload: bool) -> Vec<String> {
-        let mut args = Vec::new();
-        if once {
-            args.push("--once".to_string());
-        }
-        if preload && !self.config.preload.is_empty() {
-            args.push("--preload".to_string());
-            args.push(self.config.preload.join(","));
-        }
-        args
-    }
-
     async fn spawn(self: &Arc<Self>, once: bool) -> Result<ContainerWorker, SandboxError> {
         let engine = self.engine_async().await?;
         let profile = self.profile(&engine);
@@ -286,7 +275,7 @@ impl Inner {
         let worker = Worker::spawn(Launch {
             backend: NAME,
             program: engine.program.clone(),
-            args: profile.args(&self.worker_args(once, true)),
+            args: profile.args(&worker_args(once, &self.config.preload)),
             cgroup: None,
             ready_within: self.config.ready_within,
             install: "install podman: apt-get install podman runc",
@@ -294,16 +283,6 @@ impl Inner {
         })
         .await?;
         Ok(ContainerWorker::new(worker, removal))
-    }
-
-    fn take_idle(&self) -> Option<ContainerWorker> {
-        self.idle.lock().ok().and_then(|mut v| v.pop())
-    }
-
-    fn put_back(&self, w: ContainerWorker) {
-        if let Ok(mut v) = self.idle.lock() {
-            v.push(w);
-        }
     }
 
     /// Starts a replacement for a discarded warm container in the background.
@@ -314,25 +293,10 @@ impl Inner {
         let me = self.clone();
         tokio::spawn(async move {
             match me.spawn(false).await {
-                Ok(w) => me.put_back(w),
+                Ok(w) => me.idle.put(w),
                 Err(e) => tracing::warn!(error = %e, "could not start a replacement container"),
             }
         });
-    }
-}
-
-/// An outcome for a run that produced no answer.
-fn stopped(limit: Limit, trap: String, wall_time: Duration) -> Outcome {
-    Outcome {
-        stdout: String::new(),
-        stderr: String::new(),
-        exit_code: None,
-        stopped_by: Some(limit),
-        trap: Some(trap),
-        wall_time,
-        peak_memory_bytes: None,
-        entry_result: None,
-        files: Vec::new(),
     }
 }
 
@@ -344,14 +308,7 @@ impl Backend for ContainerBackend {
     fn availability(&self) -> Result<(), SandboxError> {
         let inner = &self.inner;
         let engine = inner.engine()?;
-        for (name, host) in &inner.config.mounts {
-            if !host.is_dir() {
-                return Err(unavailable(format!(
-                    "data mount `{name}`: {} is not a directory",
-                    host.display()
-                )));
-            }
-        }
+        check_mounts(NAME, &inner.config.mounts)?;
         let image = inner.config.image();
         if !engine.has_image(&image)? {
             return Err(unavailable(format!(
@@ -363,7 +320,7 @@ impl Backend for ContainerBackend {
         let profile = inner.profile(&engine);
         let out = engine
             .command()
-            .args(profile.args(&inner.worker_args(true, false)))
+            .args(profile.args(&worker_args(true, &[])))
             .output()
             .map_err(|e| unavailable(format!("cannot run {}: {e}", engine.program.display())))?;
         if String::from_utf8_lossy(&out.stdout).starts_with("READY") {
@@ -387,48 +344,19 @@ impl Backend for ContainerBackend {
         Box::pin(async move {
             program.validate()?;
             let inner = &self.inner;
-            let mut links = Vec::new();
-            for (path, mount) in &program.data_links {
-                if !inner.config.mounts.iter().any(|(name, _)| name == mount) {
-                    return Err(SandboxError::InvalidProgram(format!(
-                        "data link {path:?} names mount `{mount}`, which this backend does not \
-                         have"
-                    )));
-                }
-                links.push((path.as_str(), format!("{DATA_DIR}/{mount}")));
-            }
+            let links = data_links(program, &inner.config.mounts)?;
             let once = !inner.config.warm;
-            // An idle container may have died: a run that fails on one before getting any
-            // answer is retried once on a fresh container.
-            let mut reused = inner.take_idle();
+            let reused = inner.idle.take();
             let started = Instant::now();
-            let (mut worker, result) = loop {
-                let from_pool = reused.is_some();
-                let mut worker = match reused.take() {
-                    Some(w) => w,
-                    None => tokio::select! {
-                        biased;
-                        _ = cancel.cancelled() => return Err(SandboxError::Cancelled),
-                        w = inner.spawn(once) => w?,
-                    },
-                };
-                let exchange = tokio::time::timeout(
-                    limits.wall + GRACE,
-                    worker.exchange(program, limits, links.clone()),
-                );
-                let result = tokio::select! {
-                    biased;
-                    _ = cancel.cancelled() => None,
-                    r = exchange => Some(r),
-                };
-                match result {
-                    Some(Ok(Err(SandboxError::Backend { .. }))) if from_pool => {
-                        drop(worker);
-                        continue;
-                    }
-                    other => break (worker, other),
-                }
-            };
+            let (mut worker, result) = run_on_worker(
+                reused,
+                || inner.spawn(once),
+                program,
+                limits,
+                &links,
+                cancel,
+            )
+            .await?;
             let wall_time = started.elapsed();
             match result {
                 None => {
@@ -439,7 +367,7 @@ impl Backend for ContainerBackend {
                 Some(Err(_)) => {
                     drop(worker);
                     inner.replace();
-                    Ok(stopped(
+                    Ok(Outcome::stopped(
                         Limit::TimedOut,
                         format!(
                             "the run did not stop within {GRACE:?} after its wall limit; its \
@@ -456,7 +384,7 @@ impl Backend for ContainerBackend {
                     drop(worker);
                     inner.replace();
                     if status.and_then(|s| s.code()) == Some(137) {
-                        return Ok(stopped(
+                        return Ok(Outcome::stopped(
                             Limit::MemoryExceeded,
                             format!(
                                 "container {name} was killed (exit 137): its memory cgroup's \
@@ -470,7 +398,7 @@ impl Backend for ContainerBackend {
                 }
                 Some(Ok(Ok(answer))) => {
                     if inner.config.warm {
-                        inner.put_back(worker);
+                        inner.idle.put(worker);
                     } else {
                         worker.finish().await;
                     }

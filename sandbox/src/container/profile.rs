@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use super::engine::{Kind, LABEL};
-use crate::bwrap::profile::{DATA_DIR, UID};
+use crate::bwrap::profile::{DATA_DIR, UID, WORKER_ENV};
 
 /// Where the image keeps the worker script.
 pub const WORKER: &str = "/opt/atomworld/bwrap_worker.py";
@@ -87,18 +87,8 @@ impl Profile {
         ]);
         // Answers go to the client only, not to a log that grows with every run.
         w(&["--log-driver", "none", "--workdir", "/work"]);
-        for (k, v) in [
-            ("PATH", "/opt/venv/bin:/usr/bin:/bin"),
-            ("HOME", "/work"),
-            ("TMPDIR", "/tmp"),
-            ("LANG", "C.UTF-8"),
-            ("OMP_NUM_THREADS", "1"),
-            ("OPENBLAS_NUM_THREADS", "1"),
-            ("MKL_NUM_THREADS", "1"),
-            ("MPLBACKEND", "Agg"),
-            ("MPLCONFIGDIR", "/tmp"),
-            ("PYTHONDONTWRITEBYTECODE", "1"),
-        ] {
+        let path = ("PATH", "/opt/venv/bin:/usr/bin:/bin");
+        for (k, v) in std::iter::once(path).chain(WORKER_ENV) {
             w(&["--env", &format!("{k}={v}")]);
         }
         let mut out: Vec<OsString> = a.into_iter().map(OsString::from).collect();
@@ -124,6 +114,7 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bwrap::profile::joined;
 
     fn profile(kind: Kind) -> Profile {
         Profile {
@@ -140,17 +131,13 @@ mod tests {
         }
     }
 
-    fn joined(p: &Profile) -> String {
-        p.args(&["--once".into()])
-            .iter()
-            .map(|s| s.to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join(" ")
+    fn args(p: &Profile) -> String {
+        joined(&p.args(&["--once".into()]))
     }
 
     #[test]
     fn isolation_flags() {
-        let s = joined(&profile(Kind::Podman));
+        let s = args(&profile(Kind::Podman));
         assert!(
             s.starts_with("--runtime runc run -i --rm --name atomworld-sbx-1-0"),
             "{s}"
@@ -178,7 +165,7 @@ mod tests {
     fn docker_gets_no_podman_only_flags() {
         let mut p = profile(Kind::Docker);
         p.runtime = None;
-        let s = joined(&p);
+        let s = args(&p);
         assert!(s.starts_with("run -i"), "{s}");
         assert!(!s.contains("--read-only-tmpfs"), "{s}");
     }

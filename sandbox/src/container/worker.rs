@@ -2,6 +2,7 @@
 //! container's removal, which killing the engine's client alone does not do while a run is
 //! going on (the container lives on under its monitor until the worker reads end of input).
 
+use std::borrow::{Borrow, BorrowMut};
 use std::ops::{Deref, DerefMut};
 
 use super::engine::Engine;
@@ -61,6 +62,18 @@ impl ContainerWorker {
         if self.worker.exit_status().await.is_some() {
             self.removal.armed = false;
         }
+    }
+}
+
+impl Borrow<Worker> for ContainerWorker {
+    fn borrow(&self) -> &Worker {
+        &self.worker
+    }
+}
+
+impl BorrowMut<Worker> for ContainerWorker {
+    fn borrow_mut(&mut self) -> &mut Worker {
+        &mut self.worker
     }
 }
 
