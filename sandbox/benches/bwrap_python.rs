@@ -12,54 +12,17 @@
 //! 68 ms; the GaN task cold 2,574 ms, warm 202 ms (12.7×), the warm worker's start 3.3 s once.
 #![allow(clippy::unwrap_used)] // benchmark code: a failed unwrap is a failed run
 
+mod common;
+
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use common::{gan_task, median_command, ms, runs};
 use sandbox::bwrap::{BwrapBackend, BwrapConfig};
-use sandbox::{Backend, CancelToken, Limits, Program};
-
-/// Wurtzite GaN (a = 3.189 Å, c = 5.185 Å, u = 0.377), written for this benchmark.
-const GAN: &str = "GaN\n1.0\n3.189 0.0 0.0\n-1.5945 2.761754 0.0\n0.0 0.0 5.185\nGa N\n2 2\n\
-Direct\n0.333333 0.666667 0.0\n0.666667 0.333333 0.5\n0.333333 0.666667 0.377\n0.666667 0.333333 0.877\n";
-
-const TASK: &str = "from pymatgen.core import Structure\n\
-from pymatgen.analysis.defects.generators import VacancyGenerator\n\
-s = Structure.from_file('GaN.vasp')\n\
-vacancies = list(VacancyGenerator().get_defects(s))\n\
-sc = s * (2, 2, 2)\n\
-print(len(vacancies), sorted(v.name for v in vacancies), round(sc.volume, 3), round(sc.density, 4))\n";
-
-fn median(mut xs: Vec<Duration>) -> Duration {
-    xs.sort();
-    xs[xs.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.0} ms", d.as_secs_f64() * 1e3)
-}
-
-async fn runs(b: &BwrapBackend, program: &Program, n: usize) -> Duration {
-    let limits = Limits {
-        wall: Duration::from_secs(120),
-        memory_bytes: 2048 << 20,
-        ..Limits::default()
-    };
-    let mut times = Vec::new();
-    for _ in 0..n {
-        let t = Instant::now();
-        let o = b.run(program, &limits, &CancelToken::new()).await.unwrap();
-        times.push(t.elapsed());
-        assert_eq!(o.exit_code, Some(0), "{o:?}");
-    }
-    median(times)
-}
+use sandbox::{Backend, Program};
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     rt.block_on(async {
         let cold = BwrapBackend::new(BwrapConfig::default()).unwrap();
         if let Err(e) = cold.availability() {
@@ -67,19 +30,9 @@ fn main() {
             return;
         }
         let python = cold.config().venv.join("bin/python");
-        let mut bare = Vec::new();
-        for _ in 0..10 {
-            let t = Instant::now();
-            let ok = Command::new(&python)
-                .args(["-s", "-B", "-c", "print('hi')"])
-                .output()
-                .unwrap()
-                .status
-                .success();
-            bare.push(t.elapsed());
-            assert!(ok);
-        }
-        let bare = median(bare);
+        let mut bare = Command::new(&python);
+        bare.args(["-s", "-B", "-c", "print('hi')"]);
+        let bare = median_command(&mut bare, 10);
         let hello = runs(&cold, &Program::new("print('hi')"), 10).await;
         println!(
             "print('hi'): bare interpreter {}, in a fresh bwrap sandbox {} (overhead {})",
@@ -87,7 +40,7 @@ fn main() {
             ms(hello),
             ms(hello.saturating_sub(bare))
         );
-        let task = Program::new(TASK).with_file("GaN.vasp", GAN.as_bytes().to_vec());
+        let task = gan_task();
         let cold_time = runs(&cold, &task, 5).await;
         let warm = BwrapBackend::new(BwrapConfig::warm_pymatgen()).unwrap();
         let t = Instant::now();

@@ -6,22 +6,21 @@
 //! same scripts in the native `python3` of this machine for comparison.
 #![allow(clippy::unwrap_used)] // benchmark code: a failed unwrap is a failed run
 
+mod common;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::median;
 use sandbox::wasm::{WasmBackend, WasmConfig};
-use sandbox::{Backend, CancelToken, Limits, Program};
+use sandbox::{Limits, Program};
 
 const HELLO: &str = "print('hi')";
 const IMPORTS: &str =
     "import json, re, math, collections, fractions, decimal, statistics\nprint('ok')";
 const CPU: &str = "s = 0\nfor i in range(3_000_000):\n    s += i * i % 7\nprint(s)";
 
-fn median(mut xs: Vec<Duration>) -> Duration {
-    xs.sort();
-    xs[xs.len() / 2]
-}
-
+/// `d` in milliseconds with one decimal (finer than [`common::ms`]).
 fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
@@ -31,15 +30,7 @@ async fn wasm_median(b: &WasmBackend, code: &str, n: usize) -> Duration {
         wall: Duration::from_secs(120),
         ..Limits::default()
     };
-    let program = Program::new(code);
-    let mut times = Vec::new();
-    for _ in 0..n {
-        let t = Instant::now();
-        let o = b.run(&program, &limits, &CancelToken::new()).await.unwrap();
-        times.push(t.elapsed());
-        assert_eq!(o.exit_code, Some(0), "{o:?}");
-    }
-    median(times)
+    common::median_run(b, &Program::new(code), &limits, n).await
 }
 
 /// The real interpreter behind `python3` (not a pyenv shim, whose start-up would be counted).
@@ -73,11 +64,7 @@ fn native_median(code: &str, n: usize) -> Option<(Duration, String)> {
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     let config = WasmConfig::default();
     if let Err(e) = sandbox::wasm::verify_runtime_dir(&config.runtime_dir) {
         eprintln!("{e}");
