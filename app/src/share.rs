@@ -24,12 +24,29 @@ pub fn error_from_location() -> Option<String> {
         .map(|e| format!("Cannot open the shared case: {e}"))
 }
 
-/// Put `case` in the URL (without reloading) and copy the link; returns the link.
+/// Put `case` in the URL (without reloading); returns the link (see [`copy_to_clipboard`]).
 pub fn publish(case: &Case) -> Option<String> {
     put_in_url(PREFIX, &encode(case))
 }
 
-/// Put `prefix` + `encoded` as this page's fragment (without reloading) and copy the link.
+/// Copy `text` to the clipboard; whether the browser allowed it (it may refuse without
+/// permission or focus, and then the page says so instead of "copied").
+pub async fn copy_to_clipboard(text: &str) -> bool {
+    let Some(window) = web_sys::window() else {
+        return false;
+    };
+    let navigator = window.navigator();
+    // No clipboard outside secure contexts (a workshop server on a LAN address over http).
+    let has_clipboard = js_sys::Reflect::get(&navigator, &"clipboard".into())
+        .is_ok_and(|c| !c.is_undefined() && !c.is_null());
+    if !has_clipboard {
+        return false;
+    }
+    let promise = navigator.clipboard().write_text(text);
+    wasm_bindgen_futures::JsFuture::from(promise).await.is_ok()
+}
+
+/// Put `prefix` + `encoded` as this page's fragment (without reloading); returns the link.
 fn put_in_url(prefix: &str, encoded: &str) -> Option<String> {
     let window = web_sys::window()?;
     let location = window.location();
@@ -40,16 +57,13 @@ fn put_in_url(prefix: &str, encoded: &str) -> Option<String> {
         "",
         Some(&link),
     );
-    let _ = window.navigator().clipboard().write_text(&link);
     Some(link)
 }
 
-/// The address of a case kept by the server under `id` (copied to the clipboard).
+/// The address of a case kept by the server under `id`.
 pub fn short_link(id: &str) -> Option<String> {
     let window = web_sys::window()?;
-    let link = format!("{}/c/{id}", window.location().origin().ok()?);
-    let _ = window.navigator().clipboard().write_text(&link);
-    Some(link)
+    Some(format!("{}/c/{id}", window.location().origin().ok()?))
 }
 
 /// The fragment prefix of a suite case (MatTools, OmniMatBench, AlchemyBench) on `/suites`.
@@ -65,5 +79,7 @@ pub fn suite_case_from_location() -> Option<Result<SuiteCase, String>> {
 
 /// Put a suite case in the URL (without reloading) and copy the link; returns the link.
 pub fn publish_suite_case(case: &SuiteCase) -> Option<String> {
-    put_in_url(SUITE_PREFIX, &encode_suite_case(case))
+    let link = put_in_url(SUITE_PREFIX, &encode_suite_case(case))?;
+    let _ = web_sys::window()?.navigator().clipboard().write_text(&link);
+    Some(link)
 }

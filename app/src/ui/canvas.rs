@@ -7,11 +7,12 @@ use engine::Structure;
 use leptos::ev;
 use leptos::html::Canvas;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 use super::edit_panel::{EditPanel, EditRequest};
 use super::measure::picked_panel;
 use super::shortcuts::{command, Command, HelpOverlay};
-use crate::viewer::{ColorScheme, Overlay, Style, Viewer, OVERLAY_FULL_SCALE};
+use crate::viewer::{ColorScheme, Overlay, Style, Viewer, OVERLAY_FULL_SCALE, OVERLAY_ZERO};
 
 /// Pointer travel (CSS pixels) below which a press and release count as a click, not a drag.
 const CLICK_SLOP: i32 = 4;
@@ -23,6 +24,17 @@ const MAX_CELLS: u32 = 3;
 const AUTO_BONDS_SITES: usize = 5000;
 /// Sites a measurement can involve (two for a distance, three for an angle).
 const MAX_PICKED: usize = 3;
+
+/// Whether a key event goes to a place where text is typed (a text input, a text area, a
+/// select's type-ahead or an editable element).
+fn typing(e: &ev::KeyboardEvent) -> bool {
+    const TEXT: &str = "textarea, select, [contenteditable]:not([contenteditable=false]), \
+        input:not([type=checkbox]):not([type=radio]):not([type=button]):not([type=submit])\
+        :not([type=reset]):not([type=range]):not([type=color]):not([type=file])";
+    e.target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|el| el.closest(TEXT).ok().flatten().is_some())
+}
 
 /// A 3D view of `structure` with halos around the sites in `highlight`.
 #[component]
@@ -45,6 +57,10 @@ pub fn StructureCanvas(
     /// larger than atoms).
     #[prop(default = 1.0)]
     atom_scale: f32,
+    /// Whether `?` pressed anywhere on the page (outside text fields) opens this viewer's
+    /// keyboard help (one viewer per page should).
+    #[prop(optional)]
+    page_help: bool,
 ) -> impl IntoView {
     let overlay = overlay.unwrap_or_else(|| Signal::derive(|| None));
     let canvas_ref = NodeRef::<Canvas>::new();
@@ -62,6 +78,8 @@ pub fn StructureCanvas(
         ..Style::default()
     });
     let help = RwSignal::new(false);
+    // The help was opened from elsewhere on the page: it floats in the window's corner.
+    let help_floating = RwSignal::new(false);
     // Bonds were switched off because the structure is large (shown next to the checkbox).
     let bonds_auto_off = RwSignal::new(false);
 
@@ -125,9 +143,11 @@ pub fn StructureCanvas(
             }
         });
         if let Some(canvas) = canvas_ref.get_untracked() {
-            let worst = o.as_ref().and_then(Overlay::worst);
-            let text = worst.map_or_else(String::new, |(i, d)| {
-                serde_json::json!({ "worst": i, "worst_angstrom": d }).to_string()
+            // `worst` is null when every site is where the target has it.
+            let text = o.as_ref().map_or_else(String::new, |o| {
+                let worst = o.worst().map(|(i, _)| i);
+                let largest = o.largest().map_or(0.0, |(_, d)| d);
+                serde_json::json!({ "worst": worst, "worst_angstrom": largest }).to_string()
             });
             let _ = canvas.set_attribute("data-overlay", &text);
         }
@@ -148,8 +168,18 @@ pub fn StructureCanvas(
         Command::Labels => show_labels.update(|x| *x = !*x),
         Command::Bonds => style.update(|s| s.bonds = !s.bonds),
         Command::Scheme => style.update(|s| s.scheme = s.scheme.toggled()),
-        Command::ClearPicks => picked.set(Vec::new()),
-        Command::Help => help.update(|x| *x = !*x),
+        // Esc closes the help first, then forgets the picked sites.
+        Command::ClearPicks => {
+            if help.get_untracked() {
+                help.set(false);
+            } else {
+                picked.set(Vec::new());
+            }
+        }
+        Command::Help => {
+            help_floating.set(false);
+            help.update(|x| *x = !*x);
+        }
         Command::Delete => {
             if let (Some(edit), Some(&index)) = (on_edit, picked.get_untracked().last()) {
                 edit.run(EditRequest::Apply(
@@ -167,6 +197,24 @@ pub fn StructureCanvas(
             }
         }
     };
+
+    // Keys pressed anywhere on the page: Esc closes this viewer's help; `?` opens it (with
+    // `page_help`) unless someone is typing. A key the canvas handled itself is left alone.
+    let page_keys = window_event_listener(ev::keydown, move |e: ev::KeyboardEvent| {
+        if e.default_prevented() || e.ctrl_key() || e.meta_key() || e.alt_key() {
+            return;
+        }
+        match e.key().as_str() {
+            "Escape" if help.get_untracked() => help.set(false),
+            "?" if page_help && !typing(&e) => {
+                e.prevent_default();
+                help_floating.set(true);
+                help.update(|x| *x = !*x);
+            }
+            _ => {}
+        }
+    });
+    on_cleanup(move || page_keys.remove());
 
     let on_up = move |e: ev::PointerEvent| {
         if drag.get_value().is_some() {
@@ -297,7 +345,7 @@ pub fn StructureCanvas(
                 }
             ></canvas>
             <div class="site-labels" data-for=id>{labels}</div>
-            <HelpOverlay open=help />
+            <HelpOverlay open=help floating=help_floating />
             </div>
             <div class="view-tools" data-for=id>
                 <button class="secondary small" data-view="reset" title="default view (r)" on:click=move |_| run(Command::Reset)>"reset"</button>
@@ -308,7 +356,7 @@ pub fn StructureCanvas(
                     // The drawing buffer is preserved, so the canvas holds the last frame.
                     let url = canvas_ref.get_untracked().and_then(|c| c.to_data_url().ok());
                     let anchor = e.current_target().and_then(|t| {
-                        wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlAnchorElement>(t).ok()
+                        t.dyn_into::<web_sys::HtmlAnchorElement>().ok()
                     });
                     if let (Some(url), Some(a)) = (url, anchor) {
                         a.set_href(&url);
@@ -354,14 +402,22 @@ pub fn StructureCanvas(
             </label>
             {move || error.get().map(|e| view! { <p class="error viewer-error">{e}</p> })}
             <ul class="legend" data-for=id>{legend}</ul>
-            {move || overlay.get().and_then(|o| o.worst().map(|w| (w, o.pairing))).map(|((i, d), pairing)| view! {
+            {move || overlay.get().map(|o| view! {
                 <p class="overlay-legend small" data-for=id>
                     <span class="ramp"></span>
                     {format!(
-                        "answer over target: an arrow from each target site to the answer's site {pairing}, \
-                         green 0 Å → red ≥ {OVERLAY_FULL_SCALE} Å. Largest: #{i}, "
+                        "answer over target: an arrow from each target site to the answer's site {}, \
+                         green 0 Å → red ≥ {OVERLAY_FULL_SCALE} Å. ",
+                        o.pairing
                     )}
-                    <b class="worst">{format!("{d:.3}")}</b>" Å (marked red)."
+                    {match o.worst() {
+                        Some((i, d)) => view! {
+                            {format!("Largest: #{i}, ")}<b class="worst">{format!("{d:.3}")}</b>" Å (marked red)."
+                        }.into_any(),
+                        None => view! {
+                            {format!("Every site is where the target has it (all under {OVERLAY_ZERO} Å): none is marked.")}
+                        }.into_any(),
+                    }}
                 </p>
             })}
             {info}

@@ -38,7 +38,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("i", "site indices on/off"),
     ("o", "bonds on/off"),
     ("v", "Jmol / VESTA colours"),
-    ("Esc", "clear the picked sites"),
+    ("Esc", "close this help, else clear the picked sites"),
     ("Delete", "delete the picked site (input only)"),
     ("Ctrl+Z / Ctrl+Y", "undo / redo an edit (input only)"),
     ("?", "this help"),
@@ -74,11 +74,28 @@ pub fn command(key: &str, ctrl: bool, shift: bool) -> Option<Command> {
 pub fn HelpOverlay(
     /// Whether it is shown.
     open: RwSignal<bool>,
+    /// Opened from elsewhere on the page: shown in the window's corner, with a word on how
+    /// the keys reach a viewer.
+    #[prop(optional, into)]
+    floating: Option<Signal<bool>>,
 ) -> impl IntoView {
+    let floating = move || floating.is_some_and(|f| f.get());
+    // Floating: in the window's top right corner, whatever is scrolled into view.
+    let place = move || {
+        if floating() {
+            "position: fixed; top: 0.8rem; right: 0.8rem; z-index: 20; box-sizing: border-box; \
+             max-width: min(24rem, calc(100vw - 1.6rem)); max-height: calc(100vh - 1.6rem); overflow: auto;"
+        } else {
+            ""
+        }
+    };
     view! {
         <Show when=move || open.get()>
-            <div class="help-overlay" role="dialog" aria-label="viewer shortcuts">
-                <button class="secondary small close" on:click=move |_| open.set(false)>"×"</button>
+            <div class="help-overlay" class:floating=floating style=place role="dialog" aria-label="viewer shortcuts">
+                <button class="secondary small close" title="close (Esc)" on:click=move |_| open.set(false)>"×"</button>
+                {move || floating().then(|| view! {
+                    <p class="small help-note" style="margin: 0 1.6rem 0.4rem 0">"Click a viewer first: these keys act on the viewer that has the focus. Esc closes this help."</p>
+                })}
                 <table>
                     {SHORTCUTS
                         .iter()

@@ -39,15 +39,18 @@ pub fn ExportLinks(
     /// The structure to export (the links are hidden while `None`).
     #[prop(into)]
     structure: Signal<Option<Structure>>,
-    /// File name stem (`input`, `target`, …).
-    stem: &'static str,
+    /// Which structure this is (`input`, `target`): the `data-for` of the links.
+    role: &'static str,
+    /// File name stem of the downloads (`input`, or a dropped file's name).
+    #[prop(into)]
+    stem: Signal<String>,
 ) -> impl IntoView {
     let links = move || {
         structure.get().map(|_| {
             Format::ALL
                 .into_iter()
                 .map(|format| {
-                    let name = format.file_name(stem);
+                    let name = format.file_name(&stem.get());
                     let on_click = move |e: ev::MouseEvent| {
                         let Some(s) = structure.get_untracked() else { return };
                         let text = write_structure(format, &s);
@@ -71,5 +74,5 @@ pub fn ExportLinks(
                 .collect_view()
         })
     };
-    view! { <span class="exports" data-for=stem>"Download: " {links}</span> }
+    view! { <span class="exports" data-for=role>"Download: " {links}</span> }
 }

@@ -79,14 +79,24 @@ pub struct Overlay {
     pub pairing: &'static str,
 }
 
+/// Longest displacement (Å) that still counts as none: it reads 0.000 Å, so no site is marked
+/// as the worst when every site is this close (the ground truth pasted as the answer).
+pub const OVERLAY_ZERO: f64 = 5e-4;
+
 impl Overlay {
-    /// The site that moved furthest and by how much (Å).
-    pub fn worst(&self) -> Option<(usize, f64)> {
+    /// The site that moved furthest and by how much (Å), whatever the distance.
+    pub fn largest(&self) -> Option<(usize, f64)> {
         self.displacements
             .iter()
             .map(|d| (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt())
             .enumerate()
             .max_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
+    /// The site that moved furthest and by how much (Å); `None` when no site moved more than
+    /// [`OVERLAY_ZERO`] (then there is no worst site to mark).
+    pub fn worst(&self) -> Option<(usize, f64)> {
+        self.largest().filter(|&(_, d)| d > OVERLAY_ZERO)
     }
 }
 

@@ -39,6 +39,16 @@ pub fn AnswerPanel(
     #[prop(optional)]
     children: Option<Children>,
 ) -> impl IntoView {
+    // Each new link goes to the clipboard; the page says whether it got there.
+    let copied = RwSignal::new(None::<bool>);
+    Effect::new(move |_| {
+        let Some(link) = share_link.get() else { return };
+        copied.set(None);
+        leptos::task::spawn_local(async move {
+            let ok = crate::share::copy_to_clipboard(&link).await;
+            copied.set(Some(ok));
+        });
+    });
     view! {
         <div class="panel answer">
             <h2>"Answer"</h2>
@@ -75,6 +85,11 @@ pub fn AnswerPanel(
             <div class="row buttons">
                 <button id="share" class="secondary" on:click=move |_| make_link.run(()) title="the whole case in the link: works on any host">"Share link"</button>
                 <button id="short-link" class="secondary" on:click=move |_| make_short_link.run(()) title="the case kept by this server under a short id">"Short link"</button>
+                {move || copied.get().map(|ok| if ok {
+                    view! { <span id="share-copied" class="ok small" role="status">"Copied ✓"</span> }.into_any()
+                } else {
+                    view! { <span id="share-not-copied" class="muted small" role="status">"Not copied (the browser refused): select the link and copy it."</span> }.into_any()
+                })}
                 {move || share_link.get().map(|l| view! { <input id="share-link" readonly prop:value=l /> })}
             </div>
             {move || share_error.get().map(|e| view! { <p class="error" id="share-error">{e}</p> })}

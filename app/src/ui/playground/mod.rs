@@ -53,10 +53,19 @@ const MAX_OVERLAY_SITES: usize = 2000;
 enum Source {
     /// A pool entry, by index.
     Pool(usize),
-    /// A structure file the user pasted or dropped, and its format.
-    Pasted(Structure, Format),
+    /// A structure file the user pasted or dropped, its format, and its file name (dropped
+    /// files only).
+    Pasted(Structure, Format, Option<String>),
     /// The result of hand edits in the input viewer.
     Edited(Structure),
+}
+
+/// A file name without its extension (`NaCl.cif` → `NaCl`; `POSCAR` stays).
+fn file_stem(name: &str) -> &str {
+    match name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem,
+        _ => name,
+    }
 }
 
 fn summary(e: &PoolEntry) -> String {
@@ -70,7 +79,7 @@ fn cif_of_source(
     let entries = *entries;
     move |source: &Source| match source {
         Source::Pool(i) => entries.with_value(|p| p.get(*i).map(|e| write_cif(&e.structure))),
-        Source::Pasted(s, _) | Source::Edited(s) => Some(write_cif(s)),
+        Source::Pasted(s, ..) | Source::Edited(s) => Some(write_cif(s)),
     }
 }
 
@@ -93,9 +102,9 @@ pub fn Playground(
         Some(CaseStructure::Pool { name }) => entries
             .with_value(|p| p.iter().position(|e| &e.name == name))
             .map(Source::Pool),
-        Some(CaseStructure::Cif { cif }) => {
-            read_cif(cif).ok().map(|s| Source::Pasted(s, Format::Cif))
-        }
+        Some(CaseStructure::Cif { cif }) => read_cif(cif)
+            .ok()
+            .map(|s| Source::Pasted(s, Format::Cif, None)),
         None => None,
     };
     let source = RwSignal::new(initial_source.unwrap_or(Source::Pool(default)));
@@ -127,7 +136,8 @@ pub fn Playground(
     let input = Memo::new(move |_| input_cif.get().and_then(|c| read_cif(&c).ok()));
     let input_name = Memo::new(move |_| match source.get() {
         Source::Pool(i) => entries.with_value(|p| p.get(i).map(summary).unwrap_or_default()),
-        Source::Pasted(s, f) => format!("pasted {} ({} sites)", f.name(), s.len()),
+        Source::Pasted(s, f, None) => format!("pasted {} ({} sites)", f.name(), s.len()),
+        Source::Pasted(s, f, Some(name)) => format!("{name} ({}, {} sites)", f.name(), s.len()),
         Source::Edited(s) => format!("edited by hand ({} sites)", s.len()),
     });
 
@@ -353,7 +363,7 @@ pub fn Playground(
 
     let filtered = move || {
         let q = search.get().to_lowercase();
-        entries.with_value(|p| {
+        let mut rows = entries.with_value(|p| {
             p.iter()
                 .enumerate()
                 .filter(|(_, e)| {
@@ -361,9 +371,14 @@ pub fn Playground(
                         || e.name.to_lowercase().contains(&q)
                         || e.formula.to_lowercase().contains(&q)
                 })
-                .map(|(i, e)| (i, summary(e)))
+                .map(|(i, e)| (e.name.to_lowercase(), i, summary(e)))
                 .collect::<Vec<_>>()
-        })
+        });
+        // By name, case-insensitively; the pool keeps its order (links name entries).
+        rows.sort();
+        rows.into_iter()
+            .map(|(_, i, label)| (i, label))
+            .collect::<Vec<_>>()
     };
 
     let load = move |name: Option<&str>, text: &str| match read_any(name, text) {
@@ -374,9 +389,22 @@ pub fn Playground(
             } else {
                 None
             });
-            source.set(Source::Pasted(s, f));
+            source.set(Source::Pasted(s, f, name.map(str::to_string)));
         }
         Err(e) => paste_error.set(Some(e.to_string())),
+    };
+    // Downloads of a dropped file's structures are named after the file (`NaCl.cif` gives
+    // `NaCl.vasp`, `NaCl-target.cif`); anything else after what it is (`input`, `target`).
+    let download_stem = move |role: &str| match source.get() {
+        Source::Pasted(_, _, Some(name)) => {
+            let stem = file_stem(&name);
+            if role == "input" {
+                stem.to_string()
+            } else {
+                format!("{stem}-{role}")
+            }
+        }
+        _ => role.to_string(),
     };
     // The answer over the target: the matcher's pairing as one vector per target site. The
     // matcher indexes sites in pymatgen's parsed order; the picture (and every prompt) in
@@ -415,15 +443,19 @@ pub fn Playground(
     });
     let overlay = Signal::derive(move || show_overlay.get().then(|| overlay_data.get()).flatten());
 
-    // Shown next to the input's name; display only (no verdict depends on it).
+    // Shown next to the input's name; display only (no verdict depends on it). A symbol
+    // (`F m -3 m (225)`) is one word to the reader: it wraps only as a whole.
     let symmetry = Memo::new(move |_| {
         input.get().map(|s| {
             if s.len() > MAX_SYMMETRY_SITES {
-                return format!("space group not computed above {MAX_SYMMETRY_SITES} sites");
+                return (
+                    format!("space group not computed above {MAX_SYMMETRY_SITES} sites"),
+                    false,
+                );
             }
             match space_group(&s, DEFAULT_SYMPREC) {
-                Ok(g) => format!("{} ({})", g.symbol, g.number),
-                Err(_) => "space group unknown".to_string(),
+                Ok(g) => (format!("{} ({})", g.symbol, g.number), true),
+                Err(_) => ("space group unknown".to_string(), false),
             }
         })
     });
@@ -463,7 +495,7 @@ pub fn Playground(
             <div class="views">
                 <div class="view">
                     <h2>"Input " <span class="muted" id="input-name">{move || input_name.get()}</span>
-                        " " <span class="muted small" id="space-group" title="space group (symprec 0.01 Å, angle tolerance 5°, as pymatgen's SpacegroupAnalyzer)">{move || symmetry.get()}</span></h2>
+                        " " <span class="muted small" id="space-group" style:white-space=move || if symmetry.with(|s| s.as_ref().is_some_and(|s| s.1)) { "nowrap" } else { "normal" } title="space group (symprec 0.01 Å, angle tolerance 5°, as pymatgen's SpacegroupAnalyzer)">{move || symmetry.get().map(|s| s.0)}</span></h2>
                     {move || symmetry_warning.get().map(|declared| view! {
                         <p class="notice warning" id="symmetry-warning">
                             {format!(
@@ -479,7 +511,7 @@ pub fn Playground(
                             )}
                         </p>
                     })}
-                    <StructureCanvas structure=input highlight=touched_in id="viewer" on_edit=on_edit />
+                    <StructureCanvas structure=input highlight=touched_in id="viewer" on_edit=on_edit page_help=true />
                     {move || edit_error.get().map(|e| view! { <p class="error small" id="edit-error">{e}</p> })}
                     {move || matches!(source.get(), Source::Edited(_)).then(|| view! {
                         <p class="small">
@@ -489,7 +521,7 @@ pub fn Playground(
                             </button>
                         </p>
                     })}
-                    <ExportLinks structure=input stem="input" />
+                    <ExportLinks structure=input role="input" stem=Signal::derive(move || download_stem("input")) />
                 </div>
                 // No valid action: no target, and not the previous one left on screen.
                 <div class="view" class:no-target=move || target.get().is_none()>
@@ -512,7 +544,7 @@ pub fn Playground(
                         " answer over target"
                         {move || overlay_data.get().is_none().then(|| view! { <span class="muted"> " (needs an answer the matcher pairs with the target)"</span> })}
                     </label>
-                    <ExportLinks structure=target stem="target" />
+                    <ExportLinks structure=target role="target" stem=Signal::derive(move || download_stem("target")) />
                 </div>
             </div>
             <AnswerPanel

@@ -48,9 +48,12 @@ pub fn StructurePicker(
                     on:input=move |ev| search.set(event_target_value(&ev))
                 />
             </label>
+            // No vertical padding: the list is exactly six rows high, so the row it scrolls to
+            // (the chosen mineral) never leaves the top row cut in half.
             <select
                 id="structure-select"
                 size="6"
+                style="padding-top: 0; padding-bottom: 0"
                 on:change=move |ev| {
                     if let Ok(i) = event_target_value(&ev).parse::<usize>() {
                         pick.run(i);
@@ -62,8 +65,11 @@ pub fn StructurePicker(
                     pool.get()
                         .into_iter()
                         .map(|(i, label)| {
+                            // A property, not the attribute: after a click the browser no
+                            // longer follows the attribute, so a paste would leave the old
+                            // row chosen and clicking it again would not load it.
                             let selected = current == Some(i);
-                            view! { <option value=i.to_string() selected=selected>{label}</option> }
+                            view! { <option value=i.to_string() prop:selected=selected>{label}</option> }
                         })
                         .collect_view()
                 }}

@@ -42,14 +42,24 @@ pub fn success_chart(runs: &[(String, RunView)]) -> impl IntoView {
                     }
                 })
                 .collect_view();
+            // One word a line (`insert` over `between`): whole names are wider than a group
+            // and ran into their neighbours.
+            let centre = x0 + (group - 12.0) / 2.0;
+            let words = a
+                .split('_')
+                .enumerate()
+                .map(|(line, word)| view! {
+                    <tspan x=centre dy=if line == 0 { "0" } else { "9" }>{word.to_string()}</tspan>
+                })
+                .collect_view();
             view! {
                 {runs_bars}
-                <text x=x0 + (group - 12.0) / 2.0 y="140" text-anchor="middle" font-size="8">{a.replace('_', " ")}</text>
+                <text class="action-label" data-action=a x=centre y="137" text-anchor="middle" font-size="8">{words}</text>
             }
         })
         .collect_view();
     view! {
-        <svg id="success-chart" viewBox="0 0 600 150" class="chart" role="img" aria-label="success rate per action and run">
+        <svg id="success-chart" viewBox="0 0 600 152" class="chart" role="img" aria-label="success rate per action and run">
             <line x1="5" y1="125" x2="595" y2="125" stroke="#999"></line>
             <line x1="5" y1="15" x2="595" y2="15" stroke="#ddd" stroke-dasharray="3 3"></line>
             <text x="597" y="18" font-size="7" text-anchor="end">"100%"</text>
@@ -120,9 +130,10 @@ pub fn max_dist_chart(runs: &[(String, [usize; BINS])]) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <svg id="max-dist-chart" viewBox="0 0 600 150" class="chart" role="img" aria-label="max_dist of successes">
+        <svg id="max-dist-chart" viewBox="0 0 600 160" class="chart" role="img" aria-label="max_dist of successes">
             <line x1="5" y1="125" x2="595" y2="125" stroke="#999"></line>
-            <text x="597" y="148" font-size="7" text-anchor="end">"max_dist (normalised)"</text>
+            // Under the bin labels, never beside them.
+            <text x="597" y="155" font-size="7" text-anchor="end">"max_dist (normalised)"</text>
             {bars}
         </svg>
     }
