@@ -53,8 +53,9 @@ test("a MatTools question asked of a model with its exact messages, then shared 
       await withScreenshot(fresh.page, "suite link reopened", async () => {
         await fresh.page.goto(link);
         await fresh.page.waitForFunction(() => /<answer>B<\/answer>/.test(document.querySelector("#suite-answer")?.value ?? ""));
+        // The task list arrives from the server after the link is read.
+        await fresh.page.waitForFunction((id) => document.querySelector("#suite-task")?.value === id, taskId);
         assert.equal(await fresh.page.inputValue("#suite-select"), "mattools-qa");
-        assert.equal(await fresh.page.inputValue("#suite-task"), taskId);
         assert.equal(await fresh.page.locator("#suite-prompt").textContent(), prompt);
         await fresh.page.click("#suite-score");
         await fresh.page.waitForSelector("#suite-label");

@@ -40,6 +40,11 @@ test("MatTools: working code succeeds in the sandbox; a hallucinated attribute i
     await page.selectOption("#suite-task", "test_antisite_generator");
     assert.match(await page.locator("#suite-prompt").textContent(), /antisite_defect_names/);
     await page.fill("#suite-answer", working);
+    // The code is coloured as Python under the text.
+    const keywords = await page.locator("#suite-answer-highlight .kw").allTextContents();
+    assert.ok(["from", "import", "def", "return", "for", "in"].every((k) => keywords.includes(k)), keywords.join(" "));
+    assert.ok((await page.locator("#suite-answer-highlight .str").count()) >= 1);
+    assert.equal(await page.locator("#suite-answer-highlight").textContent(), working + "\n");
     await page.click("#suite-score");
     await page.waitForSelector("#suite-label", { timeout: 120_000 });
     assert.equal(await page.locator("#suite-label").textContent(), "Success");

@@ -9,6 +9,8 @@ use bench::wire::{ScoreRequest, ScoreResult, SuiteInfo, SuiteTask};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use bench::mattools::code::highlight::highlight;
+
 /// A starting point for a MatTools answer (the layout the prompt asks for).
 const CODE_TEMPLATE: &str = "<answer><code>```python\nfrom pymatgen.core import Structure\n\n\ndef compute():\n    path = 'tool_source_code/pymatgen-analysis-defects/tests/test_files/GaN.vasp'\n    structure = Structure.from_file(path)\n    return {}\n```</code><name>compute</name></answer>";
 
@@ -77,6 +79,16 @@ pub fn Suites() -> impl IntoView {
         share_link.set(crate::share::publish_suite_case(&case));
     };
     let prompt = Signal::derive(move || task.get().map(|t| t.prompt));
+    // MatTools' code answers get Python colouring; the layer scrolls with the text.
+    let python = move || chosen.get() == "mattools-code";
+    let layer: NodeRef<leptos::html::Pre> = NodeRef::new();
+    let editor: NodeRef<leptos::html::Textarea> = NodeRef::new();
+    let sync_scroll = move || {
+        if let (Some(l), Some(e)) = (layer.get(), editor.get()) {
+            l.set_scroll_top(e.scroll_top());
+            l.set_scroll_left(e.scroll_left());
+        }
+    };
     let messages = Signal::derive(move || task.get().map(|t| t.messages).unwrap_or_default());
     let result = RwSignal::new(None::<Result<ScoreResult, String>>);
     let busy = RwSignal::new(false);
@@ -163,12 +175,29 @@ pub fn Suites() -> impl IntoView {
             </details>
             <label class="field wide">
                 <span>"Answer (a model's full reply, or your own)"</span>
-                <textarea id="suite-answer" class="code" rows="14" spellcheck="false"
-                    prop:value=move || answer.get()
-                    on:input=move |e| {
-                        answer.set(event_target_value(&e));
-                        answered_by.set(None);
-                    }></textarea>
+                <div class="code-editor" class:highlighted=python>
+                    // Python answers are coloured by a layer under the (transparent) text.
+                    {move || python().then(|| view! {
+                        <pre class="highlight" id="suite-answer-highlight" aria-hidden="true" node_ref=layer>
+                            {move || answer.with(|a| {
+                                highlight(a)
+                                    .into_iter()
+                                    .map(|(kind, piece)| view! { <span class=kind.class()>{piece.to_string()}</span> })
+                                    .collect_view()
+                            })}
+                            // A trailing newline needs a line to show the caret on.
+                            "\n"
+                        </pre>
+                    })}
+                    <textarea id="suite-answer" class="code" rows="14" spellcheck="false" node_ref=editor
+                        prop:value=move || answer.get()
+                        on:scroll=move |_| sync_scroll()
+                        on:input=move |e| {
+                            answer.set(event_target_value(&e));
+                            answered_by.set(None);
+                            sync_scroll();
+                        }></textarea>
+                </div>
             </label>
             <div class="row buttons">
                 <button id="suite-score" on:click=run

@@ -13,6 +13,7 @@
 pub mod agent;
 pub mod extract;
 pub mod harness;
+pub mod highlight;
 pub mod prompt;
 pub mod suite;
 pub mod task;
