@@ -1,4 +1,9 @@
 //! Bench tests that run natively and in wasm32 alike.
+//!
+//! The digests below were recorded once from our own output: both builds hitting the same
+//! digest proves native and wasm agree to the bit, and a changed digest shows a change; they
+//! do not show that either is right. Correctness against pymatgen is the differential tests'
+//! job (`evaluator_vs_pyref`, `engine/tests/*_vs_pymatgen.rs`).
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use bench::atomworld::prompt::model_prompt;
@@ -48,3 +53,66 @@ fn generator_is_bit_identical_on_every_target() {
 }
 
 const EXPECTED_GENERATOR_DIGEST: u64 = 9255714441203997630;
+
+/// The evaluator on real verdicts: for generated tasks of every action, the target itself,
+/// the input unchanged, the target with one site moved by 0.3 Å and by 1.5 Å, and a broken
+/// CIF, each scored with the second verdict. Labels and every number (rms, max_dist in both
+/// units, the same-crystal match) must come out bit for bit the same natively and in wasm.
+#[test]
+fn evaluator_verdicts_are_bit_identical_on_every_target() {
+    use bench::atomworld::evaluate::{evaluate_with_same_crystal, parse_target, Comparison};
+    use bench::atomworld::generator::{generate, TaskSetSpec};
+    use engine::cif::{read_cif, write_cif};
+    use engine::interrupt::Interrupt;
+
+    let (tasks, _) = generate(&TaskSetSpec::per_action(2027, 3), &|_, _, _| false);
+    assert_eq!(tasks.len(), 30);
+    let moved = |cif: &str, by: f64| {
+        let mut s = read_cif(cif).unwrap();
+        let p = s.cartesian(0);
+        s.sites[0].frac = s.lattice.to_fractional([p[0] + by, p[1], p[2]]);
+        write_cif(&s)
+    };
+    let mut bytes = Vec::new();
+    let mut labels = std::collections::BTreeMap::new();
+    for t in &tasks {
+        let target = parse_target(&t.target_cif).unwrap();
+        let answers = [
+            t.target_cif.clone(),
+            t.input_cif.clone(),
+            moved(&t.target_cif, 0.3),
+            moved(&t.target_cif, 1.5),
+            t.target_cif.replacen("_cell_length_b", "_cell_length_b x", 1),
+        ];
+        for a in answers {
+            let v = evaluate_with_same_crystal(
+                &target,
+                &format!("<cif>\n{a}\n</cif>"),
+                Comparison::Matcher,
+                &Interrupt::default(),
+            );
+            *labels.entry(v.label.name()).or_insert(0) += 1;
+            bytes.extend(v.label.name().bytes());
+            let numbers = [v.rms, v.max_dist, v.max_dist_angstrom];
+            let same = v.same_crystal.map_or([None, None], |s| [s.rms, s.max_dist]);
+            for x in numbers.into_iter().chain(same) {
+                bytes.extend(x.map_or(u64::MAX, f64::to_bits).to_le_bytes());
+            }
+            bytes.push(v.same_crystal.map_or(2, |s| u8::from(s.fit)));
+        }
+    }
+    // Every kind of verdict is among them.
+    for label in [
+        "Success",
+        "AtomCountMismatch",
+        "StructureMismatch",
+        "CifParsingError",
+    ] {
+        assert!(labels.contains_key(label), "{labels:?}");
+    }
+    let digest = fnv(bytes.into_iter());
+    assert_eq!(digest, EXPECTED_EVALUATOR_DIGEST, "{digest} {labels:?}");
+}
+
+/// Recorded natively; `cargo test -p bench --target wasm32-unknown-unknown` confirms it.
+const EXPECTED_EVALUATOR_DIGEST: u64 = 5805760644824645816;
