@@ -82,7 +82,8 @@ fn evaluator_verdicts_are_bit_identical_on_every_target() {
             t.input_cif.clone(),
             moved(&t.target_cif, 0.3),
             moved(&t.target_cif, 1.5),
-            t.target_cif.replacen("_cell_length_b", "_cell_length_b x", 1),
+            t.target_cif
+                .replacen("_cell_length_b", "_cell_length_b x", 1),
         ];
         for a in answers {
             let v = evaluate_with_same_crystal(
