@@ -76,3 +76,16 @@ test("human scores are saved, survive a reload and are compared with the judge's
     assert.ok(pearson === "—" || Math.abs(Number(pearson)) <= 1, pearson);
     assert.match(await page.locator("#human-csv").getAttribute("href"), /human-scores\.csv$/);
   }));
+
+test("the Runs page charts the judge's mean score per criterion and prints the suite's figures", () =>
+  check("alchemy run charts", async () => {
+    const page = browser.page;
+    await page.goto(`${server.url}/runs?runs=${runId}`);
+    await page.waitForSelector('.headline-chart[data-kind="criteria"] .bar');
+    const bars = page.locator('.headline-chart[data-kind="criteria"] .bar');
+    assert.ok((await bars.count()) >= 7, `${await bars.count()} criteria charted`);
+    for (const v of await bars.evaluateAll((gs) => gs.map((g) => Number(g.dataset.value)))) {
+      assert.ok(v >= 1 && v <= 5, `mean ${v} outside 1–5`);
+    }
+    assert.match(await page.locator(".run-headline").first().textContent(), /overall/);
+  }));

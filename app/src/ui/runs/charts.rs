@@ -138,3 +138,118 @@ pub fn max_dist_chart(runs: &[(String, [usize; BINS])]) -> impl IntoView {
         </svg>
     }
 }
+
+/// One labelled figure per run, for a suite's headline chart.
+struct Figures {
+    /// What is charted, for the heading.
+    title: &'static str,
+    /// The chart's kind (`data-kind`, for tests and styling).
+    kind: &'static str,
+    /// The scale's top (1 for rates, 5 for the judge's 1–5 scores).
+    top: f64,
+    /// Per label, each run's value (`None`: that run has none).
+    rows: Vec<(String, Vec<Option<f64>>)>,
+}
+
+/// The suites' own figures from each run's headline: OmniMatBench's slot accuracy per
+/// subfield (exact mode) and AlchemyBench's mean judge score per criterion (all splits).
+fn headline_figures(runs: &[(String, RunView)]) -> Vec<Figures> {
+    use std::collections::BTreeMap;
+    let mut subfields: BTreeMap<String, Vec<Option<f64>>> = BTreeMap::new();
+    let mut criteria: Vec<(String, Vec<Option<f64>>)> = Vec::new();
+    for (k, (_, v)) in runs.iter().enumerate() {
+        let Some(h) = &v.summary.headline else {
+            continue;
+        };
+        if let Ok(s) = serde_json::from_value::<bench::omnimat::cal::CalSummary>(h.json.clone()) {
+            for (name, sub) in s.per_subfield {
+                subfields
+                    .entry(name)
+                    .or_insert_with(|| vec![None; runs.len()])[k] = Some(sub.slot_accuracy.exact);
+            }
+        } else if let Ok(s) =
+            serde_json::from_value::<bench::alchemy::summary::AlchemySummary>(h.json.clone())
+        {
+            for c in s.all.criteria {
+                let row = match criteria.iter().position(|(key, _)| *key == c.key) {
+                    Some(i) => i,
+                    None => {
+                        criteria.push((c.key.clone(), vec![None; runs.len()]));
+                        criteria.len() - 1
+                    }
+                };
+                criteria[row].1[k] = c.stat.mean;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if !subfields.is_empty() {
+        out.push(Figures {
+            title: "Slot accuracy per subfield (exact mode)",
+            kind: "subfields",
+            top: 1.0,
+            rows: subfields.into_iter().collect(),
+        });
+    }
+    if !criteria.is_empty() {
+        out.push(Figures {
+            title: "Judge's mean score per criterion (1–5, all splits)",
+            kind: "criteria",
+            top: 5.0,
+            rows: criteria,
+        });
+    }
+    out
+}
+
+/// The suites' headline charts (horizontal bars, one per run in each row), when the runs
+/// shown have any.
+pub fn headline_charts(runs: &[(String, RunView)]) -> impl IntoView {
+    headline_figures(runs)
+        .into_iter()
+        .map(|f| {
+            let per_row = runs.len().max(1) as f64;
+            let row_h = 8.0 * per_row + 6.0;
+            let height = 12.0 + row_h * f.rows.len() as f64;
+            let rows = f
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(r, (label, values))| {
+                    let y0 = 8.0 + r as f64 * row_h;
+                    let bars = values
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, v)| v.map(|v| (k, v)))
+                        .map(|(k, v)| {
+                            let w = (v / f.top).clamp(0.0, 1.0) * 330.0;
+                            let y = y0 + k as f64 * 8.0;
+                            let model = runs.get(k).map(|(m, _)| m.clone()).unwrap_or_default();
+                            view! {
+                                <g class="bar" data-label=label.clone() data-model=model.clone() data-value=format!("{v:.3}")>
+                                    <rect x="200" y=y width=w height="7" fill=RUN_COLOURS[k % RUN_COLOURS.len()]>
+                                        <title>{format!("{model}, {label}: {v:.3}")}</title>
+                                    </rect>
+                                    <text x=204.0 + w y=y + 6.0 font-size="7">{format!("{v:.2}")}</text>
+                                </g>
+                            }
+                        })
+                        .collect_view();
+                    // Long names are shortened on the chart; the bar's title has them whole.
+                    let short: String = label.replace('_', " ").chars().take(44).collect();
+                    view! {
+                        <text x="195" y=y0 + 6.0 font-size="7" text-anchor="end">{short}</text>
+                        {bars}
+                    }
+                })
+                .collect_view();
+            view! {
+                <h3>{f.title}</h3>
+                <svg class="chart headline-chart" data-kind=f.kind viewBox=format!("0 0 600 {height}") role="img" aria-label=f.title>
+                    <line x1="200" y1="2" x2="200" y2=height - 2.0 stroke="#999"></line>
+                    {rows}
+                </svg>
+            }
+        })
+        .collect_view()
+}

@@ -255,6 +255,7 @@ pub fn Runs() -> impl IntoView {
             {charts::success_chart(&runs)}
             <h3>"max_dist of the successes"</h3>
             {charts::max_dist_chart(&hist)}
+            {charts::headline_charts(&runs)}
         })
     };
 
