@@ -170,6 +170,33 @@ mod tests {
         assert_eq!(decode(&newer), Err(CaseError::Version(9)));
     }
 
+    /// A case whose JSON is exactly `len` bytes, its answer padding it out.
+    fn case_of_json_len(len: usize) -> Case {
+        let mut case = Case {
+            v: CASE_VERSION,
+            structure: CaseStructure::Pool { name: "x".into() },
+            prompt: "Remove the atom at index 0 from the cif file.".into(),
+            semantics: Semantics::Reference,
+            answer: String::new(),
+            model: None,
+            seed: None,
+        };
+        let bare = serde_json::to_vec(&case).unwrap().len();
+        case.answer = "x".repeat(len - bare);
+        assert_eq!(serde_json::to_vec(&case).unwrap().len(), len);
+        case
+    }
+
+    #[test]
+    fn a_link_decoding_to_exactly_4_mib_opens_and_one_byte_more_is_refused() {
+        let at = case_of_json_len(MAX_CASE_BYTES);
+        assert_eq!(decode(&encode(&at)).unwrap(), at);
+        let over = case_of_json_len(MAX_CASE_BYTES + 1);
+        let e = decode(&encode(&over)).unwrap_err();
+        assert_eq!(e, CaseError::Compression);
+        assert!(e.to_string().contains("larger than 4 MiB"), "{e}");
+    }
+
     #[test]
     fn suite_cases_round_trip() {
         let case = SuiteCase {

@@ -109,10 +109,20 @@ pub fn build(m: &ModelConfig, messages: &[Message], key: Option<&str>) -> HttpCa
                 // In a header, not the documented `?key=` query, so it never lands in a URL.
                 headers.push(("x-goog-api-key".into(), k.to_string()));
             }
+            let mut body = json!({ "contents": contents, "generationConfig": config });
+            // System messages are not turns in Gemini's API: they go in `systemInstruction`.
+            let system: Vec<&str> = messages
+                .iter()
+                .filter(|x| x.role == Role::System)
+                .map(|x| x.content.as_str())
+                .collect();
+            if !system.is_empty() {
+                body["systemInstruction"] = json!({ "parts": [{ "text": system.join("\n") }] });
+            }
             HttpCall {
                 url: format!("{base}/models/{}:generateContent", m.model),
                 headers,
-                body: json!({ "contents": contents, "generationConfig": config }),
+                body,
             }
         }
     }
@@ -346,6 +356,18 @@ mod tests {
         }
         let g = build(&model(ProviderKind::Gemini), &[Message::user("hi")], None);
         assert_eq!(g.url, "http://h/v1/models/mod-1:generateContent");
+        assert!(g.body.get("systemInstruction").is_none(), "{}", g.body);
+    }
+
+    #[test]
+    fn gemini_keeps_the_system_message_as_its_system_instruction() {
+        let messages = [Message::system("Be terse."), Message::user("hi")];
+        let g = build(&model(ProviderKind::Gemini), &messages, None);
+        assert_eq!(g.body["systemInstruction"]["parts"][0]["text"], "Be terse.");
+        assert_eq!(
+            g.body["contents"],
+            json!([{ "role": "user", "parts": [{ "text": "hi" }] }])
+        );
     }
 
     fn decode(p: ProviderKind, events: &[(&str, &str)]) -> Result<StreamDecoder, LlmError> {
