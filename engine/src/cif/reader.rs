@@ -52,7 +52,7 @@ fn named_group(block: &Block) -> NamedGroup<'_> {
         if let Some(ops) = operations_for_symbol(&compact_symbol(&v.text)) {
             return NamedGroup::Known(ops);
         }
-        unknown = unknown.or(Some(v.text.trim()));
+        unknown = unknown.or(named(&v.text));
     }
     for tag in NUMBER_TAGS {
         let Some(v) = block.item(tag) else { continue };
@@ -63,12 +63,15 @@ fn named_group(block: &Block) -> NamedGroup<'_> {
         {
             return NamedGroup::Known(ops);
         }
-        unknown = unknown.or(Some(v.text.trim()));
+        unknown = unknown.or(named(&v.text));
     }
-    match unknown {
-        Some(text) if !matches!(text, "" | "?" | ".") => NamedGroup::Unknown(text),
-        _ => NamedGroup::None,
-    }
+    unknown.map_or(NamedGroup::None, NamedGroup::Unknown)
+}
+
+/// A value that names something (not empty, `?` or `.`), trimmed.
+fn named(text: &str) -> Option<&str> {
+    let t = text.trim();
+    (!matches!(t, "" | "?" | ".")).then_some(t)
 }
 
 /// The space group a CIF declares (symbol, number or Hall symbol) when its structure block
@@ -395,6 +398,12 @@ Cl1 0.5(1) 0.5 0.5
             None,
             "operations listed"
         );
+        // An unknown value first does not hide a Hall symbol after it.
+        let both = hall.replace(
+            "_space_group_name_Hall",
+            "_symmetry_space_group_name_H-M ?\n_space_group_name_Hall",
+        );
+        assert_eq!(undeclared_symmetry(&both).as_deref(), Some("-F 4 2 3"));
         let p1 = bare.replace("'F m -3 m'", "'P 1'");
         assert_eq!(undeclared_symmetry(&p1), None);
         assert_eq!(undeclared_symmetry("not a cif"), None);
