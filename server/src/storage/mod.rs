@@ -372,9 +372,9 @@ mod tests {
         let s = Storage::open(&dir.path().join("nested")).unwrap();
         assert!(s.path().is_file());
         assert_eq!(s.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 6);
+        assert_eq!(s.schema_version().unwrap(), 7);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 6);
+        assert_eq!(again.schema_version().unwrap(), 7);
     }
 }
