@@ -50,7 +50,8 @@ test("a dropped extended XYZ file is read by its name", () =>
     }, xyz);
     await page.dispatchEvent("#cif-paste", "drop", { dataTransfer: dt });
     await page.waitForFunction(() => document.querySelector("#input-name").textContent.includes("XYZ"));
-    assert.equal(await page.locator("#input-name").textContent(), "pasted extended XYZ (2 sites)");
+    // A dropped file keeps its name (issue 24, item 8).
+    assert.equal(await page.locator("#input-name").textContent(), "iron.xyz (extended XYZ, 2 sites)");
     assert.equal(await page.locator("#space-group").textContent(), "I m -3 m (229)");
   }));
 
