@@ -231,25 +231,40 @@ pub fn evaluate_within(
     comparison: Comparison,
     interrupt: &Interrupt,
 ) -> Verdict {
+    evaluate_parsed(target, response, comparison, interrupt).0
+}
+
+/// [`evaluate_within`], also giving back the parsed answer (when it parsed), so that the
+/// second verdict does not parse it again.
+fn evaluate_parsed(
+    target: &PymatgenCif,
+    response: &str,
+    comparison: Comparison,
+    interrupt: &Interrupt,
+) -> (Verdict, Option<PymatgenCif>) {
     let Some(text) = extract_cif(response) else {
-        return Verdict::fail(
+        let v = Verdict::fail(
             Label::OutputFormatError,
             "no <cif>…</cif> block in the answer",
         );
+        return (v, None);
     };
-    let mut v = match parse_cif_like_pymatgen_detailed(text) {
+    let (mut v, predicted) = match parse_cif_like_pymatgen_detailed(text) {
         Err(e) => {
             let mut v = Verdict::fail(
                 Label::CifParsingError,
                 format!("the CIF does not parse: {e}"),
             );
             v.parse_error = Some(e);
-            v
+            (v, None)
         }
-        Ok(predicted) => compare(target, &predicted, comparison, interrupt),
+        Ok(predicted) => (
+            compare(target, &predicted, comparison, interrupt),
+            Some(predicted),
+        ),
     };
     v.extracted_cif = Some(text.to_string());
-    v
+    (v, predicted)
 }
 
 /// [`evaluate_within`] with the second, labelled verdict ([`super::same_crystal`]) filled in
@@ -263,15 +278,8 @@ pub fn evaluate_with_same_crystal(
     comparison: Comparison,
     interrupt: &Interrupt,
 ) -> Verdict {
-    let mut v = evaluate_within(target, response, comparison, interrupt);
-    if v.label == Label::EvaluationTimeout {
-        return v;
-    }
-    if let Some(predicted) = v
-        .extracted_cif
-        .as_deref()
-        .and_then(|text| parse_cif_like_pymatgen_detailed(text).ok())
-    {
+    let (mut v, predicted) = evaluate_parsed(target, response, comparison, interrupt);
+    if let (Some(predicted), false) = (predicted, v.label == Label::EvaluationTimeout) {
         v.same_crystal = same_crystal(target, &predicted, interrupt);
     }
     v
