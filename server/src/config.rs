@@ -19,7 +19,14 @@
 //! model = "Qwen/Qwen3-8B"
 //! api_key_env = "LOCAL_API_KEY"   # optional
 //!
+//! [[embeddings]]               # OpenAI-compatible `POST {base}/embeddings`
+//! name = "te3"
+//! provider = "openai"           # openai | openai-compatible
+//! model = "text-embedding-3-large"
+//! price_input_per_mtok = 0.13
+//!
 //! [limits]
+//! embeddings_model = "te3"      # MatTools' documentation search, AlchemyBench's retrieval
 //! daily_spend_usd = 20.0
 //! run_spend_usd = 5.0
 //! max_concurrency_per_provider = 8
@@ -153,6 +160,58 @@ impl ModelConfig {
     }
 }
 
+/// Inputs per embeddings request unless configured (OpenAI takes up to 2,048).
+pub const DEFAULT_EMBEDDINGS_BATCH: usize = 64;
+
+/// Most inputs per embeddings request that a configuration may ask for.
+pub const MAX_EMBEDDINGS_BATCH: usize = 2048;
+
+/// One configured embeddings model, reached through the OpenAI embeddings protocol
+/// (`POST {base}/embeddings` with `{"model", "input": [...]}`): OpenAI itself or any
+/// compatible server (vLLM, llama.cpp, Ollama, text-embeddings-inference).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddingModelConfig {
+    /// The name runs pick (unique among the embeddings models).
+    pub name: String,
+    /// `openai` or `openai-compatible`.
+    pub provider: ProviderKind,
+    /// The provider's model id.
+    pub model: String,
+    /// Endpoint base (required for `openai-compatible`; overrides the provider default).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Environment variable with the API key (overrides the provider default).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Output dimensions, for models that can shorten their vectors (sent as
+    /// `dimensions`); `None`: the model's own.
+    #[serde(default)]
+    pub dimensions: Option<u32>,
+    /// Inputs per request.
+    #[serde(default = "default_batch")]
+    pub batch_size: usize,
+    /// USD per million input tokens.
+    #[serde(default)]
+    pub price_input_per_mtok: f64,
+}
+
+fn default_batch() -> usize {
+    DEFAULT_EMBEDDINGS_BATCH
+}
+
+impl EmbeddingModelConfig {
+    /// The most a request with `texts` can cost (USD): every byte counted as a token.
+    pub fn worst_cost(&self, texts: &[String]) -> f64 {
+        let bytes: u64 = texts.iter().map(|t| t.len() as u64 + 1).sum();
+        self.cost(bytes)
+    }
+
+    /// Cost in USD of `input_tokens`.
+    pub fn cost(&self, input_tokens: u64) -> f64 {
+        input_tokens as f64 * self.price_input_per_mtok / 1e6
+    }
+}
+
 /// Limits on spending and load.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -177,6 +236,10 @@ pub struct Limits {
     /// The configured model that answers a suite's judge questions (suites scored by an LLM
     /// judge); `None`: such answers are scored as judge failures.
     pub judge_model: Option<String>,
+    /// The configured embeddings model (`[[embeddings]]`) that MatTools' documentation
+    /// search and AlchemyBench's retrieval use unless a run names another; `None`: BM25 and
+    /// stored embeddings only (no calls).
+    pub embeddings_model: Option<String>,
 }
 
 impl Default for Limits {
@@ -191,6 +254,7 @@ impl Default for Limits {
             backoff_max_ms: 60_000,
             match_budget_secs: 20,
             judge_model: None,
+            embeddings_model: None,
         }
     }
 }
@@ -201,6 +265,8 @@ impl Default for Limits {
 pub struct Config {
     /// Configured models.
     pub models: Vec<ModelConfig>,
+    /// Configured embeddings models.
+    pub embeddings: Vec<EmbeddingModelConfig>,
     /// Limits.
     pub limits: Limits,
     /// Quotas and expiry of the share-link case store.
@@ -313,7 +379,50 @@ impl Config {
                 return Err(err("prices must not be negative"));
             }
         }
+        let mut seen = std::collections::HashSet::new();
+        for e in &self.embeddings {
+            let err = |message: &str| ConfigError::Model {
+                name: e.name.clone(),
+                message: message.into(),
+            };
+            if !seen.insert(e.name.as_str()) {
+                return Err(err("the name is used twice among [[embeddings]]"));
+            }
+            match e.provider {
+                ProviderKind::Openai => {}
+                ProviderKind::OpenaiCompatible if e.base_url.is_none() => {
+                    return Err(err("openai-compatible embeddings models need base_url"))
+                }
+                ProviderKind::OpenaiCompatible => {}
+                _ => {
+                    return Err(err(
+                        "embeddings models speak the OpenAI protocol: provider openai or openai-compatible",
+                    ))
+                }
+            }
+            if e.batch_size == 0 || e.batch_size > MAX_EMBEDDINGS_BATCH {
+                return Err(err(&format!(
+                    "batch_size must be 1 to {MAX_EMBEDDINGS_BATCH}"
+                )));
+            }
+            if e.price_input_per_mtok < 0.0 {
+                return Err(err("prices must not be negative"));
+            }
+        }
+        if let Some(name) = &self.limits.embeddings_model {
+            if self.embedding_model(name).is_none() {
+                return Err(ConfigError::Model {
+                    name: name.clone(),
+                    message: "[limits] embeddings_model names no [[embeddings]] entry".into(),
+                });
+            }
+        }
         Ok(())
+    }
+
+    /// The embeddings model called `name`.
+    pub fn embedding_model(&self, name: &str) -> Option<&EmbeddingModelConfig> {
+        self.embeddings.iter().find(|m| m.name == name)
     }
 
     /// The model called `name`.
@@ -355,5 +464,32 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("reserved"));
+    }
+
+    #[test]
+    fn embeddings_models_are_checked() {
+        let ok = "[[embeddings]]\nname = \"e\"\nprovider = \"openai-compatible\"\nmodel = \"x\"\nbase_url = \"http://127.0.0.1:1/v1\"\nprice_input_per_mtok = 0.5\n";
+        let c =
+            Config::from_toml(&format!("{ok}[limits]\nembeddings_model = \"e\"\n"), "t").unwrap();
+        let e = c.embedding_model("e").unwrap();
+        assert_eq!(e.batch_size, DEFAULT_EMBEDDINGS_BATCH);
+        assert_eq!(e.cost(2_000_000), 1.0);
+        assert_eq!(e.worst_cost(&["abc".into()]), 4.0 * 0.5 / 1e6);
+        for (text, want) in [
+            (
+                format!("{ok}[limits]\nembeddings_model = \"nope\"\n"),
+                "names no [[embeddings]]",
+            ),
+            (format!("{ok}{ok}"), "used twice"),
+            (
+                ok.replace("openai-compatible", "anthropic"),
+                "OpenAI protocol",
+            ),
+            (ok.replace("base_url", "# base_url"), "need base_url"),
+            (format!("{ok}batch_size = 0\n"), "batch_size"),
+        ] {
+            let e = Config::from_toml(&text, "t").unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+        }
     }
 }

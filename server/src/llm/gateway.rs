@@ -11,12 +11,15 @@ use tokio::sync::Semaphore;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
 
-use super::protocol::{build, build_stream, error_message, parse, HttpCall, StreamDecoder};
+use super::protocol::{
+    build, build_embeddings, build_stream, error_message, parse, parse_embeddings, HttpCall,
+    StreamDecoder,
+};
 use super::redact::{Secrets, StreamRedactor};
 use super::retry::{parse_retry_after, RetryPolicy};
 use super::spend::{Budget, Reservation};
 use super::{Completion, LlmError, Message};
-use crate::config::{Config, ModelConfig};
+use crate::config::{Config, EmbeddingModelConfig, ModelConfig, ProviderKind};
 use crate::storage::Storage;
 
 /// Cache behaviour of a gateway.
@@ -67,7 +70,56 @@ pub fn today() -> i64 {
 }
 
 fn endpoint_key(m: &ModelConfig) -> String {
-    format!("{:?} {}", m.provider, m.base_url.as_deref().unwrap_or(""))
+    endpoint_key_of(m.provider, m.base_url.as_deref())
+}
+
+/// One concurrency limit per endpoint: chat and embeddings models of one endpoint share it.
+fn endpoint_key_of(provider: ProviderKind, base_url: Option<&str>) -> String {
+    format!("{:?} {}", provider, base_url.unwrap_or(""))
+}
+
+/// The key of one text's embedding in the embeddings cache: endpoint, model, dimensions and
+/// the text.
+pub fn embedding_cache_key(e: &EmbeddingModelConfig, text: &str) -> String {
+    let canonical = json!({
+        "provider": e.provider,
+        "base_url": e.base_url,
+        "model": e.model,
+        "dimensions": e.dimensions,
+        "input": text,
+    });
+    hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
+}
+
+/// The key of a provider: `api_key_env` or the provider's default variable, read now. A
+/// provider that needs a key and has none is an error; `openai-compatible` may have none.
+fn api_key(provider: ProviderKind, api_key_env: Option<&str>) -> Result<Option<String>, LlmError> {
+    let key_env = api_key_env
+        .map(str::to_string)
+        .or_else(|| provider.default_key_env().map(str::to_string));
+    match &key_env {
+        Some(var) => match std::env::var(var) {
+            Ok(v) if !v.is_empty() => Ok(Some(v)),
+            _ if provider.default_key_env().is_some() => Err(LlmError::MissingKey(var.clone())),
+            _ => Ok(None),
+        },
+        None => Ok(None),
+    }
+}
+
+/// Embeddings of some texts, and what they cost.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Embedded {
+    /// One vector per text, in the texts' order.
+    pub vectors: Vec<Vec<f32>>,
+    /// Input tokens the provider counted (cached texts count none).
+    pub input_tokens: u64,
+    /// Cost in USD (cached texts cost nothing).
+    pub cost_usd: f64,
+    /// How many texts were served from the cache.
+    pub cached: usize,
+    /// Requests sent to the provider (retries not counted).
+    pub requests: usize,
 }
 
 impl Gateway {
@@ -82,8 +134,14 @@ impl Gateway {
             .build()
             .map_err(|e| LlmError::Network(e.to_string()))?;
         let mut limits = HashMap::new();
-        for m in &config.models {
-            limits.entry(endpoint_key(m)).or_insert_with(|| {
+        let endpoints = config.models.iter().map(endpoint_key).chain(
+            config
+                .embeddings
+                .iter()
+                .map(|e| endpoint_key_of(e.provider, e.base_url.as_deref())),
+        );
+        for key in endpoints {
+            limits.entry(key).or_insert_with(|| {
                 Arc::new(Semaphore::new(
                     config.limits.max_concurrency_per_provider.max(1),
                 ))
@@ -149,20 +207,7 @@ impl Gateway {
         if self.options.replay_only {
             return Err(LlmError::NotCached);
         }
-        let key_env = m
-            .api_key_env
-            .clone()
-            .or_else(|| m.provider.default_key_env().map(str::to_string));
-        let api_key = match &key_env {
-            Some(var) => match std::env::var(var) {
-                Ok(v) if !v.is_empty() => Some(v),
-                _ if m.provider.default_key_env().is_some() => {
-                    return Err(LlmError::MissingKey(var.clone()))
-                }
-                _ => None,
-            },
-            None => None,
-        };
+        let api_key = api_key(m.provider, m.api_key_env.as_deref())?;
         Ok(Prepared::Call(Call {
             m,
             cache_key: key,
@@ -180,13 +225,23 @@ impl Gateway {
         call: &Call<'_>,
         run: Option<&Arc<Budget>>,
     ) -> Result<Admitted, LlmError> {
-        let permit = acquire(&call.semaphore).await?;
+        self.admit_with(&call.semaphore, call.worst_cost, run).await
+    }
+
+    /// [`admit`](Self::admit) for a call holding `semaphore` whose worst case is `worst`.
+    async fn admit_with(
+        &self,
+        semaphore: &Option<Arc<Semaphore>>,
+        worst: f64,
+        run: Option<&Arc<Budget>>,
+    ) -> Result<Admitted, LlmError> {
+        let permit = acquire(semaphore).await?;
         let daily = match &self.daily {
-            Some(b) => Some(b.reserve(call.worst_cost).await?),
+            Some(b) => Some(b.reserve(worst).await?),
             None => None,
         };
         let run = match run {
-            Some(b) => Some(b.reserve(call.worst_cost).await?),
+            Some(b) => Some(b.reserve(worst).await?),
             None => None,
         };
         Ok(Admitted {
@@ -355,6 +410,124 @@ impl Gateway {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Embeddings of `texts` by the configured embeddings model `name` (OpenAI's
+    /// `POST {base}/embeddings`), in order. Each text's vector comes from the embeddings
+    /// cache when it is there (cache on, or replay-only); the others are sent in batches of
+    /// the model's `batch_size`, each admitted like a chat call (the endpoint's concurrency
+    /// slot, then its worst case reserved against the daily cap and `budget`), retried like
+    /// one, and cached. Equal texts are sent once.
+    pub async fn embed(
+        &self,
+        name: &str,
+        texts: &[String],
+        budget: Option<&Arc<Budget>>,
+    ) -> Result<Embedded, LlmError> {
+        let e = self
+            .config
+            .embedding_model(name)
+            .ok_or_else(|| LlmError::UnknownModel(name.to_string()))?;
+        let keys: Vec<String> = texts.iter().map(|t| embedding_cache_key(e, t)).collect();
+        let mut found: HashMap<String, Vec<f32>> = HashMap::new();
+        let mut out = Embedded::default();
+        if self.options.cache || self.options.replay_only {
+            // A cache that cannot be read is a cache without the entries.
+            if let Ok(hits) = self.storage.embeddings_get(&keys) {
+                for (key, hit) in keys.iter().zip(hits) {
+                    if let Some(v) = hit {
+                        found.insert(key.clone(), v);
+                    }
+                }
+            }
+        }
+        let mut missing: Vec<(String, String)> = Vec::new();
+        let mut queued = std::collections::HashSet::new();
+        for (key, text) in keys.iter().zip(texts) {
+            if found.contains_key(key) {
+                out.cached += 1;
+            } else if queued.insert(key.clone()) {
+                missing.push((key.clone(), text.clone()));
+            }
+        }
+        if !missing.is_empty() {
+            if self.options.replay_only {
+                return Err(LlmError::NotCached);
+            }
+            let key = api_key(e.provider, e.api_key_env.as_deref())?;
+            let secrets = self.secrets();
+            let semaphore = self
+                .limits
+                .get(&endpoint_key_of(e.provider, e.base_url.as_deref()))
+                .cloned();
+            let dim = e.dimensions.and_then(|d| usize::try_from(d).ok());
+            for batch in missing.chunks(e.batch_size.max(1)) {
+                let inputs: Vec<String> = batch.iter().map(|(_, t)| t.clone()).collect();
+                let http = build_embeddings(e, &inputs, key.as_deref());
+                let admitted = self
+                    .admit_with(&semaphore, e.worst_cost(&inputs), budget)
+                    .await?;
+                let policy = self.policy();
+                let mut attempts = 0;
+                let (vectors, tokens) = loop {
+                    attempts += 1;
+                    let (result, retry_after) = self.send(&http).await;
+                    let outcome = result
+                        .and_then(|body| parse_embeddings(&body, inputs.len(), dim))
+                        .map_err(|err| secrets.scrub(err));
+                    match outcome {
+                        Ok(v) => break v,
+                        Err(err) if err.is_transient() && attempts <= policy.max_retries => {
+                            let wait = policy.delay(attempts, retry_after, rand::random::<f64>());
+                            tracing::warn!(
+                                model = name,
+                                attempt = attempts,
+                                "retrying embeddings in {wait:?}: {err}"
+                            );
+                            tokio::time::sleep(wait).await;
+                        }
+                        Err(err) => return Err(err),
+                    }
+                };
+                let cost = e.cost(tokens);
+                if let Err(err) = self.storage.add_spend(today(), cost) {
+                    tracing::error!("could not record ${cost:.6} of spend: {err}");
+                }
+                if let Some(r) = admitted.daily {
+                    r.settle(cost);
+                }
+                if let Some(r) = admitted.run {
+                    r.settle(cost);
+                }
+                out.requests += 1;
+                out.input_tokens += tokens;
+                out.cost_usd += cost;
+                let entries: Vec<(String, Vec<f32>)> =
+                    batch.iter().map(|(k, _)| k.clone()).zip(vectors).collect();
+                if self.options.cache {
+                    if let Err(err) = self.storage.embeddings_put(&e.name, &entries) {
+                        tracing::error!("could not cache {} embeddings: {err}", entries.len());
+                    }
+                }
+                found.extend(entries);
+            }
+        }
+        out.vectors = keys
+            .iter()
+            .map(|k| found.get(k).cloned())
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| LlmError::Malformed("an input got no embedding".into()))?;
+        // One model gives one length; a cache filled under another `dimensions` cannot mix in
+        // (the setting is in the key), but say so plainly if vectors ever disagree.
+        if let Some(first) = out.vectors.first().map(Vec::len) {
+            if let Some(v) = out.vectors.iter().find(|v| v.len() != first) {
+                return Err(LlmError::Malformed(format!(
+                    "embeddings of {} and {first} values from one model",
+                    v.len()
+                )));
+            }
+        }
+        Ok(out)
     }
 
     fn transport_error(&self, e: reqwest::Error) -> LlmError {

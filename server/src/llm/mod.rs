@@ -1,5 +1,6 @@
 //! The LLM gateway: one call shape for every provider, with retries, concurrency limits,
-//! a response cache, token and cost accounting, and spend caps.
+//! a response cache, token and cost accounting, and spend caps; and embeddings through the
+//! OpenAI embeddings protocol under the same rules (`Gateway::embed`, its own cache).
 //!
 //! API keys are read from the environment when a request is built and go only into request
 //! headers: never into URLs, logs, errors or responses (`redact` removes every configured
@@ -11,7 +12,7 @@ pub mod redact;
 mod retry;
 pub mod spend;
 
-pub use gateway::{Gateway, GatewayOptions, StreamEvent};
+pub use gateway::{today, Embedded, Gateway, GatewayOptions, StreamEvent};
 pub use retry::RetryPolicy;
 
 use serde::{Deserialize, Serialize};

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::{LlmError, Message, Role};
-use crate::config::{ModelConfig, ProviderKind};
+use crate::config::{EmbeddingModelConfig, ModelConfig, ProviderKind};
 
 /// Method-independent description of one HTTP request to a provider.
 pub struct HttpCall {
@@ -16,14 +16,19 @@ pub struct HttpCall {
 }
 
 fn base_url(m: &ModelConfig) -> String {
-    let base = m
-        .base_url
-        .clone()
-        .or_else(|| match m.provider {
+    base_url_of(m.provider, m.base_url.as_deref())
+}
+
+/// The endpoint base of `provider` with an optional configured `base` (without a trailing
+/// slash); OpenAI's default can be moved by `OPENAI_BASE_URL`.
+fn base_url_of(provider: ProviderKind, base: Option<&str>) -> String {
+    let base = base
+        .map(str::to_string)
+        .or_else(|| match provider {
             ProviderKind::Openai => std::env::var("OPENAI_BASE_URL").ok(),
             _ => None,
         })
-        .or_else(|| m.provider.default_base_url().map(str::to_string))
+        .or_else(|| provider.default_base_url().map(str::to_string))
         .unwrap_or_default();
     base.trim_end_matches('/').to_string()
 }
@@ -307,6 +312,103 @@ pub fn parse(provider: ProviderKind, body: &Value) -> Result<(String, u64, u64),
     }
 }
 
+/// The OpenAI embeddings request for `texts` to model `e` with `key` (if any):
+/// `POST {base}/embeddings` with `{"model", "input": [...]}` (and `dimensions` when
+/// configured), floats asked for explicitly.
+pub fn build_embeddings(e: &EmbeddingModelConfig, texts: &[String], key: Option<&str>) -> HttpCall {
+    let base = base_url_of(e.provider, e.base_url.as_deref());
+    let mut body = json!({ "model": e.model, "input": texts, "encoding_format": "float" });
+    if let Some(d) = e.dimensions {
+        body["dimensions"] = json!(d);
+    }
+    let mut headers = vec![("content-type".into(), "application/json".into())];
+    if let Some(k) = key {
+        headers.push(("authorization".into(), format!("Bearer {k}")));
+    }
+    HttpCall {
+        url: format!("{base}/embeddings"),
+        headers,
+        body,
+    }
+}
+
+/// The vectors (in input order) and the input tokens of an embeddings answer to `n` inputs:
+/// `{"data": [{"index", "embedding": [...]}], "usage": {"prompt_tokens"}}`. Every input must
+/// get exactly one vector, all of one non-zero length (`dim` when given), every value a
+/// finite `f32`.
+pub fn parse_embeddings(
+    body: &Value,
+    n: usize,
+    dim: Option<usize>,
+) -> Result<(Vec<Vec<f32>>, u64), LlmError> {
+    let data = body["data"]
+        .as_array()
+        .ok_or_else(|| malformed("no data array"))?;
+    if data.len() != n {
+        return Err(LlmError::Malformed(format!(
+            "{} embeddings for {n} inputs",
+            data.len()
+        )));
+    }
+    let mut out: Vec<Option<Vec<f32>>> = vec![None; n];
+    let mut len = dim;
+    for (pos, item) in data.iter().enumerate() {
+        let index = match &item["index"] {
+            Value::Null => pos,
+            v => v
+                .as_u64()
+                .and_then(|i| usize::try_from(i).ok())
+                .filter(|&i| i < n)
+                .ok_or_else(|| LlmError::Malformed(format!("data[{pos}].index is {v}")))?,
+        };
+        let values = item["embedding"].as_array().ok_or_else(|| {
+            LlmError::Malformed(format!(
+                "data[{pos}].embedding is not a list of numbers (base64 is not asked for)"
+            ))
+        })?;
+        let mut v = Vec::with_capacity(values.len());
+        for (j, x) in values.iter().enumerate() {
+            let f = x
+                .as_f64()
+                .map(|f| f as f32)
+                .filter(|f| f.is_finite())
+                .ok_or_else(|| {
+                    LlmError::Malformed(format!(
+                        "data[{pos}].embedding[{j}] is not a finite number"
+                    ))
+                })?;
+            v.push(f);
+        }
+        match len {
+            _ if v.is_empty() => {
+                return Err(LlmError::Malformed(format!(
+                    "data[{pos}].embedding is empty"
+                )))
+            }
+            Some(d) if d != v.len() => {
+                return Err(LlmError::Malformed(format!(
+                    "data[{pos}].embedding has {} values, expected {d}",
+                    v.len()
+                )))
+            }
+            _ => len = Some(v.len()),
+        }
+        if out[index].replace(v).is_some() {
+            return Err(LlmError::Malformed(format!("index {index} answered twice")));
+        }
+    }
+    let vectors = out
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| malformed("an input got no embedding"))?;
+    let u = &body["usage"];
+    let tokens = u["prompt_tokens"]
+        .as_u64()
+        .or_else(|| u["total_tokens"].as_u64())
+        .unwrap_or(0);
+    Ok((vectors, tokens))
+}
+
 /// The provider's error message from an error body, whole: the gateway removes any key from
 /// it before shortening it (`redact`).
 pub fn error_message(body: &str) -> String {
@@ -447,6 +549,72 @@ mod tests {
         );
         let call = build_stream(&model(ProviderKind::Openai), &[Message::user("hi")], None);
         assert_eq!(call.body["stream_options"]["include_usage"], true);
+    }
+
+    #[test]
+    fn embeddings_request_and_answer() {
+        let e = EmbeddingModelConfig {
+            name: "e".into(),
+            provider: ProviderKind::OpenaiCompatible,
+            model: "emb-1".into(),
+            base_url: Some("http://h/v1/".into()),
+            api_key_env: None,
+            dimensions: Some(2),
+            batch_size: 8,
+            price_input_per_mtok: 0.0,
+        };
+        let call = build_embeddings(&e, &["a".into(), "b".into()], Some("sk-SECRET"));
+        assert_eq!(call.url, "http://h/v1/embeddings");
+        assert_eq!(
+            call.body,
+            json!({"model": "emb-1", "input": ["a", "b"], "encoding_format": "float", "dimensions": 2})
+        );
+        assert!(call
+            .headers
+            .iter()
+            .any(|(k, v)| k == "authorization" && v == "Bearer sk-SECRET"));
+        // Answers may come out of order: `index` puts them back.
+        let body = json!({"data": [
+            {"index": 1, "embedding": [0.0, 1.0]},
+            {"index": 0, "embedding": [1.0, 0.5]}
+        ], "usage": {"prompt_tokens": 7, "total_tokens": 7}});
+        assert_eq!(
+            parse_embeddings(&body, 2, Some(2)).unwrap(),
+            (vec![vec![1.0, 0.5], vec![0.0, 1.0]], 7)
+        );
+        let bad = [
+            (json!({"x": 1}), "no data"),
+            (
+                json!({"data": [{"index": 0, "embedding": [1.0]}]}),
+                "1 embeddings for 2",
+            ),
+            (
+                json!({"data": [{"index": 0, "embedding": [1.0, 2.0]}, {"index": 0, "embedding": [1.0, 2.0]}]}),
+                "twice",
+            ),
+            (
+                json!({"data": [{"index": 0, "embedding": [1.0, 2.0]}, {"index": 1, "embedding": [1.0]}]}),
+                "expected 2",
+            ),
+            (
+                json!({"data": [{"index": 0, "embedding": "AAAA"}, {"index": 1, "embedding": [1.0]}]}),
+                "base64",
+            ),
+            (
+                json!({"data": [{"index": 0, "embedding": [1e300, 0.0]}, {"index": 1, "embedding": [1.0, 0.0]}]}),
+                "finite",
+            ),
+            (
+                json!({"data": [{"index": 5, "embedding": [1.0, 0.0]}, {"index": 1, "embedding": [1.0, 0.0]}]}),
+                "index is 5",
+            ),
+        ];
+        for (body, want) in bad {
+            match parse_embeddings(&body, 2, None) {
+                Err(LlmError::Malformed(m)) => assert!(m.contains(want), "{m}"),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -25,13 +25,17 @@ pub struct Secrets {
 }
 
 impl Secrets {
-    /// The keys named by `config` (each model's key variable and each provider's default),
-    /// as set in the environment now.
+    /// The keys named by `config` (each chat and embeddings model's key variable and each
+    /// provider's default), as set in the environment now.
     pub fn of(config: &Config) -> Self {
         let mut names: Vec<String> = Vec::new();
         for m in &config.models {
             names.extend(m.api_key_env.clone());
             names.extend(m.provider.default_key_env().map(str::to_string));
+        }
+        for e in &config.embeddings {
+            names.extend(e.api_key_env.clone());
+            names.extend(e.provider.default_key_env().map(str::to_string));
         }
         Self::from_values(names.iter().filter_map(|n| std::env::var(n).ok()))
     }

@@ -154,6 +154,16 @@ fn migrations() -> Migrations<'static> {
                  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));
              CREATE INDEX room_attempts_by_room ON room_attempts(room, id);",
         ),
+        // Embeddings computed through the gateway, one row per (endpoint, model, dimensions,
+        // text): the vector as little-endian f32.
+        M::up(
+            "CREATE TABLE embedding_cache (
+                 key TEXT PRIMARY KEY,
+                 model TEXT NOT NULL,
+                 dim INTEGER NOT NULL,
+                 vector BLOB NOT NULL,
+                 created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));",
+        ),
     ])
 }
 
@@ -250,6 +260,50 @@ impl Storage {
                 output_tokens as i64
             ],
         )?;
+        Ok(())
+    }
+
+    /// The cached embeddings of `keys`, in order (`None` where there is none, or where the
+    /// stored blob is not a whole number of `f32`s).
+    pub fn embeddings_get(&self, keys: &[String]) -> Result<Vec<Option<Vec<f32>>>, StorageError> {
+        let conn = self.lock();
+        let mut st = conn.prepare_cached("SELECT vector FROM embedding_cache WHERE key = ?1")?;
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            let mut rows = st.query([key])?;
+            out.push(match rows.next()? {
+                Some(r) => {
+                    let blob: Vec<u8> = r.get(0)?;
+                    (blob.len().is_multiple_of(4) && !blob.is_empty()).then(|| {
+                        blob.chunks_exact(4)
+                            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                            .collect()
+                    })
+                }
+                None => None,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Store embeddings `(key, vector)` of `model` in one transaction (first one wins).
+    pub fn embeddings_put(
+        &self,
+        model: &str,
+        entries: &[(String, Vec<f32>)],
+    ) -> Result<(), StorageError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        {
+            let mut st = tx.prepare_cached(
+                "INSERT OR IGNORE INTO embedding_cache (key, model, dim, vector) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for (key, v) in entries {
+                let blob: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                st.execute(rusqlite::params![key, model, v.len() as i64, blob])?;
+            }
+        }
+        tx.commit()?;
         Ok(())
     }
 
@@ -362,6 +416,19 @@ mod tests {
     }
 
     #[test]
+    fn embeddings_round_trip_bit_for_bit() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Storage::open(dir.path()).unwrap();
+        let v = vec![0.1f32, -3.5e-12, f32::MAX];
+        s.embeddings_put("m", &[("k".into(), v.clone())]).unwrap();
+        s.embeddings_put("m", &[("k".into(), vec![9.0])]).unwrap();
+        assert_eq!(
+            s.embeddings_get(&["x".into(), "k".into()]).unwrap(),
+            vec![None, Some(v)]
+        );
+    }
+
+    #[test]
     fn migrations_are_valid() {
         assert!(migrations().validate().is_ok());
     }
@@ -372,9 +439,9 @@ mod tests {
         let s = Storage::open(&dir.path().join("nested")).unwrap();
         assert!(s.path().is_file());
         assert_eq!(s.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 7);
+        assert_eq!(s.schema_version().unwrap(), 8);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 7);
+        assert_eq!(again.schema_version().unwrap(), 8);
     }
 }

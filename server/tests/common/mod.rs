@@ -238,3 +238,117 @@ fn terminate(pid: u32) {
         .args(["-TERM", &pid.to_string()])
         .status();
 }
+
+/// Words a fake embeddings model treats as one concept each (its first eight dimensions);
+/// any other word lands in one of eight more by its letters. So "vacancy" and "defect" point
+/// the same way although they share no letters, which BM25 cannot see.
+pub const CONCEPTS: [&[&str]; 8] = [
+    &["vacancy", "vacancies", "defect", "defects", "missing"],
+    &["poscar", "file", "read", "load"],
+    &["structure", "crystal", "lattice", "cell"],
+    &["energy", "enthalpy", "formation"],
+    &["nanoparticle", "nanoparticles", "colloid", "colloidal"],
+    &["battery", "cathode", "anode", "electrode"],
+    &["perovskite", "halide"],
+    &["catalyst", "catalytic", "catalysis"],
+];
+
+/// The fake embeddings model's vector of `text`: per lower-case word, 1 in its concept's
+/// dimension, or in dimension 8 + (sum of its bytes mod 8) for other words.
+pub fn concept_vector(text: &str) -> Vec<f32> {
+    let mut v = vec![0.0f32; 16];
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let w = word.to_lowercase();
+        match CONCEPTS.iter().position(|c| c.contains(&w.as_str())) {
+            Some(i) => v[i] += 1.0,
+            None => v[8 + w.bytes().map(usize::from).sum::<usize>() % 8] += 1.0,
+        }
+    }
+    v
+}
+
+/// A fake OpenAI-compatible embeddings endpoint (`POST /v1/embeddings`) answering
+/// [`concept_vector`]s, one token per input byte, with what it was asked.
+#[derive(Clone, Default)]
+pub struct FakeEmbeddings {
+    /// The inputs of every request, in order.
+    pub requests: Arc<Mutex<Vec<Vec<String>>>>,
+    /// The `authorization` header of every request.
+    pub auth: Arc<Mutex<Vec<Option<String>>>>,
+    /// Statuses to answer before answering normally (each used once).
+    pub fail_first: Arc<Mutex<Vec<(u16, String)>>>,
+}
+
+impl FakeEmbeddings {
+    /// Every input sent so far.
+    pub fn inputs(&self) -> Vec<String> {
+        self.requests.lock().unwrap().concat()
+    }
+
+    /// Requests answered so far.
+    pub fn request_count(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+}
+
+async fn fake_embeddings_handler(
+    axum::extract::State(f): axum::extract::State<FakeEmbeddings>,
+    headers: axum::http::HeaderMap,
+    axum::Json(body): axum::Json<serde_json::Value>,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let failure = {
+        let mut fails = f.fail_first.lock().unwrap();
+        (!fails.is_empty()).then(|| fails.remove(0))
+    };
+    if let Some((status, message)) = failure {
+        return (
+            axum::http::StatusCode::from_u16(status).unwrap(),
+            axum::Json(serde_json::json!({"error": {"message": message}})),
+        )
+            .into_response();
+    }
+    let inputs: Vec<String> = body["input"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|x| x.as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    f.auth.lock().unwrap().push(
+        headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+    );
+    let tokens: usize = inputs.iter().map(String::len).sum();
+    // Answered in reverse order: the gateway must put them back by `index`.
+    let data: Vec<serde_json::Value> = inputs
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, t)| serde_json::json!({"object": "embedding", "index": i, "embedding": concept_vector(t)}))
+        .collect();
+    f.requests.lock().unwrap().push(inputs);
+    axum::Json(serde_json::json!({
+        "object": "list", "data": data, "model": body["model"],
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens}
+    }))
+    .into_response()
+}
+
+/// Serve a [`FakeEmbeddings`] on 127.0.0.1; its base URL (with `/v1`) and the handle.
+pub async fn fake_embeddings() -> (String, FakeEmbeddings) {
+    let fake = FakeEmbeddings::default();
+    let app = axum::Router::new()
+        .route(
+            "/v1/embeddings",
+            axum::routing::post(fake_embeddings_handler),
+        )
+        .with_state(fake.clone());
+    (spawn_app(app).await, fake)
+}
