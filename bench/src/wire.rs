@@ -201,6 +201,11 @@ pub struct RunSpec {
     /// plain call per task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// The configured embeddings model that retrieval uses (MatTools' documentation search
+    /// by the `rag` and `reflect` agents; AlchemyBench's references for recipes without
+    /// stored embeddings); none: BM25, and stored embeddings only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<String>,
 }
 
 /// Defaults of a run, named once for the CLI, the API and the page.

@@ -11,6 +11,7 @@ pub mod cpu;
 pub mod execution;
 pub mod http;
 pub mod llm;
+pub mod recipes;
 pub mod runs;
 pub mod storage;
 pub mod task_sets;

@@ -172,3 +172,190 @@ async fn retries_redacts_and_respects_the_daily_cap() {
     ));
     assert_eq!(fake.request_count(), sent);
 }
+
+fn doc(name: &str, doc: &str) -> bench::mattools::code::agent::DocEntry {
+    bench::mattools::code::agent::DocEntry {
+        name: name.into(),
+        kind: "function".into(),
+        signature: String::new(),
+        doc: doc.into(),
+    }
+}
+
+/// MatTools' documentation search by embeddings: the fake's vectors put "vacancy" and
+/// "defect" in one direction, so the vacancy entry ranks first where BM25, which matches
+/// words, ranks the entry that shares "point"; the index is embedded once, and a repeated
+/// query costs nothing.
+#[tokio::test]
+async fn documentation_search_by_embeddings_ranks_by_the_model() {
+    use server::agents::docs::DocIndex;
+    let (base, fake) = common::fake_embeddings().await;
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::open(dir.path()).unwrap();
+    let g = gateway(
+        &storage,
+        model(&base, "AW_EMB_UNSET", 64),
+        Limits::default(),
+        GatewayOptions {
+            cache: true,
+            replay_only: false,
+        },
+    );
+    let index = DocIndex::new(vec![
+        doc(
+            "pymatgen.core.Structure.remove_sites",
+            "Remove the sites at these point indices.",
+        ),
+        doc(
+            "pymatgen.gen.VacancyMaker",
+            "Make a vacancy in a supercell.",
+        ),
+        doc("pymatgen.io.vasp.Poscar.from_file", "Read a POSCAR file."),
+    ])
+    .unwrap();
+    let bm25 = index.search("point defect", 3);
+    assert_eq!(bm25[0].name, "pymatgen.core.Structure.remove_sites");
+    let found = index
+        .search_embedded(&g, "emb", "point defect", 2, None)
+        .await
+        .unwrap();
+    let names: Vec<&str> = found.entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names[0], "pymatgen.gen.VacancyMaker", "{names:?}");
+    assert_eq!(names.len(), 2);
+    // Three entries and the query, each text once.
+    assert_eq!(fake.inputs().len(), 4);
+    assert_eq!(
+        found.input_tokens,
+        fake.inputs().iter().map(|t| t.len() as u64).sum::<u64>()
+    );
+    let again = index
+        .search_embedded(&g, "emb", "point defect", 2, None)
+        .await
+        .unwrap();
+    assert_eq!(again.entries, found.entries);
+    assert_eq!((again.input_tokens, fake.inputs().len()), (0, 4));
+    // A new query sends only itself.
+    let poscar = index
+        .search_embedded(&g, "emb", "load a file", 1, None)
+        .await
+        .unwrap();
+    assert_eq!(poscar.entries[0].name, "pymatgen.io.vasp.Poscar.from_file");
+    assert_eq!(fake.inputs().len(), 5);
+    // An unknown model is an error, not a silent BM25.
+    assert!(index
+        .search_embedded(&g, "nope", "point defect", 2, None)
+        .await
+        .is_err());
+}
+
+fn recipe_line(id: &str, contribution: &str) -> String {
+    serde_json::json!({
+        "id": id,
+        "contribution": format!("## Key Contributions\n- {contribution}"),
+        "recipe": format!("## Materials\n- recipe of {id}"),
+    })
+    .to_string()
+}
+
+/// AlchemyBench's RAG condition over recipes without stored embeddings: `atomworld run`
+/// computes them through the embeddings endpoint, each test recipe gets the train recipe the
+/// fake's vectors put nearest, the run records the model, and a second run pays nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alchemy_references_from_computed_embeddings() {
+    let (base, fake) = common::fake_embeddings().await;
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.jsonl");
+    std::fs::write(
+        &train,
+        [
+            recipe_line("t1", "Colloidal nanoparticles of gold"),
+            recipe_line("t2", "A layered cathode for a sodium battery"),
+            recipe_line("t3", "Halide perovskite films by spin coating"),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let test = dir.path().join("test_high_impact.jsonl");
+    std::fs::write(
+        &test,
+        [
+            recipe_line("q1", "Electrode for battery anode"),
+            recipe_line("q2", "Perovskite halide absorber"),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[embeddings]]\nname = \"emb\"\nprovider = \"openai-compatible\"\n\
+             model = \"fake-embed\"\nbase_url = \"{base}\"\nprice_input_per_mtok = 1.0\n"
+        ),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let run = |extra: &[&str]| {
+        let mut cmd = common::bin();
+        cmd.args([
+            "run",
+            "--suite",
+            "alchemy",
+            "--model",
+            "reference",
+            "--rag-k",
+            "1",
+        ])
+        .arg("--tasks")
+        .arg(&test)
+        .arg("--train")
+        .arg(&train)
+        .arg("--config")
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(&data)
+        .args(extra);
+        cmd.output().unwrap()
+    };
+    // Without an embeddings model the missing embeddings are an input error.
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--embeddings-model"), "{stderr}");
+    assert_eq!(fake.request_count(), 0);
+
+    let out = run(&["--embeddings-model", "emb"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("embeddings of 5 recipes by emb: 0 from the cache"),
+        "{stderr}"
+    );
+    assert_eq!(fake.inputs().len(), 5);
+    let storage = Storage::open(&data).unwrap();
+    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
+    assert_eq!(spec.embeddings.as_deref(), Some("emb"));
+    let rows = storage.results(&id).unwrap();
+    let nearest = |task: &str| {
+        let row = rows.iter().find(|r| r.task_id == task).unwrap();
+        assert_eq!(
+            row.action, "test_high_impact",
+            "the split comes from the file name"
+        );
+        let t = row.task.as_ref().unwrap();
+        assert!(t.get("contributions_embedding").is_none());
+        t["references"][0]["recipe"].as_str().unwrap().to_string()
+    };
+    assert_eq!(nearest("q1"), "## Materials\n- recipe of t2");
+    assert_eq!(nearest("q2"), "## Materials\n- recipe of t3");
+
+    // Again: every embedding comes from the cache.
+    let out = run(&["--embeddings-model", "emb"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("embeddings of 5 recipes by emb: 5 from the cache, 0 tokens"),
+        "{stderr}"
+    );
+    assert_eq!(fake.request_count(), 1);
+}

@@ -340,6 +340,10 @@ async fn the_reflection_agent_feeds_the_traceback_and_the_critique_back() {
     assert_eq!(rounds[1]["complete"], true);
     assert_eq!(rounds[1]["query"], "Defect name property");
     assert_eq!(rounds[1]["retrieved"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        rounds[1]["search"], "bm25",
+        "BM25 unless an embeddings model is chosen"
+    );
     // Round 2's prompt holds round 1's traceback and the critique (the reference's code
     // never passed them on).
     let prompts = seen.lock().unwrap().clone();
@@ -355,6 +359,108 @@ async fn the_reflection_agent_feeds_the_traceback_and_the_critique_back() {
         rows[0].response.as_deref().map(|r| r.contains("d.name")),
         Some(true)
     );
+}
+
+/// The `rag` agent searching the documentation by a (fake) embeddings model: the run
+/// records the model, the round says how it searched, its five entries are the best by the
+/// fake's vectors (checked by brute force over every text the fake was sent), and a second
+/// run sends nothing to the embeddings endpoint.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rag_agent_searches_by_embeddings_when_chosen() {
+    if setup().is_none() {
+        return;
+    }
+    let (_, chat) = scripted_model().await;
+    let (emb, fake) = common::fake_embeddings().await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("mattools");
+    let task = "test_antisite_generator";
+    std::fs::create_dir_all(root.join("tasks").join(task)).unwrap();
+    for f in ["question.txt", "properties.json", "new_unit_test.py"] {
+        std::fs::copy(
+            data().join("tasks").join(task).join(f),
+            root.join("tasks").join(task).join(f),
+        )
+        .unwrap();
+    }
+    std::os::unix::fs::symlink(data().join("test_files"), root.join("test_files")).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[models]]\nname = \"fake\"\nprovider = \"openai-compatible\"\nmodel = \"f\"\n\
+             base_url = \"{chat}\"\n\
+             [[embeddings]]\nname = \"emb\"\nprovider = \"openai-compatible\"\n\
+             model = \"e\"\nbase_url = \"{emb}\"\nbatch_size = 512\n"
+        ),
+    )
+    .unwrap();
+    let data_dir = dir.path().join("data");
+    let run = || async {
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
+            .args(["run", "--suite", "mattools-code", "--model", "fake"])
+            .args(["--agent", "rag", "--embeddings-model", "emb"])
+            .arg("--tasks")
+            .arg(&root)
+            .arg("--config")
+            .arg(&config)
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run().await;
+    let storage = server::storage::Storage::open(&data_dir).unwrap();
+    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
+    assert_eq!(spec.embeddings.as_deref(), Some("emb"));
+    let rows = storage.results(&id).unwrap();
+    let round = rows[0].transcript.as_ref().unwrap()[0].clone();
+    assert_eq!(round["search"], "embeddings:emb", "{round}");
+    let retrieved: Vec<String> = round["retrieved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(retrieved.len(), 5);
+    // Every entry's text, then the query (the question): rank them as cosine does.
+    let inputs = fake.inputs();
+    let (query, entries) = inputs.split_last().unwrap();
+    assert!(entries.len() > 1000, "{} entries", entries.len());
+    let unit = |t: &str| {
+        let v = common::concept_vector(t);
+        let n = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+        v.iter().map(|x| f64::from(*x) / n).collect::<Vec<f64>>()
+    };
+    let q = unit(query);
+    let score = |name: &str| {
+        let text = entries
+            .iter()
+            .find(|t| t.split(' ').next() == Some(name))
+            .unwrap();
+        unit(text).iter().zip(&q).map(|(a, b)| a * b).sum::<f64>()
+    };
+    let best = entries
+        .iter()
+        .map(|t| unit(t).iter().zip(&q).map(|(a, b)| a * b).sum::<f64>())
+        .fold(f64::MIN, f64::max);
+    assert!(
+        score(&retrieved[0]) >= best - 1e-5,
+        "{retrieved:?}: best {best}"
+    );
+    for pair in retrieved.windows(2) {
+        assert!(score(&pair[0]) >= score(&pair[1]) - 1e-5, "{retrieved:?}");
+    }
+    // A second run: the index and the query come from the embeddings cache.
+    let sent = fake.request_count();
+    run().await;
+    assert_eq!(fake.request_count(), sent);
 }
 
 /// Fifty answers scored at once, each running code in the pymatgen sandbox (two workers, the

@@ -1,16 +1,23 @@
 //! The documentation index of the pinned stack: extracted once in the pymatgen sandbox
 //! (`bench::mattools::code::harness::docs_run`), cached on disk by the stack's pins, and
-//! searched by BM25 (Okapi, the `rank-bm25` crate).
+//! searched by BM25 (Okapi, the `rank-bm25` crate) offline, or by cosine similarity of
+//! embeddings from a configured embeddings model ([`DocIndex::search_embedded`]: every
+//! entry is embedded once per process through the gateway, whose cache keeps the vectors
+//! across runs; a query costs one embedding).
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use bench::alchemy::{Embeddings, RetrievalError};
 use bench::mattools::code::agent::DocEntry;
 use bench::mattools::code::harness::{docs_run, marked_line, DOCS_MARKER, EXTRACT_DOCS};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
 use crate::execution::CodeRunner;
+use crate::llm::spend::Budget;
+use crate::llm::{Gateway, LlmError};
 
 /// The pins the documentation comes from (its cache key, with the extractor).
 const REQUIREMENTS: &str = include_str!("../../../sandbox/python/mattools-requirements.txt");
@@ -19,6 +26,34 @@ const REQUIREMENTS: &str = include_str!("../../../sandbox/python/mattools-requir
 pub struct DocIndex {
     entries: Vec<DocEntry>,
     index: rank_bm25::Index,
+    /// The entries' embeddings per embeddings model, computed at most once each.
+    embedded: Mutex<HashMap<String, Arc<OnceCell<Arc<Embeddings>>>>>,
+}
+
+/// Most characters of an entry that are embedded (an entry is a signature and a cut
+/// docstring; this only guards the provider's input limit).
+const MAX_EMBEDDED_CHARS: usize = 8000;
+
+/// Why a search by embeddings failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// The embeddings call failed.
+    #[error("embeddings: {0}")]
+    Llm(#[from] LlmError),
+    /// The vectors could not be indexed or compared (lengths differ, a zero query).
+    #[error("embeddings: {0}")]
+    Retrieval(#[from] RetrievalError),
+}
+
+/// Entries found by embeddings, and what finding them cost.
+#[derive(Clone, Debug, Default)]
+pub struct Found {
+    /// The entries, best first.
+    pub entries: Vec<DocEntry>,
+    /// Input tokens of the embeddings calls (the index's, the first time, and the query's).
+    pub input_tokens: u64,
+    /// Their cost in USD.
+    pub cost_usd: f64,
 }
 
 /// Lower-case word pieces: split at non-alphanumerics and at lower→upper case changes, so
@@ -56,7 +91,11 @@ impl DocIndex {
             builder.add_document(t.iter().map(String::as_str)).ok()?;
         }
         let index = builder.build().ok()?;
-        Some(DocIndex { entries, index })
+        Some(DocIndex {
+            entries,
+            index,
+            embedded: Mutex::new(HashMap::new()),
+        })
     }
 
     /// How many entries there are.
@@ -80,6 +119,59 @@ impl DocIndex {
             .take(k)
             .filter_map(|i| self.entries.get(i).cloned())
             .collect()
+    }
+}
+
+impl DocIndex {
+    /// The `k` entries whose embeddings by embeddings model `model` are most similar (cosine)
+    /// to `query`'s, best first (ties by order). The entries are embedded the first time a
+    /// model is asked for (through the gateway and its cache); that cost lands on the call
+    /// that embedded them.
+    pub async fn search_embedded(
+        &self,
+        gateway: &Gateway,
+        model: &str,
+        query: &str,
+        k: usize,
+        budget: Option<&Arc<Budget>>,
+    ) -> Result<Found, SearchError> {
+        let cell = {
+            let mut map = self
+                .embedded
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            map.entry(model.to_string()).or_default().clone()
+        };
+        let mut found = Found::default();
+        let vectors = cell
+            .get_or_try_init(|| async {
+                let texts: Vec<String> = self
+                    .entries
+                    .iter()
+                    .map(|e| e.search_text().chars().take(MAX_EMBEDDED_CHARS).collect())
+                    .collect();
+                let got = gateway.embed(model, &texts, budget).await?;
+                found.input_tokens += got.input_tokens;
+                found.cost_usd += got.cost_usd;
+                let dim = got.vectors.first().map_or(0, Vec::len);
+                let mut e = Embeddings::new(dim)?;
+                for v in &got.vectors {
+                    e.push(v)?;
+                }
+                Ok::<_, SearchError>(Arc::new(e))
+            })
+            .await?
+            .clone();
+        let q = gateway.embed(model, &[query.to_string()], budget).await?;
+        found.input_tokens += q.input_tokens;
+        found.cost_usd += q.cost_usd;
+        let qv = q.vectors.first().map(Vec::as_slice).unwrap_or_default();
+        found.entries = vectors
+            .top_k(qv, k)?
+            .into_iter()
+            .filter_map(|n| self.entries.get(n.index).cloned())
+            .collect();
+        Ok(found)
     }
 }
 

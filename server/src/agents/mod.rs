@@ -53,6 +53,60 @@ pub struct Effects<'a> {
     pub budget: Option<&'a Arc<Budget>>,
     /// The sandboxes (and the documentation store).
     pub code: &'a CodeRunner,
+    /// The embeddings model that searches the documentation; `None`: BM25.
+    pub embeddings: Option<&'a str>,
+}
+
+/// What one documentation search gave: the entries, how they were found (a round's
+/// `search`), why the chosen search failed if it did, and its embeddings cost.
+struct Searched {
+    docs: Vec<DocEntry>,
+    how: String,
+    error: Option<String>,
+    input_tokens: u64,
+    cost_usd: f64,
+}
+
+/// Search the documentation for `query`: by the embeddings model when one is chosen, else
+/// by BM25. A failed embeddings search falls back to BM25 and says so in the round, except
+/// a spend cap, which ends the answer as a model call's would.
+async fn search(query: &str, fx: &Effects<'_>) -> Result<Searched, LlmError> {
+    let index = match fx.code.docs.get(fx.code).await {
+        Ok(index) => index,
+        Err(e) => {
+            return Ok(Searched {
+                docs: Vec::new(),
+                how: String::new(),
+                error: Some(format!("no documentation: {e}")),
+                input_tokens: 0,
+                cost_usd: 0.0,
+            })
+        }
+    };
+    let bm25 = |error: Option<String>| Searched {
+        docs: index.search(query, TOP_K),
+        how: "bm25".into(),
+        error,
+        input_tokens: 0,
+        cost_usd: 0.0,
+    };
+    let Some(model) = fx.embeddings else {
+        return Ok(bm25(None));
+    };
+    match index
+        .search_embedded(fx.gateway, model, query, TOP_K, fx.budget)
+        .await
+    {
+        Ok(found) => Ok(Searched {
+            docs: found.entries,
+            how: format!("embeddings:{model}"),
+            error: None,
+            input_tokens: found.input_tokens,
+            cost_usd: found.cost_usd,
+        }),
+        Err(docs::SearchError::Llm(e @ LlmError::SpendCap(_))) => Err(e),
+        Err(e) => Ok(bm25(Some(format!("{e}; searched by BM25 instead")))),
+    }
 }
 
 /// Answers `task` with agent `kind` and model `model`. A model call that fails ends the
@@ -69,15 +123,6 @@ pub async fn answer(
         cached: true,
         ..AgentAnswer::default()
     };
-    let search = |query: String| async move {
-        match fx.code.docs.get(fx.code).await {
-            Ok(index) => (index.search(&query, TOP_K), None),
-            Err(e) => (
-                Vec::<DocEntry>::new(),
-                Some(format!("no documentation: {e}")),
-            ),
-        }
-    };
     let rounds = if kind == AgentKind::Reflect {
         MAX_ROUNDS
     } else {
@@ -85,9 +130,17 @@ pub async fn answer(
     };
     let mut query = task.question.clone();
     for number in 1..=rounds {
-        let (docs, doc_error) = match kind {
-            AgentKind::Single => (Vec::new(), None),
-            _ => search(query.clone()).await,
+        let found = match kind {
+            AgentKind::Single => None,
+            _ => Some(search(&query, fx).await?),
+        };
+        let (docs, doc_error, how) = match found {
+            None => (Vec::new(), None, String::new()),
+            Some(f) => {
+                out.input_tokens += f.input_tokens;
+                out.cost_usd += f.cost_usd;
+                (f.docs, f.error, f.how)
+            }
         };
         let prompt = match kind {
             AgentKind::Single => bench::mattools::code::prompt::messages(&task.question),
@@ -102,6 +155,7 @@ pub async fn answer(
             number,
             query: query.clone(),
             retrieved: docs.iter().map(|d| d.name.clone()).collect(),
+            search: how,
             prompt,
             response: c.text.clone(),
             error: doc_error,

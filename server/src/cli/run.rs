@@ -66,75 +66,99 @@ pub struct RunArgs {
     /// cosine over `contributions_embedding`) as references; 0 is the one-shot prompt.
     #[arg(long, default_value_t = 0)]
     pub rag_k: usize,
-    /// The train split (JSONL with embeddings) that --rag-k retrieves from.
+    /// The train split (recipes with or without embeddings) that --rag-k retrieves from.
     #[arg(long)]
     pub train: Option<PathBuf>,
+    /// The embeddings model (`[[embeddings]]` in the configuration) that retrieval uses:
+    /// MatTools' documentation search (agents rag and reflect; else BM25) and AlchemyBench's
+    /// recipes without stored embeddings. Default: `[limits] embeddings_model`; `none`:
+    /// BM25 and stored embeddings only.
+    #[arg(long)]
+    pub embeddings_model: Option<String>,
+}
+
+/// The embeddings model a run uses: the flag (`none`: none), else the configuration's
+/// default, where the suite and agent retrieve at all.
+fn embeddings_choice(args: &RunArgs, config: &Config) -> Result<Option<String>, CliError> {
+    let chosen = match args.embeddings_model.as_deref() {
+        Some("none") => return Ok(None),
+        Some(name) => Some(name.to_string()),
+        None => config.limits.embeddings_model.clone(),
+    };
+    let Some(name) = chosen else {
+        return Ok(None);
+    };
+    if config.embedding_model(&name).is_none() {
+        return Err(CliError::input(format!(
+            "no embeddings model named '{name}' is configured ([[embeddings]])"
+        )));
+    }
+    let retrieves = match args.suite.as_str() {
+        "alchemy" => args.rag_k > 0,
+        suite => runs::uses_embeddings(suite, args.agent.as_deref()),
+    };
+    match (retrieves, args.embeddings_model.is_some()) {
+        (true, _) => Ok(Some(name)),
+        // The configuration's default only serves runs that retrieve.
+        (false, false) => Ok(None),
+        (false, true) => Err(CliError::input(
+            "--embeddings-model serves mattools-code with --agent rag|reflect, and alchemy              with --rag-k K",
+        )),
+    }
+}
+
+/// AlchemyBench tasks from a file of recipes, each with its `rag_k` nearest recipes of
+/// `train` as references (none when `rag_k` is 0); missing embeddings are computed by
+/// `embeddings` through the gateway. The second value: whether any were.
+async fn alchemy_tasks(
+    path: &std::path::Path,
+    rag_k: usize,
+    train: Option<&std::path::Path>,
+    gateway: &Gateway,
+    embeddings: Option<&str>,
+) -> Result<(Vec<serde_json::Value>, bool), CliError> {
+    use crate::recipes::{read_recipes, with_references};
+    let recipes = read_recipes(path).map_err(|e| CliError::input(e.to_string()))?;
+    let train = match (rag_k, train) {
+        (0, _) => Vec::new(),
+        (_, None) => return Err(CliError::input("--rag-k needs --train TRAIN.jsonl")),
+        (_, Some(t)) => read_recipes(t).map_err(|e| CliError::input(e.to_string()))?,
+    };
+    let embedder = embeddings.map(|m| (gateway, m));
+    let (tasks, used) = with_references(recipes, train, rag_k, embedder, None)
+        .await
+        .map_err(|e| match e {
+            crate::recipes::ReferenceError::Llm(_) => CliError::failure(e.to_string()),
+            _ => CliError::input(e.to_string()),
+        })?;
+    if used.computed > 0 {
+        eprintln!(
+            "embeddings of {} recipes by {}: {} from the cache, {} tokens, ${:.4}",
+            used.computed,
+            embeddings.unwrap_or_default(),
+            used.cached,
+            used.input_tokens,
+            used.cost_usd
+        );
+    }
+    let mut out = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        out.push(serde_json::to_value(&task).map_err(|e| CliError::failure(e.to_string()))?);
+    }
+    Ok((out, used.computed > 0))
 }
 
 /// The tasks of `path` for `suite`, each checked (prepared); unusable ones are left out and
-/// reported on stderr.
-/// AlchemyBench tasks from a JSONL of recipes, each with its `rag_k` nearest recipes of
-/// `train` as references (none when `rag_k` is 0).
-fn alchemy_tasks(
-    text: &str,
-    path: &std::path::Path,
-    rag_k: usize,
-    train: Option<&std::path::Path>,
-) -> Result<Vec<serde_json::Value>, CliError> {
-    use bench::alchemy::{import_jsonl, AlchemyTask, RecipeIndex};
-    let recipes =
-        import_jsonl(text).map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
-    let index = match (rag_k, train) {
-        (0, _) => None,
-        (_, None) => return Err(CliError::input("--rag-k needs --train TRAIN.jsonl")),
-        (_, Some(t)) => {
-            let text = std::fs::read_to_string(t)
-                .map_err(|e| CliError::input(format!("cannot read {}: {e}", t.display())))?;
-            let train = import_jsonl(&text)
-                .map_err(|e| CliError::input(format!("{}: {e}", t.display())))?;
-            let index = RecipeIndex::build(&train)
-                .map_err(|e| CliError::input(format!("{}: {e}", t.display())))?
-                .ok_or_else(|| {
-                    CliError::input(format!("{}: no recipe has an embedding", t.display()))
-                })?;
-            Some(index)
-        }
-    };
-    let mut out = Vec::new();
-    for recipe in recipes {
-        let references = match &index {
-            None => Vec::new(),
-            Some(index) => {
-                let e = recipe.contributions_embedding.as_deref().ok_or_else(|| {
-                    CliError::input(format!(
-                        "recipe {} has no contributions_embedding (computing embeddings through \
-                         an embeddings endpoint is not built yet)",
-                        recipe.id
-                    ))
-                })?;
-                index
-                    .references(e, rag_k, &recipe.id)
-                    .map_err(|e| CliError::input(format!("recipe {}: {e}", recipe.id)))?
-                    .into_iter()
-                    .map(|(_, r)| r.clone())
-                    .collect()
-            }
-        };
-        let mut task = AlchemyTask { recipe, references };
-        // The embedding served retrieval; the task does not carry 3,072 numbers further.
-        task.recipe.contributions_embedding = None;
-        out.push(serde_json::to_value(&task).map_err(|e| CliError::failure(e.to_string()))?);
-    }
-    Ok(out)
-}
-
-fn imported(
+/// reported on stderr. The second value: whether embeddings were computed for them.
+async fn imported(
     path: &std::path::Path,
     suite: &dyn AnySuite,
-    rag_k: usize,
-    train: Option<&std::path::Path>,
-) -> Result<TaskSource, CliError> {
-    let text = if path.is_dir() {
+    args: &RunArgs,
+    gateway: &Gateway,
+    embeddings: Option<&str>,
+) -> Result<(TaskSource, bool), CliError> {
+    let mut embedded = false;
+    let text = if path.is_dir() || suite.name() == "alchemy" {
         String::new()
     } else {
         std::fs::read_to_string(path)
@@ -154,7 +178,10 @@ fn imported(
                 suite.name()
             )));
         } else if suite.name() == "alchemy" {
-            alchemy_tasks(&text, path, rag_k, train)?
+            let (tasks, used) =
+                alchemy_tasks(path, args.rag_k, args.train.as_deref(), gateway, embeddings).await?;
+            embedded = used;
+            tasks
         } else if suite.name() == "mattools-qa" && text.trim_start().starts_with(['{', '[']) {
             // The reference's QA layout (one JSON document), or our bundle of several files.
             let name = path
@@ -224,13 +251,16 @@ fn imported(
             path.display()
         )));
     }
-    Ok(TaskSource::Imported(ImportedTasks {
-        imported_from: path.file_name().map_or_else(
-            || path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        ),
-        tasks,
-    }))
+    Ok((
+        TaskSource::Imported(ImportedTasks {
+            imported_from: path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            tasks,
+        }),
+        embedded,
+    ))
 }
 
 /// Run (or resume) the benchmark; returns the summary table.
@@ -271,8 +301,19 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
     let suite = registry
         .get(&args.suite)
         .map_err(|e| CliError::input(e.to_string()))?;
+    let embeddings = embeddings_choice(&args, gateway.config())?;
+    // AlchemyBench's references are resolved here: the run records the model only when it
+    // computed some embeddings (stored ones need none).
+    let mut spec_embeddings = embeddings.clone().filter(|_| args.suite != "alchemy");
     let tasks = match &args.tasks_file {
-        Some(path) => imported(path, suite.as_ref(), args.rag_k, args.train.as_deref())?,
+        Some(path) => {
+            let (tasks, embedded) =
+                imported(path, suite.as_ref(), &args, &gateway, embeddings.as_deref()).await?;
+            if embedded {
+                spec_embeddings = embeddings.clone();
+            }
+            tasks
+        }
         None if suite.name() == "atomworld" => {
             TaskSource::Generated(TaskSetSpec::per_action(args.seed, args.per_action))
         }
@@ -306,6 +347,7 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
         samples: args.samples.max(1),
         concurrency: args.concurrency.max(1),
         agent: args.agent.clone(),
+        embeddings: spec_embeddings,
     };
     runs::check_spec(&spec, gateway.config(), registry)
         .map_err(|e| CliError::input(e.to_string()))?;

@@ -48,6 +48,17 @@ pub fn is_baseline_name(registry: &Registry, name: &str) -> bool {
         .any(|s| s.baselines().contains(&name))
 }
 
+/// Whether runs of `suite` answered by `agent` retrieve by embeddings when a model is
+/// chosen: MatTools' documentation search (agents `rag` and `reflect`) and AlchemyBench's
+/// references.
+pub fn uses_embeddings(suite: &str, agent: Option<&str>) -> bool {
+    match suite {
+        "mattools-code" => matches!(agent, Some("rag" | "reflect")),
+        "alchemy" => true,
+        _ => false,
+    }
+}
+
 /// Whether `spec` can run under `config`: a suite of `registry` and one of its baselines or
 /// a configured model. Checked before a run is recorded, so a typo never leaves a run that
 /// start-up would try again and again.
@@ -69,6 +80,23 @@ pub fn check_spec(
             return Err(RunError::UnknownSuite(format!(
                 "agents answer mattools-code tasks, not {}",
                 spec.suite
+            )));
+        }
+    }
+    if let Some(name) = &spec.embeddings {
+        if config.embedding_model(name).is_none() {
+            return Err(RunError::UnknownSuite(format!(
+                "no embeddings model named '{name}' is configured ([[embeddings]])"
+            )));
+        }
+        if !uses_embeddings(&spec.suite, spec.agent.as_deref()) {
+            return Err(RunError::UnknownSuite(format!(
+                "embeddings serve mattools-code's rag and reflect agents and alchemy, not {}{}",
+                spec.suite,
+                spec.agent
+                    .as_deref()
+                    .map(|a| format!(" with agent {a}"))
+                    .unwrap_or_default()
             )));
         }
     }

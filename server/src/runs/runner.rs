@@ -66,6 +66,7 @@ async fn run_one(
     sample: u32,
     answerer: &Answerer,
     agent: Option<AgentKind>,
+    embeddings: Option<&str>,
     gateway: &Gateway,
     code: &CodeRunner,
     budget: Option<&Arc<Budget>>,
@@ -86,6 +87,7 @@ async fn run_one(
                         gateway,
                         budget,
                         code,
+                        embeddings,
                     };
                     crate::agents::answer(kind, name, &code_task, sample, &fx)
                         .await
@@ -254,6 +256,7 @@ pub async fn execute_until(
     let suite = super::check_spec(&spec, gateway.config(), registry)?;
     let answerer = Answerer::of(suite.as_ref(), &spec.model);
     let agent = spec.agent.as_deref().and_then(AgentKind::from_name);
+    let embeddings: Option<Arc<str>> = spec.embeddings.as_deref().map(Arc::from);
     let RunSpec {
         tasks: source,
         samples,
@@ -333,6 +336,7 @@ pub async fn execute_until(
             );
             let budget = budget.clone();
             let code = code.clone();
+            let embeddings = embeddings.clone();
             jobs.spawn(async move {
                 let (mut row, capped) = run_one(
                     &suite,
@@ -341,6 +345,7 @@ pub async fn execute_until(
                     sample,
                     &answerer,
                     agent,
+                    embeddings.as_deref(),
                     &gateway,
                     &code,
                     budget.as_ref(),

@@ -104,6 +104,10 @@ pub struct Round {
     pub query: String,
     /// The names of the entries retrieved.
     pub retrieved: Vec<String>,
+    /// How they were found: `bm25`, or `embeddings:<model>` (the configured embeddings
+    /// model's cosine ranking); empty when the agent does not search.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub search: String,
     /// The messages sent to the model.
     pub prompt: Vec<Message>,
     /// The model's reply.

@@ -94,11 +94,17 @@ pub async fn start_run(
         return Err(too_many());
     }
     let spec = RunSpec {
-        suite: body.suite,
         tasks: source,
         model: body.model,
         samples: body.samples.max(1),
         concurrency: body.concurrency.clamp(1, defaults::MAX_CONCURRENCY),
+        // The configured embeddings model searches MatTools' documentation (none: BM25);
+        // AlchemyBench's tasks arrive here with their references resolved.
+        embeddings: (body.suite == "mattools-code"
+            && crate::runs::uses_embeddings(&body.suite, body.agent.as_deref()))
+        .then(|| state.gateway.config().limits.embeddings_model.clone())
+        .flatten(),
+        suite: body.suite,
         agent: body.agent,
     };
     let run_id = state.runs.start(&spec)?;
