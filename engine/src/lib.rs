@@ -29,6 +29,7 @@ pub mod numeric;
 pub mod ordered;
 pub mod primitive;
 pub mod reduction;
+pub mod species;
 pub mod structure;
 pub mod symmetry;
 

@@ -5,7 +5,9 @@
 //! reference (default tolerance 0.25 Å per coordinate, site properties ignored, `reduce`
 //! on, no lattice constraints):
 //!
-//! 1. Sites are grouped by element, in the order of their element symbols.
+//! 1. Sites are grouped by species string (the element symbol of an ordered site,
+//!    `"In:0.5, Sn:0.5"` for a mixed one: [`crate::species::species_string`]), in the order
+//!    of those strings.
 //! 2. Candidate translations are the vectors from the first site of the smallest group to
 //!    every site of that group, kept only when they map every site of every group onto a
 //!    site of the same group (within twice the tolerance, per fractional axis).
@@ -15,16 +17,16 @@
 //!    (the primitive translations in the current cell) are all among the candidate
 //!    translations.
 //! 4. For a kept candidate, sites are expressed in the smaller cell and grouped: two sites of
-//!    the same element fall in one group when they coincide in the small cell within the
+//!    the same species fall in one group when they coincide in the small cell within the
 //!    tolerance but were not already neighbours in the big cell. Every group must be a clique
 //!    of exactly `d` sites; each group becomes one site at the running average of its
-//!    members' positions (element and label of its first member).
+//!    members' positions (species and label of its first member).
 //! 5. The first candidate that works is reduced again (recursively) and the result is
 //!    Niggli-reduced ([`niggli_reduced_structure`]); when no candidate works the structure is
 //!    returned unchanged.
 //!
-//! Sites are compared by element only (occupancies are carried along, not compared), as the
-//! engine's matcher does.
+//! Sites are compared by their species strings, as the reference compares them (so
+//! occupancies count to three significant digits).
 
 mod hnf;
 #[cfg(test)]
@@ -34,6 +36,7 @@ use crate::lattice::Lattice;
 use crate::linalg::{allclose, inverse, is_finite, lengths, matmul, py_mod1, vec_mat};
 use crate::linalg::{Mat3, Vec3};
 use crate::reduction::{niggli_reduce_matrix, ReductionError, NIGGLI_TOL};
+use crate::species::species_string;
 use crate::structure::{Site, Structure};
 
 /// pymatgen's default tolerance (Å per coordinate) for `get_primitive_structure`.
@@ -81,7 +84,7 @@ pub fn niggli_reduced_structure(s: &Structure) -> Result<Structure, PrimitiveErr
 /// The most primitive cell found for `s` (pymatgen's `get_primitive_structure(tolerance)`
 /// with its other arguments at their defaults); see the module documentation.
 ///
-/// The result's sites are ordered by element symbol when a smaller cell was found; when none
+/// The result's sites are ordered by species string when a smaller cell was found; when none
 /// was, `s` is returned unchanged (not Niggli-reduced), as in the reference.
 pub fn get_primitive_structure(s: &Structure, tolerance: f64) -> Result<Structure, PrimitiveError> {
     if !(tolerance.is_finite() && tolerance > 0.0) {
@@ -111,7 +114,7 @@ fn check_finite(s: &Structure) -> Result<(), PrimitiveError> {
     Ok(())
 }
 
-/// Sites of one element: their indices in the structure and fractional coordinates.
+/// Sites of one species: their indices in the structure and fractional coordinates.
 struct Group {
     sites: Vec<usize>,
     frac: Vec<Vec3>,
@@ -179,20 +182,17 @@ fn primitive_step(s: &Structure, tol: f64) -> Result<Structure, PrimitiveError> 
     Ok(s.clone())
 }
 
-/// Site indices grouped by element, groups ordered by element symbol (a stable sort, so
-/// sites keep their relative order within a group).
+/// Site indices grouped by species string ([`species_string`]: the element symbol of an
+/// ordered site), groups in the order of those strings (a stable sort, so sites keep their
+/// relative order within a group).
 fn group_sites(s: &Structure) -> Vec<Vec<usize>> {
+    let names: Vec<String> = s.sites.iter().map(species_string).collect();
     let mut order: Vec<usize> = (0..s.len()).collect();
-    order.sort_by(|&a, &b| s.sites[a].element.symbol().cmp(s.sites[b].element.symbol()));
+    order.sort_by(|&a, &b| names[a].cmp(&names[b]));
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for i in order {
         match groups.last_mut() {
-            Some(g)
-                if g.first()
-                    .is_some_and(|&f| s.sites[f].element == s.sites[i].element) =>
-            {
-                g.push(i)
-            }
+            Some(g) if g.first().is_some_and(|&f| names[f] == names[i]) => g.push(i),
             _ => groups.push(vec![i]),
         }
     }

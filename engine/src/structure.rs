@@ -8,23 +8,52 @@ use serde::{Deserialize, Serialize};
 use crate::element::Element;
 use crate::lattice::{translations_within, Lattice};
 use crate::numeric::{acos_deg, norm};
+use crate::species::Occupant;
 
 /// Largest number of sites any reader builds: every format's declared count, and for CIF the
 /// atom-site rows times the symmetry operations, is checked against it before anything is
 /// expanded or allocated. The viewer is made for up to 10,000 atoms; this leaves room.
 pub const MAX_SITES: usize = 100_000;
 
-/// One atom site: its element, fractional position and CIF label.
+/// One atom site: its element (or elements, when shared), fractional position and label.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Site {
-    /// The element occupying the site.
+    /// The element occupying the site (the first listed, when several share it).
     pub element: Element,
     /// Fractional coordinates (not wrapped unless a caller wraps them).
     pub frac: [f64; 3],
     /// The site's label as read or written (`Na0`, `O12`, …).
     pub label: String,
-    /// Occupancy (1 for ordered structures).
+    /// Occupancy of `element` (1 for ordered structures).
     pub occupancy: f64,
+    /// The other elements sharing the site, after `element`, in the reader's order (a mixed
+    /// site such as Sn0.5In0.5); empty when one element holds it. Only the pymatgen CIF and
+    /// Structure JSON readers fill it: the matcher and the primitive cell search compare
+    /// sites by all of their species ([`crate::species`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<Occupant>,
+}
+
+impl Site {
+    /// A site held by one element.
+    pub fn new(element: Element, frac: [f64; 3], label: impl Into<String>, occupancy: f64) -> Self {
+        Self {
+            element,
+            frac,
+            label: label.into(),
+            occupancy,
+            others: Vec::new(),
+        }
+    }
+
+    /// Every element on the site with its occupancy: `element` first, then `others`.
+    pub fn occupants(&self) -> impl Iterator<Item = Occupant> + '_ {
+        std::iter::once(Occupant {
+            element: self.element,
+            occupancy: self.occupancy,
+        })
+        .chain(self.others.iter().copied())
+    }
 }
 
 /// A periodic neighbour of a site (see [`Structure::neighbours`]).
@@ -76,24 +105,25 @@ impl Structure {
             .collect()
     }
 
-    /// Distinct elements in order of first appearance.
+    /// Distinct elements in order of first appearance (mixed sites included).
     pub fn elements(&self) -> Vec<Element> {
         let mut out: Vec<Element> = Vec::new();
-        for s in &self.sites {
-            if !out.contains(&s.element) {
-                out.push(s.element);
+        for o in self.sites.iter().flat_map(Site::occupants) {
+            if !out.contains(&o.element) {
+                out.push(o.element);
             }
         }
         out
     }
 
-    /// Element counts (weighted by occupancy), in order of first appearance.
+    /// Element amounts (weighted by occupancy, mixed sites included), in order of first
+    /// appearance.
     pub fn composition(&self) -> Vec<(Element, f64)> {
         let mut out: Vec<(Element, f64)> = Vec::new();
-        for s in &self.sites {
-            match out.iter_mut().find(|(e, _)| *e == s.element) {
-                Some((_, n)) => *n += s.occupancy,
-                None => out.push((s.element, s.occupancy)),
+        for o in self.sites.iter().flat_map(Site::occupants) {
+            match out.iter_mut().find(|(e, _)| *e == o.element) {
+                Some((_, n)) => *n += o.occupancy,
+                None => out.push((o.element, o.occupancy)),
             }
         }
         out
@@ -216,6 +246,7 @@ mod tests {
             frac,
             label: sym.into(),
             occupancy: 1.0,
+            others: Vec::new(),
         };
         Structure::new(
             l,
@@ -260,6 +291,7 @@ mod tests {
             frac,
             label: "C".into(),
             occupancy: 1.0,
+            others: Vec::new(),
         };
         let s = Structure::new(l, vec![site([0.0, 0.0, 0.0]), site([0.0, 0.4, 0.0])]);
         // Cartesian (4.0, 1.2, 0) minus two a-vectors is (0, 1.2, 0).
@@ -295,6 +327,7 @@ mod tests {
             frac: [0.2, 0.9, 1.4],
             label: "Po".into(),
             occupancy: 1.0,
+            others: Vec::new(),
         };
         let s = Structure::new(l, vec![site]);
         let n = s.neighbours(0, 3.0 * 3f64.sqrt() + 1e-9);

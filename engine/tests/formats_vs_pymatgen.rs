@@ -90,6 +90,7 @@ impl Case {
                 frac: *frac,
                 label: label.clone(),
                 occupancy: sp[0].1,
+                others: Vec::new(),
             })
             .collect();
         Structure::new(Lattice::from_matrix(self.matrix), sites)

@@ -1,20 +1,23 @@
 //! Differential test of the structure matcher against pymatgen.
 //!
-//! The cases come from `engine/tests/pymatgen/matcher_cases.py` (run it with the pymatgen
-//! venv); point `ATOMWORLD_MATCHER_CASES` at its JSON output. Without the variable the test
-//! prints a notice and passes.
+//! The cases come from `engine/tests/pymatgen/matcher_oracle.py` (the test command's set,
+//! made by `scripts/pymatgen-oracles.sh`) or `matcher_cases.py`; point
+//! `ATOMWORLD_MATCHER_CASES` at the JSON output. Without the variable the test fails under
+//! CI and otherwise prints a notice and passes.
 //!
 //! Every case names its option set (`"options"`, described in the document's
 //! `"option_sets"`: the AtomWorld evaluator's `primitive_cell=False, stol=0.5`, pymatgen's
 //! defaults with `primitive_cell=True`, the CIF-Gen probe's `primitive_cell=True,
 //! attempt_supercell=True, stol=0.5`, and `allow_subset`); cases without one use the
-//! AtomWorld evaluator's options. Requirements, per option set: `fit` agrees on at least
-//! 99.9 % of the pairs, and wherever both sides report a match, `rms` and `max_dist` agree
-//! within 1e-6. Cases on which pymatgen itself raised are skipped and counted.
+//! AtomWorld evaluator's options. Requirement: every case agrees (the same `fit`, a match on
+//! both sides or neither, `rms` and `max_dist` within 1e-6) except the cases listed, each
+//! with its reason, in `ALLOWED_DIFFERENCES`. Cases on which pymatgen itself raised are
+//! skipped and counted.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 #![cfg(not(target_arch = "wasm32"))]
 
 use engine::matcher::{fit, get_rms_dist, get_rms_dist_unbounded, rms_dist_if_fit, MatcherOptions};
+use engine::species::Occupant;
 use engine::{Element, Lattice, Site, Structure};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -28,21 +31,32 @@ fn triple(v: &Value) -> [f64; 3] {
     [float(&a[0]), float(&a[1]), float(&a[2])]
 }
 
+/// A structure of the case document: each site's species is a symbol (one element,
+/// occupancy 1) or `[symbol, amount bits]` pairs in pymatgen's order (a mixed or partly
+/// occupied site).
 fn structure(v: &Value) -> Structure {
     let m = v["matrix_bits"].as_array().expect("matrix");
     let lattice = Lattice::from_matrix([triple(&m[0]), triple(&m[1]), triple(&m[2])]);
     let species = v["species"].as_array().expect("species");
     let frac = v["frac_bits"].as_array().expect("frac");
+    let element = |sym: &str| Element::from_symbol(sym).expect("known element");
     let sites = species
         .iter()
         .zip(frac)
-        .map(|(sp, f)| {
-            let sym = sp.as_str().expect("symbol");
-            Site {
-                element: Element::from_symbol(sym).expect("known element"),
-                frac: triple(f),
-                label: sym.to_string(),
-                occupancy: 1.0,
+        .map(|(sp, f)| match sp.as_str() {
+            Some(sym) => Site::new(element(sym), triple(f), sym, 1.0),
+            None => {
+                let mut occupants = sp.as_array().expect("species list").iter().map(|o| {
+                    let symbol = o[0].as_str().expect("symbol");
+                    Occupant {
+                        element: element(symbol),
+                        occupancy: float(&o[1]),
+                    }
+                });
+                let first = occupants.next().expect("a species");
+                let mut site = Site::new(first.element, triple(f), "mixed", first.occupancy);
+                site.others = occupants.collect();
+                site
             }
         })
         .collect();
@@ -196,10 +210,6 @@ impl Tally {
         }
     }
 
-    fn rms_agree_pct(&self) -> f64 {
-        100.0 * (self.compared - self.rms_disagree) as f64 / self.compared.max(1) as f64
-    }
-
     fn fit_pct(&self) -> f64 {
         100.0 * self.fit_agree as f64 / self.cases.max(1) as f64
     }
@@ -227,6 +237,8 @@ fn matcher_agrees_with_pymatgen() {
     // Per option set and case kind (its first path segment): cases, fits agreeing, cases
     // with any disagreement.
     let mut by_kind: BTreeMap<(String, String), [usize; 3]> = BTreeMap::new();
+    // Every case with any difference: (option set, kind, mineral).
+    let mut differing: Vec<(String, String, String)> = Vec::new();
     for (k, case) in cases.iter().enumerate() {
         let set = case["options"].as_str().unwrap_or("atomworld").to_string();
         let opts = options(&doc, &set);
@@ -237,17 +249,22 @@ fn matcher_agrees_with_pymatgen() {
             case["kind"].as_str().unwrap_or("?"),
             case["mineral"].as_str().unwrap_or("?")
         );
-        let kind = case["kind"].as_str().unwrap_or("?");
-        let kind = kind.split('/').next().unwrap_or(kind).to_string();
+        let full_kind = case["kind"].as_str().unwrap_or("?");
+        let kind = full_kind.split('/').next().unwrap_or(full_kind).to_string();
         let tally = tallies.entry(set.clone()).or_default();
         let before = (tally.cases, tally.fit_agree, tally.failures.len());
         let started = std::time::Instant::now();
         tally.check(&label, case, &s1, &s2, &opts);
         tally.seconds += started.elapsed().as_secs_f64();
+        let failed = tally.failures.len() > before.2;
+        if failed {
+            let mineral = case["mineral"].as_str().unwrap_or("?").to_string();
+            differing.push((set.clone(), full_kind.to_string(), mineral));
+        }
         let k = by_kind.entry((set, kind)).or_default();
         k[0] += tally.cases - before.0;
         k[1] += tally.fit_agree - before.1;
-        k[2] += usize::from(tally.failures.len() > before.2);
+        k[2] += usize::from(failed);
     }
     assert!(!tallies.is_empty(), "no cases in {path}");
     for (set, t) in &tallies {
@@ -295,34 +312,85 @@ fn matcher_agrees_with_pymatgen() {
             "[{set}]: rms_dist_if_fit disagrees with fit then get_rms_dist:\n{}",
             t.inconsistent.join("\n")
         );
-        assert!(
-            t.fit_pct() >= 99.9,
-            "[{set}]: fit agreement {:.2}% < 99.9%",
-            t.fit_pct()
-        );
-        // Issue 3's criterion: where both fit, rms and max_dist within 1e-6 (7,310/7,310 in
-        // the 10,000-pair run). Of all 8,062 compared matches, fits or not, 1 differs: a
-        // pair neither side fits, where an exact tie of periodic images gives a mapping the
-        // default search folds a smaller RMS (listed above; reasons in
-        // scripts/differential-full.sh). Searching every mapping makes it agree and costs
-        // 1.7× (see `MatcherOptions::fold_symmetric_mappings`). The everyday run keeps
-        // ≥ 99.5 % within 1e-6 so that regressions fail; ATOMWORLD_MATCHER_STRICT=1
-        // (scripts/differential-full.sh) demands every fit within 1e-6 and every other
-        // disagreement of that kind: gone when every mapping is searched.
-        let strict = std::env::var_os("ATOMWORLD_MATCHER_STRICT").is_some();
-        assert!(
-            if strict {
-                t.rms_disagree_fit == 0 && t.agree_unfolded == t.rms_disagree
-            } else {
-                t.rms_agree_pct() >= 99.5
-            },
-            "[{set}]: {} of {} compared matches differ in rms/max_dist by more than 1e-6 \
-             (max {:e} / {:e}); {} of them agree with every lattice mapping searched",
-            t.rms_disagree,
-            t.compared,
-            t.max_d_rms,
-            t.max_d_max,
-            t.agree_unfolded
-        );
+        // The full run (scripts/differential-full.sh, ATOMWORLD_MATCHER_STRICT=1, 10,000
+        // pairs): every pair both sides fit agrees within 1e-6, and every other difference
+        // is of the kind `fold_symmetric_mappings` allows (gone when every mapping is
+        // searched).
+        if std::env::var_os("ATOMWORLD_MATCHER_STRICT").is_some() {
+            assert!(
+                t.fit_agree == t.cases
+                    && t.rms_disagree_fit == 0
+                    && t.agree_unfolded == t.rms_disagree,
+                "[{set}]: {} of {} fits differ; {} of {} compared matches differ in \
+                 rms/max_dist by more than 1e-6, {} of them agree with every lattice mapping \
+                 searched",
+                t.cases - t.fit_agree,
+                t.cases,
+                t.rms_disagree,
+                t.compared,
+                t.agree_unfolded
+            );
+        }
     }
+    // Everyday: exact. Every case agrees (the same fit, a match on both sides or neither,
+    // rms and max_dist within 1e-6) except those listed in ALLOWED_DIFFERENCES, each with why.
+    let allowed = |d: &(String, String, String)| {
+        ALLOWED_DIFFERENCES
+            .iter()
+            .any(|(set, kind, mineral, _)| (*set, *kind, *mineral) == (&d.0, &d.1, &d.2))
+    };
+    let unexpected: Vec<String> = differing
+        .iter()
+        .filter(|d| !allowed(d))
+        .map(|(set, kind, mineral)| format!("[{set}] {kind} {mineral}"))
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "{} case(s) differ from pymatgen and are not in ALLOWED_DIFFERENCES (details above):\n{}",
+        unexpected.len(),
+        unexpected.join("\n")
+    );
 }
+
+/// The cases of the everyday set allowed to differ from pymatgen, by option set, kind and
+/// mineral (the case's name), with the reason.
+const ALLOWED_DIFFERENCES: &[(&str, &str, &str, &str)] = &[
+    (
+        "atomworld",
+        "upstream/target_vs_input",
+        "48-swap",
+        FOLDED_TIE,
+    ),
+    ("atomworld", "mixed/moved", "Molybdenum Boride", FOLDED_TIE),
+    (
+        "cifgen",
+        "mixed/moved",
+        "Molybdenum Carbide MAX Phase",
+        FOLDED_TIE,
+    ),
+    (
+        "atomworld",
+        "mixed/corpus",
+        "dans-diffraction/NaCoO2_stripe_supercell.cif",
+        ZERO_OCCUPANCY,
+    ),
+    (
+        "cifgen",
+        "mixed/corpus",
+        "dans-diffraction/NaCoO2_stripe_supercell.cif",
+        ZERO_OCCUPANCY,
+    ),
+];
+
+/// Why a pair neither side fits may report another smallest RMS.
+const FOLDED_TIE: &str = "a pair neither side fits: an exact tie (equidistant periodic images \
+     or equally cheap assignments) in a lattice mapping that `fold_symmetric_mappings` skips \
+     gives pymatgen an RMS under stol where we find none or a larger one; searching every \
+     mapping agrees, and the fit (the verdict) is the same";
+
+/// Why a structure with empty sites differs.
+const ZERO_OCCUPANCY: &str = "sites of occupancy 0, which pymatgen reads as 1e-8: its \
+     `Composition.__eq__` is not symmetric there ({Na: 1e-8} == {O: 1} holds, the reverse does \
+     not), and `itertools.groupby` in `_get_mask` then puts other sites in their group, so \
+     pymatgen finds no fit for the file against itself; the matcher compares species \
+     symmetrically (`engine::species`) and finds the identity";

@@ -137,6 +137,7 @@ fn new_site(s: &Structure, element: engine::Element, position: [f64; 3]) -> Site
         frac: s.lattice.to_fractional(position),
         label: format!("{}{}", element.symbol(), s.len()),
         occupancy: 1.0,
+        others: Vec::new(),
     }
 }
 
@@ -428,6 +429,7 @@ mod tests {
             frac,
             label: sym.into(),
             occupancy: 1.0,
+            others: Vec::new(),
         };
         Structure::new(
             l,

@@ -577,4 +577,31 @@ mod tests {
         );
         assert_eq!(v.label, Label::StructureMismatch, "{}", v.detail);
     }
+
+    /// A 4 Å cubic cell with a Sn/In site (occupancies `sn`, `1 - sn`, the rows in the
+    /// order given by `in_first`) at the origin and O at the centre.
+    fn mixed_site_cif(sn: f64, in_first: bool) -> String {
+        let head = cubic_cif(&[]);
+        let (a, b) = (
+            format!("  Sn  M1  1  0  0  0  {sn}\n"),
+            format!("  In  M1  1  0  0  0  {}\n", 1.0 - sn),
+        );
+        let rows = if in_first { b + &a } else { a + &b };
+        format!("{head}{rows}  O  O1  1  0.5  0.5  0.5  1.0\n")
+    }
+
+    #[test]
+    fn a_mixed_site_matches_whatever_order_its_species_are_listed_in() {
+        // pymatgen compares whole site compositions: Sn0.5In0.5 is In0.5Sn0.5 (issue 23,
+        // gap 3; the matcher used to compare the first-listed element only).
+        let target = parse_target(&mixed_site_cif(0.5, false)).unwrap();
+        let answer = format!("<cif>{}</cif>", mixed_site_cif(0.5, true));
+        let v = evaluate(&target, &answer, Comparison::Matcher);
+        assert_eq!(v.label, Label::Success, "{}", v.detail);
+        assert_eq!(v.rms, Some(0.0));
+        // Other occupancies are another composition.
+        let other = format!("<cif>{}</cif>", mixed_site_cif(0.75, true));
+        let v = evaluate(&target, &other, Comparison::Matcher);
+        assert_eq!(v.label, Label::AtomCountMismatch, "{}", v.detail);
+    }
 }

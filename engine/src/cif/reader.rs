@@ -272,6 +272,7 @@ fn structure_from_block(block: &Block) -> Result<Structure, CifError> {
                 frac,
                 label,
                 occupancy,
+                others: Vec::new(),
             });
             continue;
         }
@@ -289,6 +290,7 @@ fn structure_from_block(block: &Block) -> Result<Structure, CifError> {
                     frac: image,
                     label: label.clone(),
                     occupancy,
+                    others: Vec::new(),
                 });
             }
         }

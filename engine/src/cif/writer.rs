@@ -10,6 +10,7 @@
 use super::formula::{element_amounts, formula, reduced_formula_and_factor};
 use super::pyfloat::py_repr;
 use crate::numeric::{acos_deg, cross, dot};
+use crate::species::{sorted_species, species_string};
 use crate::structure::{Site, Structure};
 
 /// Values are wrapped or written on their own line beyond this length (`CifBlock.max_len`).
@@ -29,7 +30,13 @@ pub fn write_cif(structure: &Structure) -> String {
     let angles = [angle(1, 2), angle(2, 0), angle(0, 1)];
     let volume = dot(cross(m[0], m[1]), m[2]).abs();
 
-    let amounts = element_amounts(structure.sites.iter().map(|s| (s.element, s.occupancy)));
+    let amounts = element_amounts(
+        structure
+            .sites
+            .iter()
+            .flat_map(Site::occupants)
+            .map(|o| (o.element, o.occupancy)),
+    );
     let (reduced, factor) = reduced_formula_and_factor(&amounts);
     let f8 = |x: f64| format!("{x:.8}");
 
@@ -65,8 +72,13 @@ pub fn write_cif(structure: &Structure) -> String {
 
     let n = structure.sites.len();
     let mut cols: [Vec<String>; 7] = std::array::from_fn(|_| Vec::with_capacity(n));
-    for (count, site) in structure.sites.iter().enumerate() {
-        let symbol = site.element.symbol();
+    // One row per species of a site (sorted as pymatgen sorts them), `count` over rows.
+    let rows = structure
+        .sites
+        .iter()
+        .flat_map(|site| sorted_species(site).into_iter().map(move |sp| (site, sp)));
+    for (count, (site, (element, occupancy))) in rows.enumerate() {
+        let symbol = element.symbol();
         cols[0].push(symbol.to_string());
         let label = if site.label != species_string(site) {
             site.label.clone()
@@ -78,7 +90,7 @@ pub fn write_cif(structure: &Structure) -> String {
         for k in 0..3 {
             cols[3 + k].push(f8(site.frac[k]));
         }
-        cols[6].push(py_repr(site.occupancy));
+        cols[6].push(py_repr(occupancy));
     }
     let [c0, c1, c2, c3, c4, c5, c6] = cols;
     entries.push(Entry::Loop(vec![
@@ -108,47 +120,6 @@ pub fn write_cif(structure: &Structure) -> String {
         }
     }
     format!("# generated using pymatgen\n{}\n", lines.join("\n"))
-}
-
-/// pymatgen's `Site.species_string` for a one-element site.
-fn species_string(site: &Site) -> String {
-    let symbol = site.element.symbol();
-    if site.occupancy == 1.0 {
-        symbol.to_string()
-    } else {
-        format!("{symbol}:{}", general_3(site.occupancy))
-    }
-}
-
-/// Python's `format(x, ".3")` (three significant digits, general notation with at least one
-/// decimal place).
-fn general_3(x: f64) -> String {
-    if !x.is_finite() {
-        return py_repr(x);
-    }
-    let sci = format!("{x:.2e}");
-    let exp: i32 = sci
-        .split_once('e')
-        .and_then(|(_, e)| e.parse().ok())
-        .unwrap_or(0);
-    if !(-4..3).contains(&exp) {
-        let (m, _) = sci.split_once('e').unwrap_or((&sci, ""));
-        let m = m.trim_end_matches('0').trim_end_matches('.');
-        let sign = if exp < 0 { '-' } else { '+' };
-        return format!("{m}e{sign}{:02}", exp.abs());
-    }
-    let decimals = (2 - exp).max(0) as usize;
-    let fixed = format!("{x:.decimals$}");
-    let trimmed = if fixed.contains('.') {
-        fixed.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &fixed
-    };
-    if trimmed.contains('.') {
-        trimmed.to_string()
-    } else {
-        format!("{trimmed}.0")
-    }
 }
 
 /// `CifBlock._format_field`: quote values with spaces, wrap long ones in a text field.
@@ -245,6 +216,59 @@ mod tests {
     use crate::lattice::Lattice;
 
     #[test]
+    fn a_mixed_site_is_one_row_per_species_as_pymatgen_writes_it() {
+        // Expected: CifWriter(Structure(Lattice.cubic(4.2), [{"Sn": 0.5, "In": 0.5},
+        // {"O": 1.0}, {"Na": 0.5}], [[0, 0, 0], [0.5, 0.5, 0.5], [0.25, 0.25, 0.25]])),
+        // pymatgen 2026.10.24.
+        let el = |e: &str| Element::from_symbol(e).unwrap();
+        let mut mixed = Site::new(el("Sn"), [0.0; 3], "In:0.5, Sn:0.5", 0.5);
+        mixed.others.push(crate::species::Occupant {
+            element: el("In"),
+            occupancy: 0.5,
+        });
+        let s = Structure::new(
+            Lattice::from_parameters(4.2, 4.2, 4.2, 90.0, 90.0, 90.0).unwrap(),
+            vec![
+                mixed,
+                Site::new(el("O"), [0.5; 3], "O", 1.0),
+                Site::new(el("Na"), [0.25; 3], "Na:0.5", 0.5),
+            ],
+        );
+        let expected = r"# generated using pymatgen
+data_Na0.5In0.5Sn0.5O1
+_symmetry_space_group_name_H-M   'P 1'
+_cell_length_a   4.20000000
+_cell_length_b   4.20000000
+_cell_length_c   4.20000000
+_cell_angle_alpha   90.00000000
+_cell_angle_beta   90.00000000
+_cell_angle_gamma   90.00000000
+_symmetry_Int_Tables_number   1
+_chemical_formula_structural   Na0.5In0.5Sn0.5O1
+_chemical_formula_sum   'Na0.5 In0.5 Sn0.5 O1'
+_cell_volume   74.08800000
+_cell_formula_units_Z   1
+loop_
+ _symmetry_equiv_pos_site_id
+ _symmetry_equiv_pos_as_xyz
+  1  'x, y, z'
+loop_
+ _atom_site_type_symbol
+ _atom_site_label
+ _atom_site_symmetry_multiplicity
+ _atom_site_fract_x
+ _atom_site_fract_y
+ _atom_site_fract_z
+ _atom_site_occupancy
+  In  In0  1  0.00000000  0.00000000  0.00000000  0.5
+  Sn  Sn1  1  0.00000000  0.00000000  0.00000000  0.5
+  O  O2  1  0.50000000  0.50000000  0.50000000  1.0
+  Na  Na3  1  0.25000000  0.25000000  0.25000000  0.5
+";
+        assert_eq!(write_cif(&s), expected);
+    }
+
+    #[test]
     fn rock_salt_text() {
         let l = Lattice::from_parameters(5.64, 5.64, 5.64, 90.0, 90.0, 90.0).unwrap();
         let site = |e: &str, f: [f64; 3], label: &str| Site {
@@ -252,6 +276,7 @@ mod tests {
             frac: f,
             label: label.into(),
             occupancy: 1.0,
+            others: Vec::new(),
         };
         let s = Structure::new(
             l,
@@ -290,14 +315,6 @@ loop_
   Cl  Cl7  1  0.50000000  0.50000000  0.50000000  1.0
 ";
         assert_eq!(write_cif(&s), expected);
-    }
-
-    #[test]
-    fn general_format() {
-        assert_eq!(general_3(0.5), "0.5");
-        assert_eq!(general_3(0.12345), "0.123");
-        assert_eq!(general_3(2.0), "2.0");
-        assert_eq!(general_3(1234.0), "1.23e+03");
     }
 
     #[test]

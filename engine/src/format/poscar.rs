@@ -208,6 +208,7 @@ pub fn read_poscar(text: &str) -> Result<Structure, FormatError> {
                 frac,
                 label: element.symbol().to_string(),
                 occupancy: 1.0,
+                others: Vec::new(),
             }
         })
         .collect();
@@ -271,7 +272,8 @@ impl<'l, 'a> Cursor<'l, 'a> {
 
 /// The POSCAR text pymatgen's `Poscar(structure).get_str()` writes: the formula as comment,
 /// scale 1.0, the lattice (negated if left-handed, as VASP needs), element groups in site
-/// order, direct coordinates with 16 decimals and each site's symbol.
+/// order, direct coordinates with 16 decimals and each site's symbol. A mixed site is written
+/// as its first element (POSCAR has no place for more; pymatgen refuses such structures).
 pub fn write_poscar(structure: &Structure) -> String {
     let m = structure.lattice.matrix();
     let left_handed = structure.lattice.volume() < 0.0;

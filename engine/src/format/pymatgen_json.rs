@@ -13,6 +13,7 @@ use crate::cif::Pos;
 use crate::element::Element;
 use crate::lattice::Lattice;
 use crate::numeric::{cross, dot};
+use crate::species::Occupant;
 use crate::structure::{Site, Structure};
 
 #[derive(Serialize, Deserialize)]
@@ -128,33 +129,38 @@ pub fn read_pymatgen_json(text: &str) -> Result<Structure, FormatError> {
     let lattice = Lattice::from_matrix(m);
     let mut sites = Vec::with_capacity(doc.sites.len());
     for (i, site) in doc.sites.into_iter().enumerate() {
-        let [species] = &site.species[..] else {
-            return Err(err(
-                None,
-                format!(
-                    "site {i} holds {} species; only ordered sites (one species each) are supported",
-                    site.species.len()
-                ),
-            ));
-        };
-        let element = Element::from_symbol(&species.element).ok_or_else(|| {
-            err(
-                None,
-                format!("site {i}: {:?} is not an element", species.element),
-            )
-        })?;
-        let finite = site.abc.iter().all(|x| x.is_finite());
-        if !(species.occu.is_finite() && species.occu > 0.0 && finite) {
-            return Err(err(
-                None,
-                format!("site {i}: occupancy or coordinates are not finite"),
-            ));
+        let mut occupants = Vec::with_capacity(site.species.len());
+        for species in &site.species {
+            let element = Element::from_symbol(&species.element).ok_or_else(|| {
+                err(
+                    None,
+                    format!("site {i}: {:?} is not an element", species.element),
+                )
+            })?;
+            if !(species.occu.is_finite() && species.occu > 0.0) {
+                return Err(err(
+                    None,
+                    format!("site {i}: the occupancy of {element} is not a positive number"),
+                ));
+            }
+            occupants.push(Occupant {
+                element,
+                occupancy: species.occu,
+            });
         }
+        let Some((&first, others)) = occupants.split_first() else {
+            return Err(err(None, format!("site {i} holds no species")));
+        };
+        if !site.abc.iter().all(|x| x.is_finite()) {
+            return Err(err(None, format!("site {i}: coordinates are not finite")));
+        }
+        let element = first.element;
         sites.push(Site {
             element,
             frac: site.abc,
             label: site.label.unwrap_or_else(|| element.symbol().to_string()),
-            occupancy: species.occu,
+            occupancy: first.occupancy,
+            others: others.to_vec(),
         });
     }
     Ok(Structure::new(lattice, sites))
@@ -186,11 +192,14 @@ pub fn write_pymatgen_json(structure: &Structure) -> String {
             .iter()
             .enumerate()
             .map(|(i, s)| PmgSite {
-                species: vec![PmgSpecies {
-                    element: s.element.symbol().into(),
-                    oxidation_state: None,
-                    occu: s.occupancy,
-                }],
+                species: s
+                    .occupants()
+                    .map(|o| PmgSpecies {
+                        element: o.element.symbol().into(),
+                        oxidation_state: None,
+                        occu: o.occupancy,
+                    })
+                    .collect(),
                 abc: s.frac,
                 properties: empty_object(),
                 label: Some(s.label.clone()),
@@ -227,8 +236,22 @@ mod tests {
         assert!(e.pos.is_some(), "{e}");
         let text = r#"{"lattice": {"matrix": [[3,0,0],[0,3,0],[0,0,3]]}, "sites": [
             {"species": [{"element": "Fe", "occu": 0.5}, {"element": "Ni", "occu": 0.5}], "abc": [0,0,0]}]}"#;
+        // A mixed site keeps both species, in order, and writes them back.
+        let s = read_pymatgen_json(text).unwrap();
+        assert_eq!(
+            (s.sites[0].element.symbol(), s.sites[0].occupancy),
+            ("Fe", 0.5)
+        );
+        assert_eq!(s.sites[0].others.len(), 1);
+        assert_eq!(s.sites[0].others[0].element.symbol(), "Ni");
+        assert_eq!(read_pymatgen_json(&write_pymatgen_json(&s)).unwrap(), s);
+        let text = r#"{"lattice": {"matrix": [[3,0,0],[0,3,0],[0,0,3]]}, "sites": [
+            {"species": [{"element": "Fe", "occu": 0.5}, {"element": "Xx", "occu": 0.5}], "abc": [0,0,0]}]}"#;
         let e = read_pymatgen_json(text).unwrap_err();
-        assert!(e.to_string().contains("site 0 holds 2 species"), "{e}");
+        assert!(
+            e.to_string().contains("site 0: \"Xx\" is not an element"),
+            "{e}"
+        );
         let text = r#"{"lattice": {"matrix": [[3,0,0],[0,3,0],[0,0,0]]}, "sites": []}"#;
         assert!(read_pymatgen_json(text).is_err());
     }

@@ -66,6 +66,7 @@ mod tests {
             frac,
             label: e.into(),
             occupancy: 1.0,
+            others: Vec::new(),
         })
         .collect();
         let s1 = Structure::new(l.clone(), sites);

@@ -17,10 +17,10 @@
 //!   1e-5 Å;
 //! - `SiteOrderedIStructure.__eq__` holds: the sites are equal in order as well.
 //!
-//! Occupancies must agree to the bit here; pymatgen would also accept two partial
-//! occupancies within 1e-8 that print alike (a case the matcher, which compares sites by
-//! element, does not model anyway). Site and structure properties, which our structures do
-//! not carry, play no part.
+//! Species and occupancies must agree to the bit and in order here; pymatgen would also
+//! accept two partial occupancies within 1e-8 that print alike, or a mixed site's species
+//! listed in another order (cases where skipping the memo costs only the last bits). Site and
+//! structure properties, which our structures do not carry, play no part.
 //!
 //! The memo lives for the whole Python process, so across calls the reference's answer also
 //! depends on the structures it met before; our answers are pymatgen's for the pair alone
@@ -42,7 +42,10 @@ pub(super) fn reuses_reduction(s1: &Structure, s2: &Structure) -> bool {
         return false;
     }
     let same_species = |a: &Site, b: &Site| {
-        a.element == b.element && a.occupancy.to_bits() == b.occupancy.to_bits()
+        a.occupants().count() == b.occupants().count()
+            && a.occupants().zip(b.occupants()).all(|(x, y)| {
+                x.element == y.element && x.occupancy.to_bits() == y.occupancy.to_bits()
+            })
     };
     let rounded_bits = |s: &Site| s.frac.map(|x| round3(x).to_bits());
     let hashes_agree = s1
@@ -115,6 +118,7 @@ mod tests {
             frac: *f,
             label: "Na".into(),
             occupancy: 1.0,
+            others: Vec::new(),
         };
         Structure::new(lattice, frac.iter().map(site).collect())
     }

@@ -23,8 +23,10 @@
 //! step 3 must then have |det| equal to the site-count ratio (rounded half to even) and the
 //! smaller structure's sites are repeated over the lattice points of the supercell
 //! ([`supercell`]). With `allow_subset`, the structure with fewer sites may match a subset
-//! of the other's sites and compositions need not agree. Sites are compared by element
-//! (occupancy is ignored).
+//! of the other's sites and compositions need not agree. Sites are compared by all their
+//! species and occupancies, as pymatgen's `SpeciesComparator` compares them
+//! ([`crate::species`]: the listed order of a mixed site's species does not matter),
+//! oxidation states aside.
 //!
 //! The evaluator asks [`rms_dist_if_fit`]: `fit` first, then `get_rms_dist` on a fit, as the
 //! reference does.
@@ -118,6 +120,7 @@ pub use crate::interrupt::Interrupt;
 use crate::lattice_mapping::MappingError;
 use crate::linalg::{self, from_parameters_pymatgen, parameters, volume, Mat3, Vec3};
 use crate::primitive::PrimitiveError;
+use crate::species::{Kinds, AMOUNT_TOLERANCE};
 use crate::structure::Structure;
 use assignment::AssignmentError;
 use reduced::ReducedStructure;
@@ -395,30 +398,24 @@ fn check_options(opts: &MatcherOptions) -> Result<(), MatcherError> {
     Ok(())
 }
 
-/// Element counts in order of first appearance.
-fn counts(s: &Structure) -> Vec<(Element, usize)> {
-    let mut out: Vec<(Element, usize)> = Vec::new();
-    for site in &s.sites {
-        match out.iter_mut().find(|(e, _)| *e == site.element) {
-            Some((_, n)) => *n += 1,
-            None => out.push((site.element, 1)),
-        }
-    }
-    out
-}
-
-/// pymatgen's composition hash for the species comparator: equal fractional compositions.
+/// pymatgen's composition hash for the species comparator: equal fractional compositions
+/// (each element's share of the occupancy-weighted total, within `Composition`'s tolerance).
 fn same_fractional_composition(s1: &Structure, s2: &Structure) -> bool {
-    let (c1, c2) = (counts(s1), counts(s2));
-    let (n1, n2) = (s1.len() as f64, s2.len() as f64);
-    let frac = |c: &[(Element, usize)], n: f64, e: Element| {
-        c.iter()
-            .find(|(x, _)| *x == e)
-            .map_or(0.0, |(_, k)| *k as f64 / n)
+    let fractional = |s: &Structure| {
+        let c = s.composition();
+        let total: f64 = c.iter().map(|(_, n)| n).sum();
+        c.into_iter()
+            .map(|(e, n)| (e, n / total))
+            .filter(|(_, x)| x.abs() >= AMOUNT_TOLERANCE)
+            .collect::<Vec<(Element, f64)>>()
     };
-    c1.iter()
-        .chain(c2.iter())
-        .all(|(e, _)| (frac(&c1, n1, *e) - frac(&c2, n2, *e)).abs() <= 1e-8)
+    let (c1, c2) = (fractional(s1), fractional(s2));
+    let share =
+        |c: &[(Element, f64)], e: Element| c.iter().find(|(x, _)| *x == e).map_or(0.0, |(_, k)| *k);
+    c1.len() == c2.len()
+        && c1
+            .iter()
+            .all(|(e, x)| (x - share(&c2, *e)).abs() <= AMOUNT_TOLERANCE)
 }
 
 /// Both structures reduced and scaled, with the supercell plan.
@@ -441,24 +438,25 @@ fn preprocess(
     if s1.is_empty() || s2.is_empty() {
         return Err(MatcherError::Empty);
     }
+    let kinds = Kinds::of(s1.sites.iter().chain(&s2.sites));
     let (mut r1, mut r2) = if memo::reuses_reduction(s1, s2) {
         // pymatgen hands struct2 struct1's reduced structure (see `memo`).
         let r1 = if opts.primitive_cell {
-            ReducedStructure::primitive(s1)?
+            ReducedStructure::primitive(s1, &kinds)?
         } else {
-            ReducedStructure::niggli(s1)?
+            ReducedStructure::niggli(s1, &kinds)?
         };
         (r1.clone(), r1)
     } else if opts.primitive_cell {
         (
-            ReducedStructure::primitive(s1)?,
-            ReducedStructure::primitive(s2)?,
+            ReducedStructure::primitive(s1, &kinds)?,
+            ReducedStructure::primitive(s2, &kinds)?,
         )
     } else {
-        ReducedStructure::niggli_pair(s1, s2)?
+        ReducedStructure::niggli_pair(s1, s2, &kinds)?
     };
     let (fu, s1_supercell) = if opts.attempt_supercell {
-        supercell_size(r1.elements.len(), r2.elements.len())
+        supercell_size(r1.kinds.len(), r2.kinds.len())
     } else {
         (1, true)
     };
@@ -497,7 +495,7 @@ fn match_structures(
     goal: Goal,
     shared: &mut Shared,
 ) -> Result<Option<Match>, MatcherError> {
-    let (n1, n2) = (pre.r1.elements.len(), pre.r2.elements.len());
+    let (n1, n2) = (pre.r1.kinds.len(), pre.r2.kinds.len());
     let ratio = if pre.s1_supercell {
         pre.fu as f64
     } else {

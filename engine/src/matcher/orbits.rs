@@ -40,8 +40,8 @@
 //! admit a pair the representative's table left out.
 
 use super::periodicity::Places;
-use crate::element::Element;
 use crate::linalg::{unimodular_inverse, vec_mat, Mat3, Vec3};
+use crate::species::Kind;
 
 /// Relative tolerance on the metric `W G Wᵀ = G` (the lattice is read from 8 printed
 /// decimals; an operation that is not an isometry to far better than that is not one).
@@ -62,7 +62,7 @@ pub type Symmetries = Vec<(IMat, bool)>;
 /// The representatives chosen so far and what is needed to test a new mapping.
 pub struct MappingOrbits<'a> {
     frac: &'a [Vec3],
-    elements: &'a [Element],
+    elements: &'a [Kind],
     places: Places<'a>,
     gram: Mat3,
     scale: f64,
@@ -96,7 +96,7 @@ impl<'a> MappingOrbits<'a> {
     pub fn new(
         lattice: &Mat3,
         frac: &'a [Vec3],
-        elements: &'a [Element],
+        elements: &'a [Kind],
         anchor: usize,
         tested: &'a mut Symmetries,
     ) -> Self {
@@ -218,6 +218,7 @@ fn imul(a: &IMat, b: &IMat) -> IMat {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::element::Element;
 
     #[test]
     fn unimodular_inverse_inverts() {
@@ -229,7 +230,7 @@ mod tests {
 
     #[test]
     fn a_cubic_structure_folds_its_axis_permutations() {
-        let el = |s: &str| Element::from_symbol(s).unwrap();
+        let el = |s: &str| Element::from_symbol(s).unwrap().z();
         // CsCl: cubic, point group m-3m; every axis permutation is a symmetry.
         let lattice = [[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 4.0]];
         let frac = vec![[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]];

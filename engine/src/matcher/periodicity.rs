@@ -13,10 +13,10 @@
 //! `fit` a permuted table can break a tie otherwise and change the verdict, so `fit` keeps
 //! every candidate.
 
-use crate::element::Element;
 use crate::linalg::Vec3;
 use crate::numeric::distance_to_integer;
 use crate::numeric::floor;
+use crate::species::Kind;
 
 /// Fractional tolerance of "the same place" (a CIF prints 8 decimals: two roundings of
 /// 5e-9 each, with margin).
@@ -30,7 +30,7 @@ pub const SELF_TOL: f64 = 5e-8;
 /// axis costs a fraction of hashing, and these lookups sit in the matcher's hot path.
 pub(super) struct Places<'a> {
     frac: &'a [Vec3],
-    elements: &'a [Element],
+    elements: &'a [Kind],
     /// Cells per axis.
     cells: usize,
     /// `members[start[c]..start[c + 1]]`: the sites of cell `c`, in increasing order.
@@ -51,7 +51,7 @@ fn grid_size(n: usize) -> usize {
 }
 
 impl<'a> Places<'a> {
-    pub(super) fn new(frac: &'a [Vec3], elements: &'a [Element]) -> Self {
+    pub(super) fn new(frac: &'a [Vec3], elements: &'a [Kind]) -> Self {
         let cells = grid_size(frac.len());
         let mut count = vec![0u32; cells * cells * cells + 1];
         let index: Vec<usize> = frac.iter().map(|f| Self::cell(*f, cells)).collect();
@@ -96,7 +96,7 @@ impl<'a> Places<'a> {
     /// farther than `2 SELF_TOL` from both edges of its cell, every site within `SELF_TOL`
     /// shares its cell index (the rounding of the index computation is of order 1e-16), so
     /// usually one cell instead of 27.
-    fn find(&self, f: Vec3, element: Element) -> Option<usize> {
+    fn find(&self, f: Vec3, element: Kind) -> Option<usize> {
         let g = self.cells;
         let margin = 2.0 * SELF_TOL * g as f64;
         let mut axes = [[0usize; 2]; 3];
@@ -163,7 +163,7 @@ impl<'a> Places<'a> {
 
 /// The translations (other than zero) that map every site onto a site of the same element,
 /// among the differences between site `anchor` and the sites of its element.
-pub fn self_translations(frac: &[Vec3], elements: &[Element], anchor: usize) -> Vec<Vec3> {
+pub fn self_translations(frac: &[Vec3], elements: &[Kind], anchor: usize) -> Vec<Vec3> {
     let Some(&el) = elements.get(anchor) else {
         return Vec::new();
     };
@@ -213,11 +213,12 @@ pub fn distinct_candidates(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::element::Element;
 
     #[test]
     fn finding_a_place_agrees_with_a_scan_of_every_site() {
-        let na = Element::from_symbol("Na").unwrap();
-        let cl = Element::from_symbol("Cl").unwrap();
+        let na = Element::from_symbol("Na").unwrap().z();
+        let cl = Element::from_symbol("Cl").unwrap().z();
         // Sites on and next to grid-cell edges, at 0 and near 1.
         let mut frac = Vec::new();
         let mut elements = Vec::new();
@@ -239,7 +240,7 @@ mod tests {
             elements.push(if i % 2 == 0 { na } else { cl });
         }
         let places = Places::new(&frac, &elements);
-        let scan = |f: Vec3, e: Element| {
+        let scan = |f: Vec3, e: Kind| {
             (0..frac.len()).find(|&j| {
                 elements[j] == e
                     && (0..3).all(|a| distance_to_integer(frac[j][a] - f[a]) <= SELF_TOL)
@@ -261,7 +262,7 @@ mod tests {
 
     #[test]
     fn a_doubled_cell_has_one_internal_translation() {
-        let el = |s: &str| Element::from_symbol(s).unwrap();
+        let el = |s: &str| Element::from_symbol(s).unwrap().z();
         // A two-site cell (Na at 0, Cl at ½) doubled along a: fractions halve along a.
         let frac = vec![
             [0.0, 0.0, 0.0],

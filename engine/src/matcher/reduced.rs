@@ -1,33 +1,38 @@
 //! A structure re-expressed in its Niggli-reduced cell, as the matcher works on it.
 
 use super::MatcherError;
-use crate::element::Element;
 use crate::linalg::{allclose, inverse_numpy, is_finite, py_mod1, FusedMatrix, Mat3, Vec3};
 use crate::primitive::matcher_reduction;
 use crate::reduction::{niggli_reduce_matrix, NIGGLI_TOL};
+use crate::species::{Kind, Kinds};
 use crate::structure::Structure;
 
-/// Lattice rows, fractional coordinates and elements, in the original site order.
+/// Lattice rows, fractional coordinates and species classes ([`Kinds`]), in the original
+/// site order.
 #[derive(Debug, Clone)]
 pub(crate) struct ReducedStructure {
     pub lattice: Mat3,
     pub frac: Vec<Vec3>,
-    pub elements: Vec<Element>,
+    pub kinds: Vec<Kind>,
 }
 
 impl ReducedStructure {
     /// The structure in its Niggli cell (pymatgen's `get_reduced_structure("niggli")`): when
     /// the reduced cell differs from the input cell, sites are carried over through their
     /// Cartesian positions and wrapped into [0, 1); otherwise they are kept unchanged.
-    pub fn niggli(s: &Structure) -> Result<Self, MatcherError> {
-        Self::niggli_given(s, None)
+    pub fn niggli(s: &Structure, kinds: &Kinds) -> Result<Self, MatcherError> {
+        Self::niggli_given(s, None, kinds)
     }
 
     /// [`ReducedStructure::niggli`] of two structures; the reduction is computed once when
     /// both have the same lattice to the last bit (a prediction often keeps its target's
     /// cell), since it depends on nothing else.
-    pub fn niggli_pair(s1: &Structure, s2: &Structure) -> Result<(Self, Self), MatcherError> {
-        let r1 = Self::niggli(s1)?;
+    pub fn niggli_pair(
+        s1: &Structure,
+        s2: &Structure,
+        kinds: &Kinds,
+    ) -> Result<(Self, Self), MatcherError> {
+        let r1 = Self::niggli(s1, kinds)?;
         let same = s1
             .lattice
             .matrix()
@@ -40,12 +45,16 @@ impl ReducedStructure {
                 .as_flattened()
                 .iter()
                 .map(|x| x.to_bits()));
-        let r2 = Self::niggli_given(s2, same.then_some(r1.lattice))?;
+        let r2 = Self::niggli_given(s2, same.then_some(r1.lattice), kinds)?;
         Ok((r1, r2))
     }
 
     /// [`ReducedStructure::niggli`], with the reduced lattice already known when given.
-    fn niggli_given(s: &Structure, known: Option<Mat3>) -> Result<Self, MatcherError> {
+    fn niggli_given(
+        s: &Structure,
+        known: Option<Mat3>,
+        kinds: &Kinds,
+    ) -> Result<Self, MatcherError> {
         let m = *s.lattice.matrix();
         if !is_finite(&m) {
             return Err(MatcherError::Degenerate("non-finite lattice".into()));
@@ -56,7 +65,7 @@ impl ReducedStructure {
         {
             return Err(MatcherError::Degenerate("non-finite coordinate".into()));
         }
-        let elements = s.sites.iter().map(|x| x.element).collect();
+        let site_kinds = kinds.kinds(&s.sites);
         let reduced = match known {
             Some(r) => r,
             None => niggli_reduce_matrix(&m, NIGGLI_TOL)?,
@@ -65,7 +74,7 @@ impl ReducedStructure {
             return Ok(Self {
                 lattice: m,
                 frac: s.sites.iter().map(|x| x.frac).collect(),
-                elements,
+                kinds: site_kinds,
             });
         }
         let inv = inverse_numpy(&reduced)
@@ -82,18 +91,18 @@ impl ReducedStructure {
         Ok(Self {
             lattice: reduced,
             frac,
-            elements,
+            kinds: site_kinds,
         })
     }
 
     /// The structure as StructureMatcher sees it with `primitive_cell=True`: Niggli-reduced,
     /// then reduced to its primitive cell ([`matcher_reduction`]).
-    pub fn primitive(s: &Structure) -> Result<Self, MatcherError> {
+    pub fn primitive(s: &Structure, kinds: &Kinds) -> Result<Self, MatcherError> {
         let p = matcher_reduction(s)?;
         Ok(Self {
             lattice: *p.lattice.matrix(),
             frac: p.sites.iter().map(|x| x.frac).collect(),
-            elements: p.sites.iter().map(|x| x.element).collect(),
+            kinds: kinds.kinds(&p.sites),
         })
     }
 }

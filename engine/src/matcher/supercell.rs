@@ -2,8 +2,8 @@
 //! needs to be comparable with the other, the element mask of the expanded site lists, and
 //! the sites of a structure expressed in a supercell basis.
 
-use crate::element::Element;
 use crate::linalg::{det_i64, inverse, vec_mat, Mat3, Vec3};
+use crate::species::Kind;
 
 /// The supercell size and whether struct1 (rather than struct2) is the one to expand
 /// (pymatgen's `_get_supercell_size` with `supercell_size="num_sites"`). The size is the
@@ -21,16 +21,16 @@ pub(super) fn supercell_size(n1: usize, n2: usize) -> (usize, bool) {
 /// is expanded into a supercell of `fu` cells. Expanded sites keep their parent's element
 /// and come parent by parent (`aabbcc`), matching the order of [`supercell_frac`].
 pub(super) struct Mask {
-    /// Element of each row (a struct2 site, or an image of one).
-    pub rows: Vec<Element>,
-    /// Element of each column (a struct1 site, or an image of one).
-    pub cols: Vec<Element>,
+    /// Kind of each row (a struct2 site, or an image of one).
+    pub rows: Vec<Kind>,
+    /// Kind of each column (a struct1 site, or an image of one).
+    pub cols: Vec<Kind>,
 }
 
 impl Mask {
     /// The mask for matching `e2` onto `e1`, expanding struct1 when `s1_supercell`.
-    pub fn new(e1: &[Element], e2: &[Element], fu: usize, s1_supercell: bool) -> Self {
-        let repeat = |e: &[Element]| e.iter().flat_map(|x| std::iter::repeat_n(*x, fu)).collect();
+    pub fn new(e1: &[Kind], e2: &[Kind], fu: usize, s1_supercell: bool) -> Self {
+        let repeat = |e: &[Kind]| e.iter().flat_map(|x| std::iter::repeat_n(*x, fu)).collect();
         if s1_supercell {
             Self {
                 rows: e2.to_vec(),
@@ -139,6 +139,7 @@ pub(super) fn supercell_frac(frac: &[Vec3], scale: &[[i64; 3]; 3]) -> Option<Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::element::Element;
 
     #[test]
     fn size_rounds_half_to_even_and_picks_the_smaller_structure() {
@@ -161,8 +162,8 @@ mod tests {
     #[test]
     fn mask_expands_parent_by_parent() {
         let (na, cl) = (
-            Element::from_symbol("Na").unwrap(),
-            Element::from_symbol("Cl").unwrap(),
+            Element::from_symbol("Na").unwrap().z(),
+            Element::from_symbol("Cl").unwrap().z(),
         );
         let m = Mask::new(&[na, cl], &[cl, na, na, cl], 2, true);
         assert_eq!(m.cols, vec![na, na, cl, cl]);

@@ -65,13 +65,21 @@ def bits(x: float) -> int:
     return struct.unpack("<Q", struct.pack("<d", float(x)))[0]
 
 
+def species_entry(site):
+    """An ordered site's symbol; for any other site (mixed, or one element with occupancy
+    other than 1) its species in pymatgen's order as [symbol, amount bit pattern] pairs."""
+    if site.is_ordered:
+        return site.specie.symbol
+    return [[el.symbol, bits(amount)] for el, amount in site.species.items()]
+
+
 def plain(s: Structure) -> dict:
     matrix = [[float(v) for v in row] for row in s.lattice.matrix]
     frac = [[float(v) for v in row] for row in s.frac_coords]
     return {
         "matrix": matrix,
         "matrix_bits": [[bits(v) for v in row] for row in matrix],
-        "species": [site.specie.symbol for site in s],
+        "species": [species_entry(site) for site in s],
         "frac": frac,
         "frac_bits": [[bits(v) for v in row] for row in frac],
     }

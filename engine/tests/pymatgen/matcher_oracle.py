@@ -24,6 +24,14 @@ so engine/tests/matcher_vs_pymatgen.rs reads it through ATOMWORLD_MATCHER_CASES.
   per site) written by CifWriter, re-parsed, permuted and translated (after the reprinted pairs). Files with
   mixed sites or dummy species are left out and counted (the matcher compares one element
   per site; issue 23).
+- "mixed/...": sites shared by two elements (Sn0.5In0.5-style), under the AtomWorld options
+  and the CIF-Gen probe's (primitive cells, supercells): pool structures whose sites of one
+  element are made mixed, against a permuted, translated copy listing each site's species in
+  the other order ("reordered"), the same with one atom moved ("displaced"), with the two
+  occupancies swapped ("swapped": another composition), and with the mixed sites moved to
+  other sites of that element ("moved": the same composition, other sites); and every corpus
+  file with mixed or partly occupied sites (oxidation states dropped) against itself written
+  by CifWriter, re-parsed, permuted and translated ("mixed/corpus").
 
 The upstream file is optional unless ATOMWORLD_REQUIRE_SHARED=1 (CI), in which case a missing
 file is an error.
@@ -287,14 +295,104 @@ def corpus_pairs(seed: int) -> list:
     return out
 
 
-_MATCHER = None
+# The option sets of the mixed-site cases (names and arguments as in matcher_cases.py).
+MIXED_OPTION_SETS = ("atomworld", "cifgen")
+
+
+def with_species(s: Structure, species, frac=None) -> Structure:
+    return Structure(Lattice(s.lattice.matrix.copy()), species,
+                     s.frac_coords.copy() if frac is None else frac)
+
+
+def species_moved(s: Structure, rng) -> Structure:
+    """Translated by a random shift and permuted, each site keeping its full species."""
+    shift = rng.uniform(-1.5, 1.5, size=3)
+    order = rng.permutation(len(s))
+    return with_species(s, [s[i].species for i in order], (s.frac_coords + shift)[order])
+
+
+def mixed_pairs(pool, seed: int) -> list:
+    """Pool structures (at most 24 sites) with every site of their first site's element
+    shared with another element; see the module docs for the four variants."""
+    out = []
+    small = [(name, s) for name, s in pool if len(s) <= 24]
+    for k, (name, s) in enumerate(small[:36]):
+        rng = np.random.default_rng([seed, 4_000_000 + k])
+        host = s[0].specie.symbol
+        guest = next(e for e in mc.SUBSTITUTES if e not in {x.specie.symbol for x in s})
+        x = [0.5, 0.75, 0.3][k % 3]
+        def mix(a, b, sites=None):
+            return [({host: a, guest: b} if site.specie.symbol == host and (sites is None or i in sites)
+                     else {site.specie.symbol: 1.0}) for i, site in enumerate(s)]
+        base = with_species(s, mix(x, 1 - x))
+        # The same species, listed guest first.
+        reordered = with_species(s, [({guest: 1 - x, host: x} if site.specie.symbol == host
+                                      else {site.specie.symbol: 1.0}) for site in s])
+        # One atom moved 0.05-0.4 Å, species kept.
+        moved_one = reordered.copy()
+        i = int(rng.integers(len(moved_one)))
+        v = rng.normal(size=3)
+        moved_one.translate_sites([i], v / np.linalg.norm(v) * rng.uniform(0.05, 0.4),
+                                  frac_coords=False, to_unit_cell=False)
+        variants = [("reordered", species_moved(reordered, rng)),
+                    ("displaced", species_moved(moved_one, rng))]
+        if x != 0.5:
+            variants.append(("swapped", species_moved(with_species(s, mix(1 - x, x)), rng)))
+        hosts = [i for i, site in enumerate(s) if site.specie.symbol == host]
+        if len(hosts) >= 2:
+            half = len(hosts) // 2
+            first, second = set(hosts[:half]), set(hosts[half:2 * half])
+            # Half the host sites mixed (x=0.5 each way) vs the other half: same composition.
+            a = with_species(s, [({host: 0.5, guest: 0.5} if i in first else
+                                  {host: 1.0} if i in second else {site.specie.symbol: 1.0})
+                                 for i, site in enumerate(s)])
+            b = with_species(s, [({guest: 0.5, host: 0.5} if i in second else
+                                  {host: 1.0} if i in first else {site.specie.symbol: 1.0})
+                                 for i, site in enumerate(s)])
+            out += [("mixed/moved", name, a, species_moved(b, rng), o) for o in MIXED_OPTION_SETS]
+        for variant, s2 in variants:
+            out += [(f"mixed/{variant}", name, base, s2, o) for o in MIXED_OPTION_SETS]
+    return out
+
+
+def corpus_mixed_pairs(seed: int) -> list:
+    """Corpus structures (at most CORPUS_MAX_SITES sites, no dummy species) with a mixed or
+    partly occupied site, oxidation states dropped, against themselves written by CifWriter,
+    re-parsed, permuted and translated."""
+    out = []
+    for k, (name, text) in enumerate(corpus_texts()):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                s = CifParser.from_str(text).parse_structures(primitive=False, check_occu=False)[0]
+        except Exception:  # noqa: BLE001 - the CIF reader test compares the rejection
+            continue
+        if (len(s) > CORPUS_MAX_SITES or s.is_ordered
+                or any(isinstance(sp, DummySpecies) for site in s for sp in site.species)
+                or any(sum(site.species.values()) > 1 + 1e-8 for site in s)):
+            continue
+        s.remove_oxidation_states()
+        s = with_species(s, [site.species for site in s])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            again = CifParser.from_str(str(CifWriter(s))).parse_structures(
+                primitive=False, check_occu=False)[0]
+        again = with_species(again, [site.species for site in again])
+        rng = np.random.default_rng([seed, 5_000_000 + k])
+        out += [("mixed/corpus", name, s, species_moved(again, rng), o) for o in MIXED_OPTION_SETS]
+    print(f"mixed corpus: {len(out)} matcher cases", file=sys.stderr)
+    return out
+
+
+_MATCHERS: dict = {}
 
 
 def evaluate(pair) -> dict:
-    global _MATCHER
-    if _MATCHER is None:
-        _MATCHER = StructureMatcher(primitive_cell=False, stol=0.5)
-    kind, name, s1, s2 = pair
+    kind, name, s1, s2 = pair[:4]
+    options = pair[4] if len(pair) > 4 else "atomworld"
+    if options not in _MATCHERS:
+        _MATCHERS[options] = StructureMatcher(**mc.OPTION_SETS[options])
+    matcher = _MATCHERS[options]
     # pymatgen memoises reduced structures process-wide (an lru_cache on
     # StructureMatcher._get_reduced_istructure, keyed by structures equal to 1e-5 Å): without
     # clearing it, a pair can be matched against the reduction of a nearly equal structure of
@@ -302,9 +400,10 @@ def evaluate(pair) -> dict:
     # 95 of the 10,282 full-run answers moved between two runs, two of them by more than
     # 1e-6). Each answer here is pymatgen's for that pair alone, as a user sees it.
     StructureMatcher._get_reduced_istructure.cache_clear()
-    fit = bool(_MATCHER.fit(s1, s2))
-    rms = _MATCHER.get_rms_dist(s1, s2)
+    fit = bool(matcher.fit(s1, s2))
+    rms = matcher.get_rms_dist(s1, s2)
     return {
+        "options": options,
         "kind": kind,
         "mineral": name,
         "s1": mc.plain(s1),
@@ -332,6 +431,8 @@ def main() -> int:
     pairs += reprinted_pairs(pool)
     corpus = corpus_pairs(args.seed)
     pairs += corpus
+    mixed = mixed_pairs(pool, args.seed) + corpus_mixed_pairs(args.seed)
+    pairs += mixed
 
     t0 = time.time()
     if args.jobs > 1:
@@ -346,7 +447,8 @@ def main() -> int:
         "seed": args.seed,
         "generated_pairs": args.pairs,
         "pymatgen": importlib.metadata.version("pymatgen"),
-        "matcher": "StructureMatcher(primitive_cell=False, stol=0.5)",
+        "matcher": "StructureMatcher(primitive_cell=False, stol=0.5) unless a case names its options",
+        "option_sets": {name: mc.resolved(mc.OPTION_SETS[name]) for name in MIXED_OPTION_SETS},
         "pymatgen_seconds": elapsed,
         "cases": cases,
     }
@@ -357,8 +459,9 @@ def main() -> int:
     n_fit = sum(c["fit"] for c in cases)
     print(
         f"{len(cases)} matcher cases ({n_fit} fit; {len(pool)} pool, "
-        f"{len(pairs) - 3 * len(pool) - args.pairs - len(corpus)} upstream, {args.pairs} generated, "
-        f"{2 * len(pool)} reprinted, {len(corpus)} corpus) -> {args.out}; "
+        f"{len(pairs) - 3 * len(pool) - args.pairs - len(corpus) - len(mixed)} upstream, "
+        f"{args.pairs} generated, {2 * len(pool)} reprinted, {len(corpus)} corpus, "
+        f"{len(mixed)} mixed-site) -> {args.out}; "
         f"pymatgen {elapsed:.1f}s on {args.jobs} process(es)",
         file=sys.stderr,
     )

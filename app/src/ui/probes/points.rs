@@ -33,6 +33,7 @@ fn as_structure(points: &[Point], element: &str) -> Option<Structure> {
             frac: p.map(|x| x / BOX + 0.5),
             label: format!("P{i}"),
             occupancy: 1.0,
+            others: Vec::new(),
         })
         .collect();
     Some(Structure::new(lattice, sites))

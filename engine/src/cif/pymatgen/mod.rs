@@ -12,11 +12,11 @@
 //! # Merged sites
 //!
 //! pymatgen merges rows whose positions coincide (after symmetry) into one site whose
-//! species is the sum of their compositions. A [`Site`] holds one element, so the
-//! [`Structure`] returned here keeps the site's **first** species (in pymatgen's insertion
-//! order) with that species' amount as occupancy: two stacked Na atoms give one Na site with
-//! occupancy 2. [`PymatgenCif::species`] records every site's full species list, so a merged
-//! Na + Cl site is visible there as two entries.
+//! species is the sum of their compositions. The [`Site`] keeps the first species (in
+//! pymatgen's insertion order) with its amount as `element` and `occupancy`, and the others
+//! in `others`: two stacked Na atoms give one Na site with occupancy 2, Na + Cl one site with
+//! Cl among its `others`. Oxidation states are kept only in [`PymatgenCif::species`], every
+//! site's full species list.
 //!
 //! # Not reproduced
 //!
@@ -44,6 +44,7 @@ use super::symop::SymOp;
 use super::CifError;
 use crate::element::Element;
 use crate::lattice::Lattice;
+use crate::species::Occupant;
 use crate::structure::{Site, Structure, MAX_SITES};
 use blocks::{pymatgen_blocks, Item, PmgBlock, Text};
 use sanitize::sanitize;
@@ -66,7 +67,7 @@ pub struct SpeciesAmount {
 /// A structure as pymatgen parses it, with what a [`Structure`] cannot hold.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PymatgenCif {
-    /// Sites in pymatgen's order; each site keeps its first species (see the module docs).
+    /// Sites in pymatgen's order, with all their elements (see the module docs).
     pub structure: Structure,
     /// Every site's full species list, parallel to `structure.sites`.
     pub species: Vec<Vec<SpeciesAmount>>,
@@ -589,6 +590,13 @@ fn structure_of_block(
             frac: site.frac,
             label: rows[site.row].label.to_string(),
             occupancy: amount,
+            others: comp.0[1..]
+                .iter()
+                .map(|(sp, amount)| Occupant {
+                    element: sp.element,
+                    occupancy: *amount,
+                })
+                .collect(),
         });
         if detailed {
             out_species.push(

@@ -239,7 +239,7 @@ pub(super) fn strict_match(
     goal: Goal,
     shared: &mut Shared,
 ) -> Result<Option<Match>, MatcherError> {
-    let mask = Mask::new(&s1.elements, &s2.elements, fu, s1_supercell);
+    let mask = Mask::new(&s1.kinds, &s2.kinds, fu, s1_supercell);
     let (n1, n2) = (mask.cols.len(), mask.rows.len());
     // Without subsets the expanded site counts must agree; in any case every struct2 site
     // needs its own partner of the same element.
@@ -279,11 +279,7 @@ pub(super) fn strict_match(
         Some(&anchor)
             if matches!(goal, Goal::SmallestRms { .. }) && fu == 1 && s1_t_inds.len() > 1 =>
         {
-            Some(periodicity::self_translations(
-                &s1.frac,
-                &s1.elements,
-                anchor,
-            ))
+            Some(periodicity::self_translations(&s1.frac, &s1.kinds, anchor))
         }
         _ => None,
     };
@@ -468,7 +464,7 @@ impl Search<'_> {
             Some(&anchor) if self.fu == 1 && self.s1_supercell => Some(MappingOrbits::new(
                 &self.s1.lattice,
                 &self.s1.frac,
-                &self.s1.elements,
+                &self.s1.kinds,
                 anchor,
                 tested,
             )),
