@@ -53,8 +53,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub summary_json: Option<PathBuf>,
     /// Run the tasks of this file instead of a generated set: for AtomWorld, what
-    /// `atomworld import` reads (task triples, data/simple, evaluation results); for other
-    /// suites, JSON lines of their tasks.
+    /// `atomworld import` reads (task triples, data/simple, evaluation results); for
+    /// alchemy, recipes as JSONL or Parquet (the upstream files); for other suites, JSON
+    /// lines of their tasks.
     #[arg(long = "tasks")]
     pub tasks_file: Option<PathBuf>,
     /// The agent that answers MatTools' code tasks: `single` (one call), `rag` (with the
@@ -66,7 +67,8 @@ pub struct RunArgs {
     /// cosine over `contributions_embedding`) as references; 0 is the one-shot prompt.
     #[arg(long, default_value_t = 0)]
     pub rag_k: usize,
-    /// The train split (recipes with or without embeddings) that --rag-k retrieves from.
+    /// The train split (recipes as JSONL or Parquet, with or without embeddings) that
+    /// --rag-k retrieves from.
     #[arg(long)]
     pub train: Option<PathBuf>,
     /// The embeddings model (`[[embeddings]]` in the configuration) that retrieval uses:
@@ -121,7 +123,11 @@ async fn alchemy_tasks(
     let recipes = read_recipes(path).map_err(|e| CliError::input(e.to_string()))?;
     let train = match (rag_k, train) {
         (0, _) => Vec::new(),
-        (_, None) => return Err(CliError::input("--rag-k needs --train TRAIN.jsonl")),
+        (_, None) => {
+            return Err(CliError::input(
+                "--rag-k needs --train TRAIN.jsonl|.parquet",
+            ))
+        }
         (_, Some(t)) => read_recipes(t).map_err(|e| CliError::input(e.to_string()))?,
     };
     let embedder = embeddings.map(|m| (gateway, m));
