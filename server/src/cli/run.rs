@@ -104,7 +104,7 @@ fn embeddings_choice(args: &RunArgs, config: &Config) -> Result<Option<String>, 
         // The configuration's default only serves runs that retrieve.
         (false, false) => Ok(None),
         (false, true) => Err(CliError::input(
-            "--embeddings-model serves mattools-code with --agent rag|reflect, and alchemy              with --rag-k K",
+            "--embeddings-model serves mattools-code with --agent rag|reflect, and alchemy with --rag-k K",
         )),
     }
 }
@@ -429,4 +429,61 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
         table.push_str(&h.text);
     }
     Ok(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    fn choice(args: &[&str], config: &Config) -> Result<Option<String>, String> {
+        let cli = Cli::try_parse_from(["run", "--model", "m"].iter().chain(args))
+            .map_err(|e| e.to_string())?;
+        embeddings_choice(&cli.run, config).map_err(|e| e.message)
+    }
+
+    #[test]
+    fn the_embeddings_model_of_a_run() {
+        let config = Config::from_toml(
+            "[[embeddings]]\nname = \"e\"\nprovider = \"openai\"\nmodel = \"x\"\n\
+             [limits]\nembeddings_model = \"e\"\n",
+            "t",
+        )
+        .unwrap();
+        let rag = ["--suite", "mattools-code", "--agent", "rag"];
+        let e = Ok(Some("e".to_string()));
+        assert_eq!(choice(&rag, &config), e, "the configured default");
+        assert_eq!(
+            choice(
+                &[&rag[..], &["--embeddings-model", "none"]].concat(),
+                &config
+            ),
+            Ok(None)
+        );
+        assert_eq!(
+            choice(&["--suite", "mattools-code", "--agent", "single"], &config),
+            Ok(None),
+            "the default only serves runs that retrieve"
+        );
+        assert_eq!(choice(&["--suite", "alchemy", "--rag-k", "5"], &config), e);
+        assert_eq!(choice(&["--suite", "alchemy"], &config), Ok(None));
+        let err = choice(
+            &["--suite", "atomworld", "--embeddings-model", "e"],
+            &config,
+        );
+        assert!(err.unwrap_err().contains("serves mattools-code"));
+        let err = choice(&[&rag[..], &["--embeddings-model", "f"]].concat(), &config);
+        assert!(err.unwrap_err().contains("no embeddings model named 'f'"));
+        assert_eq!(
+            choice(&rag, &Config::default()),
+            Ok(None),
+            "BM25 by default"
+        );
+    }
 }
