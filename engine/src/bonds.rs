@@ -136,6 +136,7 @@ mod tests {
             label: el.symbol().into(),
             occupancy: 1.0,
             others: Vec::new(),
+            magmom: None,
         }
     }
 

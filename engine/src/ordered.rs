@@ -130,6 +130,7 @@ mod tests {
                     label: "Fe".into(),
                     occupancy: 1.0,
                     others: Vec::new(),
+                    magmom: None,
                 })
                 .collect(),
         )

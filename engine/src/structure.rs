@@ -32,6 +32,10 @@ pub struct Site {
     /// sites by all of their species ([`crate::species`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub others: Vec<Occupant>,
+    /// The magnetic moment (Cartesian, μB) read from a magnetic CIF (pymatgen's `magmom`
+    /// site property); `None` for other files. Not compared by the matcher, as in pymatgen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub magmom: Option<[f64; 3]>,
 }
 
 impl Site {
@@ -43,6 +47,7 @@ impl Site {
             label: label.into(),
             occupancy,
             others: Vec::new(),
+            magmom: None,
         }
     }
 
@@ -247,6 +252,7 @@ mod tests {
             label: sym.into(),
             occupancy: 1.0,
             others: Vec::new(),
+            magmom: None,
         };
         Structure::new(
             l,
@@ -292,6 +298,7 @@ mod tests {
             label: "C".into(),
             occupancy: 1.0,
             others: Vec::new(),
+            magmom: None,
         };
         let s = Structure::new(l, vec![site([0.0, 0.0, 0.0]), site([0.0, 0.4, 0.0])]);
         // Cartesian (4.0, 1.2, 0) minus two a-vectors is (0, 1.2, 0).
@@ -328,6 +335,7 @@ mod tests {
             label: "Po".into(),
             occupancy: 1.0,
             others: Vec::new(),
+            magmom: None,
         };
         let s = Structure::new(l, vec![site]);
         let n = s.neighbours(0, 3.0 * 3f64.sqrt() + 1e-9);

@@ -91,6 +91,7 @@ impl Case {
                 label: label.clone(),
                 occupancy: sp[0].1,
                 others: Vec::new(),
+                magmom: None,
             })
             .collect();
         Structure::new(Lattice::from_matrix(self.matrix), sites)

@@ -138,6 +138,7 @@ fn new_site(s: &Structure, element: engine::Element, position: [f64; 3]) -> Site
         label: format!("{}{}", element.symbol(), s.len()),
         occupancy: 1.0,
         others: Vec::new(),
+        magmom: None,
     }
 }
 
@@ -430,6 +431,7 @@ mod tests {
             label: sym.into(),
             occupancy: 1.0,
             others: Vec::new(),
+            magmom: None,
         };
         Structure::new(
             l,

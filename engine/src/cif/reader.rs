@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 
 use super::block::{parse_blocks, Block, Value};
-use super::lexer::tokenize;
-use super::pymatgen::element_of_symbol;
+use super::lexer::{tokenize, TokenKind};
 use super::pymatgen::site_index::{pbc_close, SiteIndex};
+use super::pymatgen::{element_of_symbol, MAGNETIC_TAG_PARTS};
 use super::space_group::{compact_symbol, operations_for_number, operations_for_symbol};
 use super::symop::SymOp;
 use super::CifError;
@@ -108,8 +108,17 @@ fn listed_operations(block: &Block) -> bool {
 /// leaving out images that land on a site of the same element already placed.
 /// With only the identity, coordinates are kept exactly as written (no wrapping), which is
 /// what AtomWorld's actions operate on.
+///
+/// A magnetic CIF (magCIF tags) is read as pymatgen reads it ([`super::pymatgen`]): its
+/// magnetic operations, its sites in pymatgen's order, each with its moment.
 pub fn read_cif(text: &str) -> Result<Structure, CifError> {
     let tokens = tokenize(text).map_err(|e| CifError::at(e.pos, e.message))?;
+    let magnetic = tokens.iter().any(|t| {
+        matches!(&t.kind, TokenKind::Tag(tag) if MAGNETIC_TAG_PARTS.iter().any(|p| tag.contains(p)))
+    });
+    if magnetic {
+        return super::pymatgen::parse_cif_like_pymatgen(text);
+    }
     let blocks = parse_blocks(&tokens)?;
     let block = blocks
         .iter()
@@ -273,6 +282,7 @@ fn structure_from_block(block: &Block) -> Result<Structure, CifError> {
                 label,
                 occupancy,
                 others: Vec::new(),
+                magmom: None,
             });
             continue;
         }
@@ -291,6 +301,7 @@ fn structure_from_block(block: &Block) -> Result<Structure, CifError> {
                     label: label.clone(),
                     occupancy,
                     others: Vec::new(),
+                    magmom: None,
                 });
             }
         }

@@ -277,6 +277,7 @@ loop_
             label: label.into(),
             occupancy: 1.0,
             others: Vec::new(),
+            magmom: None,
         };
         let s = Structure::new(
             l,

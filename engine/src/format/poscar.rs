@@ -209,6 +209,7 @@ pub fn read_poscar(text: &str) -> Result<Structure, FormatError> {
                 label: element.symbol().to_string(),
                 occupancy: 1.0,
                 others: Vec::new(),
+                magmom: None,
             }
         })
         .collect();

@@ -161,6 +161,7 @@ pub fn read_pymatgen_json(text: &str) -> Result<Structure, FormatError> {
             label: site.label.unwrap_or_else(|| element.symbol().to_string()),
             occupancy: first.occupancy,
             others: others.to_vec(),
+            magmom: None,
         });
     }
     Ok(Structure::new(lattice, sites))

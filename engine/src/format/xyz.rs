@@ -224,6 +224,7 @@ pub fn read_xyz(text: &str) -> Result<Structure, FormatError> {
             label: element.symbol().to_string(),
             occupancy: 1.0,
             others: Vec::new(),
+            magmom: None,
         });
     }
     Ok(Structure::new(lattice, sites))

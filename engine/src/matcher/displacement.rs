@@ -67,6 +67,7 @@ mod tests {
             label: e.into(),
             occupancy: 1.0,
             others: Vec::new(),
+            magmom: None,
         })
         .collect();
         let s1 = Structure::new(l.clone(), sites);

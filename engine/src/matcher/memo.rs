@@ -19,8 +19,8 @@
 //!
 //! Species and occupancies must agree to the bit and in order here; pymatgen would also
 //! accept two partial occupancies within 1e-8 that print alike, or a mixed site's species
-//! listed in another order (cases where skipping the memo costs only the last bits). Site and
-//! structure properties, which our structures do not carry, play no part.
+//! listed in another order (cases where skipping the memo costs only the last bits). Of the
+//! site properties only magnetic moments are carried; they must be equal too.
 //!
 //! The memo lives for the whole Python process, so across calls the reference's answer also
 //! depends on the structures it met before; our answers are pymatgen's for the pair alone
@@ -42,7 +42,8 @@ pub(super) fn reuses_reduction(s1: &Structure, s2: &Structure) -> bool {
         return false;
     }
     let same_species = |a: &Site, b: &Site| {
-        a.occupants().count() == b.occupants().count()
+        a.magmom == b.magmom
+            && a.occupants().count() == b.occupants().count()
             && a.occupants().zip(b.occupants()).all(|(x, y)| {
                 x.element == y.element && x.occupancy.to_bits() == y.occupancy.to_bits()
             })
@@ -119,6 +120,7 @@ mod tests {
             label: "Na".into(),
             occupancy: 1.0,
             others: Vec::new(),
+            magmom: None,
         };
         Structure::new(lattice, frac.iter().map(site).collect())
     }

@@ -50,6 +50,7 @@ pub fn structure_up_to(max: usize) -> impl Strategy<Value = Structure> {
                     label: format!("{}{}", element.symbol(), i),
                     occupancy: 1.0,
                     others: Vec::new(),
+                    magmom: None,
                 })
             })
             .collect();

@@ -34,6 +34,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 from pymatgen.core import Element, Lattice, Structure
 from pymatgen.io.cif import CifParser, CifWriter
 
@@ -70,12 +71,20 @@ def describe(s: Structure) -> dict:
             oxi = getattr(sp, "oxi_state", None)
             entry.append([sp.symbol, None if oxi is None else num(oxi), num(amt)])
         species.append(entry)
-    return {
+    out = {
         "lattice": [num(v) for v in s.lattice.parameters],
         "species": species,
         "frac": [[num(v) for v in site.frac_coords] for site in s],
         "labels": [site.label for site in s],
     }
+    if len(s) and "magmom" in s[0].properties:
+        # With check_occu=False pymatgen gives every site the whole list of moments.
+        def moment(i):
+            p = s[i].properties["magmom"]
+            m = p[i] if isinstance(p, list) and len(p) == len(s) else p
+            return [num(float(v)) for v in np.asarray(getattr(m, "moment", m), dtype=float)]
+        out["magmoms"] = [moment(i) for i in range(len(s))]
+    return out
 
 
 def case(cases: list, kind: str, name: str, text: str, pool: bool = False) -> Structure | None:
@@ -425,6 +434,35 @@ def pool_texts() -> list[tuple[str, str]]:
     return out
 
 
+def magnetic_variants(text: str) -> dict[str, str]:
+    """Edits of a magnetic CIF: the interim tag spellings, no moments, the time reversals
+    flipped, the group named only by its BNS label, no group at all, two atoms on one spot."""
+    ops = re.compile(r"_space_group_symop[._]magn_(operation|centering)[._]xyz")
+    out = {
+        "interim_keys": ops.sub(lambda m: f"_space_group_symop.magn_{m.group(1)}_xyz", text),
+        "no_moments": re.sub(r"_atom_site_moment[._]label", "_atom_site_moment_name", text),
+        "flipped_time_reversal": re.sub(r",\s*([+-])1(['\"]?)\s*$",
+                                        lambda m: f",{'-' if m.group(1) == '+' else '+'}1{m.group(2)}",
+                                        text, flags=re.M),
+        "bns_only": ops.sub(lambda m: f"_space_group_symop_magn_{m.group(1)}_unused", text),
+        "no_group": re.sub(r"_space_group[._]magn[._](name|number)_BNS", r"_unused_\1",
+                           ops.sub(lambda m: f"_space_group_symop_magn_{m.group(1)}_unused", text)),
+    }
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        # The first atom-site row (after the _atom_site_fract_z header), repeated under
+        # another label: two atoms on one spot.
+        if line.strip().startswith("_atom_site_fract_z"):
+            for j in range(i + 1, len(lines)):
+                f = lines[j].split()
+                if f and not f[0].startswith("_"):
+                    lines.insert(j + 1, " ".join(["X" + f[0]] + f[1:]))
+                    out["disordered"] = "\n".join(lines)
+                    break
+            break
+    return out
+
+
 def corpus_texts() -> list[tuple[str, str]]:
     """Every corpus file (.cif, .mcif), by its path under data/cif-corpus, as text the way
     pymatgen's CifParser(filename) reads it (zopen "rt", UTF-8, errors="replace")."""
@@ -498,6 +536,10 @@ def main() -> int:
 
     for name, text in corpus_texts():
         case(cases, "corpus", name, text)
+        if name.endswith(".mcif"):
+            for kind, t in magnetic_variants(text).items():
+                if t != text:
+                    case(cases, f"magnetic/{kind}", name, t)
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"seed": args.seed, "cases": cases}))

@@ -34,6 +34,7 @@ fn as_structure(points: &[Point], element: &str) -> Option<Structure> {
             label: format!("P{i}"),
             occupancy: 1.0,
             others: Vec::new(),
+            magmom: None,
         })
         .collect();
     Some(Structure::new(lattice, sites))

@@ -266,6 +266,7 @@ pub fn build(
                 label: format!("{}{}", element.symbol(), sites.len()),
                 occupancy: 1.0,
                 others: Vec::new(),
+                magmom: None,
             });
         }
     }

@@ -24,6 +24,8 @@ pub(super) struct Row<'b> {
     comp: Comp,
     /// Borrowed from the block (one string per output site is made at the end).
     pub(super) label: Cow<'b, str>,
+    /// Whether a later row was merged into this one (two rows on one position).
+    pub(super) merged: bool,
 }
 
 /// One expanded site: its wrapped fractional coordinates, the index of its group of equal
@@ -32,6 +34,8 @@ pub(super) struct ExpandedSite {
     pub(super) frac: [f64; 3],
     pub(super) group: usize,
     pub(super) row: usize,
+    /// The index of the symmetry operation that made it from its row.
+    pub(super) op: usize,
 }
 
 /// The atom-site loop's columns in one block, looked up once.
@@ -186,6 +190,7 @@ fn read_row<'b>(
         coord,
         comp: Comp::new(std::iter::once(main).chain(implicit_h)),
         label: label_str,
+        merged: false,
     }))
 }
 
@@ -213,6 +218,7 @@ fn merge_row<'b>(rows: &mut Vec<Row<'b>>, placed: &mut SiteIndex, ops: &[SymOp],
         Some(k) => {
             rows[k].comp = rows[k].comp.add(&row.comp);
             rows[k].label = row.label;
+            rows[k].merged = true;
         }
         // Same key in pymatgen's dict: the entry is replaced in place.
         None => match placed.first(row.coord, |a, b| a == b) {
@@ -252,7 +258,7 @@ pub(super) fn expand(
         groups.push(oxygen_without_implicit_h(&group_comp));
         let mut group = SiteIndex::default(); // the group's sites so far
         for &r in &sorted[i..j] {
-            for op in ops {
+            for (k, op) in ops.iter().enumerate() {
                 let wrapped = wrapped_image(block, &rows[r], operate(op, rows[r].coord))?;
                 if group.first(wrapped, pbc_close).is_none() {
                     group.push(wrapped);
@@ -260,6 +266,7 @@ pub(super) fn expand(
                         frac: wrapped,
                         group: groups.len() - 1,
                         row: r,
+                        op: k,
                     });
                 }
             }

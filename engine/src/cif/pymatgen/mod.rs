@@ -21,7 +21,9 @@
 //! # Not reproduced
 //!
 //! Files pymatgen reads through machinery this engine does not carry are rejected with an
-//! error that says so: magnetic CIFs, dummy species (labels like `M1` that
+//! error that says so: incommensurate or disordered magnetic CIFs and magnetic groups named
+//! only by their BNS label (commensurate magnetic CIFs are read, moments included:
+//! [`magnetic`]), dummy species (labels like `M1` that
 //! name no element), non-finite occupancies, and cells with non-finite or degenerate
 //! parameters (pymatgen accepts some of these with NaN geometry).
 
@@ -31,6 +33,7 @@ pub mod blocks;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod blocks_chars;
 mod comp;
+mod magnetic;
 mod sanitize;
 pub(crate) mod site_index;
 pub mod symop;
@@ -47,6 +50,8 @@ use crate::lattice::Lattice;
 use crate::species::Occupant;
 use crate::structure::{Site, Structure, MAX_SITES};
 use blocks::{pymatgen_blocks, Item, PmgBlock, Text};
+pub(crate) use magnetic::MAGNETIC_TAG_PARTS;
+use magnetic::{magnetic_kind, magnetic_operations, moments, site_moment, MagOp, Magnetic};
 use sanitize::sanitize;
 use symop::{from_xyz_str, XyzError};
 
@@ -88,7 +93,7 @@ pub fn parse_cif_like_pymatgen_detailed(text: &str) -> Result<PymatgenCif, CifEr
 /// The reader; `detailed`: whether [`PymatgenCif::species`] is filled in (else left empty).
 fn parse_like_pymatgen(text: &str, detailed: bool) -> Result<PymatgenCif, CifError> {
     let mut blocks = pymatgen_blocks(text)?;
-    reject_magnetic(&blocks)?;
+    let magnetic = magnetic_kind(&blocks);
     for block in blocks.iter_mut() {
         sanitize(block)?;
     }
@@ -97,7 +102,7 @@ fn parse_like_pymatgen(text: &str, detailed: bool) -> Result<PymatgenCif, CifErr
     // pymatgen parses every block: a later block can still fail the whole file.
     let mut budget = MAX_SITES;
     for block in &blocks {
-        match structure_of_block(block, detailed, &mut budget) {
+        match structure_of_block(block, detailed, magnetic, &mut budget) {
             Ok(Some(parsed)) => {
                 first.get_or_insert(parsed);
             }
@@ -146,31 +151,6 @@ const UNSUPPORTED: &str = "not supported (pymatgen would need more than this rea
 
 fn unsupported(pos: Option<Pos>, what: &str) -> Fail {
     file_err(pos, format!("{UNSUPPORTED}: {what}"))
-}
-
-fn reject_magnetic(blocks: &[PmgBlock]) -> Result<(), CifError> {
-    const PREFIXES: [&str; 3] = [
-        "_space_group_magn",
-        "_atom_site_moment",
-        "_space_group_symop_magn",
-    ];
-    for b in blocks {
-        if let Some((key, _)) = b
-            .data
-            .iter()
-            // Each pattern contains "_m" (most tags do not: a cheap test first).
-            .find(|(k, _)| {
-                k.as_bytes().windows(2).any(|w| w == b"_m")
-                    && PREFIXES.iter().any(|p| k.contains(p))
-            })
-        {
-            return Err(CifError {
-                message: format!("not supported: magnetic CIF ({key})"),
-                pos: b.get(key).and_then(Item::pos).or(b.pos),
-            });
-        }
-    }
-    Ok(())
 }
 
 /// pymatgen's `str2float` on a data item (a one-value loop column reads as its value).
@@ -556,14 +536,48 @@ fn implicit_hydrogens(symbol: &str) -> f64 {
 fn structure_of_block(
     block: &PmgBlock,
     detailed: bool,
+    magnetic: Magnetic,
     budget: &mut usize,
 ) -> Result<Option<PymatgenCif>, Fail> {
     let lattice = block_lattice(block)?;
-    let ops = symmetry_operations(block)?;
+    let (ops, mag_ops, row_moments) = match magnetic {
+        Magnetic::No => (symmetry_operations(block)?, Vec::new(), Vec::new()),
+        Magnetic::Incommensurate => {
+            return Err(file_err(
+                block.pos,
+                "not supported: an incommensurate magnetic structure (pymatgen: \
+                 NotImplementedError)",
+            ))
+        }
+        Magnetic::Commensurate => {
+            if lattice.is_none() {
+                return Err(block_err(
+                    block.pos,
+                    "a magnetic CIF block without cell parameters (moments are given along \
+                     the cell axes)",
+                ));
+            }
+            let mag_ops: Vec<MagOp> = magnetic_operations(block)?;
+            let ops = mag_ops.iter().map(|m| m.op.clone()).collect();
+            (ops, mag_ops, moments(block)?)
+        }
+    };
     let oxi = oxidation_states(block)?;
     let rows = atom_sites::read_rows(block, &ops, oxi.as_deref(), budget)?;
     if rows.is_empty() {
         return Ok(None);
+    }
+    if magnetic == Magnetic::Commensurate {
+        if let Some(r) = rows.iter().find(|r| r.merged) {
+            return Err(file_err(
+                block.pos,
+                format!(
+                    "not supported: a disordered magnetic structure (atom site {} shares its \
+                     position with another; pymatgen: NotImplementedError)",
+                    r.label
+                ),
+            ));
+        }
     }
     let (sites, groups) = atom_sites::expand(block, &rows, &ops)?;
     if sites.iter().all(|s| rows[s.row].label.is_empty()) {
@@ -581,6 +595,14 @@ fn structure_of_block(
     let mut out_sites = Vec::with_capacity(sites.len());
     let mut out_species = Vec::with_capacity(sites.len());
     for site in sites {
+        let magmom = mag_ops.get(site.op).map(|m| {
+            let label = &rows[site.row].label;
+            let moment = row_moments
+                .iter()
+                .find(|(l, _)| l == label)
+                .map_or([0.0; 3], |(_, v)| *v);
+            site_moment(&lattice, m, moment)
+        });
         let comp = &groups[site.group];
         let Some(&(first, amount)) = comp.0.first() else {
             return Err(unsupported(block.pos, "a site without species"));
@@ -597,6 +619,7 @@ fn structure_of_block(
                     occupancy: *amount,
                 })
                 .collect(),
+            magmom,
         });
         if detailed {
             out_species.push(
