@@ -295,7 +295,7 @@ async fn alchemy_references_from_computed_embeddings() {
     )
     .unwrap();
     let data = dir.path().join("data");
-    let run = |extra: &[&str]| {
+    let run_in = |data: &std::path::Path, extra: &[&str]| {
         let mut cmd = common::bin();
         cmd.args([
             "run",
@@ -313,10 +313,11 @@ async fn alchemy_references_from_computed_embeddings() {
         .arg("--config")
         .arg(&config)
         .arg("--data-dir")
-        .arg(&data)
+        .arg(data)
         .args(extra);
         cmd.output().unwrap()
     };
+    let run = |extra: &[&str]| run_in(&data, extra);
     // Without an embeddings model the missing embeddings are an input error.
     let out = run(&[]);
     assert_eq!(out.status.code(), Some(2));
@@ -357,5 +358,29 @@ async fn alchemy_references_from_computed_embeddings() {
         stderr.contains("embeddings of 5 recipes by emb: 5 from the cache, 0 tokens"),
         "{stderr}"
     );
+    assert_eq!(fake.request_count(), 1);
+
+    // A workshop elsewhere: the exported cache carries the embeddings, and --replay-only
+    // serves them with no call.
+    let file = dir.path().join("cache.jsonl");
+    let other = dir.path().join("other");
+    for (action, d) in [("export", &data), ("import", &other)] {
+        let out = common::bin()
+            .args(["cache", action])
+            .arg(&file)
+            .arg("--data-dir")
+            .arg(d)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = run_in(&other, &["--embeddings-model", "emb", "--replay-only"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("5 from the cache, 0 tokens"), "{stderr}");
     assert_eq!(fake.request_count(), 1);
 }

@@ -1,5 +1,5 @@
-//! `atomworld cache export|import FILE`: move the response cache between machines, so a
-//! workshop can replay answers offline (`serve --replay-only`).
+//! `atomworld cache export|import FILE`: move the response cache (answers and embeddings)
+//! between machines, so a workshop can replay answers offline (`serve --replay-only`).
 
 use std::path::Path;
 
@@ -19,7 +19,7 @@ pub fn run(action: &str, file: &Path, data_dir: &Path) -> Result<(), CliError> {
             std::fs::write(file, text)
                 .map_err(|e| CliError::input(format!("cannot write {}: {e}", file.display())))?;
             eprintln!(
-                "exported {} cached answers to {}",
+                "exported {} cached answers and embeddings to {}",
                 lines.len(),
                 file.display()
             );
@@ -33,7 +33,7 @@ pub fn run(action: &str, file: &Path, data_dir: &Path) -> Result<(), CliError> {
                 .cache_import(&lines)
                 .map_err(|e| CliError::input(format!("{}: {e}", file.display())))?;
             eprintln!(
-                "imported {added} new cached answers from {}",
+                "imported {added} new cached answers and embeddings from {}",
                 file.display()
             );
         }

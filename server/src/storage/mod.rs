@@ -330,8 +330,11 @@ impl Storage {
         Ok(v.unwrap_or(0.0))
     }
 
-    /// Export the response cache as JSON lines (for replaying a workshop offline).
+    /// Export the response cache as JSON lines (for replaying a workshop offline): the
+    /// answers, then the embeddings (`"kind": "embedding"`, the vector as base64 of its
+    /// little-endian `f32`s).
     pub fn cache_export(&self) -> Result<Vec<String>, StorageError> {
+        use base64::Engine;
         let conn = self.lock();
         let mut st = conn.prepare(
             "SELECT key, model, response, input_tokens, output_tokens FROM llm_cache ORDER BY key",
@@ -346,7 +349,21 @@ impl Storage {
             })
             .to_string())
         })?;
-        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        let mut lines = rows.collect::<Result<Vec<_>, _>>()?;
+        let mut st = conn.prepare("SELECT key, model, vector FROM embedding_cache ORDER BY key")?;
+        let rows = st.query_map([], |r| {
+            Ok(serde_json::json!({
+                "kind": "embedding",
+                "key": r.get::<_, String>(0)?,
+                "model": r.get::<_, String>(1)?,
+                "vector": base64::engine::general_purpose::STANDARD.encode(r.get::<_, Vec<u8>>(2)?),
+            })
+            .to_string())
+        })?;
+        for line in rows {
+            lines.push(line?);
+        }
+        Ok(lines)
     }
 
     /// Import cache lines written by [`Storage::cache_export`]; returns how many were new.
@@ -365,6 +382,25 @@ impl Storage {
                     .map(str::to_string)
                     .ok_or_else(|| CacheImportError::Line(n + 1, format!("missing \"{k}\"")))
             };
+            if v["kind"] == "embedding" {
+                use base64::Engine;
+                let (key, model, vector) = (field("key")?, field("model")?, field("vector")?);
+                let blob = base64::engine::general_purpose::STANDARD
+                    .decode(vector)
+                    .ok()
+                    .filter(|b| !b.is_empty() && b.len().is_multiple_of(4))
+                    .ok_or_else(|| {
+                        CacheImportError::Line(n + 1, "\"vector\" is not base64 of f32s".into())
+                    })?;
+                added += conn
+                    .execute(
+                        "INSERT OR IGNORE INTO embedding_cache (key, model, dim, vector)
+                         VALUES (?1, ?2, ?3, ?4)",
+                        rusqlite::params![key, model, (blob.len() / 4) as i64, blob],
+                    )
+                    .map_err(|e| CacheImportError::Storage(e.to_string()))?;
+                continue;
+            }
             let (key, model, response) = (field("key")?, field("model")?, field("response")?);
             let tokens = |k: &str| v[k].as_i64().unwrap_or(0);
             added += conn
@@ -403,10 +439,20 @@ mod tests {
         let s = Storage::open(a.path()).unwrap();
         s.cache_put("k1", "m", "answer one", 3, 4).unwrap();
         s.cache_put("k2", "m", "answer two", 5, 6).unwrap();
+        let v = vec![0.25f32, -1.5e-7, 3.0];
+        s.embeddings_put("e", &[("ek".into(), v.clone())]).unwrap();
         let lines = s.cache_export().unwrap();
         let t = Storage::open(b.path()).unwrap();
-        assert_eq!(t.cache_import(&lines).unwrap(), 2);
+        assert_eq!(t.cache_import(&lines).unwrap(), 3);
         assert_eq!(t.cache_import(&lines).unwrap(), 0);
+        assert_eq!(t.embeddings_get(&["ek".into()]).unwrap(), vec![Some(v)]);
+        let e = t
+            .cache_import(&[
+                "{\"kind\": \"embedding\", \"key\": \"x\", \"model\": \"e\", \"vector\": \"AAA\"}"
+                    .into(),
+            ])
+            .unwrap_err();
+        assert!(e.to_string().contains("base64 of f32s"), "{e}");
         assert_eq!(
             t.cache_get("k2").unwrap(),
             Some(("answer two".into(), 5, 6))
