@@ -173,6 +173,33 @@ async fn retries_redacts_and_respects_the_daily_cap() {
     assert_eq!(fake.request_count(), sent);
 }
 
+/// Batches go out side by side up to the endpoint's concurrency limit, never beyond it,
+/// and the vectors still come back in the texts' order.
+#[tokio::test]
+async fn batches_run_concurrently_within_the_endpoint_limit() {
+    let (base, fake) = common::fake_embeddings().await;
+    *fake.delay.lock().unwrap() = std::time::Duration::from_millis(200);
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::open(dir.path()).unwrap();
+    let g = gateway(
+        &storage,
+        model(&base, "AW_EMB_UNSET", 1),
+        Limits {
+            max_concurrency_per_provider: 3,
+            ..Limits::default()
+        },
+        GatewayOptions::default(),
+    );
+    let input: Vec<String> = (0..9).map(|i| format!("crystal number {i} x{i}")).collect();
+    let got = g.embed("emb", &input, None).await.unwrap();
+    assert_eq!(got.requests, 9);
+    for (t, v) in input.iter().zip(&got.vectors) {
+        assert_eq!(v, &common::concept_vector(t), "{t}");
+    }
+    let (now, most) = *fake.in_flight.lock().unwrap();
+    assert_eq!((now, most), (0, 3), "three at a time");
+}
+
 fn doc(name: &str, doc: &str) -> bench::mattools::code::agent::DocEntry {
     bench::mattools::code::agent::DocEntry {
         name: name.into(),

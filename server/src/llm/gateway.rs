@@ -415,9 +415,9 @@ impl Gateway {
     /// Embeddings of `texts` by the configured embeddings model `name` (OpenAI's
     /// `POST {base}/embeddings`), in order. Each text's vector comes from the embeddings
     /// cache when it is there (cache on, or replay-only); the others are sent in batches of
-    /// the model's `batch_size`, each admitted like a chat call (the endpoint's concurrency
-    /// slot, then its worst case reserved against the daily cap and `budget`), retried like
-    /// one, and cached. Equal texts are sent once.
+    /// the model's `batch_size`, concurrently up to the endpoint's limit, each admitted like
+    /// a chat call (the endpoint's concurrency slot, then its worst case reserved against the
+    /// daily cap and `budget`), retried like one, and cached. Equal texts are sent once.
     pub async fn embed(
         &self,
         name: &str,
@@ -455,60 +455,34 @@ impl Gateway {
                 return Err(LlmError::NotCached);
             }
             let key = api_key(e.provider, e.api_key_env.as_deref())?;
-            let secrets = self.secrets();
-            let semaphore = self
-                .limits
-                .get(&endpoint_key_of(e.provider, e.base_url.as_deref()))
-                .cloned();
-            let dim = e.dimensions.and_then(|d| usize::try_from(d).ok());
-            for batch in missing.chunks(e.batch_size.max(1)) {
-                let inputs: Vec<String> = batch.iter().map(|(_, t)| t.clone()).collect();
-                let http = build_embeddings(e, &inputs, key.as_deref());
-                let admitted = self
-                    .admit_with(&semaphore, e.worst_cost(&inputs), budget)
-                    .await?;
-                let policy = self.policy();
-                let mut attempts = 0;
-                let (vectors, tokens) = loop {
-                    attempts += 1;
-                    let (result, retry_after) = self.send(&http).await;
-                    let outcome = result
-                        .and_then(|body| parse_embeddings(&body, inputs.len(), dim))
-                        .map_err(|err| secrets.scrub(err));
-                    match outcome {
-                        Ok(v) => break v,
-                        Err(err) if err.is_transient() && attempts <= policy.max_retries => {
-                            let wait = policy.delay(attempts, retry_after, rand::random::<f64>());
-                            tracing::warn!(
-                                model = name,
-                                attempt = attempts,
-                                "retrying embeddings in {wait:?}: {err}"
-                            );
-                            tokio::time::sleep(wait).await;
-                        }
-                        Err(err) => return Err(err),
-                    }
-                };
-                let cost = e.cost(tokens);
-                if let Err(err) = self.storage.add_spend(today(), cost) {
-                    tracing::error!("could not record ${cost:.6} of spend: {err}");
-                }
-                if let Some(r) = admitted.daily {
-                    r.settle(cost);
-                }
-                if let Some(r) = admitted.run {
-                    r.settle(cost);
-                }
+            let call = EmbedCall {
+                e,
+                name,
+                key: key.as_deref(),
+                secrets: self.secrets(),
+                semaphore: self
+                    .limits
+                    .get(&endpoint_key_of(e.provider, e.base_url.as_deref()))
+                    .cloned(),
+                dim: e.dimensions.and_then(|d| usize::try_from(d).ok()),
+                budget,
+            };
+            // Batches go out side by side, as many as the endpoint's limit lets through
+            // (each takes its slot and reservation in `embed_batch`); the first error ends
+            // the call and drops the others, whose reservations cost nothing.
+            // (Futures collected first: a closure in the stream's type trips the compiler's
+            // Send check of the tasks that await this.)
+            let pending: Vec<_> = missing
+                .chunks(e.batch_size.max(1))
+                .map(|batch| self.embed_batch(&call, batch))
+                .collect();
+            let mut batches = futures_util::stream::iter(pending)
+                .buffer_unordered(self.config.limits.max_concurrency_per_provider.max(1));
+            while let Some(done) = batches.next().await {
+                let (entries, tokens, cost) = done?;
                 out.requests += 1;
                 out.input_tokens += tokens;
                 out.cost_usd += cost;
-                let entries: Vec<(String, Vec<f32>)> =
-                    batch.iter().map(|(k, _)| k.clone()).zip(vectors).collect();
-                if self.options.cache {
-                    if let Err(err) = self.storage.embeddings_put(&e.name, &entries) {
-                        tracing::error!("could not cache {} embeddings: {err}", entries.len());
-                    }
-                }
                 found.extend(entries);
             }
         }
@@ -528,6 +502,62 @@ impl Gateway {
             }
         }
         Ok(out)
+    }
+
+    /// One embeddings request for `batch` ((cache key, text) pairs): admitted, retried,
+    /// accounted for and cached like a chat call. Returns the (key, vector) pairs, the
+    /// input tokens and the cost.
+    async fn embed_batch(
+        &self,
+        call: &EmbedCall<'_>,
+        batch: &[(String, String)],
+    ) -> Result<(Vec<(String, Vec<f32>)>, u64, f64), LlmError> {
+        let e = call.e;
+        let inputs: Vec<String> = batch.iter().map(|(_, t)| t.clone()).collect();
+        let http = build_embeddings(e, &inputs, call.key);
+        let admitted = self
+            .admit_with(&call.semaphore, e.worst_cost(&inputs), call.budget)
+            .await?;
+        let policy = self.policy();
+        let mut attempts = 0;
+        let (vectors, tokens) = loop {
+            attempts += 1;
+            let (result, retry_after) = self.send(&http).await;
+            let outcome = result
+                .and_then(|body| parse_embeddings(&body, inputs.len(), call.dim))
+                .map_err(|err| call.secrets.scrub(err));
+            match outcome {
+                Ok(v) => break v,
+                Err(err) if err.is_transient() && attempts <= policy.max_retries => {
+                    let wait = policy.delay(attempts, retry_after, rand::random::<f64>());
+                    tracing::warn!(
+                        model = call.name,
+                        attempt = attempts,
+                        "retrying embeddings in {wait:?}: {err}"
+                    );
+                    tokio::time::sleep(wait).await;
+                }
+                Err(err) => return Err(err),
+            }
+        };
+        let cost = e.cost(tokens);
+        if let Err(err) = self.storage.add_spend(today(), cost) {
+            tracing::error!("could not record ${cost:.6} of spend: {err}");
+        }
+        if let Some(r) = admitted.daily {
+            r.settle(cost);
+        }
+        if let Some(r) = admitted.run {
+            r.settle(cost);
+        }
+        let entries: Vec<(String, Vec<f32>)> =
+            batch.iter().map(|(k, _)| k.clone()).zip(vectors).collect();
+        if self.options.cache {
+            if let Err(err) = self.storage.embeddings_put(&e.name, &entries) {
+                tracing::error!("could not cache {} embeddings: {err}", entries.len());
+            }
+        }
+        Ok((entries, tokens, cost))
     }
 
     fn transport_error(&self, e: reqwest::Error) -> LlmError {
@@ -636,6 +666,19 @@ struct Call<'a> {
     semaphore: Option<Arc<Semaphore>>,
     /// The most the call can cost (USD), reserved against the spend caps.
     worst_cost: f64,
+}
+
+/// What every batch of one embeddings call shares.
+struct EmbedCall<'a> {
+    e: &'a EmbeddingModelConfig,
+    /// The configured name (for logs).
+    name: &'a str,
+    key: Option<&'a str>,
+    secrets: Secrets,
+    semaphore: Option<Arc<Semaphore>>,
+    /// The length every vector must have, when configured.
+    dim: Option<usize>,
+    budget: Option<&'a Arc<Budget>>,
 }
 
 /// What a call holds while it is in flight: its provider slot and its spend reservations.

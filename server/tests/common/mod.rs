@@ -280,6 +280,10 @@ pub struct FakeEmbeddings {
     pub auth: Arc<Mutex<Vec<Option<String>>>>,
     /// Statuses to answer before answering normally (each used once).
     pub fail_first: Arc<Mutex<Vec<(u16, String)>>>,
+    /// How long each answer takes.
+    pub delay: Arc<Mutex<Duration>>,
+    /// Requests being answered now, and the most at once so far.
+    pub in_flight: Arc<Mutex<(usize, usize)>>,
 }
 
 impl FakeEmbeddings {
@@ -311,6 +315,14 @@ async fn fake_embeddings_handler(
         )
             .into_response();
     }
+    let delay = *f.delay.lock().unwrap();
+    {
+        let mut n = f.in_flight.lock().unwrap();
+        n.0 += 1;
+        n.1 = n.1.max(n.0);
+    }
+    tokio::time::sleep(delay).await;
+    f.in_flight.lock().unwrap().0 -= 1;
     let inputs: Vec<String> = body["input"]
         .as_array()
         .map(|a| {
