@@ -1,6 +1,7 @@
 //! AtomWorld Playground in the browser: Leptos (client-side rendering) and a three-d viewer.
 
 mod api;
+mod matching;
 mod share;
 mod ui;
 mod viewer;

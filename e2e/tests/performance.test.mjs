@@ -53,7 +53,7 @@ async function frameTime(page, frames) {
 test("wasm size, time to interactive, frame time at 1k and 10k atoms", () =>
   withScreenshot(browser.page, "performance", async () => {
     const dist = process.env.ATOMWORLD_DIST;
-    const wasm = readdirSync(dist).find((f) => f.endsWith(".wasm"));
+    const wasm = readdirSync(dist).find((f) => f.startsWith("app-") && f.endsWith(".wasm"));
     const bytes = readFileSync(path.join(dist, wasm));
     console.log(`[perf] app wasm: ${(bytes.length / 1e6).toFixed(2)} MB raw, ${(gzipSync(bytes, { level: 9 }).length / 1e6).toFixed(2)} MB gzip`);
 

@@ -21,6 +21,8 @@ pub fn AnswerPanel(
     input_cif: Memo<Option<String>>,
     /// The verdict on the answer (computed in the page).
     verdict: Memo<Option<Verdict>>,
+    /// Whether the verdict is being computed (in the matching worker).
+    matching: Signal<bool>,
     /// Whether the target is too large to match on every keystroke.
     large_target: Memo<bool>,
     /// The target's site count.
@@ -71,9 +73,12 @@ pub fn AnswerPanel(
                 prop:value=move || answer.get()
                 on:input=move |ev| { answered_by.set(None); answer.set(event_target_value(&ev)) }
             ></textarea>
+            {move || matching.get().then(|| view! {
+                <p class="muted small" id="matching" role="status">"matching\u{2026} (in the background: the page stays usable)"</p>
+            })}
             {move || verdict.get().map(|v| view! { <super::super::verdict::VerdictView verdict=v /> })}
             {children.map(|c| c())}
-            {move || (verdict.get().is_none() && large_target.get() && !answer.with(|a| a.trim().is_empty())).then(|| {
+            {move || (verdict.get().is_none() && !matching.get() && large_target.get() && !answer.with(|a| a.trim().is_empty())).then(|| {
                 let n = target_sites.get();
                 view! {
                     <p class="notice" id="large-target">

@@ -1,9 +1,7 @@
 //! The AtomWorld playground: pick a structure and an action, see the exact prompt a model
 //! receives and the ground truth next to the input, with the touched sites highlighted.
 
-use bench::atomworld::evaluate::{
-    evaluate_with_same_crystal, explain_mismatch, parse_target, Comparison,
-};
+use bench::atomworld::evaluate::Comparison;
 use bench::atomworld::generator::pool::{pool, PoolEntry};
 use bench::atomworld::generator::rng::TaskRng;
 use bench::atomworld::generator::sample::sample;
@@ -15,8 +13,6 @@ use bench::atomworld::{
 use bench::case::{Case, CaseStructure, CASE_VERSION};
 use engine::cif::{read_cif, write_cif};
 use engine::format::Format;
-use engine::interrupt::Interrupt;
-use engine::matcher::displacement::correspondence;
 use engine::symmetry::{space_group, DEFAULT_SYMPREC};
 use engine::Structure;
 use leptos::prelude::*;
@@ -33,6 +29,8 @@ use super::canvas::StructureCanvas;
 use super::edit_panel::EditRequest;
 use super::room::RoomSend;
 use super::structure_file::{read_any, ExportLinks};
+use crate::matching::protocol::Job;
+use crate::matching::{same_work, Matcher};
 use crate::viewer::Overlay;
 
 /// The structure shown first: rock salt, the crystal everyone knows.
@@ -324,16 +322,17 @@ pub fn Playground(
             }
         });
     };
-    // Matching a large target against an answer that is not an exact copy runs on the page's
-    // one thread and can take seconds (a 512-site supercell with one atom moved), so above
-    // MAX_AUTO_MATCH_SITES the page waits for a click and never re-matches on every keystroke.
+    // Matching a large target against an answer that is not an exact copy can take seconds
+    // (a 512-site supercell with one atom moved). It runs in the matching worker, so the page
+    // stays responsive, but above MAX_AUTO_MATCH_SITES it still waits for a click rather than
+    // re-matching on every keystroke.
     let requested_for = RwSignal::new(None::<String>);
     let large_target = Memo::new(move |_| {
         target.with(|t| t.as_ref().map_or(0, |t| t.len())) > MAX_AUTO_MATCH_SITES
     });
-    // The target as the evaluator reads it: parsed once per task, for the verdict and the overlay.
-    let parsed_target = Memo::new(move |_| parse_target(&target_cif.get()?).ok());
-    let verdict = Memo::new(move |_| {
+    // What to score: the answer against the target as the evaluator reads it, with the
+    // target's rows when the overlay can be drawn (not for site-by-site actions).
+    let job = Memo::new(move |_| {
         let text = answer.get();
         if text.trim().is_empty() {
             return None;
@@ -348,18 +347,35 @@ pub fn Playground(
         {
             return None;
         }
-        // A mismatch without a fit is explained by the closest (smallest-RMS) match: its
-        // numbers in the verdict and its pairing in the overlay.
-        parsed_target.with(|t| {
-            t.as_ref().map(|t| {
-                let mut v = evaluate_with_same_crystal(t, &text, comparison, &Interrupt::default());
-                if comparison == Comparison::Matcher {
-                    explain_mismatch(t, &mut v);
-                }
-                v
-            })
+        let rows = (comparison != Comparison::Ordered)
+            .then(|| target.get())
+            .flatten()
+            .filter(|rows| rows.len() <= MAX_OVERLAY_SITES);
+        Some(Job {
+            id: 0,
+            target_cif: target_cif.get()?,
+            answer: text,
+            comparison,
+            rows,
         })
     });
+    let matcher = Matcher::new();
+    Effect::new(move |_| match job.get() {
+        Some(j) => matcher.submit(j),
+        None => matcher.clear(),
+    });
+    // The matcher's result while it answers the job on screen (never an older one, not even
+    // for the moment before a new job is sent). A mismatch without a fit is explained by the
+    // closest (smallest-RMS) match: its numbers in the verdict and its pairing in the overlay.
+    let done = Memo::new(move |_| {
+        let current = job.get()?;
+        matcher.result.with(|r| {
+            r.as_ref()
+                .filter(|(j, _)| same_work(j, &current))
+                .map(|(_, d)| d.clone())
+        })
+    });
+    let verdict = Memo::new(move |_| done.with(|d| d.as_ref()?.verdict.clone()));
 
     let filtered = move || {
         let q = search.get().to_lowercase();
@@ -406,39 +422,21 @@ pub fn Playground(
         }
         _ => role.to_string(),
     };
-    // The answer over the target: the matcher's pairing as one vector per target site. The
-    // matcher indexes sites in pymatgen's parsed order; the picture (and every prompt) in
-    // CIF row order, so the vectors are carried over by position.
+    // The answer over the target: the matcher's pairing as one vector per target site, in
+    // the target's row order (worked out by the matching worker).
     let show_overlay = RwSignal::new(false);
     let overlay_data = Memo::new(move |_| {
-        let comparison = parsed
-            .get()
-            .and_then(|r| r.ok())
-            .map(|a| a.kind().comparison());
-        if comparison == Some(Comparison::Ordered) {
-            return None; // site-by-site metric: no matcher pairing to draw
-        }
-        let v = verdict.get()?;
-        let by_parsed = v.displacements.as_ref()?;
-        let rows = target.get()?;
-        if rows.len() > MAX_OVERLAY_SITES {
-            return None;
-        }
-        let t = parsed_target.get()?;
-        // 1e-3: the parser snaps coordinates near 1/3 and 2/3 (by up to 1e-4); sites closer than
-        // that would be ambiguous, and then no overlay is drawn.
-        let order = correspondence(&t.structure, &rows, 1e-3)?;
-        let displacements = order
-            .into_iter()
-            .map(|i| by_parsed.get(i).copied())
-            .collect::<Option<Vec<_>>>()?;
-        Some(Overlay {
-            displacements,
-            pairing: if v.closest.is_some() {
-                "the closest match paired with it (no fit; common shift removed)"
-            } else {
-                "the matcher paired with it (common shift removed)"
-            },
+        done.with(|d| {
+            let d = d.as_ref()?;
+            let v = d.verdict.as_ref()?;
+            Some(Overlay {
+                displacements: d.overlay.clone()?,
+                pairing: if v.closest.is_some() {
+                    "the closest match paired with it (no fit; common shift removed)"
+                } else {
+                    "the matcher paired with it (common shift removed)"
+                },
+            })
         })
     });
     let overlay = Signal::derive(move || show_overlay.get().then(|| overlay_data.get()).flatten());
@@ -554,6 +552,7 @@ pub fn Playground(
                 target_cif=target_cif
                 input_cif=input_cif
                 verdict=verdict
+                matching=Signal::derive(move || matcher.busy.get())
                 large_target=large_target
                 target_sites=Signal::derive(move || target.with(|t| t.as_ref().map_or(0, |t| t.len())))
                 requested_for=requested_for
