@@ -411,3 +411,37 @@ async fn alchemy_references_from_computed_embeddings() {
     assert!(stderr.contains("5 from the cache, 0 tokens"), "{stderr}");
     assert_eq!(fake.request_count(), 1);
 }
+
+/// `POST /api/runs`: MatTools' retrieving agents take the configured embeddings model, and
+/// the run's spec (`GET /api/runs/{id}`) names it; the single agent does not retrieve.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_runs_take_the_configured_embeddings_model() {
+    use server::http::{router, AppState};
+    let (base, _fake) = common::fake_embeddings().await;
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::open(dir.path()).unwrap();
+    let g = gateway(
+        &storage,
+        model(&base, "AW_EMB_UNSET", 64),
+        Limits {
+            embeddings_model: Some("emb".into()),
+            ..Limits::default()
+        },
+        GatewayOptions::default(),
+    );
+    let app = router(AppState::with_gateway(storage, g, None, 1000), dir.path());
+    let server = common::serve_router(app).await;
+    let c = reqwest::Client::new();
+    let task = serde_json::json!({
+        "name": "t", "question": "Make a vacancy.", "verification": "def t(properties):\n    return 'ok'\n",
+        "properties": [{"name": "a", "description": "d", "format": "float", "value": 1}],
+        "unavailable": "no data here"
+    });
+    for (agent, want) in [("rag", Some("emb")), ("single", None)] {
+        let body = serde_json::json!({"suite": "mattools-code", "model": "reference",
+            "agent": agent, "tasks": [task]});
+        let id = common::create_run(&c, &server, body).await;
+        let run = common::get_json(&c, format!("{server}/api/runs/{id}")).await;
+        assert_eq!(run["spec"]["embeddings"].as_str(), want, "{run}");
+    }
+}
