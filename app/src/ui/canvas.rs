@@ -84,14 +84,21 @@ pub fn StructureCanvas(
     let bonds_auto_off = RwSignal::new(false);
 
     // After each draw, publish where the sites are on screen (`data-sites`, JSON of
-    // [x, y] CSS pixels) and how many bonds are drawn (`data-bonds`), so that browser
-    // tests can click a given site and check the picture.
+    // [x, y] CSS pixels), how many bonds, atoms and magnetic moment arrows are drawn
+    // (`data-bonds`, `data-atoms`, `data-moments`), so that browser tests can click a given
+    // site and check the picture.
     let publish = move || {
-        let (Some(canvas), Some((points, bonds, atoms))) = (
+        let (Some(canvas), Some((points, bonds, atoms, moments))) = (
             canvas_ref.get_untracked(),
             viewer.with_value(|v| {
-                v.as_ref()
-                    .map(|v| (v.projected_sites(), v.bond_count(), v.atom_count()))
+                v.as_ref().map(|v| {
+                    (
+                        v.projected_sites(),
+                        v.bond_count(),
+                        v.atom_count(),
+                        v.moment_count(),
+                    )
+                })
             }),
         ) else {
             return;
@@ -104,6 +111,7 @@ pub fn StructureCanvas(
         let _ = canvas.set_attribute("data-sites", &json);
         let _ = canvas.set_attribute("data-bonds", &bonds.to_string());
         let _ = canvas.set_attribute("data-atoms", &atoms.to_string());
+        let _ = canvas.set_attribute("data-moments", &moments.to_string());
         projected.set(points);
     };
     let with_viewer = move |f: &dyn Fn(&mut Viewer)| {

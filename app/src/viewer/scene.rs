@@ -4,6 +4,7 @@
 
 mod camera;
 mod instances;
+mod moments;
 mod overlay;
 
 use std::sync::Arc;
@@ -76,6 +77,9 @@ pub struct Viewer {
     large: bool,
     /// Whether the user is dragging the view (see [`Viewer::set_moving`]).
     moving: bool,
+    /// Magnetic moment arrows, and how many are drawn on the structure's own cell.
+    moments: Gm<InstancedMesh, PhysicalMaterial>,
+    moment_count: usize,
     /// Overlay arrows and the answer's sites (opaque), and the ring on the worst site.
     overlay: Gm<InstancedMesh, PhysicalMaterial>,
     worst: Gm<InstancedMesh, PhysicalMaterial>,
@@ -160,6 +164,10 @@ impl Viewer {
             InstancedMesh::new(&context, &empty, &CpuMesh::cylinder(10)),
             PhysicalMaterial::new_opaque(&context, &white),
         );
+        let moments = Gm::new(
+            InstancedMesh::new(&context, &empty, &moments::arrow_mesh()),
+            PhysicalMaterial::new_opaque(&context, &white),
+        );
         let worst = Gm::new(
             InstancedMesh::new(&context, &empty, &CpuMesh::sphere(16)),
             PhysicalMaterial::new_transparent(
@@ -204,6 +212,8 @@ impl Viewer {
             plain,
             large: false,
             moving: false,
+            moments,
+            moment_count: 0,
             overlay,
             worst,
             answer_sites,
@@ -246,6 +256,11 @@ impl Viewer {
     /// Bonds in the current picture.
     pub fn bond_count(&self) -> usize {
         self.bond_count
+    }
+
+    /// Magnetic moment arrows drawn on the structure's own cell.
+    pub fn moment_count(&self) -> usize {
+        self.moment_count
     }
 
     /// Atoms in the current picture (all drawn cells).
@@ -351,6 +366,15 @@ impl Viewer {
             .map(|c| (c - centre).magnitude())
             .fold(1.0f32, f32::max);
         self.draw_atoms(&drawn, &drawn_highlight, 1.0, self.style.bonds);
+        let atom_scale = self.style.atom_scale;
+        let radius =
+            |site: &engine::Site| site.element.covalent_radius() as f32 * ATOM_SCALE * atom_scale;
+        self.moments
+            .geometry
+            .set_instances(&moments::moment_instances(&drawn, radius));
+        self.moment_count = moments::moment_instances(structure, radius)
+            .transformations
+            .len();
         self.overlay_on = false;
         self.cell
             .geometry
@@ -433,6 +457,7 @@ impl Viewer {
                     .chain(self.bonds.iter().map(|g| g as &dyn Object))
                     .chain(self.ribbons.iter().map(|g| g as &dyn Object))
                     .chain(&self.cell)
+                    .chain(&self.moments)
                     .chain(&self.overlay)
                     .chain(&self.answer_sites)
                     .chain(&self.halos)

@@ -46,6 +46,20 @@ const MAX_AUTO_MATCH_SITES: usize = 128;
 /// Largest target the answer overlay is drawn for (relating the two site orders is quadratic).
 const MAX_OVERLAY_SITES: usize = 2000;
 
+/// `s` with the magnetic moments of a pasted magnetic CIF, site by site. The CIF text the
+/// model sees leaves moments out (as pymatgen's `CifWriter` does by default), so the
+/// structure read back from it has none; the viewers still show them.
+fn with_pasted_moments(mut s: Structure, source: &Source) -> Structure {
+    if let Source::Pasted(p, ..) = source {
+        if p.len() == s.len() && p.sites.iter().any(|x| x.magmom.is_some()) {
+            for (site, pasted) in s.sites.iter_mut().zip(&p.sites) {
+                site.magmom = pasted.magmom;
+            }
+        }
+    }
+    s
+}
+
 /// Where the input structure comes from.
 #[derive(Clone, Debug, PartialEq)]
 enum Source {
@@ -131,7 +145,10 @@ pub fn Playground(
     // The model sees CIF text; act on what that text says (8 decimals).
     let cif_of = cif_of_source(&entries);
     let input_cif = Memo::new(move |_| source.with(cif_of));
-    let input = Memo::new(move |_| input_cif.get().and_then(|c| read_cif(&c).ok()));
+    let input = Memo::new(move |_| {
+        let s = input_cif.get().and_then(|c| read_cif(&c).ok())?;
+        Some(source.with(|src| with_pasted_moments(s, src)))
+    });
     let input_name = Memo::new(move |_| match source.get() {
         Source::Pool(i) => entries.with_value(|p| p.get(i).map(summary).unwrap_or_default()),
         Source::Pasted(s, f, None) => format!("pasted {} ({} sites)", f.name(), s.len()),
