@@ -26,7 +26,8 @@ python3 - "$LOG" "$ATOMWORLD_MATCHER_CASES" <<'PYEOF'
 import json, re, sys
 
 log = open(sys.argv[1], encoding="utf-8").read().splitlines()
-cases = json.load(open(sys.argv[2]))["cases"]
+# The case files, ':'-separated; the test numbers cases over all of them in order.
+cases = [c for path in sys.argv[2].split(":") for c in json.load(open(path))["cases"]]
 STOL = 0.5
 print("\n=== differential run against pymatgen (full) ===")
 for line in log:

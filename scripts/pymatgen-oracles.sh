@@ -3,7 +3,8 @@
 # environment that points the tests at them (shell `export` lines, for `eval`):
 #   scripts/pymatgen-oracles.sh everyday   CIF cases + 1,000 generated matcher pairs
 #   scripts/pymatgen-oracles.sh full       CIF cases + 10,000 generated matcher pairs
-# Both matcher sets also hold every pool structure and every upstream triple; the CIF cases
+# Both matcher sets also hold every pool structure and every upstream triple, and come with
+# the option-set cases (pymatgen's defaults, CIF-Gen's options, allow_subset); the CIF cases
 # and both matcher sets also hold the real-world CIF corpus (data/cif-corpus). Both modes
 # also make the formats oracle (POSCAR, extended XYZ, Structure JSON, neighbours, space
 # groups; hashed on its own generator and the pool). The files are
@@ -47,6 +48,10 @@ CIF_OUT="$DIR/cif-pmg$PMG-seed$CIF_SEED-$HASH.json"
 FORMATS_HASH="$(cat engine/tests/pymatgen/formats_oracle.py data/structures/minerals.jsonl | sha256sum | cut -c1-10)"
 FORMATS_OUT="$DIR/formats-pmg$PMG-seed$FORMATS_SEED-$FORMATS_HASH.json"
 MATCHER_OUT="$DIR/matcher-pmg$PMG-seed$MATCHER_SEED-n$PAIRS-$HASH.json"
+# pymatgen's default options, the CIF-Gen probe's (primitive cells, supercells) and
+# allow_subset, on pool pairs (matcher_cases.py; about 40 s, once).
+OPTIONS_HASH="$(cat engine/tests/pymatgen/matcher_cases.py data/structures/minerals.jsonl | sha256sum | cut -c1-10)"
+OPTIONS_OUT="$DIR/matcher-options-pmg$PMG-seed$MATCHER_SEED-$OPTIONS_HASH.json"
 JOBS="$(nproc)"
 
 if [ ! -s "$CIF_OUT" ]; then
@@ -65,6 +70,13 @@ if [ ! -s "$MATCHER_OUT" ]; then
     --jobs "$JOBS" --out "$MATCHER_OUT.part" >&2
   mv "$MATCHER_OUT.part" "$MATCHER_OUT"
 fi
+if [ ! -s "$OPTIONS_OUT" ]; then
+  say "generating the matcher's option-set cases: default, cifgen, subset (pymatgen $PMG; once)"
+  ATOMWORLD_MATCHER_SEED="$MATCHER_SEED" ATOMWORLD_MATCHER_SETS=default,cifgen,subset \
+    "$PY" engine/tests/pymatgen/matcher_cases.py "$OPTIONS_OUT.part.json" >&2
+  mv "$OPTIONS_OUT.part.json" "$OPTIONS_OUT"
+fi
 printf 'export ATOMWORLD_CIF_CASES=%q\n' "$CIF_OUT"
-printf 'export ATOMWORLD_MATCHER_CASES=%q\n' "$MATCHER_OUT"
+# Two case files, ':'-separated: the generated pairs and the option-set cases.
+printf 'export ATOMWORLD_MATCHER_CASES=%q\n' "$MATCHER_OUT:$OPTIONS_OUT"
 printf 'export ATOMWORLD_FORMATS_CASES=%q\n' "$FORMATS_OUT"

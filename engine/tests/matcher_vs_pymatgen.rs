@@ -1,8 +1,10 @@
 //! Differential test of the structure matcher against pymatgen.
 //!
-//! The cases come from `engine/tests/pymatgen/matcher_oracle.py` (the test command's set,
-//! made by `scripts/pymatgen-oracles.sh`) or `matcher_cases.py`; point
-//! `ATOMWORLD_MATCHER_CASES` at the JSON output. Without the variable the test fails under
+//! The cases come from `engine/tests/pymatgen/matcher_oracle.py` and `matcher_cases.py`
+//! (the test command makes both through `scripts/pymatgen-oracles.sh`: generated pairs under
+//! the AtomWorld options, and pool pairs under pymatgen's defaults, the CIF-Gen probe's
+//! options and `allow_subset`); point `ATOMWORLD_MATCHER_CASES` at the JSON output, several
+//! files separated by `:`. Without the variable the test fails under
 //! CI and otherwise prints a notice and passes.
 //!
 //! Every case names its option set (`"options"`, described in the document's
@@ -229,9 +231,23 @@ fn matcher_agrees_with_pymatgen() {
         );
         return;
     };
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let doc: Value = serde_json::from_str(&text).expect("valid JSON");
-    let cases = doc["cases"].as_array().expect("cases");
+    // Several case files may be given, separated by ':' (the test command passes the
+    // generated pairs and the option-set cases).
+    let docs: Vec<Value> = path
+        .split(':')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{p}: {e}"));
+            serde_json::from_str(&text).expect("valid JSON")
+        })
+        .collect();
+    let cases: Vec<(&Value, &Value)> = docs
+        .iter()
+        .flat_map(|doc| {
+            let cases = doc["cases"].as_array().expect("cases");
+            cases.iter().map(move |c| (doc, c))
+        })
+        .collect();
 
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
     // Per option set and case kind (its first path segment): cases, fits agreeing, cases
@@ -239,9 +255,10 @@ fn matcher_agrees_with_pymatgen() {
     let mut by_kind: BTreeMap<(String, String), [usize; 3]> = BTreeMap::new();
     // Every case with any difference: (option set, kind, mineral).
     let mut differing: Vec<(String, String, String)> = Vec::new();
-    for (k, case) in cases.iter().enumerate() {
+    // `k` counts over all files in order (the first file's cases keep their own index).
+    for (k, &(doc, case)) in cases.iter().enumerate() {
         let set = case["options"].as_str().unwrap_or("atomworld").to_string();
-        let opts = options(&doc, &set);
+        let opts = options(doc, &set);
         let s1 = structure(&case["s1"]);
         let s2 = structure(&case["s2"]);
         let label = format!(
