@@ -196,14 +196,28 @@ export function hueClusters(pixels, minShare = 0.01) {
 
 /** A fake OpenAI-compatible provider on 127.0.0.1 answering every request with `answer`
  * (a text, or a function of the request body giving the text: a scripted model or judge);
- * resolves with { baseUrl, requests, close }. */
+ * resolves with { baseUrl, requests, preflights, close }. It sends CORS headers, so a page
+ * can call it directly. */
 export async function fakeProvider(answer) {
   const reply = typeof answer === "function" ? answer : () => answer;
   const requests = [];
   // `provider.pieceDelayMs` spaces the pieces of a streamed answer; `provider.closed` counts
   // streams whose client went away before the end.
   const provider = { requests, pieceDelayMs: 20, closed: 0 };
+  // CORS, as the real providers answer it: a page may call the fake straight from the
+  // browser (a user's own key). Preflights are answered and counted apart from requests.
+  provider.preflights = 0;
   const server = http.createServer((req, res) => {
+    res.setHeader("access-control-allow-origin", "*");
+    if (req.method === "OPTIONS") {
+      provider.preflights += 1;
+      res.writeHead(204, {
+        "access-control-allow-methods": "POST",
+        "access-control-allow-headers": req.headers["access-control-request-headers"] ?? "",
+        "access-control-max-age": "600",
+      }).end();
+      return;
+    }
     let body = "";
     req.on("data", (d) => (body += d));
     req.on("end", async () => {

@@ -2,6 +2,7 @@
 
 mod api;
 mod matching;
+mod own_key;
 mod share;
 mod ui;
 mod viewer;

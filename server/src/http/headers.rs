@@ -13,8 +13,15 @@ use sha2::{Digest, Sha256};
 /// The Content-Security-Policy for the app in `dist`: scripts only from the server, plus the
 /// inline loader Trunk writes into `index.html` (allowed by its hash, read at start-up);
 /// WebAssembly compilation; inline styles (component style attributes); images from data
-/// and blob URLs (downloads, canvases); connections to the server only; no plugins, no
-/// framing, no foreign forms.
+/// and blob URLs (downloads, canvases); workers from the server (the matching worker); no
+/// plugins, no framing, no foreign forms.
+///
+/// Connections ([`CONNECT_SRC`]): the server, and, for a model asked with the user's own key
+/// straight from the page, any HTTPS origin (the provider's API or whatever OpenAI-compatible
+/// base URL the user types, which we cannot list in advance) and plain HTTP to this computer
+/// only (a local Ollama or vLLM; CSP cannot name `[::1]`). Plain HTTP elsewhere stays
+/// blocked: a key would cross the network in the clear. This widens where a script could
+/// send data, not which scripts run: `script-src` still admits only our own files.
 pub fn content_security_policy(dist: &Path) -> String {
     let html = std::fs::read_to_string(dist.join("index.html")).unwrap_or_default();
     let hashes: String = inline_scripts(&html)
@@ -25,11 +32,14 @@ pub fn content_security_policy(dist: &Path) -> String {
         .collect();
     format!(
         "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'{hashes}; \
-         style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; \
+         style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src {CONNECT_SRC}; \
          worker-src 'self' blob:; object-src 'none'; base-uri 'self'; \
          frame-ancestors 'none'; form-action 'self'"
     )
 }
+
+/// Where the page may connect: see [`content_security_policy`].
+pub const CONNECT_SRC: &str = "'self' https: http://localhost:* http://127.0.0.1:*";
 
 /// The texts of the `<script>` elements without a `src` in `html`.
 fn inline_scripts(html: &str) -> impl Iterator<Item = &str> {
@@ -110,5 +120,32 @@ mod tests {
         assert_eq!(base64(b"abcd"), "YWJjZA==");
         assert_eq!(base64(b"abc"), "YWJj");
         assert_eq!(base64(b"ab"), "YWI=");
+    }
+
+    #[test]
+    fn own_key_calls_may_reach_providers_and_this_computer_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let csp = content_security_policy(dir.path());
+        let connect = csp
+            .split(';')
+            .map(str::trim)
+            .find(|d| d.starts_with("connect-src "))
+            .unwrap();
+        let sources: Vec<&str> = connect.split_whitespace().skip(1).collect();
+        assert_eq!(
+            sources,
+            [
+                "'self'",
+                "https:",
+                "http://localhost:*",
+                "http://127.0.0.1:*"
+            ]
+        );
+        // Not plain HTTP to other hosts, and scripts still only our own.
+        assert!(!sources.contains(&"http:") && !sources.contains(&"*"));
+        assert!(
+            csp.contains("script-src 'self' 'wasm-unsafe-eval';"),
+            "{csp}"
+        );
     }
 }
