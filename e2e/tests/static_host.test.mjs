@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { launchBrowser, withScreenshot } from "../harness.mjs";
+import { launchBrowser, withScreenshot, fakeProvider } from "../harness.mjs";
 
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".png": "image/png", ".svg": "image/svg+xml" };
 let server;
@@ -60,3 +60,31 @@ test("without a server: tasks, verdicts and probes work; models and runs say the
     await page.goto(url + "/runs");
     await page.waitForFunction(() => document.querySelector("#run-model")?.textContent.includes("no server"));
   }));
+
+test("without a server: a model asked with your own key answers straight to the page", async () => {
+  let answer = "";
+  const provider = await fakeProvider(() => answer);
+  try {
+    await withScreenshot(browser.page, "static host own key", async () => {
+      const page = browser.page;
+      await page.goto(url + "/");
+      await page.waitForSelector("ul.legend[data-for=viewer] li");
+      await page.click("#paste-truth");
+      await page.waitForSelector("#verdict[data-label=Success]");
+      answer = await page.inputValue("#answer");
+      await page.click('button:text-is("Clear")');
+      await page.click("#own-key summary");
+      await page.selectOption("#own-provider", "openai-compatible");
+      await page.fill("#own-base-url", provider.baseUrl);
+      await page.fill("#own-model", "static-own");
+      await page.fill("#own-key-input", "sk-static-test-key");
+      await page.click("#own-use");
+      await page.click("#ask-model");
+      await page.waitForSelector("#verdict[data-label=Success]");
+      assert.equal(provider.requests.length, 1);
+      assert.equal(provider.requests[0].headers.authorization, "Bearer sk-static-test-key");
+    });
+  } finally {
+    await provider.close();
+  }
+});
