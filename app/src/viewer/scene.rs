@@ -29,11 +29,10 @@ const ATOM_SCALE: f32 = 0.5;
 const EDGE_RADIUS: f32 = 0.03;
 /// Bond cylinder radius in Å.
 const BOND_RADIUS: f32 = 0.09;
-/// Resolution of the frames drawn while a structure of more than [`IMPOSTOR_SITES`] atoms is
-/// dragged, relative to the full one.
+/// Resolution of the frames drawn while a structure is dragged, relative to the full one.
 const MOVING_RESOLUTION: f64 = 0.5;
 /// Above this many drawn atoms, atoms are sphere impostors and bonds ribbons (see
-/// `impostor`).
+/// `impostor`), and highlighted atoms are tinted instead of haloed.
 const IMPOSTOR_SITES: usize = 500;
 /// Above this many bonds none are drawn (a dense picture would hide the atoms anyway).
 pub const MAX_BONDS: usize = 100_000;
@@ -56,6 +55,28 @@ fn webgl2(canvas: &HtmlCanvasElement) -> Result<WebGl2RenderingContext, String> 
         .map_err(|_| "not a WebGL2 context".to_string())
 }
 
+/// Whether WebGL runs on the CPU (SwiftShader, llvmpipe: laptops and VMs without a GPU).
+/// There triangles are what costs (a 64-atom meshed picture takes ten times as long per frame
+/// as its impostors; `e2e/tests/performance.test.mjs`), so every structure is drawn with
+/// impostors.
+fn software_renderer(gl: &WebGl2RenderingContext) -> bool {
+    /// `WEBGL_debug_renderer_info`'s `UNMASKED_RENDERER_WEBGL`.
+    const UNMASKED_RENDERER: u32 = 0x9246;
+    let unmasked = gl
+        .get_extension("WEBGL_debug_renderer_info")
+        .ok()
+        .flatten()
+        .and_then(|_| gl.get_parameter(UNMASKED_RENDERER).ok());
+    let renderer = unmasked
+        .or_else(|| gl.get_parameter(WebGl2RenderingContext::RENDERER).ok())
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+        .to_lowercase();
+    ["swiftshader", "llvmpipe", "softpipe", "software"]
+        .iter()
+        .any(|s| renderer.contains(s))
+}
+
 /// A structure on a canvas, with its camera.
 pub struct Viewer {
     context: Context,
@@ -73,8 +94,10 @@ pub struct Viewer {
     cylinder: CpuMesh,
     /// The material of the atom and bond meshes (white, tinted by their colours).
     plain: PhysicalMaterial,
-    /// Whether the structure drawn is drawn with impostors (see [`IMPOSTOR_SITES`]).
-    large: bool,
+    /// Above this many drawn atoms, atoms are impostors and bonds ribbons:
+    /// [`IMPOSTOR_SITES`], or every structure under software rendering (see
+    /// [`software_renderer`]).
+    impostor_sites: usize,
     /// Whether the user is dragging the view (see [`Viewer::set_moving`]).
     moving: bool,
     /// Magnetic moment arrows, and how many are drawn on the structure's own cell.
@@ -117,6 +140,21 @@ pub struct Viewer {
 const HALO_COLOR: Srgba = Srgba::new(255, 196, 0, 110);
 /// Halo radius relative to the atom sphere.
 const HALO_SCALE: f32 = 1.45;
+/// A highlighted atom of a large (impostor) structure, relative to its usual size: drawn
+/// tinted instead of in a halo.
+const LIT_SCALE: f32 = 1.25;
+
+/// The colour of a highlighted atom of a large structure: its own colour blended halfway
+/// to the halo colour.
+fn lit_color([r, g, b]: [u8; 3]) -> Srgba {
+    let mix = |c: u8, h: u8| ((u16::from(c) + u16::from(h)) / 2) as u8;
+    Srgba::new(
+        mix(r, HALO_COLOR.r),
+        mix(g, HALO_COLOR.g),
+        mix(b, HALO_COLOR.b),
+        255,
+    )
+}
 /// The translucent marker on the site an answer displaced most.
 const WORST_COLOR: Srgba = Srgba::new(214, 39, 40, 90);
 /// Overlay arrow radius (Å).
@@ -130,6 +168,11 @@ impl Viewer {
     /// Create a viewer drawing into `canvas`, showing nothing until [`Viewer::set_structure`].
     pub fn new(canvas: HtmlCanvasElement) -> Result<Self, String> {
         let gl = webgl2(&canvas)?;
+        let impostor_sites = if software_renderer(&gl) {
+            0
+        } else {
+            IMPOSTOR_SITES
+        };
         // three-d's API takes an Arc; in the single-threaded browser it is never shared
         // across threads.
         #[allow(clippy::arc_with_non_send_sync)]
@@ -210,7 +253,7 @@ impl Viewer {
             sphere: CpuMesh::sphere(24),
             cylinder: CpuMesh::cylinder(10),
             plain,
-            large: false,
+            impostor_sites,
             moving: false,
             moments,
             moment_count: 0,
@@ -281,20 +324,36 @@ impl Viewer {
     /// Instances of the atoms (spheres scaled by `scale`), their halos and, with `bonds`, the
     /// bonds of `structure`.
     fn draw_atoms(&mut self, structure: &Structure, highlight: &[usize], scale: f32, bonds: bool) {
-        if structure.len() > IMPOSTOR_SITES {
+        if structure.len() > self.impostor_sites {
             // Large: one shaded square per atom, turned to the camera at every frame.
+            // Highlighted atoms are drawn larger and tinted with the halo colour instead of
+            // inside a translucent halo: thousands of translucent spheres, sorted and blended
+            // at every frame, cost seconds per frame under software WebGL.
             self.atoms = None;
+            let mut lit = vec![false; structure.len()];
+            if structure.len() > IMPOSTOR_SITES {
+                for &i in highlight {
+                    if let Some(l) = lit.get_mut(i) {
+                        *l = true;
+                    }
+                }
+            }
             self.impostor_atoms = structure
                 .sites
                 .iter()
                 .zip(structure.cartesian_positions())
-                .map(|(site, p)| {
+                .zip(lit)
+                .map(|((site, p), lit)| {
                     let r = site.element.covalent_radius() as f32
                         * ATOM_SCALE
                         * self.style.atom_scale
                         * scale;
                     let [cr, cg, cb] = self.style.scheme.color(site.element);
-                    (v3(p), r, Srgba::new(cr, cg, cb, 255))
+                    if lit {
+                        (v3(p), r * LIT_SCALE, lit_color([cr, cg, cb]))
+                    } else {
+                        (v3(p), r, Srgba::new(cr, cg, cb, 255))
+                    }
                 })
                 .collect();
         } else {
@@ -311,7 +370,7 @@ impl Viewer {
             Vec::new()
         };
         self.bond_count = halves.len() / 2;
-        if structure.len() > IMPOSTOR_SITES {
+        if structure.len() > self.impostor_sites {
             // Large: a ribbon per bond half, turned to the camera at every frame.
             self.bonds = None;
             self.ribbons = None;
@@ -321,12 +380,12 @@ impl Viewer {
             self.ribbons = None;
             self.bonds = self.merged(&self.cylinder, &bond_instances(&halves));
         }
-        self.halos.geometry.set_instances(&atom_instances(
-            structure,
-            Some(highlight),
-            self.style,
-            scale,
-        ));
+        let halos = if structure.len() > IMPOSTOR_SITES {
+            Instances::default()
+        } else {
+            atom_instances(structure, Some(highlight), self.style, scale)
+        };
+        self.halos.geometry.set_instances(&halos);
     }
 
     /// Show `structure`, with a halo around the sites in `highlight`, and frame it. With
@@ -346,7 +405,6 @@ impl Viewer {
             .flat_map(|c| highlight.iter().map(move |&h| c * n + h))
             .collect();
         let detail = detail_for(drawn.len());
-        self.large = drawn.len() > IMPOSTOR_SITES;
         if detail != self.detail {
             self.sphere = CpuMesh::sphere(detail.0);
             self.cylinder = CpuMesh::cylinder(detail.1);
@@ -408,9 +466,10 @@ impl Viewer {
         let dpr = web_sys::window()
             .map(|w| w.device_pixel_ratio())
             .unwrap_or(1.0);
-        // While a large structure is dragged, frames are drawn at reduced resolution (fewer
-        // pixels to shade under software WebGL); releasing it redraws in full.
-        let scale = if self.moving && self.large {
+        // While a structure is dragged, frames are drawn at reduced resolution (fewer pixels
+        // to shade under software WebGL, where pixels cost more than atoms); releasing it
+        // redraws in full.
+        let scale = if self.moving {
             MOVING_RESOLUTION * dpr
         } else {
             dpr
