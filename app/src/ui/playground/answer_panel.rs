@@ -23,6 +23,8 @@ pub fn AnswerPanel(
     verdict: Memo<Option<Verdict>>,
     /// Whether the verdict is being computed (in the matching worker).
     matching: Signal<bool>,
+    /// Whether it has been computed for a noticeable while (then "matching…" is shown).
+    slow_match: Signal<bool>,
     /// Whether the target is too large to match on every keystroke.
     large_target: Memo<bool>,
     /// The target's site count.
@@ -73,7 +75,7 @@ pub fn AnswerPanel(
                 prop:value=move || answer.get()
                 on:input=move |ev| { answered_by.set(None); answer.set(event_target_value(&ev)) }
             ></textarea>
-            {move || matching.get().then(|| view! {
+            {move || (matching.get() && slow_match.get()).then(|| view! {
                 <p class="muted small" id="matching" role="status">"matching\u{2026} (in the background: the page stays usable)"</p>
             })}
             {move || verdict.get().map(|v| view! { <super::super::verdict::VerdictView verdict=v /> })}

@@ -43,6 +43,9 @@ const MAX_SYMMETRY_SITES: usize = 2000;
 /// Largest target matched automatically as the answer changes (see `requested_for`).
 const MAX_AUTO_MATCH_SITES: usize = 128;
 
+/// How long a match runs before the page says "matching…".
+const MATCHING_NOTE_DELAY_MS: u64 = 150;
+
 /// Largest target the answer overlay is drawn for (relating the two site orders is quadratic).
 const MAX_OVERLAY_SITES: usize = 2000;
 
@@ -381,6 +384,19 @@ pub fn Playground(
         Some(j) => matcher.submit(j),
         None => matcher.clear(),
     });
+    // "matching…" only for a match that takes a while: most take milliseconds, and a note
+    // flashing on every keystroke would make the panel jump.
+    let slow_match = RwSignal::new(false);
+    Effect::new(move |_| {
+        if !matcher.busy.get() {
+            slow_match.set(false);
+            return;
+        }
+        set_timeout(
+            move || slow_match.set(matcher.busy.get_untracked()),
+            std::time::Duration::from_millis(MATCHING_NOTE_DELAY_MS),
+        );
+    });
     // The matcher's result while it answers the job on screen (never an older one, not even
     // for the moment before a new job is sent). A mismatch without a fit is explained by the
     // closest (smallest-RMS) match: its numbers in the verdict and its pairing in the overlay.
@@ -570,6 +586,7 @@ pub fn Playground(
                 input_cif=input_cif
                 verdict=verdict
                 matching=Signal::derive(move || matcher.busy.get())
+                slow_match=slow_match.into()
                 large_target=large_target
                 target_sites=Signal::derive(move || target.with(|t| t.as_ref().map_or(0, |t| t.len())))
                 requested_for=requested_for
