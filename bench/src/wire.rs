@@ -197,8 +197,8 @@ pub struct RunSpec {
     pub samples: u32,
     /// Tasks in flight at once.
     pub concurrency: usize,
-    /// The agent that answers (MatTools' code tasks: `single`, `rag`, `reflect`); none: one
-    /// plain call per task.
+    /// The agent that answers (MatTools' code tasks: `single`, `rag`, `reflect`; OmniMatBench:
+    /// `python`, code execution, our own setting); none: one plain call per task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// The configured embeddings model that retrieval uses (MatTools' documentation search
@@ -248,7 +248,8 @@ pub struct RunRequest {
     /// Tasks to run instead of a generated set (`per_action` and `seed` then unused).
     #[serde(default)]
     pub tasks: Option<Vec<serde_json::Value>>,
-    /// The agent that answers (MatTools' code tasks: `single`, `rag`, `reflect`).
+    /// The agent that answers (MatTools' code tasks: `single`, `rag`, `reflect`; OmniMatBench:
+    /// `python`, code execution, our own setting).
     #[serde(default)]
     pub agent: Option<String>,
 }

@@ -10,6 +10,7 @@ pub mod cal;
 pub mod demo;
 pub mod item;
 pub mod prompt;
+pub mod python_tool;
 pub mod qa;
 pub mod suite;
 

@@ -1,9 +1,11 @@
-//! Agents that answer a task in several steps (MatTools' tool-usage tasks): `single`, `rag`
-//! and the self-reflection loop, with their pure parts in `bench::mattools::code::agent`.
-//! Every round (its prompt, the retrieved entries, the code's run, the critique) is returned
-//! to be stored with the result.
+//! Agents that answer a task in several steps: MatTools' tool-usage tasks (`single`, `rag`
+//! and the self-reflection loop, with their pure parts in `bench::mattools::code::agent`),
+//! and OmniMatBench with code execution ([`python_tool`], our own setting). Every round (its
+//! prompt, the retrieved entries, the code's run, the critique) is returned to be stored
+//! with the result.
 
 pub mod docs;
+pub mod python_tool;
 
 use std::sync::Arc;
 
@@ -20,12 +22,12 @@ use crate::llm::spend::Budget;
 use crate::llm::{Completion, Gateway, LlmError, Message};
 
 /// An agent's final answer, its rounds and what its calls cost together.
-#[derive(Clone, Debug, Default)]
-pub struct AgentAnswer {
+#[derive(Clone, Debug)]
+pub struct AgentAnswer<R = Round> {
     /// The last generation's reply (what is scored).
     pub response: String,
     /// Every round.
-    pub rounds: Vec<Round>,
+    pub rounds: Vec<R>,
     /// Tokens and cost of every call (generations and critiques).
     pub input_tokens: u64,
     /// Output tokens of every call.
@@ -36,7 +38,20 @@ pub struct AgentAnswer {
     pub cached: bool,
 }
 
-impl AgentAnswer {
+impl<R> Default for AgentAnswer<R> {
+    fn default() -> Self {
+        Self {
+            response: String::new(),
+            rounds: Vec::new(),
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: 0.0,
+            cached: false,
+        }
+    }
+}
+
+impl<R> AgentAnswer<R> {
     fn add(&mut self, c: &Completion) {
         self.input_tokens += c.input_tokens;
         self.output_tokens += c.output_tokens;

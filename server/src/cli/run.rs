@@ -60,8 +60,10 @@ pub struct RunArgs {
     pub tasks_file: Option<PathBuf>,
     /// The agent that answers MatTools' code tasks: `single` (one call), `rag` (with the
     /// top-5 documentation entries of the pinned pymatgen) or `reflect` (up to 5 rounds of
-    /// retrieve, generate, run, critique).
-    #[arg(long, value_parser = ["single", "rag", "reflect"])]
+    /// retrieve, generate, run, critique); or, for omnimat-cal and omnimat-qa, `python` (the
+    /// model may run up to 3 standard-library Python programs before it answers: our own
+    /// setting, not the benchmark's).
+    #[arg(long, value_parser = ["single", "rag", "reflect", "python"])]
     pub agent: Option<String>,
     /// AlchemyBench's RAG condition: give each recipe its K nearest train recipes (exact
     /// cosine over `contributions_embedding`) as references; 0 is the one-shot prompt.

@@ -71,14 +71,22 @@ pub fn check_spec(
         .get(&spec.suite)
         .map_err(|e| RunError::UnknownSuite(e.to_string()))?;
     if let Some(agent) = &spec.agent {
-        if bench::mattools::code::agent::AgentKind::from_name(agent).is_none() {
+        let python = bench::omnimat::python_tool::AGENT;
+        if agent == python {
+            if !matches!(spec.suite.as_str(), "omnimat-cal" | "omnimat-qa") {
+                return Err(RunError::UnknownSuite(format!(
+                    "the {python} agent answers omnimat-cal and omnimat-qa tasks, not {}",
+                    spec.suite
+                )));
+            }
+        } else if bench::mattools::code::agent::AgentKind::from_name(agent).is_none() {
             return Err(RunError::UnknownSuite(format!(
-                "no agent named '{agent}' (single, rag, reflect)"
+                "no agent named '{agent}' (single, rag, reflect for mattools-code; {python} \
+                 for omnimat-cal and omnimat-qa)"
             )));
-        }
-        if spec.suite != "mattools-code" {
+        } else if spec.suite != "mattools-code" {
             return Err(RunError::UnknownSuite(format!(
-                "agents answer mattools-code tasks, not {}",
+                "agents single, rag and reflect answer mattools-code tasks, not {}",
                 spec.suite
             )));
         }

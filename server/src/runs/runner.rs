@@ -56,6 +56,24 @@ enum AnswerError {
     Task(String),
 }
 
+/// How a model answers a task: one call (with the suite's format retry) when there is no
+/// agent, else MatTools' code agents or OmniMatBench's code execution.
+#[derive(Clone, Copy, Debug)]
+enum Agent {
+    Code(AgentKind),
+    PythonTool,
+}
+
+impl Agent {
+    fn of(name: &str) -> Option<Self> {
+        if name == bench::omnimat::python_tool::AGENT {
+            Some(Self::PythonTool)
+        } else {
+            AgentKind::from_name(name).map(Self::Code)
+        }
+    }
+}
+
 /// Answer one task sample and score it; the second value is true when a spend cap refused
 /// the call.
 #[allow(clippy::too_many_arguments)] // the run's context, passed through as is
@@ -65,7 +83,7 @@ async fn run_one(
     task_json: &serde_json::Value,
     sample: u32,
     answerer: &Answerer,
-    agent: Option<AgentKind>,
+    agent: Option<Agent>,
     embeddings: Option<&str>,
     gateway: &Gateway,
     code: &CodeRunner,
@@ -79,7 +97,29 @@ async fn run_one(
             .baseline_answer(name, task)
             .map(baseline)
             .ok_or_else(|| LlmError::UnknownModel((*name).to_string()).into()),
-        (Answerer::Model(name), Some(kind)) => {
+        (Answerer::Model(name), Some(Agent::PythonTool)) => {
+            let fx = crate::agents::Effects {
+                gateway,
+                budget,
+                code,
+                embeddings,
+            };
+            crate::agents::python_tool::answer(name, &task.messages, sample, &fx)
+                .await
+                .map(|a| {
+                    transcript = serde_json::to_value(&a.rounds).ok();
+                    Completion {
+                        text: a.response,
+                        input_tokens: a.input_tokens,
+                        output_tokens: a.output_tokens,
+                        cost_usd: a.cost_usd,
+                        cached: a.cached,
+                        attempts: 1,
+                    }
+                })
+                .map_err(AnswerError::from)
+        }
+        (Answerer::Model(name), Some(Agent::Code(kind))) => {
             match serde_json::from_value::<CodeTask>(task_json.clone()) {
                 Err(e) => Err(AnswerError::Task(format!("not a MatTools code task: {e}"))),
                 Ok(code_task) => {
@@ -255,7 +295,7 @@ pub async fn execute_until(
         .ok_or_else(|| RunError::UnknownRun(run_id.to_string()))?;
     let suite = super::check_spec(&spec, gateway.config(), registry)?;
     let answerer = Answerer::of(suite.as_ref(), &spec.model);
-    let agent = spec.agent.as_deref().and_then(AgentKind::from_name);
+    let agent = spec.agent.as_deref().and_then(Agent::of);
     let embeddings: Option<Arc<str>> = spec.embeddings.as_deref().map(Arc::from);
     let RunSpec {
         tasks: source,
