@@ -54,23 +54,18 @@ async fn the_models_program_runs_and_its_output_reaches_the_answer() {
     )
     .unwrap();
     let data = dir.path().join("data");
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
-        .args([
-            "run",
-            "--suite",
-            "omnimat-cal",
-            "--model",
-            "fake",
-            "--agent",
-            "python",
-        ])
-        .arg("--config")
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(&data)
-        .output()
-        .await
-        .unwrap();
+    let run = |suite: &'static str| {
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
+            .args([
+                "run", "--suite", suite, "--model", "fake", "--agent", "python",
+            ])
+            .arg("--config")
+            .arg(&config)
+            .arg("--data-dir")
+            .arg(&data)
+            .output()
+    };
+    let out = run("omnimat-cal").await.unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -101,23 +96,7 @@ async fn the_models_program_runs_and_its_output_reaches_the_answer() {
     }
 
     // The agent is refused where it does not belong.
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
-        .args([
-            "run",
-            "--suite",
-            "atomworld",
-            "--model",
-            "fake",
-            "--agent",
-            "python",
-        ])
-        .arg("--config")
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(&data)
-        .output()
-        .await
-        .unwrap();
+    let out = run("atomworld").await.unwrap();
     assert!(!out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("answers omnimat-cal and omnimat-qa"),

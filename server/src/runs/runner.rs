@@ -74,6 +74,23 @@ impl Agent {
     }
 }
 
+/// An agent's answer as one completion (what is scored, and what all its calls cost); its
+/// rounds go to `transcript`, stored with the result.
+fn agent_completion<R: serde::Serialize>(
+    a: crate::agents::AgentAnswer<R>,
+    transcript: &mut Option<serde_json::Value>,
+) -> Completion {
+    *transcript = serde_json::to_value(&a.rounds).ok();
+    Completion {
+        text: a.response,
+        input_tokens: a.input_tokens,
+        output_tokens: a.output_tokens,
+        cost_usd: a.cost_usd,
+        cached: a.cached,
+        attempts: 1,
+    }
+}
+
 /// Answer one task sample and score it; the second value is true when a spend cap refused
 /// the call.
 #[allow(clippy::too_many_arguments)] // the run's context, passed through as is
@@ -97,53 +114,27 @@ async fn run_one(
             .baseline_answer(name, task)
             .map(baseline)
             .ok_or_else(|| LlmError::UnknownModel((*name).to_string()).into()),
-        (Answerer::Model(name), Some(Agent::PythonTool)) => {
+        (Answerer::Model(name), Some(agent)) => {
             let fx = crate::agents::Effects {
                 gateway,
                 budget,
                 code,
                 embeddings,
             };
-            crate::agents::python_tool::answer(name, &task.messages, sample, &fx)
-                .await
-                .map(|a| {
-                    transcript = serde_json::to_value(&a.rounds).ok();
-                    Completion {
-                        text: a.response,
-                        input_tokens: a.input_tokens,
-                        output_tokens: a.output_tokens,
-                        cost_usd: a.cost_usd,
-                        cached: a.cached,
-                        attempts: 1,
-                    }
-                })
-                .map_err(AnswerError::from)
-        }
-        (Answerer::Model(name), Some(Agent::Code(kind))) => {
-            match serde_json::from_value::<CodeTask>(task_json.clone()) {
-                Err(e) => Err(AnswerError::Task(format!("not a MatTools code task: {e}"))),
-                Ok(code_task) => {
-                    let fx = crate::agents::Effects {
-                        gateway,
-                        budget,
-                        code,
-                        embeddings,
-                    };
-                    crate::agents::answer(kind, name, &code_task, sample, &fx)
+            match agent {
+                Agent::PythonTool => {
+                    crate::agents::python_tool::answer(name, &task.messages, sample, &fx)
                         .await
-                        .map(|a| {
-                            transcript = serde_json::to_value(&a.rounds).ok();
-                            Completion {
-                                text: a.response,
-                                input_tokens: a.input_tokens,
-                                output_tokens: a.output_tokens,
-                                cost_usd: a.cost_usd,
-                                cached: a.cached,
-                                attempts: 1,
-                            }
-                        })
+                        .map(|a| agent_completion(a, &mut transcript))
                         .map_err(AnswerError::from)
                 }
+                Agent::Code(kind) => match serde_json::from_value::<CodeTask>(task_json.clone()) {
+                    Err(e) => Err(AnswerError::Task(format!("not a MatTools code task: {e}"))),
+                    Ok(code_task) => crate::agents::answer(kind, name, &code_task, sample, &fx)
+                        .await
+                        .map(|a| agent_completion(a, &mut transcript))
+                        .map_err(AnswerError::from),
+                },
             }
         }
         (Answerer::Model(name), None) => {
