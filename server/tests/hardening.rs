@@ -240,16 +240,7 @@ async fn answering_provider(answer: String, delay: Duration) -> String {
 }
 
 fn model_config(dir: &std::path::Path, base: &str, extra_limits: &str) -> std::path::PathBuf {
-    let cfg = dir.join("config.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[[models]]\nname = \"fake\"\nprovider = \"openai-compatible\"\nmodel = \"f\"\n\
-             base_url = \"{base}\"\n\n[limits]\n{extra_limits}"
-        ),
-    )
-    .unwrap();
-    cfg
+    common::fake_model_config(dir, base, &format!("\n[limits]\n{extra_limits}"))
 }
 
 /// Polls `/api/health` every 25 ms until `done` says stop or `limit` passes; the slowest

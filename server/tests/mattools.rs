@@ -285,32 +285,11 @@ async fn the_reflection_agent_feeds_the_traceback_and_the_critique_back() {
         .unwrap();
     }
     std::os::unix::fs::symlink(data().join("test_files"), root.join("test_files")).unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[models]]\nname = \"fake\"\nprovider = \"openai-compatible\"\nmodel = \"f\"\n\
-             base_url = \"{base}\"\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 1.0\n"
-        ),
-    )
-    .unwrap();
+    let config = common::fake_model_config(dir.path(), &base, common::PRICED);
     let data_dir = dir.path().join("data");
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
-        .args([
-            "run",
-            "--suite",
-            "mattools-code",
-            "--model",
-            "fake",
-            "--agent",
-            "reflect",
-        ])
-        .arg("--tasks")
+    let out = common::run_fake(&config, &data_dir)
+        .args(["--suite", "mattools-code", "--agent", "reflect", "--tasks"])
         .arg(&root)
-        .arg("--config")
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(&data_dir)
         .env("FAKE_API_KEY", "unused")
         .output()
         .await
@@ -384,28 +363,20 @@ async fn the_rag_agent_searches_by_embeddings_when_chosen() {
         .unwrap();
     }
     std::os::unix::fs::symlink(data().join("test_files"), root.join("test_files")).unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[models]]\nname = \"fake\"\nprovider = \"openai-compatible\"\nmodel = \"f\"\n\
-             base_url = \"{chat}\"\n\
-             [[embeddings]]\nname = \"emb\"\nprovider = \"openai-compatible\"\n\
+    let config = common::fake_model_config(
+        dir.path(),
+        &chat,
+        &format!(
+            "[[embeddings]]\nname = \"emb\"\nprovider = \"openai-compatible\"\n\
              model = \"e\"\nbase_url = \"{emb}\"\nbatch_size = 512\n"
         ),
-    )
-    .unwrap();
+    );
     let data_dir = dir.path().join("data");
     let run = || async {
-        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
-            .args(["run", "--suite", "mattools-code", "--model", "fake"])
-            .args(["--agent", "rag", "--embeddings-model", "emb"])
-            .arg("--tasks")
+        let out = common::run_fake(&config, &data_dir)
+            .args(["--suite", "mattools-code", "--agent", "rag"])
+            .args(["--embeddings-model", "emb", "--tasks"])
             .arg(&root)
-            .arg("--config")
-            .arg(&config)
-            .arg("--data-dir")
-            .arg(&data_dir)
             .output()
             .await
             .unwrap();

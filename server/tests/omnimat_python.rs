@@ -44,25 +44,11 @@ async fn the_models_program_runs_and_its_output_reaches_the_answer() {
         .with_state(calls.clone());
     let v1 = common::spawn_app(app).await;
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[models]]\nname = \"fake\"\nprovider = \"openai-compatible\"\nmodel = \"f\"\n\
-             base_url = \"{v1}\"\n"
-        ),
-    )
-    .unwrap();
+    let config = common::fake_model_config(dir.path(), &v1, "");
     let data = dir.path().join("data");
     let run = |suite: &'static str| {
-        tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
-            .args([
-                "run", "--suite", suite, "--model", "fake", "--agent", "python",
-            ])
-            .arg("--config")
-            .arg(&config)
-            .arg("--data-dir")
-            .arg(&data)
+        common::run_fake(&config, &data)
+            .args(["--suite", suite, "--agent", "python"])
             .output()
     };
     let out = run("omnimat-cal").await.unwrap();

@@ -11,9 +11,9 @@ use axum::extract::State;
 use axum::routing::post;
 use axum::Router;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_atomworld"))
-}
+mod common;
+
+use common::bin;
 
 fn summary(dir: &std::path::Path, model: &str, extra: &[&str]) -> serde_json::Value {
     let out = dir.join(format!("{model}.json"));
@@ -83,22 +83,11 @@ async fn fake_provider(delay: Duration) -> (Arc<AtomicUsize>, String) {
     let app = Router::new()
         .route("/v1/chat/completions", post(answer))
         .with_state((hits.clone(), delay));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (hits, format!("http://{addr}/v1"))
+    (hits, common::spawn_app(app).await)
 }
 
 fn config(dir: &std::path::Path, base: &str) -> std::path::PathBuf {
-    let path = dir.join("config.toml");
-    std::fs::write(
-        &path,
-        format!(
-            "[[models]]\nname = \"fake\"\nprovider = \"openai-compatible\"\nmodel = \"f\"\nbase_url = \"{base}\"\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 1.0\n"
-        ),
-    )
-    .unwrap();
-    path
+    common::fake_model_config(dir, base, common::PRICED)
 }
 
 fn run_args(dir: &std::path::Path, cfg: &std::path::Path) -> Command {

@@ -463,29 +463,10 @@ async fn a_reply_without_answer_gets_one_reminder() {
         .with_state(calls.clone());
     let v1 = common::spawn_app(app).await;
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[models]]\nname = \"fake\"\nprovider = \"openai-compatible\"\nmodel = \"f\"\n\
-             base_url = \"{v1}\"\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 1.0\n"
-        ),
-    )
-    .unwrap();
+    let config = common::fake_model_config(dir.path(), &v1, common::PRICED);
     let data = dir.path().join("data");
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
-        .args([
-            "run",
-            "--suite",
-            "omnimat-cal",
-            "--model",
-            "fake",
-            "--config",
-        ])
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(&data)
-        .arg("--summary-json")
+    let out = common::run_fake(&config, &data)
+        .args(["--suite", "omnimat-cal", "--summary-json"])
         .arg(dir.path().join("summary.json"))
         .output()
         .await

@@ -86,6 +86,34 @@ pub async fn wait_run(
     run
 }
 
+/// Prices that make a fake model's cost visible: 1 USD per million tokens each way.
+pub const PRICED: &str = "price_input_per_mtok = 1.0\nprice_output_per_mtok = 1.0\n";
+
+/// Writes `dir/config.toml` with one OpenAI-compatible model named `fake` served at `base`
+/// (a fake provider's `/v1` URL); `extra` follows the model's table verbatim.
+pub fn fake_model_config(dir: &Path, base: &str, extra: &str) -> std::path::PathBuf {
+    let path = dir.join("config.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[[models]]\nname = \"fake\"\nprovider = \"openai-compatible\"\nmodel = \"f\"\n\
+             base_url = \"{base}\"\n{extra}"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// `atomworld run --model fake` with `config` and `data`; the caller adds the suite and agent.
+pub fn run_fake(config: &Path, data: &Path) -> tokio::process::Command {
+    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"));
+    c.args(["run", "--model", "fake", "--config"])
+        .arg(config)
+        .arg("--data-dir")
+        .arg(data);
+    c
+}
+
 /// The `atomworld` binary built for these tests.
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_atomworld"))
