@@ -430,9 +430,11 @@ impl Viewer {
         self.moments
             .geometry
             .set_instances(&moments::moment_instances(&drawn, radius));
-        self.moment_count = moments::moment_instances(structure, radius)
-            .transformations
-            .len();
+        self.moment_count = structure
+            .sites
+            .iter()
+            .filter(|site| moments::drawn_moment(site).is_some())
+            .count();
         self.overlay_on = false;
         self.cell
             .geometry

@@ -22,6 +22,13 @@ pub(super) fn arrow_mesh() -> CpuMesh {
     CpuMesh::arrow(0.7, 0.5, 12)
 }
 
+/// The site's moment if it gets an arrow: finite and at least 1e-6 μB.
+pub(super) fn drawn_moment(site: &engine::Site) -> Option<Vec3> {
+    let m = v3(site.magmom?);
+    let size = m.magnitude();
+    (size.is_finite() && size >= 1e-6).then_some(m)
+}
+
 /// One arrow per site with a moment of at least 1e-6 μB, in `structure`'s own frame;
 /// `radius` gives each site's drawn sphere radius (Å).
 pub(super) fn moment_instances(
@@ -30,13 +37,10 @@ pub(super) fn moment_instances(
 ) -> Instances {
     let mut transformations = Vec::new();
     for (site, p) in structure.sites.iter().zip(structure.cartesian_positions()) {
-        let Some(m) = site.magmom else { continue };
-        let m = v3(m);
-        let size = m.magnitude();
-        // Also skips a non-finite moment.
-        if !size.is_finite() || size < 1e-6 {
+        let Some(m) = drawn_moment(site) else {
             continue;
-        }
+        };
+        let size = m.magnitude();
         let length = 2.0 * radius(site) + (size * LENGTH_PER_MUB).min(MAX_LENGTH);
         let d = m / size * length;
         transformations.push(cylinder(v3(p) - d / 2.0, d, RADIUS));
