@@ -413,6 +413,14 @@ pub struct RunSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub headline: Option<crate::task::Headline>,
+    /// What preparing the tasks cost before the first answer (AlchemyBench's embeddings),
+    /// USD; the table's cost is the answers' alone, the run's spend is both.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub preparation_cost_usd: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// A result's verdict: AtomWorld's typed verdict, or another suite's verdict as JSON.

@@ -412,6 +412,81 @@ async fn alchemy_references_from_computed_embeddings() {
     assert_eq!(fake.request_count(), 1);
 }
 
+/// Embeddings computed for an AlchemyBench run count against the run's spend cap: when they
+/// alone reach it, no answer is asked for, and the summary shows what they cost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alchemy_embeddings_count_against_the_run_cap() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (emb, fake) = common::fake_embeddings().await;
+    let answers = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = answers.clone();
+    let chat = common::spawn_app(axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async { common::completion("## Materials\n- gold", 10) }
+        }),
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.jsonl");
+    std::fs::write(&train, recipe_line("t1", "Colloidal gold")).unwrap();
+    let test = dir.path().join("test_high_impact.jsonl");
+    std::fs::write(&test, recipe_line("q1", "Gold electrode")).unwrap();
+    // $0.01 per embedded byte: the two recipes cost more than the $0.05 cap.
+    let config = common::fake_model_config(
+        dir.path(),
+        &chat,
+        &format!(
+            "{}[[embeddings]]\nname = \"emb\"\nprovider = \"openai-compatible\"\n\
+             model = \"fake-embed\"\nbase_url = \"{emb}\"\nprice_input_per_mtok = 10000.0\n\
+             [limits]\nrun_spend_usd = 0.05\n",
+            common::PRICED
+        ),
+    );
+    let data = dir.path().join("data");
+    let summary = dir.path().join("summary.json");
+    let out = common::run_fake(&config, &data)
+        .args([
+            "--suite",
+            "alchemy",
+            "--rag-k",
+            "1",
+            "--embeddings-model",
+            "emb",
+        ])
+        .arg("--tasks")
+        .arg(&test)
+        .arg("--train")
+        .arg(&train)
+        .arg("--summary-json")
+        .arg(&summary)
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let bytes: usize = fake.inputs().iter().map(String::len).sum();
+    let cost = bytes as f64 * 0.01;
+    assert!(cost > 0.05, "{cost}");
+    assert!(
+        stderr.contains(&format!(
+            "the run's spend cap $0.05 is reached (${cost:.4} spent)"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(answers.load(Ordering::SeqCst), 0, "no answer was asked for");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    let recorded = summary["preparation_cost_usd"].as_f64().unwrap();
+    assert!((recorded - cost).abs() < 1e-9, "{recorded} vs {cost}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("preparing the tasks (embeddings) cost $"),
+        "{table}"
+    );
+}
+
 /// `POST /api/runs`: MatTools' retrieving agents take the configured embeddings model, and
 /// the run's spec (`GET /api/runs/{id}`) names it; the single agent does not retrieve.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

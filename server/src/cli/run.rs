@@ -11,7 +11,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::CliError;
 use crate::config::Config;
+use crate::llm::spend::Budget;
 use crate::llm::{Gateway, GatewayOptions};
+use crate::recipes::EmbeddingUse;
 use crate::runs;
 use crate::storage::Storage;
 
@@ -113,14 +115,15 @@ fn embeddings_choice(args: &RunArgs, config: &Config) -> Result<Option<String>, 
 
 /// AlchemyBench tasks from a file of recipes, each with its `rag_k` nearest recipes of
 /// `train` as references (none when `rag_k` is 0); missing embeddings are computed by
-/// `embeddings` through the gateway. The second value: whether any were.
+/// `embeddings` through the gateway, within the run's spend cap when one is configured. The
+/// second value: what computing them used.
 async fn alchemy_tasks(
     path: &std::path::Path,
     rag_k: usize,
     train: Option<&std::path::Path>,
     gateway: &Gateway,
     embeddings: Option<&str>,
-) -> Result<(Vec<serde_json::Value>, bool), CliError> {
+) -> Result<(Vec<serde_json::Value>, EmbeddingUse), CliError> {
     use crate::recipes::{read_recipes, with_references};
     let recipes = read_recipes(path).map_err(|e| CliError::input(e.to_string()))?;
     let train = match (rag_k, train) {
@@ -133,7 +136,14 @@ async fn alchemy_tasks(
         (_, Some(t)) => read_recipes(t).map_err(|e| CliError::input(e.to_string()))?,
     };
     let embedder = embeddings.map(|m| (gateway, m));
-    let (tasks, used) = with_references(recipes, train, rag_k, embedder, None)
+    // The run does not exist yet (its spec holds these tasks), so its cap starts from nothing
+    // here; what this costs is then recorded on the run and counts against the same cap.
+    let budget = gateway
+        .config()
+        .limits
+        .run_spend_usd
+        .map(|cap| Budget::for_run(cap, 0.0));
+    let (tasks, used) = with_references(recipes, train, rag_k, embedder, budget.as_ref())
         .await
         .map_err(|e| match e {
             crate::recipes::ReferenceError::Llm(_) => CliError::failure(e.to_string()),
@@ -153,19 +163,19 @@ async fn alchemy_tasks(
     for task in tasks {
         out.push(serde_json::to_value(&task).map_err(|e| CliError::failure(e.to_string()))?);
     }
-    Ok((out, used.computed > 0))
+    Ok((out, used))
 }
 
 /// The tasks of `path` for `suite`, each checked (prepared); unusable ones are left out and
-/// reported on stderr. The second value: whether embeddings were computed for them.
+/// reported on stderr. The second value: what computing embeddings for them used.
 async fn imported(
     path: &std::path::Path,
     suite: &dyn AnySuite,
     args: &RunArgs,
     gateway: &Gateway,
     embeddings: Option<&str>,
-) -> Result<(TaskSource, bool), CliError> {
-    let mut embedded = false;
+) -> Result<(TaskSource, EmbeddingUse), CliError> {
+    let mut embedded = EmbeddingUse::default();
     let text = if path.is_dir() || suite.name() == "alchemy" {
         String::new()
     } else {
@@ -313,13 +323,15 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
     // AlchemyBench's references are resolved here: the run records the model only when it
     // computed some embeddings (stored ones need none).
     let mut spec_embeddings = embeddings.clone().filter(|_| args.suite != "alchemy");
+    let mut preparation_cost = 0.0;
     let tasks = match &args.tasks_file {
         Some(path) => {
-            let (tasks, embedded) =
+            let (tasks, used) =
                 imported(path, suite.as_ref(), &args, &gateway, embeddings.as_deref()).await?;
-            if embedded {
+            if used.computed > 0 {
                 spec_embeddings = embeddings.clone();
             }
+            preparation_cost = used.cost_usd;
             tasks
         }
         None if suite.name() == "atomworld" => {
@@ -371,6 +383,11 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
             .create_run(&spec)
             .map_err(|e| CliError::failure(e.to_string()))?,
     };
+    if preparation_cost > 0.0 {
+        storage
+            .add_preparation_cost(&run_id, preparation_cost)
+            .map_err(|e| CliError::failure(e.to_string()))?;
+    }
     eprintln!("run {run_id}: {} on {} ({what})", args.model, args.suite);
     let bar = ProgressBar::new(0);
     bar.set_style(
@@ -419,18 +436,23 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
     let rows = storage
         .results(&run_id)
         .map_err(|e| CliError::failure(e.to_string()))?;
-    let summary = runs::summarise(&run_id, &args.model, &rows, Some(suite.as_ref()));
+    let preparation = storage
+        .preparation_cost(&run_id)
+        .map_err(|e| CliError::failure(e.to_string()))?;
+    let summary = runs::summarise(
+        &run_id,
+        &args.model,
+        &rows,
+        Some(suite.as_ref()),
+        preparation,
+    );
     if let Some(path) = &args.summary_json {
         let text =
             serde_json::to_string_pretty(&summary).map_err(|e| CliError::failure(e.to_string()))?;
         std::fs::write(path, text)
             .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?;
     }
-    let mut table = summary.table.table(suite.columns());
-    if let Some(h) = &summary.headline {
-        table.push_str(&h.text);
-    }
-    Ok(table)
+    Ok(runs::summary_text(&summary, suite.columns()))
 }
 
 #[cfg(test)]

@@ -141,6 +141,7 @@ pub fn summarise(
     model: &str,
     rows: &[ResultRow],
     suite: Option<&dyn AnySuite>,
+    preparation_cost_usd: f64,
 ) -> RunSummary {
     let outcomes: Vec<Option<bench::task::Outcome>> =
         rows.iter().map(ResultRow::table_outcome).collect();
@@ -167,5 +168,23 @@ pub fn summarise(
         model: model.to_string(),
         table,
         headline,
+        preparation_cost_usd,
     }
+}
+
+/// The summary as text: the table in `columns`, the suite's headline, and what preparing
+/// the tasks cost when it cost anything.
+pub fn summary_text(summary: &RunSummary, columns: &[(&str, &str)]) -> String {
+    let mut text = summary.table.table(columns);
+    if let Some(h) = &summary.headline {
+        text.push_str(&h.text);
+    }
+    if summary.preparation_cost_usd > 0.0 {
+        text.push_str(&format!(
+            "preparing the tasks (embeddings) cost ${:.4} more; the run's spend is ${:.4}\n",
+            summary.preparation_cost_usd,
+            summary.table.cost_usd + summary.preparation_cost_usd
+        ));
+    }
+    text
 }

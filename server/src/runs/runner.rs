@@ -320,7 +320,9 @@ pub async fn execute_until(
                 .iter()
                 .map(|r| r.input_tokens + r.output_tokens)
                 .sum(),
-            cost_usd: earlier.iter().map(|r| r.cost_usd).sum(),
+            // Preparing the tasks (embeddings) is part of the run's spend.
+            cost_usd: storage.preparation_cost(run_id)?
+                + earlier.iter().map(|r| r.cost_usd).sum::<f64>(),
         },
         stopped: None,
     }));

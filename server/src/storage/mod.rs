@@ -164,6 +164,9 @@ fn migrations() -> Migrations<'static> {
                  vector BLOB NOT NULL,
                  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));",
         ),
+        // What preparing a run's tasks cost before its first answer (AlchemyBench's
+        // embeddings), counted in the run's spend.
+        M::up("ALTER TABLE runs ADD COLUMN preparation_cost_usd REAL NOT NULL DEFAULT 0;"),
     ])
 }
 
@@ -485,9 +488,9 @@ mod tests {
         let s = Storage::open(&dir.path().join("nested")).unwrap();
         assert!(s.path().is_file());
         assert_eq!(s.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 8);
+        assert_eq!(s.schema_version().unwrap(), 9);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 8);
+        assert_eq!(again.schema_version().unwrap(), 9);
     }
 }

@@ -32,6 +32,30 @@ impl Storage {
         })
     }
 
+    /// Adds `usd` to what preparing run `id`'s tasks cost (embeddings computed for them).
+    pub fn add_preparation_cost(&self, id: &str, usd: f64) -> Result<(), StorageError> {
+        self.with_conn(|c| {
+            c.execute(
+                "UPDATE runs SET preparation_cost_usd = preparation_cost_usd + ?2 WHERE id = ?1",
+                params![id, usd],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// What preparing run `id`'s tasks cost so far (0 for an unknown run).
+    pub fn preparation_cost(&self, id: &str) -> Result<f64, StorageError> {
+        self.with_conn(|c| {
+            Ok(c.query_row(
+                "SELECT preparation_cost_usd FROM runs WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .unwrap_or(0.0))
+        })
+    }
+
     /// The most recent run with exactly this spec that has not finished, if any.
     pub fn find_unfinished(&self, spec: &RunSpec) -> Result<Option<String>, StorageError> {
         let text = serde_json::to_string(spec).unwrap_or_default();

@@ -213,6 +213,11 @@ pub fn Runs() -> impl IntoView {
                         (rate > 0.0).then(|| format!(" · ETA {}", duration_text((total - done) as f64 / rate)))
                     })
                     .unwrap_or_default();
+                // Embeddings computed to prepare the tasks are part of the run's spend.
+                let preparation = match v.summary.preparation_cost_usd {
+                    p if p > 0.0 => format!(" + ${p:.4} embeddings"),
+                    _ => String::new(),
+                };
                 let colour = charts::RUN_COLOURS[k % charts::RUN_COLOURS.len()];
                 // The suite's own numbers (AtomWorld: how often it is stricter than chemistry).
                 let headline = v.summary.headline.as_ref().map(|h| view! {
@@ -223,7 +228,7 @@ pub fn Runs() -> impl IntoView {
                         <span class="swatch" style=format!("background: {colour}")></span>
                         <progress max=total.max(1) value=done></progress>
                         {format!(
-                            " {model} · {id} · {status} · {done}/{total} tasks · success {:.3} · {} tokens · ${:.4}{eta}",
+                            " {model} · {id} · {status} · {done}/{total} tasks · success {:.3} · {} tokens · ${:.4}{preparation}{eta}",
                             s.overall.success_rate,
                             s.tokens,
                             s.cost_usd,

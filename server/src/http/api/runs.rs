@@ -181,6 +181,14 @@ pub(super) fn rows_of(state: &AppState, id: &str) -> Result<Vec<ResultRow>, ApiE
         .map_err(|e| ApiError::internal(e.to_string()))
 }
 
+/// What preparing run `id`'s tasks cost (AlchemyBench's embeddings).
+fn preparation_cost(state: &AppState, id: &str) -> Result<f64, ApiError> {
+    state
+        .storage
+        .preparation_cost(id)
+        .map_err(|e| ApiError::internal(e.to_string()))
+}
+
 /// `GET /api/runs/{id}`: spec, status, live progress and the summary so far.
 #[utoipa::path(get, path = "/api/runs/{id}", params(("id" = String, Path, description = "run id")), responses(
     (status = 200, body = RunView), (status = 404, body = bench::wire::ApiError)))]
@@ -191,7 +199,13 @@ pub async fn get_run(
     let (spec, status) = run_of(&state, &id)?;
     let rows = rows_of(&state, &id)?;
     let suite = state.runs.registry().get(&spec.suite).ok();
-    let summary = runs::summarise(&id, &spec.model, &rows, suite.as_deref());
+    let summary = runs::summarise(
+        &id,
+        &spec.model,
+        &rows,
+        suite.as_deref(),
+        preparation_cost(&state, &id)?,
+    );
     Ok(Json(RunView {
         progress: state.runs.progress(&id),
         id,
@@ -321,11 +335,14 @@ pub async fn run_results(
         "table" => {
             let suite = state.runs.registry().get(&spec.suite).ok();
             let columns = suite.as_ref().map(|s| s.columns()).unwrap_or(&[]);
-            let summary = runs::summarise(&id, &spec.model, &rows, suite.as_deref());
-            let mut table = summary.table.table(columns);
-            if let Some(h) = &summary.headline {
-                table.push_str(&h.text);
-            }
+            let summary = runs::summarise(
+                &id,
+                &spec.model,
+                &rows,
+                suite.as_deref(),
+                preparation_cost(&state, &id)?,
+            );
+            let table = runs::summary_text(&summary, columns);
             ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], table).into_response()
         }
         other => {
