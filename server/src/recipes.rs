@@ -2,7 +2,7 @@
 //!
 //! [`read_recipes`] reads a file of recipes in the spec's fields: JSONL (one recipe a line)
 //! or Parquet, the upstream layout (a file starting with `PAR1`; read row by row with the
-//! `parquet` crate's record reader, Snappy or uncompressed pages). A recipe without a
+//! `parquet` crate's record reader; pages uncompressed or in any codec pyarrow writes). A recipe without a
 //! `split` takes the split its file name names (`train`, `test_standard_impact`,
 //! `test_high_impact`), as the upstream files are split by file.
 //! [`with_references`] gives each recipe its K nearest train recipes by exact cosine
@@ -348,9 +348,12 @@ mod tests {
     type Row<'a> = (&'a str, Option<i64>, &'a [&'a str], Option<&'a [f32]>);
 
     /// Writes recipes as pyarrow lays out a table (optional columns, three-level lists),
-    /// with Snappy pages.
+    /// with Snappy pages (pyarrow's default).
     fn write_parquet(path: &Path, rows: &[Row<'_>]) {
-        use parquet::basic::Compression;
+        write_parquet_with(path, rows, parquet::basic::Compression::SNAPPY);
+    }
+
+    fn write_parquet_with(path: &Path, rows: &[Row<'_>], compression: parquet::basic::Compression) {
         use parquet::data_type::{ByteArray, ByteArrayType, FloatType, Int64Type};
         use parquet::file::properties::WriterProperties;
         use parquet::file::writer::SerializedFileWriter;
@@ -370,7 +373,7 @@ mod tests {
         )
         .unwrap();
         let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
+            .set_compression(compression)
             .build();
         let file = std::fs::File::create(path).unwrap();
         let mut w = SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props)).unwrap();
@@ -441,6 +444,33 @@ mod tests {
         c.close().unwrap();
         g.close().unwrap();
         w.close().unwrap();
+    }
+
+    /// Every codec pyarrow can write reads back to the same recipes.
+    #[test]
+    fn parquet_recipes_in_every_codec() {
+        use parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
+        let dir = tempfile::tempdir().unwrap();
+        let rows: &[Row<'_>] = &[
+            ("a", Some(2021), &["A. B."], Some(&[1.0, 0.5])),
+            ("b", None, &[], None),
+        ];
+        let plain = dir.path().join("plain.parquet");
+        write_parquet_with(&plain, rows, Compression::UNCOMPRESSED);
+        let expected = read_recipes(&plain).unwrap();
+        assert_eq!(expected.len(), 2);
+        for codec in [
+            Compression::SNAPPY,
+            Compression::GZIP(GzipLevel::default()),
+            Compression::LZ4_RAW,
+            Compression::LZ4,
+            Compression::ZSTD(ZstdLevel::default()),
+            Compression::BROTLI(BrotliLevel::default()),
+        ] {
+            let path = dir.path().join(format!("{codec}.parquet"));
+            write_parquet_with(&path, rows, codec);
+            assert_eq!(read_recipes(&path).unwrap(), expected, "{codec}");
+        }
     }
 
     #[test]
