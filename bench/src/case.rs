@@ -207,6 +207,8 @@ mod tests {
                 group: "code".into(),
                 prompt: "Which?".into(),
                 messages: vec![crate::task::Message::user("Which?")],
+                images: Vec::new(),
+                unavailable: None,
                 task: serde_json::json!({"id": "q1"}),
             },
             answer: "<answer>B</answer>".into(),

@@ -1,6 +1,7 @@
 //! A model called with the user's own key, straight from the browser: the HTTP request for
 //! each provider's API and the reading of its answer. Pure (the page sends the request);
-//! the same request shapes the server's gateway sends, without streaming.
+//! the same request shapes the server's gateway sends (messages through [`crate::task::chat`],
+//! images included), without streaming.
 //!
 //! The key goes into a request header only (never into a URL), and an error message that
 //! repeats it has it replaced by `[your key]` before anyone sees it.
@@ -8,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::task::{Message, Role};
+use crate::task::{chat, Message};
 
 /// The providers a browser can call directly.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -160,11 +161,6 @@ impl DirectModel {
         }
         let base = self.base()?;
         let model = self.model.trim();
-        let system: Vec<&str> = messages
-            .iter()
-            .filter(|m| m.role == Role::System)
-            .map(|m| m.content.as_str())
-            .collect();
         let json = ("content-type".to_string(), "application/json".to_string());
         let (url, headers, body) = match self.provider {
             DirectProvider::Openai | DirectProvider::OpenaiCompatible => {
@@ -175,19 +171,17 @@ impl DirectModel {
                 (
                     format!("{base}/chat/completions"),
                     headers,
-                    json!({ "model": model, "messages": messages }),
+                    json!({ "model": model, "messages": chat::openai_messages(messages) }),
                 )
             }
             DirectProvider::Anthropic => {
-                let turns: Vec<&Message> =
-                    messages.iter().filter(|m| m.role != Role::System).collect();
                 let mut body = json!({
                     "model": model,
                     "max_tokens": ANTHROPIC_MAX_TOKENS,
-                    "messages": turns,
+                    "messages": chat::anthropic_messages(messages),
                 });
-                if !system.is_empty() {
-                    body["system"] = json!(system.join("\n"));
+                if let Some(system) = chat::system_text(messages) {
+                    body["system"] = json!(system);
                 }
                 (
                     format!("{base}/messages"),
@@ -204,21 +198,9 @@ impl DirectModel {
                 )
             }
             DirectProvider::Gemini => {
-                let contents: Vec<Value> = messages
-                    .iter()
-                    .filter(|m| m.role != Role::System)
-                    .map(|m| {
-                        let role = if m.role == Role::Assistant {
-                            "model"
-                        } else {
-                            "user"
-                        };
-                        json!({ "role": role, "parts": [{ "text": m.content }] })
-                    })
-                    .collect();
-                let mut body = json!({ "contents": contents });
-                if !system.is_empty() {
-                    body["systemInstruction"] = json!({ "parts": [{ "text": system.join("\n") }] });
+                let mut body = json!({ "contents": chat::gemini_contents(messages) });
+                if let Some(system) = chat::gemini_system_instruction(messages) {
+                    body["systemInstruction"] = system;
                 }
                 (
                     // The key in a header, not the documented `?key=`: never in a URL.
@@ -354,13 +336,7 @@ mod tests {
     }
 
     fn messages() -> Vec<Message> {
-        vec![
-            Message {
-                role: Role::System,
-                content: "Be terse.".into(),
-            },
-            Message::user("hi"),
-        ]
+        vec![Message::system("Be terse."), Message::user("hi")]
     }
 
     fn header<'a>(call: &'a DirectCall, name: &str) -> Option<&'a str> {
@@ -496,6 +472,47 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.chars().count() < 400, "{e}");
+    }
+
+    /// The question and one image, as an OmniMatBench multimodal item asks.
+    fn with_image() -> Vec<Message> {
+        vec![
+            Message::system("Be terse."),
+            Message::user("Count the atoms.").with_images(vec![crate::task::Image {
+                media_type: "image/png".into(),
+                data: "iVBORw0KGgo=".into(),
+            }]),
+        ]
+    }
+
+    #[test]
+    fn an_image_goes_after_the_text_in_each_providers_shape() {
+        let body = |p: DirectProvider| -> Value {
+            let call = model(p).request("k", &with_image()).unwrap();
+            serde_json::from_str(&call.body).unwrap()
+        };
+        assert_eq!(
+            body(DirectProvider::Openai),
+            json!({"model": "m1", "messages": [
+                {"role": "system", "content": "Be terse."},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "Count the atoms."},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]}]})
+        );
+        assert_eq!(
+            body(DirectProvider::Anthropic),
+            json!({"model": "m1", "max_tokens": 8192, "system": "Be terse.", "messages": [
+                {"role": "user", "content": [
+                    {"type": "text", "text": "Count the atoms."},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]}]})
+        );
+        assert_eq!(
+            body(DirectProvider::Gemini),
+            json!({"systemInstruction": {"parts": [{"text": "Be terse."}]}, "contents": [
+                {"role": "user", "parts": [
+                    {"text": "Count the atoms."},
+                    {"inline_data": {"mime_type": "image/png", "data": "iVBORw0KGgo="}}]}]})
+        );
     }
 
     #[test]

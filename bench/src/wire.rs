@@ -643,6 +643,14 @@ pub struct SuiteTask {
     /// The same prompt as the messages sent (so a page can ask a model exactly as a run does).
     #[serde(default)]
     pub messages: Vec<crate::task::Message>,
+    /// The stems of the task's images (OmniMatBench), in order: the page shows each from
+    /// `GET /api/suites/{name}/tasks/{id}/images/{stem}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
+    /// Why no model can be asked this task here (an OmniMatBench item whose images are
+    /// unavailable); runs table it apart and leave it out of the scores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
     /// The task as its suite's JSON (what `POST /api/score` takes back).
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub task: serde_json::Value,

@@ -130,6 +130,11 @@ pub const ASSUMED_MAX_OUTPUT_TOKENS: u32 = 32_768;
 /// chat template).
 const TEMPLATE_TOKENS_PER_MESSAGE: u64 = 64;
 
+/// Input tokens counted per image for the worst case: above what the providers charge for
+/// one image (OpenAI's high detail and Anthropic's largest images stay under 5,000; Gemini
+/// counts 258 per tile), since an image's bytes say little about its tokens.
+pub const WORST_TOKENS_PER_IMAGE: u64 = 6_000;
+
 impl ModelConfig {
     /// The most output tokens a call can produce: `max_tokens`, the 8,192 the Anthropic
     /// request sends without it, or [`ASSUMED_MAX_OUTPUT_TOKENS`].
@@ -143,11 +148,15 @@ impl ModelConfig {
 
     /// The most a call with `messages` can cost (USD): every byte of the prompt counted as a
     /// token (byte-level tokenizers never make more tokens than bytes) plus the template's
-    /// tokens, and the full output limit.
+    /// tokens, [`WORST_TOKENS_PER_IMAGE`] per image, and the full output limit.
     pub fn worst_cost(&self, messages: &[crate::llm::Message]) -> f64 {
         let input: u64 = messages
             .iter()
-            .map(|m| m.content.len() as u64 + TEMPLATE_TOKENS_PER_MESSAGE)
+            .map(|m| {
+                m.content.len() as u64
+                    + TEMPLATE_TOKENS_PER_MESSAGE
+                    + m.images.len() as u64 * WORST_TOKENS_PER_IMAGE
+            })
             .sum();
         self.cost(input, u64::from(self.output_token_limit()))
     }

@@ -2,7 +2,8 @@
 //! server holds. Pick a suite and a task, read the exact prompt, write or paste an answer
 //! (for MatTools' code tasks: Python), and score it on the server, which runs code in its
 //! sandbox. MatTools verdicts show each property's expected and returned value and the error
-//! class of the paper's taxonomy.
+//! class of the paper's taxonomy. An OmniMatBench item's images are shown under its prompt
+//! (served by the server from its images folder), or why they are unavailable.
 
 use bench::case::{SuiteCase, CASE_VERSION};
 use bench::wire::{ScoreRequest, ScoreResult, SuiteInfo, SuiteTask};
@@ -172,6 +173,7 @@ pub fn Suites() -> impl IntoView {
             <details open=true>
                 <summary>"Prompt"</summary>
                 <pre class="prompt" id="suite-prompt">{move || task.get().map(|t| t.prompt).unwrap_or_default()}</pre>
+                {move || task.get().map(|t| view! { <TaskImages suite=chosen.get() task=t /> })}
             </details>
             <label class="field wide">
                 <span>"Answer (a model's full reply, or your own)"</span>
@@ -204,7 +206,10 @@ pub fn Suites() -> impl IntoView {
                     disabled=move || busy.get() || task.get().is_none() || answer.get().trim().is_empty()>
                     {move || if busy.get() { "Scoring…" } else { "Score" }}
                 </button>
-                <crate::ui::ask::AskModel prompt=prompt answer=answer answered_by=answered_by messages=messages />
+                // An item whose images are unavailable is never asked text-only.
+                <Show when=move || task.get().is_some_and(|t| t.unavailable.is_none())>
+                    <crate::ui::ask::AskModel prompt=prompt answer=answer answered_by=answered_by messages=messages />
+                </Show>
                 <button id="suite-share" class="secondary" on:click=share
                     disabled=move || task.get().is_none()
                     title="the task and the answer in the link: works on any host">"Share link"</button>
@@ -220,6 +225,52 @@ pub fn Suites() -> impl IntoView {
             </div>
         </div>
     }
+}
+
+/// A task's images, in order, each from the server; or why they are unavailable (then no
+/// model is asked it).
+#[component]
+fn TaskImages(suite: String, task: SuiteTask) -> impl IntoView {
+    let unavailable = task.unavailable.clone();
+    let images = if unavailable.is_some() {
+        Vec::new()
+    } else {
+        task.images.clone()
+    };
+    let id = task.id.clone();
+    view! {
+        {unavailable.map(|why| view! { <p class="notice" id="suite-images-unavailable">{why}</p> })}
+        {(!images.is_empty()).then(|| view! {
+            <div class="task-images" id="suite-images">
+                {images.into_iter().map(|stem| {
+                    let src = format!(
+                        "/api/suites/{}/tasks/{}/images/{}",
+                        path_part(&suite),
+                        path_part(&id),
+                        path_part(&stem)
+                    );
+                    view! {
+                        <figure>
+                            <img src=src alt=format!("image {stem} of the task") loading="lazy" />
+                            <figcaption class="small muted">{stem.clone()}</figcaption>
+                        </figure>
+                    }
+                }).collect_view()}
+            </div>
+        })}
+    }
+}
+
+/// `text` as one URL path segment (everything but unreserved characters percent-encoded).
+fn path_part(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// A scored answer: the label, then the suite's details.

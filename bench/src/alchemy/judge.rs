@@ -21,7 +21,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::task::{Message, NeedAnswer, Role};
+use crate::task::{Message, NeedAnswer};
 
 /// The eight keys of a judge's JSON, in the order of the protocol: seven criteria, then the
 /// overall score.
@@ -90,10 +90,7 @@ pub fn correction(error: &JudgeError) -> String {
 /// turn, and [`correction`].
 pub fn reask_messages(first: &[Message], reply: &str, error: &JudgeError) -> Vec<Message> {
     let mut m = first.to_vec();
-    m.push(Message {
-        role: Role::Assistant,
-        content: reply.to_string(),
-    });
+    m.push(Message::assistant(reply));
     m.push(Message::user(correction(error)));
     m
 }

@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::task::Image;
+
 /// Why a file could not be imported.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ImportError {
@@ -71,9 +73,16 @@ pub struct CalItem {
     /// Whether the item has images.
     #[serde(default, deserialize_with = "or_default")]
     pub multimodal: bool,
-    /// Image stems, comma-separated (images are not part of the prompt here).
+    /// Image stems, comma-separated: the images go after the question ([`super::images`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_url: Option<String>,
+    /// The images of `image_url`'s stems, in order, as the server loaded them (not an
+    /// upstream field; empty in files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+    /// Why the server could not load them (not an upstream field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images_unavailable: Option<String>,
     /// The question.
     #[serde(default, deserialize_with = "or_default")]
     pub question: String,
@@ -92,6 +101,13 @@ pub struct CalItem {
 }
 
 impl CalItem {
+    /// The images to send after the question (none for a text-only item), or why they are
+    /// unavailable.
+    pub fn images(&self) -> Result<&[Image], String> {
+        let stems = super::images::stems(self.image_url.as_deref());
+        super::images::resolve(&stems, &self.images, self.images_unavailable.as_deref())
+    }
+
     /// The slot shape the model must fill: `final_answer_format`, or the gold's shape with
     /// every leaf "".
     pub fn answer_format(&self) -> serde_json::Value {
@@ -145,9 +161,16 @@ pub struct QaItem {
     /// Whether the item has images.
     #[serde(default, deserialize_with = "or_default")]
     pub multimodal: bool,
-    /// Image stems, comma-separated (images are not part of the prompt here).
+    /// Image stems, comma-separated: the images go after the question ([`super::images`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_url: Option<String>,
+    /// The images of `image_url`'s stems, in order, as the server loaded them (not an
+    /// upstream field; empty in files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+    /// Why the server could not load them (not an upstream field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images_unavailable: Option<String>,
     /// The question.
     #[serde(default, deserialize_with = "or_default")]
     pub question: String,
@@ -160,6 +183,15 @@ pub struct QaItem {
     /// Weight per key point id, summing to 1 (equal weights when empty).
     #[serde(default, deserialize_with = "or_default")]
     pub scoring_weights: BTreeMap<String, f64>,
+}
+
+impl QaItem {
+    /// The images to send after the question (none for a text-only item), or why they are
+    /// unavailable.
+    pub fn images(&self) -> Result<&[Image], String> {
+        let stems = super::images::stems(self.image_url.as_deref());
+        super::images::resolve(&stems, &self.images, self.images_unavailable.as_deref())
+    }
 }
 
 /// Read an upstream CAL file (`*_Cal_with_final_answers.jsonl`): one item a non-blank line.

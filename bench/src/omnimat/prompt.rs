@@ -2,8 +2,10 @@
 //!
 //! The first sentence of each system text and the CAL format-constraint block are the
 //! reference's; the tag instructions around them are our wording of the same request
-//! (`<think>…</think>`, then `<answer>…</answer>`). Images of multimodal items are not sent
-//! (messages are text here); the item keeps their stems.
+//! (`<think>…</think>`, then `<answer>…</answer>`). A multimodal item's images follow the
+//! user message's text (after CAL's format constraint), in the order `image_url` lists their
+//! stems, as the reference sends them; an item whose images are unavailable gets the text
+//! only here, and runs never send it (see [`super::images`]).
 
 use crate::task::Message;
 
@@ -76,14 +78,19 @@ pub fn cal_messages(item: &CalItem) -> Vec<Message> {
         item.question,
         format_constraint(&item.answer_format())
     );
-    vec![Message::system(CAL_SYSTEM), Message::user(user)]
+    let images = item.images().map(<[_]>::to_vec).unwrap_or_default();
+    vec![
+        Message::system(CAL_SYSTEM),
+        Message::user(user).with_images(images),
+    ]
 }
 
 /// The messages of a QA item.
 pub fn qa_messages(item: &QaItem) -> Vec<Message> {
+    let images = item.images().map(<[_]>::to_vec).unwrap_or_default();
     vec![
         Message::system(QA_SYSTEM),
-        Message::user(item.question.clone()),
+        Message::user(item.question.clone()).with_images(images),
     ]
 }
 

@@ -99,10 +99,7 @@ pub fn output_message(run: &RunResult) -> Message {
 
 /// An assistant message (a reply put back into the conversation).
 pub fn assistant(reply: &str) -> Message {
-    Message {
-        role: Role::Assistant,
-        content: reply.to_string(),
-    }
+    Message::assistant(reply)
 }
 
 /// One step of an answer, as stored with the result: the model's reply and, when it asked

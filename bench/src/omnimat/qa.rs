@@ -34,6 +34,8 @@ pub struct QaReference {
     pub key_points: Vec<KeyPoint>,
     /// Weight per key point, in rubric order (the rubric's weights, or equal ones).
     pub weights: Vec<f64>,
+    /// Why the item's images are unavailable (it is then asked of no model).
+    pub images_unavailable: Option<String>,
 }
 
 impl QaReference {
@@ -53,6 +55,7 @@ impl QaReference {
             answer: item.answer.clone(),
             key_points: item.key_points.clone(),
             weights,
+            images_unavailable: item.images().err(),
         }
     }
 }
@@ -322,6 +325,8 @@ pub enum QaLabel {
     NoAnswer,
     /// A judge failed or its reply was unusable: F1 0, counted.
     JudgeFailed,
+    /// The item's images are unavailable: asked of no model, left out of every figure.
+    ImagesUnavailable,
 }
 
 impl QaLabel {
@@ -331,6 +336,7 @@ impl QaLabel {
             QaLabel::Scored => "Scored",
             QaLabel::NoAnswer => "NoAnswer",
             QaLabel::JudgeFailed => "JudgeFailed",
+            QaLabel::ImagesUnavailable => "ImagesUnavailable",
         }
     }
 }
@@ -424,6 +430,22 @@ pub fn judges_to_reask(reference: &QaReference, answers: &[NeedAnswer]) -> (bool
     reask(reference, &p, &r)
 }
 
+impl QaVerdict {
+    /// The verdict on an item whose images are unavailable (`why`): no answer was asked for.
+    pub fn images_unavailable(why: &str) -> Self {
+        QaVerdict {
+            label: QaLabel::ImagesUnavailable,
+            f1: 0.0,
+            precision: None,
+            recall: None,
+            precision_detail: None,
+            recall_detail: None,
+            judge_errors: vec![why.to_string()],
+            answer: String::new(),
+        }
+    }
+}
+
 /// The verdict from the judges' answers (in order of asking, re-asks included); the last
 /// attempt of each judge decides.
 pub fn score_answers(
@@ -508,14 +530,21 @@ pub struct QaSummary {
     pub pooled_f1: f64,
     /// Items a judge failed on, over all subfields.
     pub judge_failed: usize,
+    /// Items left out of every figure because their images are unavailable.
+    #[serde(default)]
+    pub images_unavailable: usize,
 }
 
 impl QaSummary {
     /// Summarise `(subfield, verdict)` rows.
     pub fn of<'a>(rows: impl IntoIterator<Item = (&'a str, &'a QaVerdict)>) -> Self {
         let mut sums: BTreeMap<String, (SubfieldQa, f64)> = BTreeMap::new();
-        let (mut total, mut n, mut failed) = (0.0, 0usize, 0usize);
+        let (mut total, mut n, mut failed, mut skipped) = (0.0, 0usize, 0usize, 0usize);
         for (subfield, v) in rows {
+            if v.label == QaLabel::ImagesUnavailable {
+                skipped += 1;
+                continue;
+            }
             let (s, sum) = sums.entry(subfield.to_string()).or_default();
             s.items += 1;
             match v.label {
@@ -525,6 +554,7 @@ impl QaSummary {
                     failed += 1;
                 }
                 QaLabel::NoAnswer => s.no_answer += 1,
+                QaLabel::ImagesUnavailable => {}
             }
             *sum += v.f1;
             total += v.f1;
@@ -544,6 +574,7 @@ impl QaSummary {
             macro_f1,
             pooled_f1: if n == 0 { 0.0 } else { total / n as f64 },
             judge_failed: failed,
+            images_unavailable: skipped,
         }
     }
 }
@@ -562,6 +593,8 @@ mod tests {
             source_location: None,
             multimodal: false,
             image_url: None,
+            images: Vec::new(),
+            images_unavailable: None,
             question: "Q".into(),
             answer: "A".into(),
             key_points: vec![

@@ -1,13 +1,18 @@
 //! OmniMatBench as two [`Suite`]s: `omnimat-cal` (deterministic slot scoring) and
-//! `omnimat-qa` (two judge calls per answer). Both table under the item's subfield.
+//! `omnimat-qa` (two judge calls per answer). Both table under the item's subfield; an item
+//! whose images are unavailable is asked of no model and tabled under "images unavailable"
+//! (label `ImagesUnavailable`), left out of the headline figures, which count it.
 
 use engine::interrupt::Interrupt;
 
 use super::cal::{gold_slots, score_response, CalLabel, CalVerdict};
+use super::images::IMAGES_UNAVAILABLE;
 use super::item::{CalItem, QaItem};
 use super::prompt::{answer_text, cal_messages, py_dumps, qa_messages, ANSWER_REMINDER};
 use super::qa::{judge_messages, judges_to_reask, score_answers, QaLabel, QaReference, QaVerdict};
-use crate::task::{Headline, Message, Need, NeedAnswer, Outcome, Prepared, Role, Suite, TaskError};
+use crate::task::{
+    Headline, Message, Need, NeedAnswer, Outcome, Prepared, Role, Suite, TaskError, Unasked,
+};
 
 /// The baseline that answers with the gold (CAL) or the reference answer (QA).
 pub const REFERENCE: &str = "reference";
@@ -34,6 +39,8 @@ pub struct CalReference {
     pub gold: Vec<String>,
     /// The gold list as the item gives it.
     pub gold_list: serde_json::Value,
+    /// Why the item's images are unavailable (it is then asked of no model).
+    pub images_unavailable: Option<String>,
 }
 
 const CAL_COLUMNS: [(&str, &str); 3] = [
@@ -75,7 +82,18 @@ impl Suite for OmniMatCal {
             state: CalReference {
                 gold,
                 gold_list: task.final_answer_list.clone(),
+                images_unavailable: task.images().err(),
             },
+        })
+    }
+
+    /// An item whose images are unavailable.
+    fn unanswerable(&self, state: &CalReference) -> Option<Unasked<CalVerdict>> {
+        let why = state.images_unavailable.as_deref()?;
+        Some(Unasked {
+            group: IMAGES_UNAVAILABLE.to_string(),
+            why: why.to_string(),
+            verdict: CalVerdict::images_unavailable(&state.gold, why),
         })
     }
 
@@ -199,6 +217,16 @@ impl Suite for OmniMatQa {
             .collect()
     }
 
+    /// An item whose images are unavailable.
+    fn unanswerable(&self, state: &QaReference) -> Option<Unasked<QaVerdict>> {
+        let why = state.images_unavailable.as_deref()?;
+        Some(Unasked {
+            group: IMAGES_UNAVAILABLE.to_string(),
+            why: why.to_string(),
+            verdict: QaVerdict::images_unavailable(why),
+        })
+    }
+
     fn score(
         &self,
         state: &QaReference,
@@ -222,11 +250,18 @@ impl Suite for OmniMatQa {
     /// Macro-F1 over subfields and pooled F1, with the judge failures counted.
     fn headline(&self, rows: &[(&str, &QaVerdict)]) -> Option<Headline> {
         let s = super::qa::QaSummary::of(rows.iter().map(|(g, v)| (*g, *v)));
+        let mut text = format!(
+            "QA macro-F1 over subfields: {:.4}; pooled F1: {:.4}; judge failed on {} items (F1 0)\n",
+            s.macro_f1, s.pooled_f1, s.judge_failed
+        );
+        if s.images_unavailable > 0 {
+            text.push_str(&format!(
+                "items skipped, images unavailable (left out of every figure): {}\n",
+                s.images_unavailable
+            ));
+        }
         Some(Headline {
-            text: format!(
-                "QA macro-F1 over subfields: {:.4}; pooled F1: {:.4}; judge failed on {} items (F1 0)\n",
-                s.macro_f1, s.pooled_f1, s.judge_failed
-            ),
+            text,
             json: serde_json::to_value(&s).unwrap_or_default(),
         })
     }
@@ -263,6 +298,72 @@ mod tests {
         assert_eq!(again[1].content, format!("q{ANSWER_REMINDER}"));
         assert_eq!(again[0].content, "s");
         assert!(reminder(&messages, "<answer>42</answer>").is_none());
+    }
+
+    #[test]
+    fn images_follow_the_question_or_the_item_is_unanswerable() {
+        let png = |n: u8| crate::task::Image::from_bytes("image/png", &[n]);
+        let mut item: CalItem = serde_json::from_value(serde_json::json!({
+            "id": "m1", "type": "Demo", "question": "q", "multimodal": true,
+            "image_url": "m1_img2, m1_img1", "final_answer_list": ["1"]
+        }))
+        .unwrap();
+        // No images loaded (no directory): asked of no model, tabled apart, not scored.
+        let p = OmniMatCal.prepare(&item).unwrap();
+        let u = OmniMatCal.unanswerable(&p.state).unwrap();
+        let (group, v) = (u.group, u.verdict);
+        assert_eq!(group, "images unavailable");
+        assert!(u.why.contains("m1_img2, m1_img1"));
+        assert_eq!(v.label, CalLabel::ImagesUnavailable);
+        assert!(v.note.unwrap().contains("m1_img2, m1_img1"));
+        let s = super::super::cal::CalSummary::of([(
+            "images unavailable",
+            &OmniMatCal.unanswerable(&p.state).unwrap().verdict,
+        )]);
+        assert_eq!((s.items, s.images_unavailable), (0, 1));
+        assert!(s
+            .table()
+            .contains("images unavailable (left out of every figure): 1"));
+        // The server's reason is kept.
+        item.images_unavailable = Some("images unavailable (stem m1_img2 not found in /d)".into());
+        let p = OmniMatCal.prepare(&item).unwrap();
+        assert_eq!(
+            OmniMatCal
+                .unanswerable(&p.state)
+                .unwrap()
+                .verdict
+                .note
+                .as_deref(),
+            Some("images unavailable (stem m1_img2 not found in /d)")
+        );
+        // Loaded: after the text and the format constraint, in the stems' order.
+        item.images_unavailable = None;
+        item.images = vec![png(2), png(1)];
+        let p = OmniMatCal.prepare(&item).unwrap();
+        assert!(OmniMatCal.unanswerable(&p.state).is_none());
+        assert!(p.messages[0].images.is_empty());
+        assert!(p.messages[1]
+            .content
+            .ends_with("output only the filled answer structure."));
+        assert_eq!(p.messages[1].images, vec![png(2), png(1)]);
+        // The same for QA; a text-only item is always asked.
+        let qa: QaItem = serde_json::from_value(serde_json::json!({
+            "id": "q1", "question": "q", "image_url": "a",
+            "key_points": [{"id": "point_1", "description": "d"}]
+        }))
+        .unwrap();
+        let p = OmniMatQa.prepare(&qa).unwrap();
+        let v = OmniMatQa.unanswerable(&p.state).unwrap().verdict;
+        assert_eq!(v.label, QaLabel::ImagesUnavailable);
+        let s = super::super::qa::QaSummary::of([("x", &v)]);
+        assert_eq!((s.per_subfield.len(), s.images_unavailable), (0, 1));
+        let text_only = QaItem {
+            image_url: None,
+            ..qa
+        };
+        assert!(OmniMatQa
+            .unanswerable(&OmniMatQa.prepare(&text_only).unwrap().state)
+            .is_none());
     }
 
     #[test]

@@ -13,14 +13,15 @@
 //! other step. [`Registry`] finds a suite by name: adding a suite is one `impl Suite` and one
 //! line in [`Registry::standard`].
 
+pub mod chat;
 mod message;
 mod registry;
 mod suite;
 pub mod summary;
 
-pub use message::{Message, Role};
+pub use message::{Image, Message, Role};
 pub use registry::{Registry, UnknownSuite};
 pub use suite::{
     AnySuite, Headline, Need, NeedAnswer, Outcome, Prepared, PreparedTask, RunEnv, RunProgram,
-    RunResult, Scored, Suite, TaskError, MAX_NEED_STAGES,
+    RunResult, Scored, Suite, TaskError, Unasked, MAX_NEED_STAGES,
 };

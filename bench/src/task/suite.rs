@@ -142,6 +142,14 @@ pub trait Suite: Send + Sync + 'static {
     /// Messages, group and scoring state of `task`.
     fn prepare(&self, task: &Self::Task) -> Result<Prepared<Self::State>, TaskError>;
 
+    /// The group and verdict of a task that no one can be asked here, which a runner stores
+    /// without asking (OmniMatBench: an item whose images are unavailable, never sent
+    /// text-only). `None` (the default): ask. Scoring a given answer (`eval`,
+    /// `POST /api/score`) does not look at this.
+    fn unanswerable(&self, _state: &Self::State) -> Option<Unasked<Self::Verdict>> {
+        None
+    }
+
     /// What scoring `response` needs from outside (nothing, for most suites).
     fn needs(&self, _state: &Self::State, _response: &str) -> Vec<Need> {
         Vec::new()
@@ -203,6 +211,18 @@ pub trait Suite: Send + Sync + 'static {
     }
 }
 
+/// A task no one can be asked here ([`Suite::unanswerable`]): where it is tabled, why, and
+/// the verdict stored for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unasked<V> {
+    /// The group it is tabled under instead of its own ("images unavailable").
+    pub group: String,
+    /// Why it cannot be asked, in a sentence.
+    pub why: String,
+    /// The verdict stored for it.
+    pub verdict: V,
+}
+
 /// The most stages of [`Suite::more_needs`] a scorer meets.
 pub const MAX_NEED_STAGES: usize = 4;
 
@@ -259,6 +279,9 @@ pub trait AnySuite: Send + Sync {
     fn columns(&self) -> &'static [(&'static str, &'static str)];
     /// Prepare a task given as JSON.
     fn prepare_json(&self, task: &serde_json::Value) -> Result<PreparedTask, TaskError>;
+    /// The group and verdict of a task no one can be asked here (see
+    /// [`Suite::unanswerable`]).
+    fn unanswerable(&self, task: &PreparedTask) -> Option<Unasked<Scored>>;
     /// What scoring `response` to `task` needs from outside.
     fn needs(&self, task: &PreparedTask, response: &str) -> Result<Vec<Need>, TaskError>;
     /// The one format retry (see [`Suite::retry_messages`]).
@@ -306,6 +329,20 @@ impl<S: Suite> AnySuite for S {
             messages: p.messages,
             group: p.group,
             state: Arc::new(p.state),
+        })
+    }
+
+    fn unanswerable(&self, task: &PreparedTask) -> Option<Unasked<Scored>> {
+        let u = Suite::unanswerable(self, state_of::<S>(task).ok()?)?;
+        let verdict = serde_json::to_value(&u.verdict).ok()?;
+        Some(Unasked {
+            group: u.group,
+            why: u.why,
+            verdict: Scored {
+                outcome: S::outcome(&u.verdict),
+                compact: S::eval_verdict(&u.verdict),
+                verdict,
+            },
         })
     }
 

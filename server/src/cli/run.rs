@@ -81,6 +81,11 @@ pub struct RunArgs {
     /// BM25 and stored embeddings only.
     #[arg(long)]
     pub embeddings_model: Option<String>,
+    /// The folder of OmniMatBench's images (`<stem>.png`, `.jpg`, …), for items that name
+    /// images (`image_url`); default `[suites] omnimat_images_dir`. An item whose images are
+    /// not there is asked of no model and counted apart as "images unavailable".
+    #[arg(long = "images")]
+    pub images_dir: Option<PathBuf>,
 }
 
 /// The embeddings model a run uses: the flag (`none`: none), else the configuration's
@@ -305,6 +310,15 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
                 .entry("mattools".into())
                 .or_insert(files);
         }
+    }
+    if let Some(dir) = &args.images_dir {
+        if !dir.is_dir() {
+            return Err(CliError::input(format!(
+                "--images {}: not a folder",
+                dir.display()
+            )));
+        }
+        config.suites.omnimat_images_dir = Some(dir.clone());
     }
     let storage = Storage::open(&args.data_dir).map_err(|e| CliError::failure(e.to_string()))?;
     let gateway = Gateway::new(

@@ -268,6 +268,10 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         )
         .route("/api/suites/{name}/tasks", get(api::suite_tasks))
         .route(
+            "/api/suites/{name}/tasks/{id}/images/{stem}",
+            get(api::task_image),
+        )
+        .route(
             "/api/rooms/{code}",
             get(api::get_room).delete(api::close_room),
         )

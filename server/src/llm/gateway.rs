@@ -731,3 +731,37 @@ async fn acquire(
         None => Ok(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::Role;
+
+    /// Text-only requests keep the cache keys they had before messages could carry images:
+    /// the canonical JSON and its hash are pinned.
+    #[test]
+    fn text_only_cache_keys_do_not_change() {
+        let m = ModelConfig {
+            name: "m".into(),
+            provider: ProviderKind::OpenaiCompatible,
+            model: "mod-1".into(),
+            base_url: Some("http://h/v1".into()),
+            api_key_env: None,
+            temperature: Some(0.0),
+            max_tokens: Some(100),
+            reasoning_effort: None,
+            price_input_per_mtok: 0.0,
+            price_output_per_mtok: 0.0,
+        };
+        let messages = [Message::system("Be terse."), Message::user("What is 2+2?")];
+        assert_eq!(
+            serde_json::to_string(&messages).unwrap(),
+            r#"[{"role":"system","content":"Be terse."},{"role":"user","content":"What is 2+2?"}]"#
+        );
+        assert_eq!(messages[1].role, Role::User);
+        assert_eq!(
+            cache_key(&m, &messages, 0),
+            "a55d8962cc014d0520ccfa54edd1be526e3ea8a75b131b376a94d262d49d6ef7"
+        );
+    }
+}

@@ -1,8 +1,11 @@
-//! Request bodies and answer parsing of each provider's HTTP API.
+//! Request bodies and answer parsing of each provider's HTTP API. Messages take each
+//! provider's shape through `bench::task::chat`, as the page's own-key calls do.
 
 use serde_json::{json, Value};
 
-use super::{LlmError, Message, Role};
+use bench::task::chat;
+
+use super::{LlmError, Message};
 use crate::config::{EmbeddingModelConfig, ModelConfig, ProviderKind};
 
 /// Method-independent description of one HTTP request to a provider.
@@ -38,7 +41,7 @@ pub fn build(m: &ModelConfig, messages: &[Message], key: Option<&str>) -> HttpCa
     let base = base_url(m);
     match m.provider {
         ProviderKind::Openai | ProviderKind::OpenaiCompatible => {
-            let mut body = json!({ "model": m.model, "messages": messages });
+            let mut body = json!({ "model": m.model, "messages": chat::openai_messages(messages) });
             if let Some(t) = m.temperature {
                 body["temperature"] = json!(t);
             }
@@ -59,19 +62,13 @@ pub fn build(m: &ModelConfig, messages: &[Message], key: Option<&str>) -> HttpCa
             }
         }
         ProviderKind::Anthropic => {
-            let system: Vec<&str> = messages
-                .iter()
-                .filter(|x| x.role == Role::System)
-                .map(|x| x.content.as_str())
-                .collect();
-            let turns: Vec<&Message> = messages.iter().filter(|x| x.role != Role::System).collect();
             let mut body = json!({
                 "model": m.model,
                 "max_tokens": m.max_tokens.unwrap_or(8192),
-                "messages": turns,
+                "messages": chat::anthropic_messages(messages),
             });
-            if !system.is_empty() {
-                body["system"] = json!(system.join("\n"));
+            if let Some(system) = chat::system_text(messages) {
+                body["system"] = json!(system);
             }
             if let Some(t) = m.temperature {
                 body["temperature"] = json!(t);
@@ -90,18 +87,6 @@ pub fn build(m: &ModelConfig, messages: &[Message], key: Option<&str>) -> HttpCa
             }
         }
         ProviderKind::Gemini => {
-            let contents: Vec<Value> = messages
-                .iter()
-                .filter(|x| x.role != Role::System)
-                .map(|x| {
-                    let role = if x.role == Role::Assistant {
-                        "model"
-                    } else {
-                        "user"
-                    };
-                    json!({ "role": role, "parts": [{ "text": x.content }] })
-                })
-                .collect();
             let mut config = json!({});
             if let Some(t) = m.temperature {
                 config["temperature"] = json!(t);
@@ -114,15 +99,13 @@ pub fn build(m: &ModelConfig, messages: &[Message], key: Option<&str>) -> HttpCa
                 // In a header, not the documented `?key=` query, so it never lands in a URL.
                 headers.push(("x-goog-api-key".into(), k.to_string()));
             }
-            let mut body = json!({ "contents": contents, "generationConfig": config });
+            let mut body = json!({
+                "contents": chat::gemini_contents(messages),
+                "generationConfig": config,
+            });
             // System messages are not turns in Gemini's API: they go in `systemInstruction`.
-            let system: Vec<&str> = messages
-                .iter()
-                .filter(|x| x.role == Role::System)
-                .map(|x| x.content.as_str())
-                .collect();
-            if !system.is_empty() {
-                body["systemInstruction"] = json!({ "parts": [{ "text": system.join("\n") }] });
+            if let Some(system) = chat::gemini_system_instruction(messages) {
+                body["systemInstruction"] = system;
             }
             HttpCall {
                 url: format!("{base}/models/{}:generateContent", m.model),
@@ -470,6 +453,54 @@ mod tests {
             g.body["contents"],
             json!([{ "role": "user", "parts": [{ "text": "hi" }] }])
         );
+    }
+
+    /// The question and one image, as an OmniMatBench multimodal item asks.
+    fn with_image() -> Vec<Message> {
+        vec![
+            Message::system("Be terse."),
+            Message::user("Count the atoms.").with_images(vec![bench::task::Image {
+                media_type: "image/png".into(),
+                data: "iVBORw0KGgo=".into(),
+            }]),
+        ]
+    }
+
+    #[test]
+    fn an_image_goes_after_the_text_in_each_providers_shape() {
+        let body = |p| build(&model(p), &with_image(), None).body;
+        assert_eq!(
+            body(ProviderKind::OpenaiCompatible),
+            json!({"model": "mod-1", "temperature": 1.0, "max_completion_tokens": 100, "messages": [
+                {"role": "system", "content": "Be terse."},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "Count the atoms."},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]}]})
+        );
+        assert_eq!(
+            body(ProviderKind::Anthropic),
+            json!({"model": "mod-1", "max_tokens": 100, "temperature": 1.0, "system": "Be terse.",
+                "messages": [{"role": "user", "content": [
+                    {"type": "text", "text": "Count the atoms."},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]}]})
+        );
+        assert_eq!(
+            body(ProviderKind::Gemini),
+            json!({"generationConfig": {"temperature": 1.0, "maxOutputTokens": 100},
+                "systemInstruction": {"parts": [{"text": "Be terse."}]},
+                "contents": [{"role": "user", "parts": [
+                    {"text": "Count the atoms."},
+                    {"inline_data": {"mime_type": "image/png", "data": "iVBORw0KGgo="}}]}]})
+        );
+        // The browser's own-key calls send the same messages.
+        let direct = bench::direct::DirectModel {
+            provider: bench::direct::DirectProvider::Anthropic,
+            base_url: String::new(),
+            model: "mod-1".into(),
+        };
+        let sent: Value =
+            serde_json::from_str(&direct.request("k", &with_image()).unwrap().body).unwrap();
+        assert_eq!(sent["messages"], body(ProviderKind::Anthropic)["messages"]);
     }
 
     fn decode(p: ProviderKind, events: &[(&str, &str)]) -> Result<StreamDecoder, LlmError> {

@@ -107,6 +107,11 @@ async fn run_one(
     budget: Option<&Arc<Budget>>,
 ) -> (ResultRow, bool) {
     let prompt = prompt_text(&task.messages);
+    if let Some(u) = suite.unanswerable(task) {
+        // Asked of no one (an OmniMatBench item whose images are unavailable): its verdict
+        // says why, under its own group, and no call is made.
+        return (unasked_row(task, sample, prompt, u), false);
+    }
     let started = Instant::now();
     let mut transcript = None;
     let answer: Result<Completion, AnswerError> = match (answerer, agent) {
@@ -203,6 +208,33 @@ async fn run_one(
     (row, capped)
 }
 
+/// The stored result of a task no one was asked ([`AnySuite::unanswerable`]).
+fn unasked_row(
+    task: &PreparedTask,
+    sample: u32,
+    prompt: String,
+    u: bench::task::Unasked<bench::task::Scored>,
+) -> ResultRow {
+    ResultRow {
+        task_id: task.id.clone(),
+        sample,
+        action: u.group,
+        task: None,
+        prompt,
+        response: None,
+        verdict: serde_json::from_value::<ResultVerdict>(u.verdict.verdict).ok(),
+        label: Some(u.verdict.outcome.label.clone()),
+        outcome: Some(u.verdict.outcome),
+        error: None,
+        input_tokens: 0,
+        output_tokens: 0,
+        cost_usd: 0.0,
+        latency_ms: 0,
+        cached: false,
+        transcript: None,
+    }
+}
+
 /// Meet the suite's needs (judge calls through the gateway, programs in the sandbox), then
 /// score on the CPU pool within the configured matching budget.
 async fn score(
@@ -296,12 +328,18 @@ pub async fn execute_until(
     } = spec.clone();
     // Generation and preparation are CPU work (matching, parsing): off the async workers.
     // A task that cannot be prepared now (it could when the run was made) is left out.
+    // OmniMatBench's images are read now, into the asked copy only (results keep the task).
     let preparing = suite.clone();
+    let images_dir = gateway.config().suites.omnimat_images_dir.clone();
     let tasks: Vec<(serde_json::Value, PreparedTask)> = CpuPool::global()
         .run(move || {
             super::tasks_of(&source)
                 .into_iter()
-                .filter_map(|t| preparing.prepare_json(&t).ok().map(|p| (t, p)))
+                .filter_map(|t| {
+                    let asked =
+                        crate::task_sets::with_images(preparing.name(), &t, images_dir.as_deref());
+                    preparing.prepare_json(&asked).ok().map(|p| (t, p))
+                })
                 .collect()
         })
         .await

@@ -17,6 +17,8 @@ pub enum CalLabel {
     WrongCount,
     /// Same slot count, some slot wrong in exact mode.
     WrongSlots,
+    /// The item's images are unavailable: asked of no model, left out of every figure.
+    ImagesUnavailable,
 }
 
 impl CalLabel {
@@ -27,6 +29,7 @@ impl CalLabel {
             CalLabel::NoAnswer => "NoAnswer",
             CalLabel::WrongCount => "WrongCount",
             CalLabel::WrongSlots => "WrongSlots",
+            CalLabel::ImagesUnavailable => "ImagesUnavailable",
         }
     }
 }
@@ -58,6 +61,22 @@ pub struct CalVerdict {
 }
 
 impl CalVerdict {
+    /// The verdict on an item whose images are unavailable (`why`): no answer was asked for,
+    /// no slot is paired.
+    pub fn images_unavailable(gold: &[String], why: &str) -> Self {
+        CalVerdict {
+            label: CalLabel::ImagesUnavailable,
+            gold: gold.to_vec(),
+            predicted: Vec::new(),
+            route: super::prediction::Route::Empty,
+            slots: Vec::new(),
+            item_exact: 0.0,
+            item_threshold: 0.0,
+            reference_drops: false,
+            note: Some(why.to_string()),
+        }
+    }
+
     /// Slots matched in exact mode.
     pub fn correct_exact(&self) -> usize {
         self.slots.iter().filter(|s| s.exact).count()

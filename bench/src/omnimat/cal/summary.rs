@@ -65,6 +65,9 @@ pub struct CalSummary {
     pub pooled_without_drops: Figure,
     /// Pooled slot accuracy counting the dropped answers' slots as wrong.
     pub pooled_drops_as_wrong: Figure,
+    /// Items left out of every figure because their images are unavailable.
+    #[serde(default)]
+    pub images_unavailable: usize,
 }
 
 fn ratio(a: usize, b: usize) -> f64 {
@@ -82,8 +85,12 @@ impl CalSummary {
         let (mut items, mut drops) = (0, 0);
         let (mut slots, mut ce, mut ct, mut ie, mut it) = (0, 0, 0, 0, 0);
         let (mut kept_slots, mut kept_ce, mut kept_ct) = (0, 0, 0);
-        let (mut wrong_ce, mut wrong_ct) = (0, 0);
+        let (mut wrong_ce, mut wrong_ct, mut skipped) = (0, 0, 0);
         for (subfield, v) in rows {
+            if v.label == super::score::CalLabel::ImagesUnavailable {
+                skipped += 1;
+                continue;
+            }
             let s = per.entry(subfield.to_string()).or_default();
             let (n, e, t) = (v.slots.len(), v.correct_exact(), v.correct_threshold());
             s.items += 1;
@@ -151,6 +158,7 @@ impl CalSummary {
                 ratio(wrong_ct, slots),
             ),
             per_subfield: per,
+            images_unavailable: skipped,
         }
     }
 
@@ -179,6 +187,12 @@ impl CalSummary {
             "answers the reference would drop (falsy <answer>): {} of {}\n",
             self.reference_drops, self.items
         ));
+        if self.images_unavailable > 0 {
+            out.push_str(&format!(
+                "items skipped, images unavailable (left out of every figure): {}\n",
+                self.images_unavailable
+            ));
+        }
         out
     }
 }

@@ -32,6 +32,7 @@ use utoipa::OpenApi;
         super::cases::get_case,
         super::suites::list_suites,
         super::suites::suite_tasks,
+        super::suites::task_image,
         super::suites::score,
         super::human::get_human_scores,
         super::human::put_human_score,

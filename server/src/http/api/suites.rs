@@ -1,11 +1,12 @@
-//! `GET /api/suites`, `GET /api/suites/{name}/tasks` and `POST /api/score`: the suites' own
-//! flows in the page. Scoring is the only way the API runs code: an answer to a task of a
+//! `GET /api/suites`, `GET /api/suites/{name}/tasks`, a task's images and `POST /api/score`:
+//! the suites' own flows in the page. Scoring is the only way the API runs code: an answer to a task of a
 //! suite whose scoring runs it (MatTools), in the sandbox, under the suite's limits.
 
 use std::time::Duration;
 
 use axum::extract::{Path, State};
-use axum::http::HeaderMap;
+use axum::http::{header, HeaderMap};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use bench::wire::{ScoreRequest, ScoreResult, SuiteList, SuiteTasks};
 
@@ -45,6 +46,48 @@ pub async fn suite_tasks(
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?;
     Ok(Json(SuiteTasks { tasks }))
+}
+
+/// `GET /api/suites/{name}/tasks/{id}/images/{stem}`: image `stem` of task `id` (an
+/// OmniMatBench item's `image_url` names it), from the built-in demo images or the
+/// configured images folder. A stem that is not a plain file name is refused (no path ever
+/// leaves that folder); a stem the task does not name, or whose file is missing, is not
+/// found.
+#[utoipa::path(get, path = "/api/suites/{name}/tasks/{id}/images/{stem}",
+    params(("name" = String, Path, description = "the suite"),
+        ("id" = String, Path, description = "the task's id"),
+        ("stem" = String, Path, description = "one of the task's image stems")),
+    responses((status = 200, description = "the image (PNG, JPEG, GIF or WebP)"),
+    (status = 400, description = "not a plain file name", body = bench::wire::ApiError),
+    (status = 404, description = "no such task or stem, or its file is unavailable",
+        body = bench::wire::ApiError)))]
+pub async fn task_image(
+    State(state): State<AppState>,
+    Path((name, id, stem)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    if !bench::omnimat::images::safe_stem(&stem) {
+        return Err(ApiError::bad(format!(
+            "image stem {stem:?} is not a plain file name"
+        )));
+    }
+    let sets = state.task_sets.clone();
+    let found = tokio::task::spawn_blocking(move || sets.image(&name, &id, &stem))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    match found {
+        Ok(Some((bytes, media_type))) => Ok((
+            [
+                (header::CONTENT_TYPE, media_type),
+                (header::CACHE_CONTROL, "private, max-age=300"),
+            ],
+            bytes,
+        )
+            .into_response()),
+        Ok(None) => Err(ApiError::not_found(
+            "no such task, or the task names no such image",
+        )),
+        Err(why) => Err(ApiError::not_found(why)),
+    }
 }
 
 /// `POST /api/score`: the verdict on one answer. Runs the answer's code in the sandbox when
