@@ -27,7 +27,7 @@ scripts/container-image.sh >/dev/null
 "$HOME/.cache/atomworld/venv-mattools/bin/python" bench/data/check_mattools_qa.py
 cargo clippy -p sandbox -p server --all-targets --features sandbox/wasm,server/wasm-sandbox -- -D warnings
 cargo test -p sandbox --features wasm
-cargo test -p server --features wasm-sandbox --test sandbox_cli --test omnimat_python
+cargo test -p server --features wasm-sandbox --test sandbox_cli --test omnimat_python --test escape
 
 step "differential tests against pymatgen (release build; oracle cached in ~/.cache/atomworld/oracle)"
 # The pinned pymatgen venv and the oracle files are made on the first run (about a minute),

@@ -34,6 +34,11 @@ pub struct PymatgenConfig {
     pub warm: bool,
     /// Programs running at once (and warm workers kept).
     pub workers: usize,
+    /// Wall-clock seconds a program may take at most (MatTools asks for 180 per answer and
+    /// 300 for the documentation extraction).
+    pub wall_secs: u64,
+    /// Memory a program may use at most (MiB; pymatgen itself takes about 200).
+    pub memory_mb: u64,
     /// Read-only data sets by name (MatTools' tasks use `mattools`: the folder holding
     /// `GaN.vasp` and the other test files). Default: `mattools` from
     /// `$ATOMWORLD_MATTOOLS_DATA` when set.
@@ -52,6 +57,8 @@ impl Default for PymatgenConfig {
             image: None,
             warm: true,
             workers: 2,
+            wall_secs: 300,
+            memory_mb: 2048,
             data,
         }
     }
@@ -147,6 +154,8 @@ struct Env {
     prestart: Option<Prestart>,
     /// Runs at once (and warm workers kept).
     workers: usize,
+    /// The configured wall time and memory: a suite may ask for less, never for more.
+    ceiling: Limits,
     state: Arc<Mutex<SandboxState>>,
 }
 
@@ -317,6 +326,7 @@ impl Env {
         max_concurrent: usize,
         limits: Limits,
     ) -> Self {
+        let ceiling = limits.clone();
         let (sandbox, warm_up, prestart, detail) = match chosen {
             Ok(c) => (
                 Some(Arc::new(
@@ -333,6 +343,7 @@ impl Env {
             warm_up,
             prestart,
             workers: max_concurrent.max(1),
+            ceiling,
             state: Arc::new(Mutex::new(SandboxState {
                 backend: name.to_string(),
                 available: false,
@@ -386,8 +397,8 @@ impl CodeRunner {
     pub fn from_config(config: &SandboxConfig) -> Self {
         let limits = config.limits();
         let pymatgen_limits = Limits {
-            memory_bytes: 2048 << 20,
-            wall: Duration::from_secs(180),
+            memory_bytes: config.pymatgen.memory_mb.max(256) << 20,
+            wall: Duration::from_secs(config.pymatgen.wall_secs.max(1)),
             ..limits.clone()
         };
         Self {
@@ -475,19 +486,21 @@ impl CodeRunner {
             entry: None,
             data_links: p.data_links.clone(),
         };
+        let environment = match env {
+            RunEnv::Python => &self.python,
+            RunEnv::Pymatgen => &self.pymatgen,
+        };
+        // The configuration bounds what a suite asks for (the output cap is what is kept,
+        // not a resource: a suite may keep more, e.g. the documentation extraction).
         let limits = Limits {
-            wall: Duration::from_secs(p.wall_secs.max(1)),
-            memory_bytes: p.memory_mb.max(16) << 20,
+            wall: Duration::from_secs(p.wall_secs.max(1)).min(environment.ceiling.wall),
+            memory_bytes: (p.memory_mb.max(16) << 20).min(environment.ceiling.memory_bytes),
             output_bytes: if p.output_bytes > 0 {
                 p.output_bytes
             } else {
                 self.output_bytes
             },
             ..Limits::default()
-        };
-        let environment = match env {
-            RunEnv::Python => &self.python,
-            RunEnv::Pymatgen => &self.pymatgen,
         };
         let o = environment.run(&program, Some(&limits)).await?;
         Ok(RunResult {

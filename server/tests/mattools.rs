@@ -11,13 +11,9 @@ mod common;
 use std::path::PathBuf;
 
 use bench::task::Registry;
+use common::required;
 use serde_json::{json, Value};
 use server::cli::eval::{context, run_with, Context};
-
-fn required() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-        || std::env::var("ATOMWORLD_REQUIRE_SHARED").is_ok_and(|v| v == "1")
-}
 
 fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/mattools")

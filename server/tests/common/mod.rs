@@ -86,6 +86,13 @@ pub async fn wait_run(
     run
 }
 
+/// Whether tests that need outside parts (the shared data, the MatTools venv, bubblewrap)
+/// must fail rather than skip without them: under CI, or when asked.
+pub fn required() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+        || std::env::var("ATOMWORLD_REQUIRE_SHARED").is_ok_and(|v| v == "1")
+}
+
 /// Prices that make a fake model's cost visible: 1 USD per million tokens each way.
 pub const PRICED: &str = "price_input_per_mtok = 1.0\nprice_output_per_mtok = 1.0\n";
 

@@ -244,6 +244,13 @@ pub fn after_solution(task: &CodeTask, run: &RunResult) -> Result<String, CodeVe
         _ => {
             let (class, detail) = match exception(&run.stderr) {
                 Some((name, message)) => (classify(&name, &message), format!("{name}: {message}")),
+                // The result is printed last: past the output cap it is cut off.
+                None if run.stopped_by.as_deref() == Some("output_truncated") => (
+                    ErrorClass::Other,
+                    "the program printed more than the sandbox keeps (output_truncated), \
+                     so its result was cut off"
+                        .to_string(),
+                ),
                 None => (
                     ErrorClass::Other,
                     format!(
@@ -557,6 +564,13 @@ mod tests {
             after_solution(&t, &stopped).unwrap_err().error_class,
             Some(ErrorClass::Other)
         );
+        // Output past the cap lost the result: the detail says so.
+        let cut = RunResult {
+            stopped_by: Some("output_truncated".into()),
+            ..ran("xxxx", "", 0)
+        };
+        let v = after_solution(&t, &cut).unwrap_err();
+        assert!(v.detail.contains("output_truncated"), "{}", v.detail);
         // Printed text containing "ok" or a fake marker before the real one changes nothing.
         let ok = after_solution(
             &t,
