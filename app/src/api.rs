@@ -214,6 +214,13 @@ pub async fn score(
     send(gloo_net::http::Request::post("/api/score").json(request)).await
 }
 
+/// An AlchemyBench task with its `k` nearest recipes among the server's as references.
+pub async fn alchemy_references(
+    request: &bench::wire::ReferencesRequest,
+) -> Result<bench::wire::SuiteTask, String> {
+    send(gloo_net::http::Request::post("/api/suites/alchemy/references").json(request)).await
+}
+
 /// Set (or with `None`, remove) one of a person's scores; the scores and agreement after.
 pub async fn put_human_score(
     run: &str,

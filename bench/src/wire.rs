@@ -656,6 +656,18 @@ pub struct SuiteTask {
     pub task: serde_json::Value,
 }
 
+/// `POST /api/suites/alchemy/references`: an AlchemyBench task with its `k` nearest recipes
+/// among the server's as references (K = 0: the one-shot prompt).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ReferencesRequest {
+    /// The task as the suite's JSON.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub task: serde_json::Value,
+    /// How many references: 0, 1, 5, 10 or 25 (the benchmark's settings).
+    pub k: usize,
+}
+
 /// `GET /api/suites/{name}/tasks`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

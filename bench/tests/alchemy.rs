@@ -43,6 +43,7 @@ fn task(id: &str, references: &[&str]) -> AlchemyTask {
     AlchemyTask {
         recipe: demo(id),
         references: references.iter().map(|r| demo(r).as_reference()).collect(),
+        retrieval: None,
     }
 }
 
@@ -342,6 +343,7 @@ fn demo_recipes_import_and_score_as_reference() {
         let p = Alchemy.prepare(&AlchemyTask {
             recipe: r.clone(),
             references: Vec::new(),
+            retrieval: None,
         });
         let p = p.unwrap();
         assert_eq!(
@@ -457,6 +459,7 @@ fn recipe_index_never_returns_the_query_itself() {
     let t = AlchemyTask {
         recipe: q.clone(),
         references: refs.iter().map(|(_, r)| (*r).clone()).collect(),
+        retrieval: None,
     };
     let p = Alchemy.prepare(&t).unwrap();
     assert!(p.messages[0].content.contains("# Reference 5:\n"));

@@ -13,7 +13,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bench::alchemy::{import_jsonl, AlchemyTask, ImportError, Recipe, RecipeIndex, RetrievalError};
+use bench::alchemy::{
+    import_jsonl, AlchemyTask, ImportError, Recipe, RecipeIndex, Retrieval, RetrievalError,
+};
 
 use crate::llm::spend::Budget;
 use crate::llm::{Gateway, LlmError};
@@ -294,6 +296,7 @@ pub async fn with_references(
             tasks.push(AlchemyTask {
                 recipe,
                 references: Vec::new(),
+                retrieval: None,
             });
         }
         return Ok((tasks, used));
@@ -303,12 +306,18 @@ pub async fn with_references(
         fill_embeddings(&mut all, embedder, budget, &mut used).await?;
     }
     let index = RecipeIndex::build(&train)?.ok_or(ReferenceError::EmptyTrain)?;
+    let method = match (used.computed, embedder) {
+        (0, _) | (_, None) => format!("cosine top-{k} over stored embeddings"),
+        (n, Some((_, model))) => format!(
+            "cosine top-{k} over embeddings ({n} of them computed by embeddings model {model})"
+        ),
+    };
     for mut recipe in recipes {
         let e = recipe
             .contributions_embedding
             .take()
             .ok_or_else(|| ReferenceError::NoEmbedding(recipe.id.clone()))?;
-        let references = index
+        let found = index
             .references(&e, k, &recipe.id)
             .map_err(|err| match err {
                 RetrievalError::Length { got, expected, .. } => RetrievalError::Length {
@@ -317,13 +326,59 @@ pub async fn with_references(
                     expected,
                 },
                 other => other,
-            })?
-            .into_iter()
-            .map(|(_, r)| r.clone())
+            })?;
+        let hits = found
+            .iter()
+            .map(|(n, _)| (index.id(n.index).unwrap_or_default().to_string(), n.score))
             .collect();
-        tasks.push(AlchemyTask { recipe, references });
+        let references = found.into_iter().map(|(_, r)| r.clone()).collect();
+        tasks.push(AlchemyTask {
+            recipe,
+            references,
+            retrieval: Some(Retrieval {
+                method: method.clone(),
+                hits,
+            }),
+        });
     }
     Ok((tasks, used))
+}
+
+/// What the page's BM25 search says it is: not the benchmark's method.
+pub const BM25_METHOD: &str = "BM25 over the key contributions: an offline stand-in, since no      embeddings model is configured (the benchmark ranks by cosine of text-embedding-3-large      embeddings)";
+
+/// `recipe` with its `k` best matches among `pool` (never itself) by BM25 over the key
+/// contributions, for a page that has no embeddings to search; labelled as such.
+pub fn bm25_references(recipe: Recipe, pool: &[Recipe], k: usize) -> AlchemyTask {
+    use crate::agents::docs::tokens;
+    let mut builder = rank_bm25::Builder::new(rank_bm25::Params::okapi());
+    let mut kept = Vec::new();
+    for r in pool.iter().filter(|r| r.id != recipe.id) {
+        let t = tokens(&r.contribution);
+        if builder.add_document(t.iter().map(String::as_str)).is_ok() {
+            kept.push(r);
+        }
+    }
+    let scores = match builder.build() {
+        Ok(index) => index.get_scores(&tokens(&recipe.contribution)),
+        Err(_) => Vec::new(),
+    };
+    let mut order: Vec<usize> = (0..scores.len().min(kept.len())).collect();
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    order.truncate(k);
+    let hits = order
+        .iter()
+        .map(|&i| (kept[i].id.clone(), scores[i] as f32))
+        .collect();
+    let references = order.iter().map(|&i| kept[i].as_reference()).collect();
+    AlchemyTask {
+        recipe,
+        references,
+        retrieval: (k > 0).then(|| Retrieval {
+            method: BM25_METHOD.to_string(),
+            hits,
+        }),
+    }
 }
 
 #[cfg(test)]

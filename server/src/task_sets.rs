@@ -92,6 +92,7 @@ impl TaskSets {
             .map(|recipe| bench::alchemy::AlchemyTask {
                 recipe,
                 references: Vec::new(),
+                retrieval: None,
             })
             .collect();
         sets.insert(
@@ -150,24 +151,27 @@ impl TaskSets {
         let Some((tasks, _)) = self.sets.get(suite.name()) else {
             return Vec::new();
         };
-        let dir = self.images_dir.as_deref();
         tasks
             .iter()
-            .filter_map(|t| {
-                let p = suite
-                    .prepare_json(&with_images(suite.name(), t, dir))
-                    .ok()?;
-                Some(SuiteTask {
-                    id: p.id.clone(),
-                    group: p.group.clone(),
-                    prompt: crate::runs::prompt_text(&p.messages),
-                    messages: p.messages.clone(),
-                    images: stems_of(suite.name(), t),
-                    unavailable: suite.unanswerable(&p).map(|u| u.why),
-                    task: t.clone(),
-                })
-            })
+            .filter_map(|t| self.task(suite, t).ok())
             .collect()
+    }
+
+    /// One task of `suite` (its JSON `t`) prepared for the page, or why it cannot be.
+    pub fn task(&self, suite: &dyn AnySuite, t: &serde_json::Value) -> Result<SuiteTask, String> {
+        let dir = self.images_dir.as_deref();
+        let p = suite
+            .prepare_json(&with_images(suite.name(), t, dir))
+            .map_err(|e| e.to_string())?;
+        Ok(SuiteTask {
+            id: p.id.clone(),
+            group: p.group.clone(),
+            prompt: crate::runs::prompt_text(&p.messages),
+            messages: p.messages.clone(),
+            images: stems_of(suite.name(), t),
+            unavailable: suite.unanswerable(&p).map(|u| u.why),
+            task: t.clone(),
+        })
     }
 
     /// Image `stem` of task `id` of `suite` (bytes and media type), for the page: only a

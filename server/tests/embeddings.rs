@@ -520,3 +520,128 @@ async fn api_runs_take_the_configured_embeddings_model() {
         assert_eq!(run["spec"]["embeddings"].as_str(), want, "{run}");
     }
 }
+
+/// `POST /api/suites/alchemy/references`: the page's K references among the server's recipes,
+/// by cosine over embeddings from the configured model (behind the passcode: it costs
+/// money), the ranking equal to a brute-force one; without a model, by BM25, labelled as a
+/// stand-in; K outside the benchmark's settings is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_retrieves_alchemy_references() {
+    use server::http::{router, AppState};
+    let (base, fake) = common::fake_embeddings().await;
+    let c = reqwest::Client::new();
+    let serve = |embeddings: bool, passcode: Option<&str>| {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::open(dir.path()).unwrap();
+        let limits = Limits {
+            embeddings_model: embeddings.then(|| "emb".to_string()),
+            ..Limits::default()
+        };
+        let g = gateway(
+            &storage,
+            model(&base, "AW_EMB_UNSET", 64),
+            limits,
+            GatewayOptions::default(),
+        );
+        let app = router(
+            AppState::with_gateway(storage, g, passcode.map(str::to_string), 1000),
+            dir.path(),
+        );
+        (dir, app)
+    };
+    let (_keep, app) = serve(true, Some("sesame"));
+    let server = common::serve_router(app).await;
+    let tasks = common::get_json(&c, format!("{server}/api/suites/alchemy/tasks")).await;
+    let tasks = tasks["tasks"].as_array().unwrap().clone();
+    assert!(tasks.len() >= 10);
+    let query = tasks[0]["task"].clone();
+    let ask = |k: usize, pass: Option<&'static str>| {
+        let mut r = c
+            .post(format!("{server}/api/suites/alchemy/references"))
+            .json(&serde_json::json!({"task": query, "k": k}));
+        if let Some(p) = pass {
+            r = r.bearer_auth(p);
+        }
+        r.send()
+    };
+    assert_eq!(ask(5, None).await.unwrap().status(), 401);
+    assert_eq!(fake.request_count(), 0);
+    let r = ask(3, Some("sesame")).await.unwrap();
+    assert_eq!(r.status(), 400);
+    let e: serde_json::Value = r.json().await.unwrap();
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("0, 1, 5, 10 or 25"),
+        "{e}"
+    );
+    let got: serde_json::Value = ask(5, Some("sesame")).await.unwrap().json().await.unwrap();
+    let retrieval = &got["task"]["retrieval"];
+    assert!(
+        retrieval["method"]
+            .as_str()
+            .unwrap()
+            .starts_with("cosine top-5 over embeddings"),
+        "{retrieval}"
+    );
+    // Brute force: cosine of the fake model's vectors over every other recipe.
+    let cos = |a: &[f32], b: &[f32]| {
+        let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        let n = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        dot / (n(a) * n(b))
+    };
+    let q = common::concept_vector(query["contribution"].as_str().unwrap());
+    let mut brute: Vec<(String, f32)> = tasks[1..]
+        .iter()
+        .map(|t| {
+            let v = common::concept_vector(t["task"]["contribution"].as_str().unwrap());
+            (t["id"].as_str().unwrap().to_string(), cos(&q, &v))
+        })
+        .collect();
+    brute.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let hits = retrieval["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 5);
+    for (hit, (id, score)) in hits.iter().zip(&brute) {
+        assert!(
+            (hit[1].as_f64().unwrap() as f32 - score).abs() < 1e-5,
+            "{hit} vs {id} {score}"
+        );
+    }
+    let prompt = got["prompt"].as_str().unwrap();
+    assert!(prompt.contains("# Reference 5:"), "{prompt}");
+    assert!(!prompt.contains("# Reference 6:"));
+    assert_eq!(got["task"]["references"].as_array().unwrap().len(), 5);
+
+    // No embeddings model: BM25, said to be a stand-in; no passcode needed (no cost), and
+    // K = 0 is the listed one-shot task.
+    let (_keep2, app) = serve(false, None);
+    let server = common::serve_router(app).await;
+    let post = |k: usize| {
+        c.post(format!("{server}/api/suites/alchemy/references"))
+            .json(&serde_json::json!({"task": query, "k": k}))
+            .send()
+    };
+    let sent = fake.request_count();
+    let got: serde_json::Value = post(10).await.unwrap().json().await.unwrap();
+    assert_eq!(fake.request_count(), sent);
+    let method = got["task"]["retrieval"]["method"].as_str().unwrap();
+    assert!(
+        method.starts_with("BM25") && method.contains("stand-in"),
+        "{method}"
+    );
+    let ids: Vec<&str> = got["task"]["retrieval"]["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h[0].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 10.min(tasks.len() - 1));
+    assert!(
+        !ids.contains(&tasks[0]["id"].as_str().unwrap()),
+        "never itself"
+    );
+    let one_shot: serde_json::Value = post(0).await.unwrap().json().await.unwrap();
+    assert_eq!(one_shot["prompt"], tasks[0]["prompt"]);
+    assert!(one_shot["task"].get("retrieval").is_none());
+}

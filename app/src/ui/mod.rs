@@ -9,6 +9,7 @@ mod human;
 mod measure;
 mod playground;
 mod probes;
+mod references;
 mod room;
 mod runs;
 mod shortcuts;

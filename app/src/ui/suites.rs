@@ -47,13 +47,40 @@ pub fn Suites() -> impl IntoView {
         None => (None, None),
     };
     let linked = StoredValue::new(linked);
-    let task = Memo::new(move |_| {
+    let listed = Memo::new(move |_| {
         let id = task_id.get();
         tasks
             .get()
             .and_then(|r| r.ok())
             .and_then(|ts| ts.into_iter().find(|t: &SuiteTask| t.id == id))
             .or_else(|| linked.get_value().filter(|t| t.id == id))
+    });
+    // AlchemyBench: the listed task with its K nearest recipes as references (the server
+    // retrieves them); K = 0 is the task as listed.
+    let rag_k = RwSignal::new(0usize);
+    let retrieved = RwSignal::new(None::<Result<SuiteTask, String>>);
+    Effect::new(move |_| {
+        let k = rag_k.get();
+        let base = listed.get();
+        retrieved.set(None);
+        let (Some(base), true) = (base, k > 0 && chosen.get_untracked() == "alchemy") else {
+            return;
+        };
+        let request = bench::wire::ReferencesRequest { task: base.task, k };
+        spawn_local(async move {
+            let r = crate::api::alchemy_references(&request).await;
+            // A later choice may have replaced this one meanwhile.
+            if rag_k.get_untracked() == k {
+                retrieved.set(Some(r));
+            }
+        });
+    });
+    let task = Memo::new(move |_| {
+        let base = listed.get();
+        match (retrieved.get(), &base) {
+            (Some(Ok(t)), Some(b)) if t.id == b.id => Some(t),
+            _ => base,
+        }
     });
     // A new suite starts at its first task; a new task starts with an empty verdict.
     Effect::new(move |_| {
@@ -122,9 +149,10 @@ pub fn Suites() -> impl IntoView {
             {link_error.map(|e| view! { <p class="error notice" id="suite-link-error">{e}</p> })}
             <h2>"Suites"</h2>
             <p class="muted">
-                "MatTools (pymatgen code tasks and knowledge questions) and OmniMatBench "
-                "(calculations and open questions): pick a task, read the exact prompt, answer "
-                "it, and score the answer on the server. Code runs in the server's sandbox."
+                "MatTools (pymatgen code tasks and knowledge questions), OmniMatBench "
+                "(calculations and open questions) and AlchemyBench (synthesis recipes, with K "
+                "retrieved references): pick a task, read the exact prompt, answer it, and "
+                "score the answer on the server. Code runs in the server's sandbox."
             </p>
             <div class="row">
                 <label class="field">
@@ -133,6 +161,7 @@ pub fn Suites() -> impl IntoView {
                         answer.set(String::new());
                         answered_by.set(None);
                         task_id.set(String::new());
+                        rag_k.set(0);
                         chosen.set(event_target_value(&e));
                     }>
                         <option value="" selected=move || chosen.get().is_empty()>"Choose a suite…"</option>
@@ -147,6 +176,9 @@ pub fn Suites() -> impl IntoView {
                         }}
                     </select>
                 </label>
+                {move || (chosen.get() == "alchemy").then(|| view! {
+                    <crate::ui::references::KChooser k=rag_k />
+                })}
                 <label class="field wide">
                     <span>"Task"</span>
                     <select id="suite-task" on:change=move |e| task_id.set(event_target_value(&e))>
@@ -173,6 +205,11 @@ pub fn Suites() -> impl IntoView {
             <details open=true>
                 <summary>"Prompt"</summary>
                 <pre class="prompt" id="suite-prompt">{move || task.get().map(|t| t.prompt).unwrap_or_default()}</pre>
+                {move || match retrieved.get() {
+                    Some(Err(e)) => Some(view! { <p class="error" id="suite-references-error">{e}</p> }),
+                    _ => None,
+                }}
+                {move || task.get().map(|t| view! { <crate::ui::references::RetrievedReferences task=t /> })}
                 {move || task.get().map(|t| view! { <TaskImages suite=chosen.get() task=t /> })}
             </details>
             <label class="field wide">

@@ -19,5 +19,5 @@ pub mod summary;
 pub use judge::{AlchemyLabel, AlchemyVerdict, JudgeError, JudgeScores};
 pub use recipe::{import_jsonl, ImportError, Recipe, Reference};
 pub use retrieval::{Embeddings, Neighbour, RecipeIndex, RetrievalError};
-pub use suite::{Alchemy, AlchemyTask};
+pub use suite::{Alchemy, AlchemyTask, Retrieval};
 pub use summary::{AlchemySummary, SplitSummary};

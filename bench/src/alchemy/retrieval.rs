@@ -335,6 +335,11 @@ impl RecipeIndex {
         Ok(index)
     }
 
+    /// The id of the recipe in row `index` (a [`Neighbour`]'s index).
+    pub fn id(&self, index: usize) -> Option<&str> {
+        self.rows.get(index).map(|(id, _)| id.as_str())
+    }
+
     /// The indexed embeddings.
     pub fn embeddings(&self) -> &Embeddings {
         &self.embeddings

@@ -30,6 +30,20 @@ pub struct AlchemyTask {
     /// Retrieved neighbours, nearest first (empty: the one-shot prompt).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<Reference>,
+    /// How the references were found, for people reading the task (the prompt does not
+    /// carry it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrieval: Option<Retrieval>,
+}
+
+/// How a task's references were retrieved: the method, and each reference's recipe id and
+/// similarity, in the order of `references`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Retrieval {
+    /// E.g. "cosine top-5 over stored embeddings".
+    pub method: String,
+    /// Per reference: (recipe id, similarity: cosine, or a BM25 score).
+    pub hits: Vec<(String, f32)>,
 }
 
 /// What scoring needs of a task.

@@ -245,6 +245,10 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .route("/api/runs/{id}/resume", post(api::resume_run))
         .route("/api/cases", post(api::put_case))
         .route("/api/score", post(api::score))
+        .route(
+            "/api/suites/alchemy/references",
+            post(api::alchemy_references),
+        )
         .route("/api/runs/{id}/human-scores", put(api::put_human_score))
         .route("/api/rooms", post(api::create_room))
         .route("/api/rooms/{code}/attempts", post(api::post_attempt))

@@ -22,7 +22,9 @@ pub use rooms::{close_room, create_room, get_attempt, get_room, post_attempt, ro
 pub use runs::{
     cancel_run, get_run, list_runs, resume_run, run_events, run_results, start_run, MAX_RUN_TASKS,
 };
-pub use suites::{list_suites, score, suite_tasks, task_image, MAX_RESPONSE_BYTES};
+pub use suites::{
+    alchemy_references, list_suites, score, suite_tasks, task_image, MAX_RESPONSE_BYTES,
+};
 
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};

@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use bench::wire::{ScoreRequest, ScoreResult, SuiteList, SuiteTasks};
+use bench::wire::{ReferencesRequest, ScoreRequest, ScoreResult, SuiteList, SuiteTask, SuiteTasks};
 
 use super::{authorise, ApiError};
 use crate::cpu::CpuPool;
@@ -88,6 +88,83 @@ pub async fn task_image(
         )),
         Err(why) => Err(ApiError::not_found(why)),
     }
+}
+
+/// The numbers of references AlchemyBench's RAG condition is run with.
+pub const ALCHEMY_K: [usize; 5] = [0, 1, 5, 10, 25];
+
+/// `POST /api/suites/alchemy/references`: the task with its `k` nearest recipes among the
+/// server's AlchemyBench recipes as references, and the prompt that makes. By cosine over
+/// embeddings when an embeddings model is configured (`[limits] embeddings_model`; computed
+/// through the gateway and cached, so behind the passcode), else by BM25, labelled as an
+/// offline stand-in. The task's `retrieval` says which, with each reference's id and score.
+#[utoipa::path(post, path = "/api/suites/alchemy/references", request_body = ReferencesRequest,
+    responses((status = 200, body = SuiteTask),
+    (status = 400, description = "not an AlchemyBench task, or K not one of 0, 1, 5, 10, 25",
+        body = bench::wire::ApiError),
+    (status = 401, description = "passcode required", body = bench::wire::ApiError),
+    (status = 502, description = "the embeddings model failed (or 402, 503, 504 as for \
+        completions)", body = bench::wire::ApiError)))]
+pub async fn alchemy_references(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Json(body): Json<ReferencesRequest>,
+) -> Result<Json<SuiteTask>, ApiError> {
+    use bench::alchemy::{AlchemyTask, Recipe};
+    if !ALCHEMY_K.contains(&body.k) {
+        return Err(ApiError::bad(format!(
+            "k is {}; AlchemyBench retrieves 0, 1, 5, 10 or 25 references",
+            body.k
+        )));
+    }
+    let task: AlchemyTask = serde_json::from_value(body.task)
+        .map_err(|e| ApiError::bad(format!("not an AlchemyBench task: {e}")))?;
+    let pool: Vec<Recipe> = state
+        .task_sets
+        .raw("alchemy")
+        .0
+        .into_iter()
+        .filter_map(|t| serde_json::from_value::<AlchemyTask>(t).ok())
+        .map(|t| t.recipe)
+        .collect();
+    let model = state.gateway.config().limits.embeddings_model.clone();
+    let retrieved = match (body.k, model) {
+        (0, _) => AlchemyTask {
+            recipe: task.recipe,
+            references: Vec::new(),
+            retrieval: None,
+        },
+        (k, Some(model)) => {
+            authorise(&state, &headers)?;
+            let (mut tasks, _) = crate::recipes::with_references(
+                vec![task.recipe],
+                pool,
+                k,
+                Some((&state.gateway, &model)),
+                None,
+            )
+            .await
+            .map_err(|e| match e {
+                crate::recipes::ReferenceError::Llm(e) => ApiError::from(e),
+                other => ApiError::bad(other.to_string()),
+            })?;
+            tasks
+                .pop()
+                .ok_or_else(|| ApiError::internal("no task came back"))?
+        }
+        (k, None) => crate::recipes::bm25_references(task.recipe, &pool, k),
+    };
+    let json = serde_json::to_value(&retrieved).map_err(|e| ApiError::internal(e.to_string()))?;
+    let suite = state
+        .runs
+        .registry()
+        .get("alchemy")
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    state
+        .task_sets
+        .task(suite.as_ref(), &json)
+        .map(Json)
+        .map_err(ApiError::bad)
 }
 
 /// `POST /api/score`: the verdict on one answer. Runs the answer's code in the sandbox when
