@@ -432,8 +432,9 @@ async fn the_rag_agent_searches_by_embeddings_when_chosen() {
 
 /// Fifty answers scored at once, each running code in the pymatgen sandbox (two workers, the
 /// rest queued): all finish with their own verdict, and `/api/health` keeps answering
-/// meanwhile (the sandbox's queue never blocks the async workers). Prints the slowest health
-/// answer (`-- --nocapture`; `SHOW_HEALTH=1` prints each).
+/// meanwhile (the sandbox's queue never blocks the async workers), asked from its own thread
+/// once the warm workers the server starts are up. Prints the slowest health answer (`-- --nocapture`; `SHOW_HEALTH=1` prints
+/// each).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_concurrent_scorings_leave_health_responsive() {
     if setup().is_none() {
@@ -445,6 +446,8 @@ async fn fifty_concurrent_scorings_leave_health_responsive() {
         cmd.env("ATOMWORLD_MATTOOLS_DIR", &data);
     })
     .await;
+    // The server starts its warm workers itself; the burst comes once they are up.
+    wait_for_warm_workers(&server.base).await;
     let c = reqwest::Client::new();
     let tasks = common::get_json(
         &c,
@@ -458,6 +461,7 @@ async fn fifty_concurrent_scorings_leave_health_responsive() {
         .find(|t| t["id"] == "test_antisite_generator")
         .unwrap()["task"]
         .clone();
+    let probe = common::HealthProbe::start(&server.base);
     let mut jobs = tokio::task::JoinSet::new();
     for i in 0..50 {
         let (c, base, task) = (c.clone(), server.base.clone(), task.clone());
@@ -484,38 +488,32 @@ async fn fifty_concurrent_scorings_leave_health_responsive() {
             (i, v)
         });
     }
-    let mut slowest = std::time::Duration::ZERO;
-    while jobs.len() == 50 || !jobs.is_empty() {
-        let t = std::time::Instant::now();
-        let h = common::get_json(&c, format!("{}/api/health", server.base)).await;
-        slowest = slowest.max(t.elapsed());
-        if std::env::var("SHOW_HEALTH").is_ok() {
-            eprintln!(
-                "health {} ms with {} scorings left",
-                t.elapsed().as_millis(),
-                jobs.len()
-            );
-        }
-        assert_eq!(h["status"], "ok");
-        match tokio::time::timeout(std::time::Duration::from_millis(200), jobs.join_next()).await {
-            Ok(Some(done)) => {
-                let (i, v) = done.unwrap();
-                let want = if i % 2 == 0 {
-                    "Success"
-                } else {
-                    "FunctionError"
-                };
-                assert_eq!(v["outcome"]["label"], want, "answer {i}: {v}");
-            }
-            Ok(None) => break,
-            Err(_) => {}
-        }
+    while let Some(done) = jobs.join_next().await {
+        let (i, v) = done.unwrap();
+        let want = if i % 2 == 0 {
+            "Success"
+        } else {
+            "FunctionError"
+        };
+        assert_eq!(v["outcome"]["label"], want, "answer {i}: {v}");
     }
-    // A timing goal (200 ms) is measured, not asserted here (the run prints it; see the
-    // README); the bound only catches a server that stops answering while it scores.
-    eprintln!("slowest /api/health during 50 concurrent scorings: {slowest:?}");
+    let times = probe.stop();
+    if std::env::var("SHOW_HEALTH").is_ok() {
+        let ms: Vec<u128> = times.iter().map(|t| t.as_millis()).collect();
+        eprintln!("health answers (ms): {ms:?}");
+    }
+    let slowest = times.iter().max().copied().unwrap_or_default();
+    eprintln!(
+        "slowest /api/health of {} during 50 concurrent scorings: {slowest:?}",
+        times.len()
+    );
+    assert!(times.len() > 10, "{} health answers", times.len());
+    // The 200 ms goal holds for each escape case (tests/escape.rs) and through this burst
+    // except its first moment, when fifty requests arrive at once: measured, not asserted
+    // (release: about 0.2 s once, debug: 0.5-0.9 s once; see the README). The bound catches
+    // a server that stops answering while it scores.
     assert!(
-        slowest < std::time::Duration::from_secs(10),
+        slowest < std::time::Duration::from_secs(3),
         "health took {slowest:?}"
     );
 }
@@ -534,10 +532,16 @@ async fn warm_workers_start_with_the_server() {
         cmd.env("ATOMWORLD_MATTOOLS_DIR", &data);
     })
     .await;
+    wait_for_warm_workers(&server.base).await;
+}
+
+/// Polls `/api/health` until the pymatgen environment says its warm workers started (at
+/// most two minutes).
+async fn wait_for_warm_workers(base: &str) {
     let c = reqwest::Client::new();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
-        let h = common::get_json(&c, format!("{}/api/health", server.base)).await;
+        let h = common::get_json(&c, format!("{base}/api/health")).await;
         let detail = h["pymatgen"]["detail"].as_str().unwrap_or("").to_string();
         if detail.contains("warm workers started") {
             assert_eq!(h["pymatgen"]["available"], true, "{h}");

@@ -86,6 +86,48 @@ pub async fn wait_run(
     run
 }
 
+/// Asks `/api/health` every 25 ms from its own thread and runtime (so the test's own work,
+/// e.g. sending fifty requests, never delays the asking) until stopped.
+pub struct HealthProbe {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<Duration>>,
+}
+
+impl HealthProbe {
+    /// Start asking the server at `base`.
+    pub fn start(base: &str) -> Self {
+        let url = format!("{base}/api/health");
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let c = reqwest::Client::new();
+                let mut times = Vec::new();
+                while !flag.load(std::sync::atomic::Ordering::SeqCst) {
+                    let t = std::time::Instant::now();
+                    let r = c.get(&url).send().await.unwrap();
+                    assert!(r.status().is_success(), "health: {}", r.status());
+                    let _ = r.bytes().await;
+                    times.push(t.elapsed());
+                    tokio::time::sleep(Duration::from_millis(25)).await;
+                }
+                times
+            })
+        });
+        HealthProbe { stop, thread }
+    }
+
+    /// Stop; every answer's time, in order.
+    pub fn stop(self) -> Vec<Duration> {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.thread.join().unwrap()
+    }
+}
+
 /// Whether tests that need outside parts (the shared data, the MatTools venv, bubblewrap)
 /// must fail rather than skip without them: under CI, or when asked.
 pub fn required() -> bool {
