@@ -223,22 +223,13 @@ fn orphans() -> usize {
         .count()
 }
 
-/// Runs `job` while asking for `/api/health` every 25 ms; its result and the slowest answer.
-async fn with_health<T: Send + 'static>(
-    base: &str,
-    job: impl std::future::Future<Output = T> + Send + 'static,
-) -> (T, Duration) {
-    let c = reqwest::Client::new();
-    let job = tokio::spawn(job);
-    let mut slowest = Duration::ZERO;
-    while !job.is_finished() {
-        let t = Instant::now();
-        let r = c.get(format!("{base}/api/health")).send().await.unwrap();
-        assert!(r.status().is_success());
-        slowest = slowest.max(t.elapsed());
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    (job.await.unwrap(), slowest)
+/// Runs `job` while [`common::HealthProbe`] asks for `/api/health`; its result and the
+/// slowest answer.
+async fn with_health<T>(base: &str, job: impl std::future::Future<Output = T>) -> (T, Duration) {
+    let probe = common::HealthProbe::start(base);
+    let out = job.await;
+    let slowest = probe.stop().into_iter().max().unwrap_or_default();
+    (out, slowest)
 }
 
 /// A fake model for the python agent: the first reply runs the program of the case the
