@@ -420,19 +420,8 @@ async fn escapes_through_mattools_scoring_in_bwrap() {
         return;
     }
     let s = Setup::start("http://127.0.0.1:9/v1", true).await;
-    let c = reqwest::Client::new();
-    let tasks = common::get_json(
-        &c,
-        format!("{}/api/suites/mattools-code/tasks", s.server.base),
-    )
-    .await;
-    let task = tasks["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["id"] == "test_antisite_generator")
-        .unwrap()["task"]
-        .clone();
+    let task =
+        common::listed_task(&s.server.base, "mattools-code", "test_antisite_generator").await;
     for case in s.cases() {
         let code = format!("{PRELUDE}{}\ndef probe():\n    return {{}}\n", case.code);
         let response =

@@ -449,18 +449,7 @@ async fn fifty_concurrent_scorings_leave_health_responsive() {
     // The server starts its warm workers itself; the burst comes once they are up.
     wait_for_warm_workers(&server.base).await;
     let c = reqwest::Client::new();
-    let tasks = common::get_json(
-        &c,
-        format!("{}/api/suites/mattools-code/tasks", server.base),
-    )
-    .await;
-    let task = tasks["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["id"] == "test_antisite_generator")
-        .unwrap()["task"]
-        .clone();
+    let task = common::listed_task(&server.base, "mattools-code", "test_antisite_generator").await;
     let probe = common::HealthProbe::start(&server.base);
     let mut jobs = tokio::task::JoinSet::new();
     for i in 0..50 {

@@ -128,6 +128,19 @@ impl HealthProbe {
     }
 }
 
+/// The JSON of task `id` of `suite` as the server at `base` lists it.
+pub async fn listed_task(base: &str, suite: &str, id: &str) -> serde_json::Value {
+    let c = reqwest::Client::new();
+    let tasks = get_json(&c, format!("{base}/api/suites/{suite}/tasks")).await;
+    tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("no task {id} of {suite}"))["task"]
+        .clone()
+}
+
 /// Whether tests that need outside parts (the shared data, the MatTools venv, bubblewrap)
 /// must fail rather than skip without them: under CI, or when asked.
 pub fn required() -> bool {

@@ -181,12 +181,20 @@ pub(super) fn rows_of(state: &AppState, id: &str) -> Result<Vec<ResultRow>, ApiE
         .map_err(|e| ApiError::internal(e.to_string()))
 }
 
-/// What preparing run `id`'s tasks cost (AlchemyBench's embeddings).
-fn preparation_cost(state: &AppState, id: &str) -> Result<f64, ApiError> {
-    state
+/// Run `id`'s summary over `rows`, with what preparing its tasks cost (AlchemyBench's
+/// embeddings).
+fn summary_of(
+    state: &AppState,
+    id: &str,
+    model: &str,
+    rows: &[ResultRow],
+    suite: Option<&dyn bench::task::AnySuite>,
+) -> Result<bench::wire::RunSummary, ApiError> {
+    let preparation = state
         .storage
         .preparation_cost(id)
-        .map_err(|e| ApiError::internal(e.to_string()))
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(runs::summarise(id, model, rows, suite, preparation))
 }
 
 /// `GET /api/runs/{id}`: spec, status, live progress and the summary so far.
@@ -199,13 +207,7 @@ pub async fn get_run(
     let (spec, status) = run_of(&state, &id)?;
     let rows = rows_of(&state, &id)?;
     let suite = state.runs.registry().get(&spec.suite).ok();
-    let summary = runs::summarise(
-        &id,
-        &spec.model,
-        &rows,
-        suite.as_deref(),
-        preparation_cost(&state, &id)?,
-    );
+    let summary = summary_of(&state, &id, &spec.model, &rows, suite.as_deref())?;
     Ok(Json(RunView {
         progress: state.runs.progress(&id),
         id,
@@ -335,13 +337,7 @@ pub async fn run_results(
         "table" => {
             let suite = state.runs.registry().get(&spec.suite).ok();
             let columns = suite.as_ref().map(|s| s.columns()).unwrap_or(&[]);
-            let summary = runs::summarise(
-                &id,
-                &spec.model,
-                &rows,
-                suite.as_deref(),
-                preparation_cost(&state, &id)?,
-            );
+            let summary = summary_of(&state, &id, &spec.model, &rows, suite.as_deref())?;
             let table = runs::summary_text(&summary, columns);
             ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], table).into_response()
         }
