@@ -2,9 +2,9 @@
 //!
 //! [`read_recipes`] reads a file of recipes in the spec's fields: JSONL (one recipe a line)
 //! or Parquet, the upstream layout (a file starting with `PAR1`; read row by row with the
-//! `parquet` crate's record reader; pages uncompressed or in any codec pyarrow writes). A recipe without a
-//! `split` takes the split its file name names (`train`, `test_standard_impact`,
-//! `test_high_impact`), as the upstream files are split by file.
+//! `parquet` crate's record reader; pages uncompressed or in any codec pyarrow writes). A
+//! recipe without a `split` takes the split its file name names (`train`,
+//! `test_standard_impact`, `test_high_impact`), as the upstream files are split by file.
 //! [`with_references`] gives each recipe its K nearest train recipes by exact cosine
 //! (`bench::alchemy::RecipeIndex`) over the stored `contributions_embedding`s, and computes
 //! the missing ones through the gateway's embeddings endpoint (cached) when an embeddings

@@ -613,7 +613,7 @@ async fn the_page_retrieves_alchemy_references() {
     assert!(!prompt.contains("# Reference 6:"));
     assert_eq!(got["task"]["references"].as_array().unwrap().len(), 5);
 
-    // No embeddings model: BM25, said to be a stand-in; no passcode needed (no cost), and
+    // No embeddings model (and no passcode on this server): BM25, said to be a stand-in, and
     // K = 0 is the listed one-shot task.
     let (_keep2, app) = serve(false, None);
     let server = common::serve_router(app).await;

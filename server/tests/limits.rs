@@ -187,7 +187,7 @@ async fn wait_hits(f: &Fake, n: usize) {
 }
 
 /// The routes that need the passcode (method, OpenAPI path).
-const GUARDED: [(&str, &str); 9] = [
+const GUARDED: [(&str, &str); 10] = [
     ("POST", "/api/complete"),
     ("POST", "/api/complete/stream"),
     ("POST", "/api/runs"),
@@ -197,6 +197,7 @@ const GUARDED: [(&str, &str); 9] = [
     ("POST", "/api/score"),
     ("PUT", "/api/runs/{id}/human-scores"),
     ("POST", "/api/rooms"),
+    ("POST", "/api/suites/alchemy/references"),
 ];
 
 /// Writing routes that are open by design, and what admits a request instead.
@@ -276,6 +277,9 @@ async fn the_passcode_guards_every_endpoint_that_costs_money_or_starts_work() {
                 json!({"task_id": "t1", "sample": 0, "criterion": "overall_score", "score": 4})
             }
             "/api/rooms" => json!({"name": "limits", "ttl_hours": 1}),
+            "/api/suites/alchemy/references" => json!({"k": 5, "task": {"id": "q",
+                "contribution": "## Key Contributions\n- a perovskite film",
+                "recipe": "## Materials\n- PbI2"}}),
             _ => json!({}),
         }
     };
@@ -352,6 +356,7 @@ async fn the_passcode_guards_every_endpoint_that_costs_money_or_starts_work() {
         ("PUT", "/api/runs/{id}/human-scores", 200),
         ("POST", "/api/rooms", 201),
         ("POST", "/api/runs", 201),
+        ("POST", "/api/suites/alchemy/references", 200),
     ] {
         for pass in [Pass::Bearer(PASS), Pass::Header(PASS)] {
             let url = path.replace("{id}", &id);

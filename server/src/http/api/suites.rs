@@ -96,8 +96,9 @@ pub const ALCHEMY_K: [usize; 5] = [0, 1, 5, 10, 25];
 /// `POST /api/suites/alchemy/references`: the task with its `k` nearest recipes among the
 /// server's AlchemyBench recipes as references, and the prompt that makes. By cosine over
 /// embeddings when an embeddings model is configured (`[limits] embeddings_model`; computed
-/// through the gateway and cached, so behind the passcode), else by BM25, labelled as an
-/// offline stand-in. The task's `retrieval` says which, with each reference's id and score.
+/// through the gateway and cached), else by BM25, labelled as an offline stand-in. The task's
+/// `retrieval` says which, with each reference's id and score. Behind the passcode, as every
+/// route that may cost money.
 #[utoipa::path(post, path = "/api/suites/alchemy/references", request_body = ReferencesRequest,
     responses((status = 200, body = SuiteTask),
     (status = 400, description = "not an AlchemyBench task, or K not one of 0, 1, 5, 10, 25",
@@ -111,6 +112,7 @@ pub async fn alchemy_references(
     Json(body): Json<ReferencesRequest>,
 ) -> Result<Json<SuiteTask>, ApiError> {
     use bench::alchemy::{AlchemyTask, Recipe};
+    authorise(&state, &headers)?;
     if !ALCHEMY_K.contains(&body.k) {
         return Err(ApiError::bad(format!(
             "k is {}; AlchemyBench retrieves 0, 1, 5, 10 or 25 references",
@@ -135,7 +137,6 @@ pub async fn alchemy_references(
             retrieval: None,
         },
         (k, Some(model)) => {
-            authorise(&state, &headers)?;
             let (mut tasks, _) = crate::recipes::with_references(
                 vec![task.recipe],
                 pool,
