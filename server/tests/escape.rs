@@ -29,6 +29,10 @@ const ORPHAN_MARK: &str = "escape-orphan-9e2b";
 /// The bound on every health answer while a case runs.
 const HEALTH_BOUND: Duration = Duration::from_millis(200);
 
+/// Held by each test for its whole run: one sandbox at work at a time, as the bound is meant
+/// (two tests' bombs at once would share the two cores with the server).
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Python run before every case: `attempt(what, f)` prints `blocked WHAT ERROR` when `f`
 /// raises and `ESCAPED WHAT` when it succeeds.
 const PRELUDE: &str = "def attempt(what, f):\n\
@@ -278,7 +282,8 @@ impl Setup {
             v1,
             "[sandbox]\nbackend = \"wasm\"\nwall_secs = 4\nmemory_mb = 256\n\
              output_bytes = 1048576\n\
-             [sandbox.pymatgen]\nbackend = \"bwrap\"\nwall_secs = 6\nworkers = 1\n",
+             [sandbox.pymatgen]\nbackend = \"bwrap\"\nwall_secs = 6\nmemory_mb = 512\n\
+             workers = 1\n",
         );
         let config = config.display().to_string();
         let args = ["--config", config.as_str(), "--rate-limit", "100000"];
@@ -369,6 +374,7 @@ fn assert_case(case: &Case, backend: &str, came_back: &str, slowest: Duration, d
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escapes_through_the_python_agent_in_wasm() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let programs: Programs = Default::default();
     let app = axum::Router::new()
         .route("/v1/chat/completions", axum::routing::post(reply))
@@ -410,6 +416,7 @@ async fn escapes_through_the_python_agent_in_wasm() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escapes_through_mattools_scoring_in_bwrap() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let state = server::execution::CodeRunner::from_config(&Default::default()).check_pymatgen();
     if !state.available || !mattools_data().is_dir() {
         assert!(!common::required(), "required under CI: {}", state.detail);
