@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bench::task::{AnySuite, Registry};
 use bench::wire::{SuiteInfo, SuiteTask};
@@ -39,9 +40,12 @@ impl Default for SuitesConfig {
 }
 
 /// Tasks by suite, each as its suite's JSON, with where they came from.
+///
+/// Cloning shares the sets: the server's state is cloned for every request, and a deep copy
+/// of every task per request stalled the async threads under a burst of requests.
 #[derive(Clone, Debug, Default)]
 pub struct TaskSets {
-    sets: BTreeMap<String, (Vec<serde_json::Value>, String)>,
+    sets: Arc<BTreeMap<String, (Vec<serde_json::Value>, String)>>,
     images_dir: Option<PathBuf>,
 }
 
@@ -103,7 +107,7 @@ impl TaskSets {
             ),
         );
         TaskSets {
-            sets,
+            sets: Arc::new(sets),
             images_dir: config.omnimat_images_dir.clone(),
         }
     }

@@ -497,12 +497,9 @@ async fn fifty_concurrent_scorings_leave_health_responsive() {
         times.len()
     );
     assert!(times.len() > 10, "{} health answers", times.len());
-    // The 200 ms goal holds for each escape case (tests/escape.rs) and through this burst
-    // except its first moment, when fifty requests arrive at once: measured, not asserted
-    // (release: about 0.2 s once, debug: 0.5-0.9 s once; see the README). The bound catches
-    // a server that stops answering while it scores.
+    // The sandbox issue's goal: health within 200 ms while fifty scorings queue and run.
     assert!(
-        slowest < std::time::Duration::from_secs(3),
+        slowest < std::time::Duration::from_millis(200),
         "health took {slowest:?}"
     );
 }
