@@ -320,3 +320,19 @@ pub fn with_images(suite: &str, task: &serde_json::Value, dir: Option<&Path>) ->
     }
     asked
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The server's state is cloned per request: its task sets must be shared, not copied.
+    #[test]
+    fn clones_share_the_sets() {
+        let sets = TaskSets::load(&SuitesConfig {
+            mattools_dir: None,
+            omnimat_images_dir: None,
+        });
+        assert!(!sets.sets.is_empty());
+        assert!(Arc::ptr_eq(&sets.sets, &sets.clone().sets));
+    }
+}
