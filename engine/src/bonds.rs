@@ -135,6 +135,7 @@ mod tests {
             frac,
             label: el.symbol().into(),
             occupancy: 1.0,
+            oxidation: None,
             others: Vec::new(),
             magmom: None,
         }

@@ -129,6 +129,7 @@ mod tests {
                     frac,
                     label: "Fe".into(),
                     occupancy: 1.0,
+                    oxidation: None,
                     others: Vec::new(),
                     magmom: None,
                 })

@@ -26,6 +26,11 @@ pub struct Site {
     pub label: String,
     /// Occupancy of `element` (1 for ordered structures).
     pub occupancy: f64,
+    /// Oxidation state of `element` (pymatgen's `Species`, e.g. Fe2+), as the pymatgen CIF
+    /// reader (`_atom_type_oxidation_number`) and the Structure JSON reader give it; `None`
+    /// for a plain element. The matcher compares it ([`crate::species`]); writers drop it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oxidation: Option<f64>,
     /// The other elements sharing the site, after `element`, in the reader's order (a mixed
     /// site such as Sn0.5In0.5); empty when one element holds it. Only the pymatgen CIF and
     /// Structure JSON readers fill it: the matcher and the primitive cell search compare
@@ -46,6 +51,7 @@ impl Site {
             frac,
             label: label.into(),
             occupancy,
+            oxidation: None,
             others: Vec::new(),
             magmom: None,
         }
@@ -56,6 +62,7 @@ impl Site {
         std::iter::once(Occupant {
             element: self.element,
             occupancy: self.occupancy,
+            oxidation: self.oxidation,
         })
         .chain(self.others.iter().copied())
     }
@@ -251,6 +258,7 @@ mod tests {
             frac,
             label: sym.into(),
             occupancy: 1.0,
+            oxidation: None,
             others: Vec::new(),
             magmom: None,
         };
@@ -297,6 +305,7 @@ mod tests {
             frac,
             label: "C".into(),
             occupancy: 1.0,
+            oxidation: None,
             others: Vec::new(),
             magmom: None,
         };
@@ -334,6 +343,7 @@ mod tests {
             frac: [0.2, 0.9, 1.4],
             label: "Po".into(),
             occupancy: 1.0,
+            oxidation: None,
             others: Vec::new(),
             magmom: None,
         };

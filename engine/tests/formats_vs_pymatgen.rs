@@ -90,6 +90,7 @@ impl Case {
                 frac: *frac,
                 label: label.clone(),
                 occupancy: sp[0].1,
+                oxidation: None,
                 others: Vec::new(),
                 magmom: None,
             })

@@ -35,7 +35,7 @@ fn triple(v: &Value) -> [f64; 3] {
 
 /// A structure of the case document: each site's species is a symbol (one element,
 /// occupancy 1) or `[symbol, amount bits]` pairs in pymatgen's order (a mixed or partly
-/// occupied site).
+/// occupied site), `[symbol, amount bits, oxidation state]` for a species with one.
 fn structure(v: &Value) -> Structure {
     let m = v["matrix_bits"].as_array().expect("matrix");
     let lattice = Lattice::from_matrix([triple(&m[0]), triple(&m[1]), triple(&m[2])]);
@@ -53,10 +53,12 @@ fn structure(v: &Value) -> Structure {
                     Occupant {
                         element: element(symbol),
                         occupancy: float(&o[1]),
+                        oxidation: o.get(2).and_then(Value::as_f64),
                     }
                 });
                 let first = occupants.next().expect("a species");
                 let mut site = Site::new(first.element, triple(f), "mixed", first.occupancy);
+                site.oxidation = first.oxidation;
                 site.others = occupants.collect();
                 site
             }

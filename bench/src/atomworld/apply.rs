@@ -137,6 +137,7 @@ fn new_site(s: &Structure, element: engine::Element, position: [f64; 3]) -> Site
         frac: s.lattice.to_fractional(position),
         label: format!("{}{}", element.symbol(), s.len()),
         occupancy: 1.0,
+        oxidation: None,
         others: Vec::new(),
         magmom: None,
     }
@@ -206,6 +207,8 @@ pub fn apply(
         Action::Change { index, element } => {
             check_index(s, "site", *index)?;
             out.sites[*index].element = *element;
+            // The new species is a plain element (no oxidation state of the old one).
+            out.sites[*index].oxidation = None;
             touched.input.push(*index);
             touched.output.push(*index);
         }
@@ -263,6 +266,8 @@ pub fn apply(
             }
             out.sites[*first].element = s.sites[*second].element;
             out.sites[*second].element = s.sites[*first].element;
+            out.sites[*first].oxidation = s.sites[*second].oxidation;
+            out.sites[*second].oxidation = s.sites[*first].oxidation;
             touched.input.extend([*first, *second]);
             touched.output.extend([*first, *second]);
         }
@@ -430,6 +435,7 @@ mod tests {
             frac,
             label: sym.into(),
             occupancy: 1.0,
+            oxidation: None,
             others: Vec::new(),
             magmom: None,
         };

@@ -578,6 +578,60 @@ mod tests {
         assert_eq!(v.label, Label::StructureMismatch, "{}", v.detail);
     }
 
+    /// A 10 Å cubic cell declaring Fe2+, Fe3+ and O2- (`_atom_type_oxidation_number`) with
+    /// one site per row `(type symbol, x, y, z)`.
+    fn ionic_cif(rows: &[(&str, f64, f64, f64)]) -> String {
+        let mut s = cubic_cif(&[]).replace("4.0\n", "10.0\n");
+        let types = "loop_\n_atom_type_symbol\n_atom_type_oxidation_number\n  Fe2+  2.0\n  \
+                     Fe3+  3.0\n  O2-  -2.0\n";
+        let at = s.find("loop_\n_atom_site_type_symbol").unwrap_or(s.len());
+        s.insert_str(at, types);
+        for (i, (sp, x, y, z)) in rows.iter().enumerate() {
+            let element = sp.trim_end_matches(|c: char| c.is_ascii_digit() || c == '+' || c == '-');
+            s.push_str(&format!("  {sp}  {element}{i}  1  {x}  {y}  {z}  1.0\n"));
+        }
+        s
+    }
+
+    #[test]
+    fn oxidation_states_are_compared_site_by_site() {
+        // pymatgen 2026.10.24 on these files: the target fits itself; with the Fe2+ and
+        // Fe3+ sites exchanged (same composition) it does not fit; against plain elements
+        // the compositions differ.
+        let target = parse_target(&ionic_cif(&[
+            ("Fe2+", 0.0, 0.0, 0.0),
+            ("Fe3+", 0.5, 0.5, 0.5),
+            ("O2-", 0.2, 0.0, 0.0),
+        ]))
+        .unwrap();
+        let same = ionic_cif(&[
+            ("O2-", 0.2, 0.0, 0.0),
+            ("Fe3+", 0.5, 0.5, 0.5),
+            ("Fe2+", 0.0, 0.0, 0.0),
+        ]);
+        let v = evaluate(&target, &format!("<cif>{same}</cif>"), Comparison::Matcher);
+        assert_eq!(v.label, Label::Success, "{}", v.detail);
+        let swapped = ionic_cif(&[
+            ("Fe3+", 0.0, 0.0, 0.0),
+            ("Fe2+", 0.5, 0.5, 0.5),
+            ("O2-", 0.2, 0.0, 0.0),
+        ]);
+        let v = evaluate(
+            &target,
+            &format!("<cif>{swapped}</cif>"),
+            Comparison::Matcher,
+        );
+        assert_eq!(v.label, Label::StructureMismatch, "{}", v.detail);
+        let plain = cubic_cif(&[
+            ("Fe", 0.0, 0.0, 0.0),
+            ("Fe", 0.5, 0.5, 0.5),
+            ("O", 0.2, 0.0, 0.0),
+        ])
+        .replace("4.0\n", "10.0\n");
+        let v = evaluate(&target, &format!("<cif>{plain}</cif>"), Comparison::Matcher);
+        assert_eq!(v.label, Label::AtomCountMismatch, "{}", v.detail);
+    }
+
     /// A 4 Å cubic cell with a Sn/In site (occupancies `sn`, `1 - sn`, the rows in the
     /// order given by `in_first`) at the origin and O at the centre.
     fn mixed_site_cif(sn: f64, in_first: bool) -> String {

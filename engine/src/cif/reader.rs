@@ -281,6 +281,7 @@ fn structure_from_block(block: &Block) -> Result<Structure, CifError> {
                 frac,
                 label,
                 occupancy,
+                oxidation: None,
                 others: Vec::new(),
                 magmom: None,
             });
@@ -300,6 +301,7 @@ fn structure_from_block(block: &Block) -> Result<Structure, CifError> {
                     frac: image,
                     label: label.clone(),
                     occupancy,
+                    oxidation: None,
                     others: Vec::new(),
                     magmom: None,
                 });

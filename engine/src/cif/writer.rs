@@ -225,6 +225,7 @@ mod tests {
         mixed.others.push(crate::species::Occupant {
             element: el("In"),
             occupancy: 0.5,
+            oxidation: None,
         });
         let s = Structure::new(
             Lattice::from_parameters(4.2, 4.2, 4.2, 90.0, 90.0, 90.0).unwrap(),
@@ -276,6 +277,7 @@ loop_
             frac: f,
             label: label.into(),
             occupancy: 1.0,
+            oxidation: None,
             others: Vec::new(),
             magmom: None,
         };

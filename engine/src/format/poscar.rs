@@ -208,6 +208,7 @@ pub fn read_poscar(text: &str) -> Result<Structure, FormatError> {
                 frac,
                 label: element.symbol().to_string(),
                 occupancy: 1.0,
+                oxidation: None,
                 others: Vec::new(),
                 magmom: None,
             }

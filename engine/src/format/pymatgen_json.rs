@@ -146,6 +146,7 @@ pub fn read_pymatgen_json(text: &str) -> Result<Structure, FormatError> {
             occupants.push(Occupant {
                 element,
                 occupancy: species.occu,
+                oxidation: species.oxidation_state,
             });
         }
         let Some((&first, others)) = occupants.split_first() else {
@@ -160,6 +161,7 @@ pub fn read_pymatgen_json(text: &str) -> Result<Structure, FormatError> {
             frac: site.abc,
             label: site.label.unwrap_or_else(|| element.symbol().to_string()),
             occupancy: first.occupancy,
+            oxidation: first.oxidation,
             others: others.to_vec(),
             magmom: None,
         });
@@ -197,7 +199,7 @@ pub fn write_pymatgen_json(structure: &Structure) -> String {
                     .occupants()
                     .map(|o| PmgSpecies {
                         element: o.element.symbol().into(),
-                        oxidation_state: None,
+                        oxidation_state: o.oxidation,
                         occu: o.occupancy,
                     })
                     .collect(),

@@ -223,6 +223,7 @@ pub fn read_xyz(text: &str) -> Result<Structure, FormatError> {
             frac: lattice.to_fractional(cart),
             label: element.symbol().to_string(),
             occupancy: 1.0,
+            oxidation: None,
             others: Vec::new(),
             magmom: None,
         });

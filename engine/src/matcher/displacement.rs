@@ -66,6 +66,7 @@ mod tests {
             frac,
             label: e.into(),
             occupancy: 1.0,
+            oxidation: None,
             others: Vec::new(),
             magmom: None,
         })

@@ -45,7 +45,9 @@ pub(super) fn reuses_reduction(s1: &Structure, s2: &Structure) -> bool {
         a.magmom == b.magmom
             && a.occupants().count() == b.occupants().count()
             && a.occupants().zip(b.occupants()).all(|(x, y)| {
-                x.element == y.element && x.occupancy.to_bits() == y.occupancy.to_bits()
+                x.element == y.element
+                    && x.occupancy.to_bits() == y.occupancy.to_bits()
+                    && x.oxidation.map(f64::to_bits) == y.oxidation.map(f64::to_bits)
             })
     };
     let rounded_bits = |s: &Site| s.frac.map(|x| round3(x).to_bits());
@@ -119,6 +121,7 @@ mod tests {
             frac: *f,
             label: "Na".into(),
             occupancy: 1.0,
+            oxidation: None,
             others: Vec::new(),
             magmom: None,
         };

@@ -24,9 +24,9 @@
 //! smaller structure's sites are repeated over the lattice points of the supercell
 //! ([`supercell`]). With `allow_subset`, the structure with fewer sites may match a subset
 //! of the other's sites and compositions need not agree. Sites are compared by all their
-//! species and occupancies, as pymatgen's `SpeciesComparator` compares them
-//! ([`crate::species`]: the listed order of a mixed site's species does not matter),
-//! oxidation states aside.
+//! species, occupancies and oxidation states, as pymatgen's `SpeciesComparator` compares
+//! them ([`crate::species`]: the listed order of a mixed site's species does not matter; a
+//! plain element of struct1 pairs with that element's species in struct2, not the reverse).
 //!
 //! The evaluator asks [`rms_dist_if_fit`]: `fit` first, then `get_rms_dist` on a fit, as the
 //! reference does.
@@ -115,16 +115,16 @@ mod reduced;
 mod search;
 mod supercell;
 
-use crate::element::Element;
 pub use crate::interrupt::Interrupt;
 use crate::lattice_mapping::MappingError;
 use crate::linalg::{self, from_parameters_pymatgen, parameters, volume, Mat3, Vec3};
 use crate::primitive::PrimitiveError;
-use crate::species::{Kinds, AMOUNT_TOLERANCE};
-use crate::structure::Structure;
+use crate::species::composition::{Composition, Species};
+use crate::species::{Kinds, Relation};
+use crate::structure::{Site, Structure};
 use assignment::AssignmentError;
 use reduced::ReducedStructure;
-use search::{strict_match, Goal, Match, Shared};
+use search::{strict_match, Goal, Match, Roles, Shared};
 use supercell::supercell_size;
 
 use crate::reduction::ReductionError;
@@ -398,24 +398,24 @@ fn check_options(opts: &MatcherOptions) -> Result<(), MatcherError> {
     Ok(())
 }
 
-/// pymatgen's composition hash for the species comparator: equal fractional compositions
-/// (each element's share of the occupancy-weighted total, within `Composition`'s tolerance).
+/// pymatgen's composition hash for the species comparator, compared as `fit` compares it:
+/// `s1.composition.fractional_composition == s2.composition.fractional_composition`, whose
+/// species carry their oxidation states (so, like [`crate::species::pairs_with`], not
+/// symmetric once oxidation states appear).
 fn same_fractional_composition(s1: &Structure, s2: &Structure) -> bool {
     let fractional = |s: &Structure| {
-        let c = s.composition();
-        let total: f64 = c.iter().map(|(_, n)| n).sum();
-        c.into_iter()
-            .map(|(e, n)| (e, n / total))
-            .filter(|(_, x)| x.abs() >= AMOUNT_TOLERANCE)
-            .collect::<Vec<(Element, f64)>>()
+        let mut amounts: Vec<(Species, f64)> = Vec::new();
+        for o in s.sites.iter().flat_map(Site::occupants) {
+            let sp = o.species();
+            match amounts.iter_mut().find(|(x, _)| *x == sp) {
+                Some((_, n)) => *n += o.occupancy,
+                None => amounts.push((sp, o.occupancy)),
+            }
+        }
+        let total: f64 = amounts.iter().map(|(_, n)| n).sum();
+        Composition::new(amounts.into_iter().map(|(sp, n)| (sp, n / total)))
     };
-    let (c1, c2) = (fractional(s1), fractional(s2));
-    let share =
-        |c: &[(Element, f64)], e: Element| c.iter().find(|(x, _)| *x == e).map_or(0.0, |(_, k)| *k);
-    c1.len() == c2.len()
-        && c1
-            .iter()
-            .all(|(e, x)| (x - share(&c2, *e)).abs() <= AMOUNT_TOLERANCE)
+    fractional(s1).equals(&fractional(s2))
 }
 
 /// Both structures reduced and scaled, with the supercell plan.
@@ -426,6 +426,8 @@ struct Preprocessed {
     fu: usize,
     /// Whether struct1 (rather than struct2) is the structure to expand.
     s1_supercell: bool,
+    /// Which species classes pair, when more than equal ones do (oxidation states).
+    relation: Option<Relation>,
 }
 
 /// Reduces both structures (Niggli, and primitive cell when asked), decides the supercell
@@ -481,6 +483,7 @@ fn preprocess(
         r2,
         fu,
         s1_supercell,
+        relation: kinds.relation(),
     })
 }
 
@@ -501,27 +504,25 @@ fn match_structures(
     } else {
         1.0 / pre.fu as f64
     };
-    if n1 as f64 * ratio >= n2 as f64 {
-        strict_match(
-            &pre.r1,
-            &pre.r2,
-            pre.fu,
-            pre.s1_supercell,
-            opts,
-            goal,
-            shared,
-        )
+    let relation = pre.relation.as_ref();
+    let roles = if n1 as f64 * ratio >= n2 as f64 {
+        Roles {
+            s1: &pre.r1,
+            s2: &pre.r2,
+            fu: pre.fu,
+            s1_supercell: pre.s1_supercell,
+            relation,
+        }
     } else {
-        strict_match(
-            &pre.r2,
-            &pre.r1,
-            pre.fu,
-            !pre.s1_supercell,
-            opts,
-            goal,
-            shared,
-        )
-    }
+        Roles {
+            s1: &pre.r2,
+            s2: &pre.r1,
+            fu: pre.fu,
+            s1_supercell: !pre.s1_supercell,
+            relation,
+        }
+    };
+    strict_match(roles, opts, goal, shared)
 }
 
 /// The lattice with the mean lengths and angles of `l1` and a lattice with parameters `p2`

@@ -3,7 +3,7 @@
 //! the sites of a structure expressed in a supercell basis.
 
 use crate::linalg::{det_i64, inverse, vec_mat, Mat3, Vec3};
-use crate::species::Kind;
+use crate::species::{Kind, Relation};
 
 /// The supercell size and whether struct1 (rather than struct2) is the one to expand
 /// (pymatgen's `_get_supercell_size` with `supercell_size="num_sites"`). The size is the
@@ -18,44 +18,76 @@ pub(super) fn supercell_size(n1: usize, n2: usize) -> (usize, bool) {
 }
 
 /// Which struct2 sites (rows) may pair with which struct1 sites (columns) once one of them
-/// is expanded into a supercell of `fu` cells. Expanded sites keep their parent's element
-/// and come parent by parent (`aabbcc`), matching the order of [`supercell_frac`].
+/// is expanded into a supercell of `fu` cells. Expanded sites keep their parent's species
+/// class and come parent by parent (`aabbcc`), matching the order of [`supercell_frac`].
 pub(super) struct Mask {
     /// Kind of each row (a struct2 site, or an image of one).
     pub rows: Vec<Kind>,
     /// Kind of each column (a struct1 site, or an image of one).
     pub cols: Vec<Kind>,
+    /// Which column classes pair with which row classes, when more than equal classes do
+    /// (oxidation states: see [`crate::species::pairs_with`]).
+    relation: Option<Relation>,
 }
 
 impl Mask {
-    /// The mask for matching `e2` onto `e1`, expanding struct1 when `s1_supercell`.
-    pub fn new(e1: &[Kind], e2: &[Kind], fu: usize, s1_supercell: bool) -> Self {
+    /// The mask for matching `e2` onto `e1`, expanding struct1 when `s1_supercell`; classes
+    /// pair by `relation` (struct1's class first) when given, else when equal.
+    pub fn new(
+        e1: &[Kind],
+        e2: &[Kind],
+        fu: usize,
+        s1_supercell: bool,
+        relation: Option<&Relation>,
+    ) -> Self {
         let repeat = |e: &[Kind]| e.iter().flat_map(|x| std::iter::repeat_n(*x, fu)).collect();
-        if s1_supercell {
-            Self {
-                rows: e2.to_vec(),
-                cols: repeat(e1),
-            }
+        let (rows, cols) = if s1_supercell {
+            (e2.to_vec(), repeat(e1))
         } else {
-            Self {
-                rows: repeat(e2),
-                cols: e1.to_vec(),
-            }
+            (repeat(e2), e1.to_vec())
+        };
+        Self {
+            rows,
+            cols,
+            relation: relation.cloned(),
         }
     }
 
     /// True when row `i` may not be paired with column `j`.
     pub fn forbidden(&self, i: usize, j: usize) -> bool {
-        self.rows[i] != self.cols[j]
+        match &self.relation {
+            None => self.rows[i] != self.cols[j],
+            Some(r) => !r.allows(self.cols[j], self.rows[i]),
+        }
     }
 
     /// True when every row can be paired with a distinct allowed column.
     pub fn feasible(&self) -> bool {
-        self.rows.iter().all(|e| {
-            let want = self.rows.iter().filter(|x| *x == e).count();
-            let have = self.cols.iter().filter(|x| *x == e).count();
-            want <= have
-        })
+        let Some(relation) = &self.relation else {
+            return self.rows.iter().all(|e| {
+                let want = self.rows.iter().filter(|x| *x == e).count();
+                let have = self.cols.iter().filter(|x| *x == e).count();
+                want <= have
+            });
+        };
+        // Rows and columns counted by class, then a maximum flow from row classes to the
+        // column classes they may pair with.
+        let count = |v: &[Kind]| {
+            let mut out: Vec<(Kind, usize)> = Vec::new();
+            for &k in v {
+                match out.iter_mut().find(|(x, _)| *x == k) {
+                    Some((_, n)) => *n += 1,
+                    None => out.push((k, 1)),
+                }
+            }
+            out
+        };
+        let (rows, cols) = (count(&self.rows), count(&self.cols));
+        let edges: Vec<Vec<bool>> = rows
+            .iter()
+            .map(|(r, _)| cols.iter().map(|(c, _)| relation.allows(*c, *r)).collect())
+            .collect();
+        max_flow(&rows, &cols, &edges) == self.rows.len()
     }
 
     /// The row with the most forbidden columns (the first such), and the columns it may
@@ -80,6 +112,59 @@ impl Mask {
         };
         (row, cols)
     }
+}
+
+/// The largest number of rows that get distinct columns, rows and columns grouped in classes
+/// of `(class, count)` and `edges[r][c]` saying whether row class `r` may take column class
+/// `c` (augmenting paths over the few classes; written here, as no crate is needed for a
+/// graph of a handful of nodes).
+fn max_flow(rows: &[(Kind, usize)], cols: &[(Kind, usize)], edges: &[Vec<bool>]) -> usize {
+    let mut left: Vec<usize> = cols.iter().map(|(_, n)| *n).collect();
+    // flow[r][c]: rows of class r given columns of class c.
+    let mut flow = vec![vec![0usize; cols.len()]; rows.len()];
+    let mut total = 0;
+    for (r, (_, want)) in rows.iter().enumerate() {
+        for _ in 0..*want {
+            let mut seen = vec![false; cols.len()];
+            if augment(r, edges, &mut flow, &mut left, &mut seen) {
+                total += 1;
+            } else {
+                break;
+            }
+        }
+    }
+    total
+}
+
+/// One augmenting path from row class `r`: a column class with room, or one whose rows can
+/// move to another class with room.
+fn augment(
+    r: usize,
+    edges: &[Vec<bool>],
+    flow: &mut [Vec<usize>],
+    left: &mut [usize],
+    seen: &mut [bool],
+) -> bool {
+    for c in 0..left.len() {
+        if !edges[r][c] || seen[c] {
+            continue;
+        }
+        seen[c] = true;
+        if left[c] > 0 {
+            left[c] -= 1;
+            flow[r][c] += 1;
+            return true;
+        }
+        // Move one row of another class out of column class `c`.
+        for other in 0..flow.len() {
+            if flow[other][c] > 0 && augment(other, edges, flow, left, seen) {
+                flow[other][c] -= 1;
+                flow[r][c] += 1;
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// The most lattice points [`lattice_points_in_supercell`] scans before giving up.
@@ -165,11 +250,52 @@ mod tests {
             Element::from_symbol("Na").unwrap().z(),
             Element::from_symbol("Cl").unwrap().z(),
         );
-        let m = Mask::new(&[na, cl], &[cl, na, na, cl], 2, true);
+        let m = Mask::new(&[na, cl], &[cl, na, na, cl], 2, true, None);
         assert_eq!(m.cols, vec![na, na, cl, cl]);
         assert!(m.feasible());
         let (row, cols) = m.translation_indices(2, true);
         assert_eq!(row, 0);
         assert_eq!(cols, vec![2]);
+    }
+
+    #[test]
+    fn with_oxidation_states_the_mask_follows_pymatgens_relation() {
+        use crate::species::{Kinds, Occupant};
+        use crate::structure::Site;
+        let ion = |sym: &str, o: Option<f64>| {
+            let mut s = Site::new(Element::from_symbol(sym).unwrap(), [0.0; 3], sym, 1.0);
+            s.oxidation = o;
+            s
+        };
+        // struct1: plain Fe, Fe; struct2: Fe2+, Fe3+. Plain Fe pairs with either.
+        let s1 = [ion("Fe", None), ion("Fe", None)];
+        let s2 = [ion("Fe", Some(2.0)), ion("Fe", Some(3.0))];
+        let kinds = Kinds::of(s1.iter().chain(&s2));
+        let r = kinds.relation().unwrap();
+        let (k1, k2) = (kinds.kinds(&s1), kinds.kinds(&s2));
+        let m = Mask::new(&k1, &k2, 1, true, Some(&r));
+        assert!((0..2).all(|i| (0..2).all(|j| !m.forbidden(i, j))));
+        assert!(m.feasible());
+        // The other way round nothing pairs.
+        let back = Mask::new(&k2, &k1, 1, true, Some(&r));
+        assert!((0..2).all(|i| (0..2).all(|j| back.forbidden(i, j))));
+        assert!(!back.feasible());
+        // Counts per class decide: two Fe2+ rows cannot share one Fe2+ column.
+        let s3 = [ion("Fe", Some(2.0)), ion("Fe", Some(2.0))];
+        let kinds = Kinds::of(s2.iter().chain(&s3));
+        let r = kinds.relation().unwrap();
+        let m = Mask::new(&kinds.kinds(&s2), &kinds.kinds(&s3), 1, true, Some(&r));
+        assert!(!m.feasible());
+        // A mixed site of both oxidation states pairs only with the same mix.
+        let mut mixed = ion("Fe", Some(2.0));
+        mixed.occupancy = 0.5;
+        mixed.others.push(Occupant {
+            element: Element::from_symbol("Fe").unwrap(),
+            occupancy: 0.5,
+            oxidation: Some(3.0),
+        });
+        let kinds = Kinds::of([&s1[0], &mixed]);
+        let r = kinds.relation().unwrap();
+        assert!(!r.allows(kinds.kind(&s1[0]), kinds.kind(&mixed)));
     }
 }

@@ -9,6 +9,7 @@ fn site(sym: &str, frac: [f64; 3]) -> Site {
         frac,
         label: sym.into(),
         occupancy: 1.0,
+        oxidation: None,
         others: Vec::new(),
         magmom: None,
     }

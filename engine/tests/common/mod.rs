@@ -49,6 +49,7 @@ pub fn structure_up_to(max: usize) -> impl Strategy<Value = Structure> {
                     frac,
                     label: format!("{}{}", element.symbol(), i),
                     occupancy: 1.0,
+                    oxidation: None,
                     others: Vec::new(),
                     magmom: None,
                 })

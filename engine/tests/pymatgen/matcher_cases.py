@@ -67,10 +67,19 @@ def bits(x: float) -> int:
 
 def species_entry(site):
     """An ordered site's symbol; for any other site (mixed, or one element with occupancy
-    other than 1) its species in pymatgen's order as [symbol, amount bit pattern] pairs."""
-    if site.is_ordered:
+    other than 1) or a site with oxidation states, its species in pymatgen's order as
+    [symbol, amount bit pattern] pairs, [symbol, amount bit pattern, oxidation state] for a
+    species with one."""
+    oxidised = any(getattr(sp, "oxi_state", None) is not None for sp in site.species)
+    if site.is_ordered and not oxidised:
         return site.specie.symbol
-    return [[el.symbol, bits(amount)] for el, amount in site.species.items()]
+    out = []
+    for sp, amount in site.species.items():
+        entry = [sp.symbol, bits(amount)]
+        if getattr(sp, "oxi_state", None) is not None:
+            entry.append(float(sp.oxi_state))
+        out.append(entry)
+    return out
 
 
 def plain(s: Structure) -> dict:

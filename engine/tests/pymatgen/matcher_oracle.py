@@ -384,6 +384,51 @@ def corpus_mixed_pairs(seed: int) -> list:
     return out
 
 
+def oxidation_pairs(pool, seed: int) -> list:
+    """Pool structures (at most 24 sites) with oxidation states, under the AtomWorld and
+    CIF-Gen options: each element's sites split in two halves, +2 and +3 (the first element
+    -2 and -1), against
+    - moved: the same, translated and permuted (a fit);
+    - swapped: the same with the states of one +2 and one +3 site of an element exchanged
+      (same composition; the arrangement differs);
+    and, with one state per element (+2), plain elements against states and the reverse
+    (pymatgen's Composition equality is not symmetric: plain Fe equals Fe2+, not back)."""
+    from pymatgen.core import Species
+
+    out = []
+    small = [(name, s) for name, s in pool if len(s) <= 24]
+    for k, (name, s) in enumerate(small[:24]):
+        rng = np.random.default_rng([seed, 6_000_000 + k])
+        elements = list(dict.fromkeys(site.specie.symbol for site in s))
+        states = {}
+        for n, el in enumerate(elements):
+            sites = [i for i, site in enumerate(s) if site.specie.symbol == el]
+            low, high = (-2.0, -1.0) if n == 0 else (2.0, 3.0)
+            for j, i in enumerate(sites):
+                states[i] = low if j < (len(sites) + 1) // 2 else high
+        ionic = with_species(s, [Species(site.specie.symbol, states[i]) for i, site in enumerate(s)])
+        variants = [("moved", species_moved(ionic, rng))]
+        pairs = [(el, [i for i in range(len(s)) if s[i].specie.symbol == el]) for el in elements]
+        for el, sites in pairs:
+            kinds = {states[i] for i in sites}
+            if len(kinds) == 2:
+                a = next(i for i in sites if states[i] == min(kinds))
+                b = next(i for i in sites if states[i] != states[a])
+                swapped = dict(states)
+                swapped[a], swapped[b] = states[b], states[a]
+                other = with_species(s, [Species(site.specie.symbol, swapped[i]) for i, site in enumerate(s)])
+                variants.append(("swapped", species_moved(other, rng)))
+                break
+        one = with_species(s, [Species(site.specie.symbol, 2.0) for site in s])
+        plain = with_species(s, [site.specie.symbol for site in s])
+        for variant, s2 in variants:
+            out += [(f"oxidation/{variant}", name, ionic, s2, o) for o in MIXED_OPTION_SETS]
+        out += [("oxidation/plain_vs_ionic", name, plain, species_moved(one, rng), o) for o in MIXED_OPTION_SETS]
+        out += [("oxidation/ionic_vs_plain", name, one, species_moved(plain, rng), o) for o in MIXED_OPTION_SETS]
+    print(f"oxidation states: {len(out)} matcher cases", file=sys.stderr)
+    return out
+
+
 _MATCHERS: dict = {}
 
 
@@ -433,6 +478,8 @@ def main() -> int:
     pairs += corpus
     mixed = mixed_pairs(pool, args.seed) + corpus_mixed_pairs(args.seed)
     pairs += mixed
+    oxidation = oxidation_pairs(pool, args.seed)
+    pairs += oxidation
 
     t0 = time.time()
     if args.jobs > 1:
@@ -459,9 +506,9 @@ def main() -> int:
     n_fit = sum(c["fit"] for c in cases)
     print(
         f"{len(cases)} matcher cases ({n_fit} fit; {len(pool)} pool, "
-        f"{len(pairs) - 3 * len(pool) - args.pairs - len(corpus) - len(mixed)} upstream, "
+        f"{len(pairs) - 3 * len(pool) - args.pairs - len(corpus) - len(mixed) - len(oxidation)} upstream, "
         f"{args.pairs} generated, {2 * len(pool)} reprinted, {len(corpus)} corpus, "
-        f"{len(mixed)} mixed-site) -> {args.out}; "
+        f"{len(mixed)} mixed-site, {len(oxidation)} oxidation-state) -> {args.out}; "
         f"pymatgen {elapsed:.1f}s on {args.jobs} process(es)",
         file=sys.stderr,
     )

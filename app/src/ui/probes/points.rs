@@ -33,6 +33,7 @@ fn as_structure(points: &[Point], element: &str) -> Option<Structure> {
             frac: p.map(|x| x / BOX + 0.5),
             label: format!("P{i}"),
             occupancy: 1.0,
+            oxidation: None,
             others: Vec::new(),
             magmom: None,
         })

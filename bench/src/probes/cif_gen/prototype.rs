@@ -265,6 +265,7 @@ pub fn build(
                 frac: f.map(|x| x.rem_euclid(1.0).rem_euclid(1.0)),
                 label: format!("{}{}", element.symbol(), sites.len()),
                 occupancy: 1.0,
+                oxidation: None,
                 others: Vec::new(),
                 magmom: None,
             });

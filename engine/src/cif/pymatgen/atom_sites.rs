@@ -6,7 +6,6 @@
 use std::borrow::Cow;
 
 use super::blocks::{Item, PmgBlock, Text};
-use super::comp::{stable_sort_by_lt, Comp, Sp};
 use super::sanitize::FRACT_TAGS;
 use super::site_index::{pbc_close, SiteIndex};
 use super::symop::operate;
@@ -16,12 +15,13 @@ use super::{
 use crate::cif::pyfloat::str2float;
 use crate::cif::symop::SymOp;
 use crate::element::Element;
+use crate::species::composition::{stable_sort_by_lt, Composition, Species};
 use crate::structure::MAX_SITES;
 
 /// One row read from the atom-site loop (before grouping).
 pub(super) struct Row<'b> {
     coord: [f64; 3],
-    comp: Comp,
+    comp: Composition,
     /// Borrowed from the block (one string per output site is made at the end).
     pub(super) label: Cow<'b, str>,
     /// Whether a later row was merged into this one (two rows on one position).
@@ -165,7 +165,7 @@ fn read_row<'b>(
         fract(block, columns.fract[2], idx)?,
     ];
     let main = (
-        Sp { element, oxidation },
+        Species { element, oxidation },
         if 1e-8 > occu { 1e-8 } else { occu },
     );
     let mut implicit_h = None;
@@ -179,7 +179,7 @@ fn read_row<'b>(
         let hydrogen = element_named("H")
             .ok_or_else(|| unsupported(raw.pos, "hydrogen missing from the element table"))?;
         implicit_h = Some((
-            Sp {
+            Species {
                 element: hydrogen,
                 oxidation: None,
             },
@@ -188,7 +188,7 @@ fn read_row<'b>(
     }
     Ok(Some(Row {
         coord,
-        comp: Comp::new(std::iter::once(main).chain(implicit_h)),
+        comp: Composition::new(std::iter::once(main).chain(implicit_h)),
         label: label_str,
         merged: false,
     }))
@@ -241,12 +241,12 @@ pub(super) fn expand(
     block: &PmgBlock,
     rows: &[Row],
     ops: &[SymOp],
-) -> Result<(Vec<ExpandedSite>, Vec<Comp>), Fail> {
+) -> Result<(Vec<ExpandedSite>, Vec<Composition>), Fail> {
     let sorted = stable_sort_by_lt((0..rows.len()).collect(), &|&a: &usize, &b: &usize| {
         rows[a].comp.lt(&rows[b].comp)
     });
     let mut sites: Vec<ExpandedSite> = Vec::new();
-    let mut groups: Vec<Comp> = Vec::new();
+    let mut groups: Vec<Composition> = Vec::new();
     let mut i = 0;
     while i < sorted.len() {
         let group_comp = rows[sorted[i]].comp.clone();
@@ -303,20 +303,20 @@ fn wrapped_image(block: &PmgBlock, row: &Row, image: [f64; 3]) -> Result<[f64; 3
 
 /// Sites of exactly oxygen and hydrogen keep only the oxygen (pymatgen's implicit-hydrogen
 /// rule, which also applies to an O and an H row stacked on one position).
-fn oxygen_without_implicit_h(comp: &Comp) -> Comp {
+fn oxygen_without_implicit_h(comp: &Composition) -> Composition {
     // The distinct elements are exactly H and O.
-    let is = |s: &Sp, name: &str| s.element.symbol() == name;
+    let is = |s: &Species, name: &str| s.element.symbol() == name;
     let only_h_and_o = comp.0.iter().all(|(s, _)| is(s, "H") || is(s, "O"))
         && comp.0.iter().any(|(s, _)| is(s, "H"))
         && comp.0.iter().any(|(s, _)| is(s, "O"));
     let plain = comp.0.iter().all(|(s, _)| s.oxidation.is_none());
     if plain && only_h_and_o {
         if let Some(o) = Element::from_symbol("O") {
-            let sp = Sp {
+            let sp = Species {
                 element: o,
                 oxidation: None,
             };
-            return Comp::new([(sp, comp.amount(&sp))]);
+            return Composition::new([(sp, comp.amount(&sp))]);
         }
     }
     comp.clone()

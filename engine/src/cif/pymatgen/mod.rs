@@ -15,8 +15,8 @@
 //! species is the sum of their compositions. The [`Site`] keeps the first species (in
 //! pymatgen's insertion order) with its amount as `element` and `occupancy`, and the others
 //! in `others`: two stacked Na atoms give one Na site with occupancy 2, Na + Cl one site with
-//! Cl among its `others`. Oxidation states are kept only in [`PymatgenCif::species`], every
-//! site's full species list.
+//! Cl among its `others`; each species keeps its oxidation state (`_atom_type_oxidation_number`).
+//! [`PymatgenCif::species`] lists every site's species as pymatgen keeps them.
 //!
 //! # Not reproduced
 //!
@@ -32,7 +32,6 @@ pub mod blocks;
 // The oracle of a native-only property test (proptest needs OS randomness).
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod blocks_chars;
-mod comp;
 mod magnetic;
 mod sanitize;
 pub(crate) mod site_index;
@@ -612,11 +611,13 @@ fn structure_of_block(
             frac: site.frac,
             label: rows[site.row].label.to_string(),
             occupancy: amount,
+            oxidation: first.oxidation,
             others: comp.0[1..]
                 .iter()
                 .map(|(sp, amount)| Occupant {
                     element: sp.element,
                     occupancy: *amount,
+                    oxidation: sp.oxidation,
                 })
                 .collect(),
             magmom,

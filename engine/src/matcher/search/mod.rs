@@ -39,6 +39,7 @@ use crate::linalg::{
 };
 use crate::numeric::distance_to_integer;
 use crate::reduction::{lll_reduce_matrix, LllReduction, LLL_DELTA};
+use crate::species::Relation;
 
 /// Site counts from which candidates are dismissed by [`bound`](super::bound) before their
 /// assignment is solved (smaller tables solve faster than the proof runs). Looking for the
@@ -226,20 +227,38 @@ struct Prepared {
     regions: Vec<Option<(f64, bool)>>,
 }
 
+/// The two structures of a strict match in their roles, and how their sites may pair.
+pub(super) struct Roles<'a> {
+    /// The structure matched onto.
+    pub s1: &'a ReducedStructure,
+    /// The structure moved onto `s1`.
+    pub s2: &'a ReducedStructure,
+    /// Supercell size (1 without `attempt_supercell`).
+    pub fu: usize,
+    /// Whether `s1` (rather than `s2`) is expanded into the supercell.
+    pub s1_supercell: bool,
+    /// Which species classes pair when more than equal ones do (oxidation states).
+    pub relation: Option<&'a Relation>,
+}
+
 /// Matches struct2 onto struct1 (pymatgen's `_strict_match`): struct1, after expansion into
 /// `fu` cells when `s1_supercell`, must have at least as many sites as struct2 (after its
 /// expansion otherwise). `shared` holds what a second search of the same pair (a fit, then
 /// the smallest RMS) need not find again: the lattice mappings and struct1's symmetry.
 pub(super) fn strict_match(
-    s1: &ReducedStructure,
-    s2: &ReducedStructure,
-    fu: usize,
-    s1_supercell: bool,
+    roles: Roles<'_>,
     opts: &MatcherOptions,
     goal: Goal,
     shared: &mut Shared,
 ) -> Result<Option<Match>, MatcherError> {
-    let mask = Mask::new(&s1.kinds, &s2.kinds, fu, s1_supercell);
+    let Roles {
+        s1,
+        s2,
+        fu,
+        s1_supercell,
+        relation,
+    } = roles;
+    let mask = Mask::new(&s1.kinds, &s2.kinds, fu, s1_supercell, relation);
     let (n1, n2) = (mask.cols.len(), mask.rows.len());
     // Without subsets the expanded site counts must agree; in any case every struct2 site
     // needs its own partner of the same element.

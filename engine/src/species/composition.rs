@@ -1,6 +1,7 @@
-//! Site compositions as pymatgen's `Composition` compares, adds and orders them.
+//! Compositions as pymatgen's `Composition` compares, adds and orders them.
 //!
-//! pymatgen sorts the parsed sites by composition and groups equal ones, so the order of the
+//! The matcher compares site species with [`Composition::equals`] (see the parent module).
+//! pymatgen's CIF reader sorts the parsed sites by composition and groups equal ones, so the order of the
 //! parsed structure depends on its composition order: amounts compared with a tolerance of
 //! 1e-8, element by element in order of electronegativity, the site with less of the first
 //! differing element first.
@@ -11,11 +12,13 @@ use crate::element::Element;
 pub const AMOUNT_TOLERANCE: f64 = 1e-8;
 
 /// A species key: an element, optionally with an oxidation state (pymatgen's `Species`).
+/// An element, optionally with an oxidation state (pymatgen's `Element` or `Species`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Sp {
+pub struct Species {
     /// The element.
     pub element: Element,
-    /// Oxidation state when the CIF declares `_atom_type_oxidation_number`.
+    /// Oxidation state (a CIF's `_atom_type_oxidation_number`, a Structure JSON's
+    /// `oxidation_state`); `None` for a plain element.
     pub oxidation: Option<f64>,
 }
 
@@ -25,7 +28,7 @@ pub fn sort_electronegativity(e: Element) -> f64 {
 }
 
 /// pymatgen's species order: electronegativity, then symbol, then oxidation state.
-pub fn species_lt(a: &Sp, b: &Sp) -> bool {
+pub fn species_lt(a: &Species, b: &Species) -> bool {
     let (xa, xb) = (
         sort_electronegativity(a.element),
         sort_electronegativity(b.element),
@@ -44,13 +47,13 @@ pub fn species_lt(a: &Sp, b: &Sp) -> bool {
 
 /// A composition: species and amounts in insertion order, no amount below the tolerance.
 #[derive(Clone, Debug, PartialEq, Default)]
-pub struct Comp(pub Vec<(Sp, f64)>);
+pub struct Composition(pub Vec<(Species, f64)>);
 
-impl Comp {
+impl Composition {
     /// `Composition({sp: amount, ...})`: amounts below the tolerance are dropped.
-    pub fn new(items: impl IntoIterator<Item = (Sp, f64)>) -> Self {
+    pub fn new(items: impl IntoIterator<Item = (Species, f64)>) -> Self {
         let items = items.into_iter();
-        let mut out: Vec<(Sp, f64)> = Vec::with_capacity(items.size_hint().0);
+        let mut out: Vec<(Species, f64)> = Vec::with_capacity(items.size_hint().0);
         for (sp, amt) in items {
             match out.iter_mut().find(|(s, _)| *s == sp) {
                 Some((_, a)) => *a = amt,
@@ -58,12 +61,12 @@ impl Comp {
             }
         }
         out.retain(|(_, a)| a.abs() >= AMOUNT_TOLERANCE);
-        Comp(out)
+        Composition(out)
     }
 
     /// `comp[sp]`: exact species, or all species of the element when `sp` has no oxidation
     /// state.
-    pub fn amount(&self, sp: &Sp) -> f64 {
+    pub fn amount(&self, sp: &Species) -> f64 {
         self.0
             .iter()
             .filter(|(s, _)| match sp.oxidation {
@@ -75,7 +78,7 @@ impl Comp {
     }
 
     /// `self + other`.
-    pub fn add(&self, other: &Comp) -> Comp {
+    pub fn add(&self, other: &Composition) -> Composition {
         let mut map = self.0.clone();
         for (sp, amt) in &other.0 {
             match map.iter_mut().find(|(s, _)| s == sp) {
@@ -83,11 +86,11 @@ impl Comp {
                 None => map.push((*sp, *amt)),
             }
         }
-        Comp::new(map)
+        Composition::new(map)
     }
 
     /// Composition equality (same length, amounts within the tolerance).
-    pub fn equals(&self, other: &Comp) -> bool {
+    pub fn equals(&self, other: &Composition) -> bool {
         self.0.len() == other.0.len()
             && self
                 .0
@@ -96,7 +99,7 @@ impl Comp {
     }
 
     /// `self >= other` in pymatgen's sort order.
-    fn ge(&self, other: &Comp) -> bool {
+    fn ge(&self, other: &Composition) -> bool {
         // Two sites of one and the same species (most comparisons): the loop below over
         // that single key, without collecting and sorting the species.
         if let ([(a, x)], [(b, y)]) = (&self.0[..], &other.0[..]) {
@@ -110,9 +113,9 @@ impl Comp {
         self.ge_by_sorted_keys(other)
     }
 
-    /// [`Comp::ge`] the general way: every species of both, sorted, compared in turn.
-    fn ge_by_sorted_keys(&self, other: &Comp) -> bool {
-        let mut keys: Vec<Sp> = Vec::new();
+    /// [`Composition::ge`] the general way: every species of both, sorted, compared in turn.
+    fn ge_by_sorted_keys(&self, other: &Composition) -> bool {
+        let mut keys: Vec<Species> = Vec::new();
         for (sp, _) in self.0.iter().chain(other.0.iter()) {
             if !keys.contains(sp) {
                 keys.push(*sp);
@@ -123,7 +126,7 @@ impl Comp {
     }
 
     /// `self < other` (`not self >= other`, as `functools.total_ordering` derives it).
-    pub fn lt(&self, other: &Comp) -> bool {
+    pub fn lt(&self, other: &Composition) -> bool {
         !self.ge(other)
     }
 }
@@ -181,8 +184,8 @@ fn merge_sort<T: Clone>(v: &mut [T], scratch: &mut Vec<T>, lt: &impl Fn(&T, &T) 
 mod tests {
     use super::*;
 
-    fn el(s: &str) -> Sp {
-        Sp {
+    fn el(s: &str) -> Species {
+        Species {
             element: Element::from_symbol(s).unwrap(),
             oxidation: None,
         }
@@ -190,8 +193,8 @@ mod tests {
 
     #[test]
     fn anion_sites_sort_before_cation_sites() {
-        let na = Comp::new([(el("Na"), 1.0)]);
-        let cl = Comp::new([(el("Cl"), 1.0)]);
+        let na = Composition::new([(el("Na"), 1.0)]);
+        let cl = Composition::new([(el("Cl"), 1.0)]);
         assert!(cl.lt(&na));
         assert!(!na.lt(&cl));
         let sorted = stable_sort_by_lt(vec![na.clone(), cl.clone(), na.clone()], &|a, b| a.lt(b));
@@ -200,7 +203,7 @@ mod tests {
 
     #[test]
     fn single_species_shortcuts_agree_with_the_general_order() {
-        let ox = |s: &str, o: Option<f64>| Sp {
+        let ox = |s: &str, o: Option<f64>| Species {
             element: Element::from_symbol(s).unwrap(),
             oxidation: o,
         };
@@ -217,7 +220,7 @@ mod tests {
         for a in species {
             for b in species {
                 for (x, y) in [(1.0, 1.0), (0.5, 1.0), (1.0, 0.5), (1.0, 1.0 + 1e-9)] {
-                    let (p, q) = (Comp::new([(a, x)]), Comp::new([(b, y)]));
+                    let (p, q) = (Composition::new([(a, x)]), Composition::new([(b, y)]));
                     assert_eq!(p.ge(&q), p.ge_by_sorted_keys(&q), "{a:?} {x} vs {b:?} {y}");
                 }
             }
@@ -226,9 +229,9 @@ mod tests {
 
     #[test]
     fn addition_and_tolerance() {
-        let a = Comp::new([(el("Fe"), 0.5)]);
-        let b = a.add(&Comp::new([(el("Fe"), 0.5), (el("O"), 1e-9)]));
+        let a = Composition::new([(el("Fe"), 0.5)]);
+        let b = a.add(&Composition::new([(el("Fe"), 0.5), (el("O"), 1e-9)]));
         assert_eq!(b.0, vec![(el("Fe"), 1.0)]);
-        assert!(b.equals(&Comp::new([(el("Fe"), 1.0 + 1e-9)])));
+        assert!(b.equals(&Composition::new([(el("Fe"), 1.0 + 1e-9)])));
     }
 }
