@@ -161,19 +161,20 @@ fn compare(case: &Case, ours: &PymatgenCif) -> Option<String> {
         }
     }
     for (i, site) in s.sites.iter().enumerate() {
-        let theirs: Vec<(String, f64)> = species[i]
+        let theirs: Vec<(String, Option<f64>, f64)> = species[i]
             .iter()
-            .map(|(sym, _, amt)| (sym.clone(), number(amt)))
+            .map(|(sym, oxi, amt)| (sym.clone(), oxi.as_ref().map(number), number(amt)))
             .collect();
-        let mine: Vec<(String, f64)> = ours.species[i]
-            .iter()
-            .map(|sp| (sp.element.symbol().to_string(), sp.amount))
+        // The site itself (what the matcher compares), not only the detailed list.
+        let mine: Vec<(String, Option<f64>, f64)> = site
+            .occupants()
+            .map(|o| (o.element.symbol().to_string(), o.oxidation, o.occupancy))
             .collect();
         let same = theirs.len() == mine.len()
             && theirs
                 .iter()
                 .zip(&mine)
-                .all(|(t, m)| t.0 == m.0 && (t.1 - m.1).abs() <= TOL);
+                .all(|(t, m)| t.0 == m.0 && t.1 == m.1 && (t.2 - m.2).abs() <= TOL);
         if !same {
             return Some(format!(
                 "species of site {i}: pymatgen {theirs:?}, ours {mine:?}"
