@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh test
 
-step() { printf '\n\033[1;34m[test]\033[0m %s\n' "$*"; }
+# Each step says when it starts (seconds since the first), so a log shows what a run costs.
+step() { printf '\n\033[1;34m[test]\033[0m [%4d s] %s\n' "$SECONDS" "$*"; }
 TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
 
 step "cargo fmt --check"
@@ -68,3 +69,5 @@ export ATOMWORLD_DIST="$PWD/dist"
 
 step "e2e (Playwright + Debian chromium)"
 (cd e2e && npm test)
+
+step "done"
