@@ -14,8 +14,8 @@ TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import j
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
-step "clippy (native: engine, bench, server)"
-cargo clippy --workspace --exclude app --all-targets -- -D warnings
+step "clippy (native: engine, bench, server, sandbox with its wasm backend)"
+cargo clippy --workspace --exclude app --all-targets --features server/wasm-sandbox -- -D warnings
 
 step "clippy (wasm32: engine, bench, app, engine-bench)"
 cargo clippy -p engine -p bench -p app -p engine-bench --all-targets --target wasm32-unknown-unknown -- -D warnings
@@ -26,9 +26,10 @@ scripts/mattools-venv.sh >/dev/null
 scripts/container-image.sh >/dev/null
 # The facts our own MatTools QA questions state, checked against the pinned pymatgen.
 "$HOME/.cache/atomworld/venv-mattools/bin/python" bench/data/check_mattools_qa.py
-cargo clippy -p sandbox -p server --all-targets --features sandbox/wasm,server/wasm-sandbox -- -D warnings
-cargo test -p sandbox --features wasm
-cargo test -p server --features wasm-sandbox --test sandbox_cli --test omnimat_python --test escape
+# One invocation, so wasmtime (minutes to compile) is built once for both crates.
+cargo test -p sandbox -p server --features server/wasm-sandbox --lib \
+  --test bwrap_backend --test container_backend --test wasm_backend \
+  --test sandbox_cli --test omnimat_python --test escape
 
 step "differential tests against pymatgen (release build; oracle cached in ~/.cache/atomworld/oracle)"
 # The pinned pymatgen venv and the oracle files are made on the first run (about a minute),
