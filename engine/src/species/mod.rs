@@ -19,7 +19,11 @@
 //! One deliberate difference: `Composition.__eq__` is not symmetric for a site of
 //! occupancy 0 either (read as 1e-8: `{Na: 1e-8} == {O: 1}` holds, the reverse does not),
 //! which can make pymatgen's matcher miss a structure matching itself; for sites without
-//! oxidation states [`pairs_with`] is [`same_species`], which is symmetric.
+//! oxidation states [`pairs_with`] is [`same_species`], which is symmetric. Not reproduced
+//! either: pymatgen's mask groups runs of consecutive sites whose species compare equal
+//! (`itertools.groupby`), so in a structure holding both a plain Fe site and, right after
+//! it, an Fe2+ site, the second is compared as plain Fe; here every site is compared as
+//! itself (the differential cases give every site of a structure the same kind).
 
 pub mod composition;
 
