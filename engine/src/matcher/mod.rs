@@ -119,8 +119,8 @@ pub use crate::interrupt::Interrupt;
 use crate::lattice_mapping::MappingError;
 use crate::linalg::{self, from_parameters_pymatgen, parameters, volume, Mat3, Vec3};
 use crate::primitive::PrimitiveError;
-use crate::species::composition::{Composition, Species};
-use crate::species::{Kinds, Relation};
+use crate::species::composition::Composition;
+use crate::species::{species_amounts, Kinds, Relation};
 use crate::structure::{Site, Structure};
 use assignment::AssignmentError;
 use reduced::ReducedStructure;
@@ -404,14 +404,7 @@ fn check_options(opts: &MatcherOptions) -> Result<(), MatcherError> {
 /// symmetric once oxidation states appear).
 fn same_fractional_composition(s1: &Structure, s2: &Structure) -> bool {
     let fractional = |s: &Structure| {
-        let mut amounts: Vec<(Species, f64)> = Vec::new();
-        for o in s.sites.iter().flat_map(Site::occupants) {
-            let sp = o.species();
-            match amounts.iter_mut().find(|(x, _)| *x == sp) {
-                Some((_, n)) => *n += o.occupancy,
-                None => amounts.push((sp, o.occupancy)),
-            }
-        }
+        let amounts = species_amounts(s.sites.iter().flat_map(Site::occupants));
         let total: f64 = amounts.iter().map(|(_, n)| n).sum();
         Composition::new(amounts.into_iter().map(|(sp, n)| (sp, n / total)))
     };

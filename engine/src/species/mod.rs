@@ -61,17 +61,24 @@ pub fn has_oxidation(site: &Site) -> bool {
     site.occupants().any(|o| o.oxidation.is_some())
 }
 
-/// The site's species with their amounts, one entry per species (amounts of a species listed
-/// twice add up, as in a `Composition`), in the site's order.
-fn amounts(site: &Site) -> Vec<(Species, f64)> {
-    let mut out: Vec<(Species, f64)> = Vec::with_capacity(1 + site.others.len());
-    for o in site.occupants() {
+/// The species of `occupants` with their summed amounts, one entry per species in order of
+/// first appearance (amounts within the tolerance of zero kept).
+pub fn species_amounts(occupants: impl IntoIterator<Item = Occupant>) -> Vec<(Species, f64)> {
+    let mut out: Vec<(Species, f64)> = Vec::new();
+    for o in occupants {
         let sp = o.species();
         match out.iter_mut().find(|(s, _)| *s == sp) {
             Some((_, n)) => *n += o.occupancy,
             None => out.push((sp, o.occupancy)),
         }
     }
+    out
+}
+
+/// The site's species with their amounts, one entry per species (amounts of a species listed
+/// twice add up, as in a `Composition`), in the site's order.
+fn amounts(site: &Site) -> Vec<(Species, f64)> {
+    let mut out = species_amounts(site.occupants());
     // A `Composition` leaves out amounts within the tolerance of zero.
     out.retain(|(_, n)| n.abs() >= AMOUNT_TOLERANCE);
     out
