@@ -131,6 +131,156 @@ fn baselines_and_the_reference_faults() {
     assert_eq!(v[3]["label"], "FunctionError");
 }
 
+/// Correct answers to the three tasks whose pymatgen functions return `float128` arrays
+/// score Success (the encoder once recursed on `np.longdouble.item()` and sent
+/// "<nested too deeply>", which the verification rejected).
+#[test]
+fn correct_float128_answers_score_success() {
+    let Some(context) = setup() else { return };
+    let srh = answer(
+        "import numpy as np\nfrom pymatgen.analysis.defects.recombination import get_SRH_coef\n\
+         def f():\n    c = get_SRH_coef(T=[100, 200, 300], dQ=1.0, dE=1.0, omega_i=0.2, \
+         omega_f=0.2, elph_me=1, volume=1, g=1)\n    assert c.dtype == np.longdouble, c.dtype\n    \
+         return {'SRH_Coefficient': c}",
+        "f",
+    );
+    let rad = answer(
+        "from pymatgen.analysis.defects.recombination import get_Rad_coef\n\
+         def f():\n    return {'Radiative_Coefficient': get_Rad_coef(T=[100, 200, 300], dQ=1.0, \
+         dE=1.0, omega_i=0.2, omega_f=0.2, omega_photon=0.6, dipole_me=1, volume=1, g=1)}",
+        "f",
+    );
+    let vibronic = answer(
+        "import itertools\nimport numpy as np\nfrom pymatgen.analysis.defects.recombination \
+         import analytic_overlap_NM, get_mQn\n\
+         def f():\n    dQ, omega_i, omega_f = 0, 0.2, 0.2\n    ovl = np.zeros((5, 5), \
+         dtype=np.longdouble)\n    for m, n in itertools.product(range(5), range(5)):\n        \
+         ovl[m, n] = analytic_overlap_NM(dQ, omega_i, omega_f, m, n)\n    e, v = get_mQn(\
+         omega_i=omega_i, omega_f=omega_f, m_init=0, Nf=5, dQ=dQ, ovl=ovl)\n    \
+         return {'vibronic_matrix_elements': v}",
+        "f",
+    );
+    let lines = [
+        json!({"task": "test_get_SRH_coef", "response": srh}),
+        json!({"task": "test_get_Rad_coef", "response": rad}),
+        json!({"task": "test_get_vibronic_matrix_elements", "response": vibronic}),
+    ];
+    let (verdicts, summary) = eval(&context, &lines);
+    for (line, v) in lines.iter().zip(&verdicts) {
+        assert_eq!(v["label"], "Success", "{}: {v}\n{summary}", line["task"]);
+    }
+}
+
+/// Every kind of numpy value a function may return reaches the task's verification as the
+/// value it was (extended precision as float64 values, as the reference's round trip read
+/// them): a task of our own whose verification checks each one.
+#[test]
+fn every_numpy_kind_reaches_the_verification() {
+    if setup().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let task = dir.path().join("tasks/test_numpy_kinds");
+    std::fs::create_dir_all(&task).unwrap();
+    std::fs::create_dir_all(dir.path().join("test_files")).unwrap();
+    std::fs::write(task.join("question.txt"), "Return every numpy kind.").unwrap();
+    std::fs::write(
+        task.join("properties.json"),
+        r#"{"JSON_File_Name": "test_numpy_kinds", "properties": {"kinds": {"description": "every numpy kind", "format": "see the verification", "value": "-"}}}"#,
+    )
+    .unwrap();
+    std::fs::write(task.join("new_unit_test.py"), NUMPY_KINDS_CHECK).unwrap();
+    let context = context("mattools-code", Some(dir.path()), None).unwrap();
+    let response = answer(NUMPY_KINDS_ANSWER, "f");
+    let (verdicts, summary) = eval(
+        &context,
+        &[json!({"task": "test_numpy_kinds", "response": response})],
+    );
+    assert_eq!(
+        verdicts[0]["label"], "Success",
+        "{}\n{summary}",
+        verdicts[0]
+    );
+}
+
+/// The answer of [`every_numpy_kind_reaches_the_verification`]: one property per kind.
+const NUMPY_KINDS_ANSWER: &str = r#"import numpy as np
+from pymatgen.core import Element, Species
+def f():
+    return {
+        "f128_array": np.array([1.5, 2.5e-14], dtype=np.longdouble),
+        "f128_2d": np.ones((2, 3), dtype=np.longdouble),
+        "f128_scalar": np.longdouble(1.25),
+        "c256_scalar": np.clongdouble(1 + 2j),
+        "c256_array": np.array([1 + 2j], dtype=np.clongdouble),
+        "f32_scalar": np.float32(0.5),
+        "f16_array": np.array([0.5], dtype=np.float16),
+        "i64": np.int64(7),
+        "u8_array": np.arange(3, dtype=np.uint8),
+        "bool": np.bool_(True),
+        "zero_d": np.array(3.5),
+        "zero_d_f128": np.array(3.5, dtype=np.longdouble),
+        "nan_array": np.array([np.nan, np.inf, 1.0]),
+        "nan_scalar": np.float64("nan"),
+        "datetime": np.datetime64("2024-01-02"),
+        "timedelta": np.timedelta64(3, "s"),
+        "datetime_array": np.array(["2024-01-02"], dtype="datetime64[D]"),
+        "object_array": np.array([1, "a", None], dtype=object),
+        "structured": np.array([(1, 2.5)], dtype=[("a", "<i4"), ("b", "<f8")]),
+        "masked": np.ma.array([1.0, 2.0], mask=[False, True]),
+        "str": np.str_("x"),
+        "bytes": np.bytes_(b"y"),
+        "nested": {"inner": (np.float64(1.0), [np.longdouble(2)])},
+        "species": [Element("Fe"), Species("O", -2)],
+    }
+"#;
+
+/// The verification of [`every_numpy_kind_reaches_the_verification`].
+const NUMPY_KINDS_CHECK: &str = r#"def test_numpy_kinds(p):
+    import math
+    import numpy as np
+    from pymatgen.core import Element, Species
+    checks = {
+        "f128_array": lambda v: isinstance(v, np.ndarray) and v.dtype == np.longdouble
+            and np.allclose(v, [1.5, 2.5e-14], rtol=0, atol=0),
+        "f128_2d": lambda v: v.shape == (2, 3) and v.dtype == np.longdouble and v.sum() == 6,
+        "f128_scalar": lambda v: type(v) is float and v == 1.25,
+        "c256_scalar": lambda v: type(v) is complex and v == 1 + 2j,
+        "c256_array": lambda v: v.dtype == np.clongdouble and v[0] == 1 + 2j,
+        "f32_scalar": lambda v: type(v) is float and v == 0.5,
+        "f16_array": lambda v: v.dtype == np.float16 and v[0] == 0.5,
+        "i64": lambda v: type(v) is int and v == 7,
+        "u8_array": lambda v: v.dtype == np.uint8 and v.tolist() == [0, 1, 2],
+        "bool": lambda v: v is True,
+        "zero_d": lambda v: isinstance(v, np.ndarray) and v.shape == () and v == 3.5,
+        "zero_d_f128": lambda v: v.shape == () and v.dtype == np.longdouble and v == 3.5,
+        "nan_array": lambda v: math.isnan(v[0]) and v[1] == math.inf and v[2] == 1.0,
+        "nan_scalar": lambda v: type(v) is float and math.isnan(v),
+        "datetime": lambda v: "2024-01-02" in repr(v) and "datetime64" in repr(v),
+        "timedelta": lambda v: "timedelta64" in repr(v) and "3" in repr(v),
+        "datetime_array": lambda v: "2024, 1, 2" in repr(v[0]),
+        "object_array": lambda v: v.dtype == object and v.tolist() == [1, "a", None],
+        "structured": lambda v: v.dtype.names == ("a", "b") and v["a"][0] == 1
+            and v["b"][0] == 2.5,
+        "masked": lambda v: list(v) == [1.0, None],
+        "str": lambda v: v == "x",
+        "bytes": lambda v: "b'y'" in repr(v),
+        "nested": lambda v: v == {"inner": (1.0, [2.0])},
+        "species": lambda v: v == [Element("Fe"), Species("O", -2)],
+    }
+    errors = []
+    for name, check in checks.items():
+        try:
+            ok = check(p[name])
+        except Exception as e:
+            ok = f"{type(e).__name__}: {e}"
+        if isinstance(ok, str) or not ok:
+            errors.append(f"{name}: {p.get(name)!r} ({ok})")
+    if errors:
+        return errors + [len(errors), 1]
+    return "ok"
+"#;
+
 /// The page's flow through the API: the server pointed at MatTools' folder lists the tasks
 /// and scores hand-written code in the sandbox; a passcode guards scoring; long answers are
 /// refused.

@@ -12,7 +12,8 @@ def _aw_encode(x, depth=0):
     """Tagged JSON: tuples, sets, dicts with any keys, arrays and pymatgen species survive.
 
     numpy scalars become Python scalars, as the reference's repr/eval round trip made them
-    under numpy 1.26 (its repr of np.float64(1.5) is "1.5").
+    under numpy 1.26 (its repr of np.float64(1.5) is "1.5"); extended precision (longdouble,
+    clongdouble) is read as float64/complex128, as that round trip read it.
     """
     if depth > 60:
         return {"$repr": "<nested too deeply>", "type": "?"}
@@ -20,9 +21,9 @@ def _aw_encode(x, depth=0):
         return x
     np = sys.modules.get("numpy")
     if np is not None and isinstance(x, np.ndarray):
-        return {"$ndarray": _aw_encode(x.tolist(), depth + 1), "dtype": str(x.dtype)}
+        return _aw_array(np, x, depth)
     if np is not None and isinstance(x, np.generic):
-        return _aw_encode(x.item(), depth + 1)
+        return _aw_scalar(np, x, depth)
     if isinstance(x, int):
         return int(x)
     if isinstance(x, float):
@@ -37,10 +38,55 @@ def _aw_encode(x, depth=0):
         return [_aw_encode(v, depth + 1) for v in x]
     if isinstance(x, dict):
         return {"$dict": [[_aw_encode(k, depth + 1), _aw_encode(v, depth + 1)] for k, v in x.items()]}
+    return _aw_opaque(x)
+
+
+def _aw_opaque(x):
+    """A value JSON cannot carry: its repr, rebuilt as an object equal only to itself."""
     kind = type(x)
     if kind.__module__.startswith("pymatgen") and kind.__name__ in ("Element", "Species"):
         return {"$" + kind.__name__.lower(): str(x)}
     return {"$repr": repr(x)[:2000], "type": kind.__module__ + "." + kind.__qualname__}
+
+
+def _aw_scalar(np, x, depth):
+    """A numpy scalar as the Python scalar of its kind (never a numpy scalar again: `.item()`
+    of a longdouble is a longdouble)."""
+    if isinstance(x, (np.datetime64, np.timedelta64)):
+        # Their repr names the kind, value and unit (timedelta64 is an integer subclass).
+        return _aw_opaque(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return _aw_encode(float(x), depth + 1)
+    if isinstance(x, np.complexfloating):
+        return _aw_encode(complex(x), depth + 1)
+    if isinstance(x, (np.str_, np.bytes_)):
+        return _aw_encode(x.item(), depth + 1)
+    if isinstance(x, np.void) and x.dtype.names is not None:
+        return {"$tuple": [_aw_encode(v, depth + 1) for v in x.tolist()]}
+    # Unstructured void, and kinds numpy may add: their repr.
+    return _aw_opaque(x)
+
+
+def _aw_array(np, x, depth):
+    """An array as nested lists of its elements and its dtype; masked elements are None."""
+    if isinstance(x, np.ma.MaskedArray):
+        # (filled(None) would fill with the default fill value, not None.)
+        data = np.array(x.data, dtype=object)
+        data[np.ma.getmaskarray(x)] = None
+        x = data
+    dtype = x.dtype
+    if dtype.names is not None:
+        # Structured: records as tuples; the dtype as its field list (rebuilt by numpy).
+        data = [_aw_encode(tuple(r), depth + 1) for r in x.reshape(-1)]
+        return {"$ndarray": data, "dtype": repr(dtype.descr), "shape": list(x.shape)}
+    if dtype.kind in "fc" and dtype.itemsize > (8 if dtype.kind == "f" else 16):
+        # longdouble / clongdouble: .tolist() keeps numpy scalars; read as float64/complex128.
+        x = x.astype(np.float64 if dtype.kind == "f" else np.complex128)
+    return {"$ndarray": _aw_encode(x.tolist(), depth + 1), "dtype": str(dtype)}
 
 
 with open("solution.py", encoding="utf-8") as _f:

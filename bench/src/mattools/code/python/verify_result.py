@@ -28,7 +28,14 @@ def _aw_decode(x):
 
         data = _aw_decode(x["$ndarray"])
         try:
-            return np.array(data, dtype=x.get("dtype"))
+            dtype = x.get("dtype")
+            if "shape" in x:
+                # Structured: the dtype is its field list, the records come flat.
+                import ast
+
+                rows = np.array(data, dtype=np.dtype(ast.literal_eval(dtype)))
+                return rows.reshape(x["shape"])
+            return np.array(data, dtype=dtype)
         except Exception:
             return np.array(data, dtype=object)
     if "$tuple" in x:
