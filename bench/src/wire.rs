@@ -181,6 +181,43 @@ pub struct ImportedTasks {
     pub imported_from: String,
     /// The tasks in order, each as its suite's task JSON.
     pub tasks: Vec<serde_json::Value>,
+    /// Tasks of the input left out of the run, each with its place and why: counted in the
+    /// run's summary, never dropped in silence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedTask>,
+}
+
+/// A task of a run's input that is not in the run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SkippedTask {
+    /// Where it was read ("cal/03_….jsonl line 7").
+    pub place: String,
+    /// Why it cannot run.
+    pub why: String,
+}
+
+/// How a run's tasks were accounted for: `read = skipped + in_run`, and
+/// `in_run × samples = scored + unasked + failed + pending`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TaskCounts {
+    /// Tasks read from the input.
+    pub read: usize,
+    /// Tasks left out of the run (their places and reasons are in the run's spec).
+    pub skipped: usize,
+    /// Tasks in the run.
+    pub in_run: usize,
+    /// Samples per task.
+    pub samples: u32,
+    /// Answers scored.
+    pub scored: usize,
+    /// Tasks stored without asking anyone (OmniMatBench: images unavailable).
+    pub unasked: usize,
+    /// Answers that failed before a verdict (provider errors, spend cap): resumable.
+    pub failed: usize,
+    /// Answers not yet attempted.
+    pub pending: usize,
 }
 
 /// Everything that defines a run.
@@ -417,6 +454,9 @@ pub struct RunSummary {
     /// USD; the table's cost is the answers' alone, the run's spend is both.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub preparation_cost_usd: f64,
+    /// How the run's tasks were accounted for (for runs of given tasks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<TaskCounts>,
 }
 
 fn is_zero(x: &f64) -> bool {

@@ -22,8 +22,9 @@ test("the demo item c21 shows its image under the prompt", () =>
   withScreenshot(browser.page, "suite image", async () => {
     const page = browser.page;
     await page.selectOption("#suite-select", "omnimat-cal");
-    await page.waitForSelector("#suite-task option[value=c21]", { state: "attached" });
-    await page.selectOption("#suite-task", "c21");
+    // A task's key is subfield/id (ids restart in every upstream subfield file).
+    await page.waitForSelector('#suite-task option[value="Materials Physics/c21"]', { state: "attached" });
+    await page.selectOption("#suite-task", "Materials Physics/c21");
     await page.waitForFunction(() => /unit cell of a two-dimensional crystal/.test(document.querySelector("#suite-prompt").textContent));
     const img = page.locator("#suite-images img");
     await img.waitFor();
@@ -34,9 +35,9 @@ test("the demo item c21 shows its image under the prompt", () =>
     });
     const size = await img.evaluate((i) => [i.naturalWidth, i.naturalHeight]);
     assert.deepEqual(size, [96, 96]);
-    assert.match(await img.getAttribute("src"), /\/api\/suites\/omnimat-cal\/tasks\/c21\/images\/awp_demo_c21_img$/);
+    assert.match(await img.getAttribute("src"), /\/api\/suites\/omnimat-cal\/tasks\/Materials%20Physics%2Fc21\/images\/awp_demo_c21_img$/);
     assert.equal(await page.locator("#suite-images-unavailable").count(), 0);
     // A text-only item has no image block.
-    await page.selectOption("#suite-task", "c01");
+    await page.selectOption("#suite-task", "Materials Physics/c01");
     await page.waitForFunction(() => !document.querySelector("#suite-images"));
   }));

@@ -14,4 +14,5 @@ pub mod llm;
 pub mod recipes;
 pub mod runs;
 pub mod storage;
+pub mod task_files;
 pub mod task_sets;

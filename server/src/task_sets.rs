@@ -178,34 +178,25 @@ impl TaskSets {
         })
     }
 
-    /// Image `stem` of task `id` of `suite` (bytes and media type), for the page: only a
-    /// stem the task itself names is looked up. `Ok(None)`: no such task or stem.
+    /// Image `stem` of the task of `suite` keyed `key` (bytes and media type), for the page:
+    /// only a stem the task itself names is looked up. `Ok(None)`: no such task or stem.
     pub fn image(
         &self,
-        suite: &str,
-        id: &str,
+        suite: &dyn AnySuite,
+        key: &str,
         stem: &str,
     ) -> Result<Option<(Vec<u8>, &'static str)>, String> {
-        let Some((tasks, _)) = self.sets.get(suite) else {
+        let Some((tasks, _)) = self.sets.get(suite.name()) else {
             return Ok(None);
         };
         let named = tasks
             .iter()
-            .filter(|t| task_id(t).as_deref() == Some(id))
-            .any(|t| stems_of(suite, t).iter().any(|s| s == stem));
+            .filter(|t| suite.key_of(t).is_ok_and(|k| k == key))
+            .any(|t| stems_of(suite.name(), t).iter().any(|s| s == stem));
         if !named {
             return Ok(None);
         }
         load_image(self.images_dir.as_deref(), stem).map(Some)
-    }
-}
-
-/// An item's id as JSON writes it (a string or a number).
-fn task_id(task: &serde_json::Value) -> Option<String> {
-    match &task["id"] {
-        serde_json::Value::String(s) => Some(s.clone()),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        _ => None,
     }
 }
 

@@ -380,6 +380,20 @@ async fn imported_tasks_run_through_the_api_and_a_bad_one_is_named() {
             .starts_with("task t2:"),
         "{e}"
     );
+    // Two tasks with one key would store one result over the other: refused, both named.
+    let r = c
+        .post(format!("{base}/api/runs"))
+        .json(&serde_json::json!({"model": "reference", "tasks": [good.clone(), good.clone()]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let e: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(
+        e["error"]["message"],
+        "tasks 1 and 2 share the key \"t1\": results would overwrite each other",
+        "{e}"
+    );
     let id = create_run(
         &c,
         &base,
@@ -388,6 +402,12 @@ async fn imported_tasks_run_through_the_api_and_a_bad_one_is_named() {
     .await;
     let run = wait_run(&c, &base, &id, |r| r["status"] == "finished").await;
     assert_eq!(run["summary"]["overall"]["n"], 1, "{run}");
+    let counts = &run["summary"]["counts"];
+    assert_eq!(
+        (counts["read"].as_u64(), counts["scored"].as_u64()),
+        (Some(1), Some(1)),
+        "{run}"
+    );
     assert_eq!(run["summary"]["overall"]["success_rate"], 1.0);
     assert_eq!(run["spec"]["tasks"]["imported_from"], "api");
 }

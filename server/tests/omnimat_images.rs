@@ -98,7 +98,7 @@ async fn a_run_sends_the_files_bytes_and_skips_an_item_whose_image_is_missing() 
     let storage = Storage::open(&data).unwrap();
     let (id, _, _) = storage.list_runs().unwrap().remove(0);
     let rows = storage.results(&id).unwrap();
-    let m2 = rows.iter().find(|r| r.task_id == "m2").unwrap();
+    let m2 = rows.iter().find(|r| r.task_id == "Test/m2").unwrap();
     assert_eq!(m2.label.as_deref(), Some("ImagesUnavailable"));
     assert_eq!(m2.action, "images unavailable");
     assert_eq!((m2.response.as_deref(), m2.input_tokens), (None, 0));
@@ -111,7 +111,7 @@ async fn a_run_sends_the_files_bytes_and_skips_an_item_whose_image_is_missing() 
         )),
         "{note}"
     );
-    let m1 = rows.iter().find(|r| r.task_id == "m1").unwrap();
+    let m1 = rows.iter().find(|r| r.task_id == "Test/m1").unwrap();
     assert_eq!(m1.label.as_deref(), Some("Correct"));
     // The stored task is the file's, without the image bytes.
     assert!(m1.task.as_ref().unwrap().get("images").is_none());
@@ -162,7 +162,7 @@ async fn without_an_images_folder_multimodal_items_are_unavailable_not_sent() {
     let storage = Storage::open(&data).unwrap();
     let (id, _, _) = storage.list_runs().unwrap().remove(0);
     let rows = storage.results(&id).unwrap();
-    let m3 = rows.iter().find(|r| r.task_id == "m3").unwrap();
+    let m3 = rows.iter().find(|r| r.task_id == "Test/m3").unwrap();
     assert_eq!(m3.label.as_deref(), Some("ImagesUnavailable"));
     let verdict = serde_json::to_value(m3.verdict.as_ref().unwrap()).unwrap();
     assert!(
@@ -193,7 +193,7 @@ async fn the_page_gets_a_tasks_own_images_and_no_path_leaves_the_folder() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|t| t["id"] == "c21")
+        .find(|t| t["id"] == "Materials Physics/c21")
         .unwrap()
         .clone();
     assert_eq!(c21["images"], serde_json::json!(["awp_demo_c21_img"]));
@@ -210,7 +210,10 @@ async fn the_page_gets_a_tasks_own_images_and_no_path_leaves_the_folder() {
             "data": base64::engine::general_purpose::STANDARD.encode(&shipped)
         })
     );
-    let url = |stem: &str| format!("{base}/api/suites/omnimat-cal/tasks/c21/images/{stem}");
+    // The task's key (subfield/id) travels percent-encoded in one path segment.
+    let url = |stem: &str| {
+        format!("{base}/api/suites/omnimat-cal/tasks/Materials%20Physics%2Fc21/images/{stem}")
+    };
     let r = c.get(url("awp_demo_c21_img")).send().await.unwrap();
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["content-type"], "image/png");
@@ -225,7 +228,10 @@ async fn the_page_gets_a_tasks_own_images_and_no_path_leaves_the_folder() {
     }
     for u in [
         url("secret"),
-        format!("{base}/api/suites/omnimat-cal/tasks/c01/images/awp_demo_c21_img"),
+        format!(
+            "{base}/api/suites/omnimat-cal/tasks/Materials%20Physics%2Fc01/images/awp_demo_c21_img"
+        ),
+        format!("{base}/api/suites/omnimat-cal/tasks/c21/images/awp_demo_c21_img"),
         format!("{base}/api/suites/omnimat-cal/tasks/nope/images/x"),
         format!("{base}/api/suites/mattools-qa/tasks/c21/images/awp_demo_c21_img"),
     ] {
@@ -236,7 +242,7 @@ async fn the_page_gets_a_tasks_own_images_and_no_path_leaves_the_folder() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|t| t["id"] == "c01")
+        .find(|t| t["id"] == "Materials Physics/c01")
         .unwrap();
     assert!(c01.get("images").is_none() && c01.get("unavailable").is_none());
 }

@@ -37,8 +37,8 @@ impl Suite for Sums {
     type State = i64;
     type Verdict = SumVerdict;
 
-    fn id(task: &SumTask) -> &str {
-        &task.id
+    fn key(task: &SumTask) -> String {
+        task.id.clone()
     }
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {

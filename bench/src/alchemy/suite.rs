@@ -74,8 +74,8 @@ impl Suite for Alchemy {
     type State = AlchemyState;
     type Verdict = AlchemyVerdict;
 
-    fn id(task: &AlchemyTask) -> &str {
-        &task.recipe.id
+    fn key(task: &AlchemyTask) -> String {
+        task.recipe.id.clone()
     }
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {

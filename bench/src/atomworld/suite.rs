@@ -6,6 +6,7 @@ use super::evaluate::{evaluate_with_same_crystal, parse_target, Comparison, Labe
 use super::prompt::model_prompt;
 use super::same_crystal::SAME_CRYSTAL_MATCHER;
 use super::task::AtomWorldTask;
+use crate::task::source::{Located, Position};
 use crate::task::{Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError};
 use engine::cif::PymatgenCif;
 
@@ -47,8 +48,22 @@ impl Suite for AtomWorld {
     type State = Reference;
     type Verdict = Verdict;
 
-    fn id(task: &AtomWorldTask) -> &str {
-        &task.id
+    fn key(task: &AtomWorldTask) -> String {
+        task.id.clone()
+    }
+
+    /// The upstream layouts [`super::import`] reads (task triples as JSON lines, the
+    /// reference's `data/simple/<Action>.json`, its `evaluation_results.json`).
+    fn read_tasks(&self, _name: &str, text: &str) -> Result<Vec<Located>, TaskError> {
+        let (_, records) = super::import::import(text).map_err(|e| TaskError(e.to_string()))?;
+        records
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let value = serde_json::to_value(r.task).map_err(|e| TaskError(e.to_string()))?;
+                Ok((Position::Item(i + 1), value))
+            })
+            .collect()
     }
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {

@@ -194,6 +194,17 @@ impl QaItem {
     }
 }
 
+/// An item's key: `subfield/id` ("Materials Physics/001"), since ids restart in every
+/// subfield file; the bare id for an item without a subfield (an `eval` line).
+pub fn key(subfield: &str, id: &str) -> String {
+    let subfield = subfield.trim();
+    if subfield.is_empty() {
+        id.to_string()
+    } else {
+        format!("{subfield}/{id}")
+    }
+}
+
 /// Read an upstream CAL file (`*_Cal_with_final_answers.jsonl`): one item a non-blank line.
 pub fn import_cal_jsonl(text: &str) -> Result<Vec<CalItem>, ImportError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);

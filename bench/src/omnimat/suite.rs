@@ -10,6 +10,7 @@ use super::images::IMAGES_UNAVAILABLE;
 use super::item::{CalItem, QaItem};
 use super::prompt::{answer_text, cal_messages, py_dumps, qa_messages, ANSWER_REMINDER};
 use super::qa::{judge_messages, judges_to_reask, score_answers, QaLabel, QaReference, QaVerdict};
+use crate::task::source::{self, Located};
 use crate::task::{
     Headline, Message, Need, NeedAnswer, Outcome, Prepared, Role, Suite, TaskError, Unasked,
 };
@@ -55,8 +56,17 @@ impl Suite for OmniMatCal {
     type State = CalReference;
     type Verdict = CalVerdict;
 
-    fn id(task: &CalItem) -> &str {
-        &task.id
+    fn key(task: &CalItem) -> String {
+        super::item::key(&task.subfield, &task.id)
+    }
+
+    /// Upstream: `cal/NN_<Subfield>_Cal_with_final_answers.jsonl`, one item a line.
+    fn read_tasks(&self, _name: &str, text: &str) -> Result<Vec<Located>, TaskError> {
+        source::json_lines(text)
+    }
+
+    fn release_folder(&self) -> Option<&'static str> {
+        Some("cal")
     }
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {
@@ -161,8 +171,18 @@ impl Suite for OmniMatQa {
     type State = QaReference;
     type Verdict = QaVerdict;
 
-    fn id(task: &QaItem) -> &str {
-        &task.id
+    fn key(task: &QaItem) -> String {
+        super::item::key(&task.subfield, &task.id)
+    }
+
+    /// Upstream: `qa/NN_<Subfield>_QA_rubric.json`, one JSON list of items; JSON lines of
+    /// items are read too.
+    fn read_tasks(&self, _name: &str, text: &str) -> Result<Vec<Located>, TaskError> {
+        source::json_list_or_lines(text)
+    }
+
+    fn release_folder(&self) -> Option<&'static str> {
+        Some("qa")
     }
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {

@@ -7,6 +7,7 @@ use engine::interrupt::Interrupt;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use super::source::Located;
 use super::Message;
 
 /// Why a task cannot be prepared or scored (the task's fault, not the answer's).
@@ -132,8 +133,23 @@ pub trait Suite: Send + Sync + 'static {
     /// The suite's own verdict.
     type Verdict: Serialize + DeserializeOwned + Send + 'static;
 
-    /// The task's identifier.
-    fn id(task: &Self::Task) -> &str;
+    /// The task's key: unique across a whole upstream release (every file of it), since
+    /// results, resumption and the page find a task by it. Where an upstream id repeats
+    /// across files (OmniMatBench's restart in every subfield), the key qualifies it.
+    fn key(task: &Self::Task) -> String;
+
+    /// The tasks of one file of the suite's upstream release (`name`: the file's name, for
+    /// suites whose layout depends on it), each with its place in the file. By default, JSON
+    /// lines of tasks.
+    fn read_tasks(&self, _name: &str, text: &str) -> Result<Vec<Located>, TaskError> {
+        super::source::json_lines(text)
+    }
+
+    /// The folder of an upstream release that holds this suite's files (OmniMatBench's
+    /// `cal` and `qa`), when the release keeps several suites' files apart.
+    fn release_folder(&self) -> Option<&'static str> {
+        None
+    }
 
     /// The failure labels in the order of the suite's result table, each with its short
     /// column heading.
@@ -238,7 +254,7 @@ pub struct Headline {
 /// A prepared task of any suite.
 #[derive(Clone)]
 pub struct PreparedTask {
-    /// The task's identifier.
+    /// The task's key ([`Suite::key`]).
     pub id: String,
     /// The suite's name.
     pub suite: &'static str,
@@ -277,6 +293,12 @@ pub trait AnySuite: Send + Sync {
     fn name(&self) -> &'static str;
     /// Failure labels and their short headings, in table order.
     fn columns(&self) -> &'static [(&'static str, &'static str)];
+    /// The tasks of one file (see [`Suite::read_tasks`]).
+    fn read_tasks(&self, name: &str, text: &str) -> Result<Vec<Located>, TaskError>;
+    /// The release's folder of the suite's files (see [`Suite::release_folder`]).
+    fn release_folder(&self) -> Option<&'static str>;
+    /// The key of a task given as JSON ([`Suite::key`]), or why it is not a task.
+    fn key_of(&self, task: &serde_json::Value) -> Result<String, TaskError>;
     /// Prepare a task given as JSON.
     fn prepare_json(&self, task: &serde_json::Value) -> Result<PreparedTask, TaskError>;
     /// The group and verdict of a task no one can be asked here (see
@@ -319,12 +341,23 @@ impl<S: Suite> AnySuite for S {
         Suite::columns(self)
     }
 
+    fn read_tasks(&self, name: &str, text: &str) -> Result<Vec<Located>, TaskError> {
+        Suite::read_tasks(self, name, text)
+    }
+
+    fn release_folder(&self) -> Option<&'static str> {
+        Suite::release_folder(self)
+    }
+
+    fn key_of(&self, task: &serde_json::Value) -> Result<String, TaskError> {
+        Ok(S::key(&typed::<S>(task)?))
+    }
+
     fn prepare_json(&self, task: &serde_json::Value) -> Result<PreparedTask, TaskError> {
-        let task: S::Task = S::Task::deserialize(task)
-            .map_err(|e| TaskError(format!("not a {} task: {e}", S::NAME)))?;
+        let task = typed::<S>(task)?;
         let p = self.prepare(&task)?;
         Ok(PreparedTask {
-            id: S::id(&task).to_string(),
+            id: S::key(&task),
             suite: S::NAME,
             messages: p.messages,
             group: p.group,
@@ -400,6 +433,10 @@ impl<S: Suite> AnySuite for S {
     fn baseline_answer(&self, name: &str, task: &PreparedTask) -> Option<String> {
         Suite::baseline_answer(self, name, state_of::<S>(task).ok()?)
     }
+}
+
+fn typed<S: Suite>(task: &serde_json::Value) -> Result<S::Task, TaskError> {
+    S::Task::deserialize(task).map_err(|e| TaskError(format!("not a {} task: {e}", S::NAME)))
 }
 
 fn state_of<S: Suite>(task: &PreparedTask) -> Result<&S::State, TaskError> {

@@ -54,10 +54,13 @@ pub struct RunArgs {
     /// Write the summary as JSON to this file.
     #[arg(long)]
     pub summary_json: Option<PathBuf>,
-    /// Run the tasks of this file instead of a generated set: for AtomWorld, what
+    /// Run the tasks of this file or folder instead of a generated set: for AtomWorld, what
     /// `atomworld import` reads (task triples, data/simple, evaluation results); for
-    /// alchemy, recipes as JSONL or Parquet (the upstream files); for other suites, JSON
-    /// lines of their tasks.
+    /// alchemy, recipes as JSONL or Parquet (the upstream files); for MatTools' code tasks,
+    /// their data folder; for OmniMatBench, one subfield's file or the release folder (its
+    /// `cal/` or `qa/` folder, all 19 subfields); for other suites, JSON lines of their tasks.
+    /// A folder is read whole (every .json/.jsonl file below it); a task key that repeats is
+    /// an error naming both places.
     #[arg(long = "tasks")]
     pub tasks_file: Option<PathBuf>,
     /// The agent that answers MatTools' code tasks: `single` (one call), `rag` (with the
@@ -171,8 +174,9 @@ async fn alchemy_tasks(
     Ok((out, used))
 }
 
-/// The tasks of `path` for `suite`, each checked (prepared); unusable ones are left out and
-/// reported on stderr. The second value: what computing embeddings for them used.
+/// The tasks of `path` for `suite`, each checked (prepared); unusable ones are left out,
+/// kept in the spec with their places and reasons, and reported on stderr. The second value:
+/// what computing embeddings for them used.
 async fn imported(
     path: &std::path::Path,
     suite: &dyn AnySuite,
@@ -181,94 +185,35 @@ async fn imported(
     embeddings: Option<&str>,
 ) -> Result<(TaskSource, EmbeddingUse), CliError> {
     let mut embedded = EmbeddingUse::default();
-    let text = if path.is_dir() || suite.name() == "alchemy" {
-        String::new()
+    // MatTools' folder-per-task layout and AlchemyBench's recipes (with their references
+    // resolved through the gateway) have their own readers; every other suite reads files
+    // or a release folder through its own `read_tasks`.
+    let read = if path.is_dir() && suite.name() == "mattools-code" {
+        let tasks = super::mattools::TaskDir::at(path)?
+            .load()?
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect();
+        checked(suite, tasks)
+    } else if suite.name() == "alchemy" {
+        let (tasks, used) =
+            alchemy_tasks(path, args.rag_k, args.train.as_deref(), gateway, embeddings).await?;
+        embedded = used;
+        checked(suite, tasks)
     } else {
-        std::fs::read_to_string(path)
-            .map_err(|e| CliError::input(format!("cannot read {}: {e}", path.display())))?
+        crate::task_files::read_tasks(suite, path).map_err(|e| CliError::input(e.to_string()))?
     };
-    let candidates: Vec<serde_json::Value> =
-        if path.is_dir() && suite.name() == "mattools-code" {
-            super::mattools::TaskDir::at(path)?
-                .load()?
-                .iter()
-                .filter_map(|t| serde_json::to_value(t).ok())
-                .collect()
-        } else if path.is_dir() {
-            return Err(CliError::input(format!(
-                "{} is a folder; suite {} reads tasks from a JSONL file",
-                path.display(),
-                suite.name()
-            )));
-        } else if suite.name() == "alchemy" {
-            let (tasks, used) =
-                alchemy_tasks(path, args.rag_k, args.train.as_deref(), gateway, embeddings).await?;
-            embedded = used;
-            tasks
-        } else if suite.name() == "mattools-qa" && text.trim_start().starts_with(['{', '[']) {
-            // The reference's QA layout (one JSON document), or our bundle of several files.
-            let name = path
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("qa")
-                .to_string();
-            let parsed = if text.trim_start().starts_with('[') {
-                bench::mattools::qa::item::parse_qa_file(&name, &text)
-            } else {
-                bench::mattools::qa::item::parse_qa_bundle(&text)
-            };
-            parsed
-                .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?
-                .iter()
-                .filter_map(|t| serde_json::to_value(t).ok())
-                .collect()
-        } else if suite.name() == "atomworld" {
-            let (_, records) = bench::atomworld::import::import(&text)
-                .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
-            records
-                .into_iter()
-                .filter_map(|r| serde_json::to_value(r.task).ok())
-                .collect()
-        } else {
-            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-            let mut out = Vec::new();
-            for (n, line) in text
-                .lines()
-                .enumerate()
-                .filter(|(_, l)| !l.trim().is_empty())
-            {
-                out.push(serde_json::from_str(line).map_err(|e| {
-                    CliError::input(format!("{} line {}: {e}", path.display(), n + 1))
-                })?);
-            }
-            out
-        };
-    let mut tasks = Vec::new();
-    let mut skipped = Vec::new();
-    for t in candidates {
-        match suite.prepare_json(&t) {
-            Ok(_) => tasks.push(t),
-            Err(e) => {
-                let id = t["id"].as_str().unwrap_or("?");
-                let prompt: String = t["action_prompt"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .chars()
-                    .take(60)
-                    .collect();
-                skipped.push(format!("record {id} (\"{prompt}\"): {e}"));
-            }
-        }
-    }
-    if !skipped.is_empty() {
+    if let Some(first) = read.skipped.first() {
         eprintln!(
-            "{} of {} imported tasks cannot run and are left out; first: {}",
-            skipped.len(),
-            skipped.len() + tasks.len(),
-            skipped[0]
+            "{} of {} tasks read cannot run and are left out (the run's summary counts them); \
+             first: {}: {}",
+            read.skipped.len(),
+            read.read(),
+            first.place,
+            first.why
         );
     }
-    if tasks.is_empty() {
+    if read.tasks.is_empty() {
         return Err(CliError::input(format!(
             "{} holds no task that can run",
             path.display()
@@ -280,10 +225,29 @@ async fn imported(
                 || path.display().to_string(),
                 |n| n.to_string_lossy().into_owned(),
             ),
-            tasks,
+            tasks: read.tasks,
+            skipped: read.skipped,
         }),
         embedded,
     ))
+}
+
+/// `tasks` split into those `suite` can prepare and those it cannot (with why), by position.
+fn checked(suite: &dyn AnySuite, tasks: Vec<serde_json::Value>) -> crate::task_files::ReadTasks {
+    let mut read = crate::task_files::ReadTasks {
+        files: 1,
+        ..Default::default()
+    };
+    for (n, t) in tasks.into_iter().enumerate() {
+        match suite.prepare_json(&t) {
+            Ok(_) => read.tasks.push(t),
+            Err(e) => read.skipped.push(bench::wire::SkippedTask {
+                place: format!("item {} ({})", n + 1, suite.key_of(&t).unwrap_or_default()),
+                why: e.0,
+            }),
+        }
+    }
+    read
 }
 
 /// Run (or resume) the benchmark; returns the summary table.
@@ -301,7 +265,11 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
     let mut config =
         Config::load(args.config.as_deref()).map_err(|e| CliError::input(e.to_string()))?;
     // MatTools' data folder brings the test files its questions read.
-    if let Some(dir) = args.tasks_file.as_deref().filter(|p| p.is_dir()) {
+    if let Some(dir) = args
+        .tasks_file
+        .as_deref()
+        .filter(|p| p.is_dir() && spec_needs_pymatgen(&args.suite))
+    {
         if let Some(files) = super::mattools::TaskDir::at(dir)?.test_files {
             config
                 .sandbox
@@ -365,6 +333,7 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
             TaskSource::Imported(bench::wire::ImportedTasks {
                 imported_from: source,
                 tasks,
+                skipped: Vec::new(),
             })
         }
     };
@@ -438,9 +407,9 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
     })
     .await
     .map_err(|e| match e {
-        runs::RunError::UnknownModel(_) | runs::RunError::UnknownSuite(_) => {
-            CliError::input(e.to_string())
-        }
+        runs::RunError::UnknownModel(_)
+        | runs::RunError::UnknownSuite(_)
+        | runs::RunError::BadTasks(_) => CliError::input(e.to_string()),
         other_error => CliError::failure(other_error.to_string()),
     })?;
     bar.finish();
@@ -453,13 +422,7 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
     let preparation = storage
         .preparation_cost(&run_id)
         .map_err(|e| CliError::failure(e.to_string()))?;
-    let summary = runs::summarise(
-        &run_id,
-        &args.model,
-        &rows,
-        Some(suite.as_ref()),
-        preparation,
-    );
+    let summary = runs::summarise(&run_id, &spec, &rows, Some(suite.as_ref()), preparation);
     if let Some(path) = &args.summary_json {
         let text =
             serde_json::to_string_pretty(&summary).map_err(|e| CliError::failure(e.to_string()))?;

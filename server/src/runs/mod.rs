@@ -16,7 +16,7 @@ use bench::atomworld::generator::generate;
 use bench::atomworld::noop::copy_would_pass;
 use bench::task::summary::{Row, Summary};
 use bench::task::{AnySuite, Registry};
-use bench::wire::{ResultRow, RunSpec, RunSummary, TaskSource};
+use bench::wire::{ResultRow, RunSpec, RunSummary, TaskCounts, TaskSource};
 
 use crate::config::Config;
 
@@ -108,6 +108,9 @@ pub fn check_spec(
             )));
         }
     }
+    if let TaskSource::Imported(set) = &spec.tasks {
+        unique_keys(suite.as_ref(), &set.tasks)?;
+    }
     if matches!(spec.tasks, TaskSource::Generated(_)) && spec.suite != "atomworld" {
         return Err(RunError::UnknownSuite(format!(
             "suite '{}' has no task generator: give its tasks",
@@ -120,6 +123,25 @@ pub fn check_spec(
         }
     }
     Ok(suite)
+}
+
+/// Every task's key is unique: results are stored by key, so a repeat would overwrite. A
+/// task that is not the suite's is named too.
+fn unique_keys(suite: &dyn AnySuite, tasks: &[serde_json::Value]) -> Result<(), RunError> {
+    let mut seen = std::collections::HashMap::new();
+    for (n, task) in tasks.iter().enumerate() {
+        let key = suite
+            .key_of(task)
+            .map_err(|e| RunError::BadTasks(format!("task {}: {e}", n + 1)))?;
+        if let Some(first) = seen.insert(key.clone(), n) {
+            return Err(RunError::BadTasks(format!(
+                "tasks {} and {} share the key {key:?}: results would overwrite each other",
+                first + 1,
+                n + 1
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The tasks of a run as their suite's JSON (CPU work: generation matches for no-op
@@ -135,10 +157,50 @@ pub fn tasks_of(source: &TaskSource) -> Vec<serde_json::Value> {
     }
 }
 
+/// How the tasks of `spec` (a run of given tasks) were accounted for in `rows`; `None` for
+/// a generated set, whose size is known only once generated.
+pub fn task_counts(spec: &RunSpec, rows: &[ResultRow]) -> Option<TaskCounts> {
+    let TaskSource::Imported(set) = &spec.tasks else {
+        return None;
+    };
+    let samples = spec.samples.max(1);
+    let in_run = set.tasks.len();
+    let unasked = rows
+        .iter()
+        .filter(|r| r.verdict.is_some() && r.response.is_none() && r.error.is_none())
+        .count();
+    let scored = rows.iter().filter(|r| r.verdict.is_some()).count() - unasked;
+    let failed = rows.iter().filter(|r| r.verdict.is_none()).count();
+    Some(TaskCounts {
+        read: in_run + set.skipped.len(),
+        skipped: set.skipped.len(),
+        in_run,
+        samples,
+        scored,
+        unasked,
+        failed,
+        pending: (in_run * samples as usize).saturating_sub(rows.len()),
+    })
+}
+
+/// The counts as a line of the summary text.
+fn counts_text(c: &TaskCounts) -> String {
+    let per = if c.samples > 1 {
+        format!(" × {} samples", c.samples)
+    } else {
+        String::new()
+    };
+    format!(
+        "tasks: {} read = {} in the run + {} left out (the run's spec says why); answers \
+         ({}{per}): {} scored, {} not asked, {} failed, {} not yet run\n",
+        c.read, c.in_run, c.skipped, c.in_run, c.scored, c.unasked, c.failed, c.pending
+    )
+}
+
 /// The results table of stored rows (the paper's layout).
 pub fn summarise(
     run_id: &str,
-    model: &str,
+    spec: &RunSpec,
     rows: &[ResultRow],
     suite: Option<&dyn AnySuite>,
     preparation_cost_usd: f64,
@@ -165,10 +227,11 @@ pub fn summarise(
     });
     RunSummary {
         run_id: run_id.to_string(),
-        model: model.to_string(),
+        model: spec.model.clone(),
         table,
         headline,
         preparation_cost_usd,
+        counts: task_counts(spec, rows),
     }
 }
 
@@ -178,6 +241,9 @@ pub fn summary_text(summary: &RunSummary, columns: &[(&str, &str)]) -> String {
     let mut text = summary.table.table(columns);
     if let Some(h) = &summary.headline {
         text.push_str(&h.text);
+    }
+    if let Some(c) = &summary.counts {
+        text.push_str(&counts_text(c));
     }
     if summary.preparation_cost_usd > 0.0 {
         text.push_str(&format!(

@@ -28,6 +28,9 @@ pub enum RunError {
     /// The suite is not in the registry (or cannot run this task source).
     #[error("{0}")]
     UnknownSuite(String),
+    /// The given tasks cannot make a run (two share a key, or one is not the suite's).
+    #[error("{0}")]
+    BadTasks(String),
     /// The model is neither a baseline nor configured.
     #[error("no model named '{0}' is configured (or a baseline of the suite)")]
     UnknownModel(String),

@@ -51,8 +51,8 @@ impl Suite for MatToolsCode {
     type State = CodeTask;
     type Verdict = CodeVerdict;
 
-    fn id(task: &CodeTask) -> &str {
-        &task.name
+    fn key(task: &CodeTask) -> String {
+        task.name.clone()
     }
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {

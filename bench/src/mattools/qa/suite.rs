@@ -3,9 +3,10 @@
 
 use engine::interrupt::Interrupt;
 
-use super::item::{Letter, QaTask};
+use super::item::{parse_qa_bundle, parse_qa_file, Letter, QaTask};
 use super::prompt::question_prompt;
 use super::score::{score_answer, QaLabel, QaVerdict};
+use crate::task::source::{self, Located, Position};
 use crate::task::{Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError};
 
 /// The MatTools QA benchmark (`mattools-qa`).
@@ -32,8 +33,31 @@ impl Suite for MatToolsQa {
     type State = QaState;
     type Verdict = QaVerdict;
 
-    fn id(task: &QaTask) -> &str {
-        &task.id
+    fn key(task: &QaTask) -> String {
+        task.id.clone()
+    }
+
+    /// The reference's QA file (a JSON list of sources, the data set named by the file's
+    /// stem), our bundle of several (one JSON object), or JSON lines of tasks.
+    fn read_tasks(&self, name: &str, text: &str) -> Result<Vec<Located>, TaskError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let parsed = if text.trim_start().starts_with('[') {
+            let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+            parse_qa_file(if stem.is_empty() { "qa" } else { stem }, text)
+        } else if serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v.is_object()) {
+            parse_qa_bundle(text)
+        } else {
+            return source::json_lines(text);
+        };
+        parsed
+            .map_err(|e| TaskError(e.to_string()))?
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let value = serde_json::to_value(t).map_err(|e| TaskError(e.to_string()))?;
+                Ok((Position::Item(i + 1), value))
+            })
+            .collect()
     }
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {

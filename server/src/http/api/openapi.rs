@@ -63,6 +63,8 @@ use utoipa::OpenApi;
         wire::RunSpec,
         wire::TaskSource,
         wire::ImportedTasks,
+        wire::SkippedTask,
+        wire::TaskCounts,
         wire::RunStatus,
         wire::Progress,
         wire::ProgressEvent,

@@ -53,6 +53,7 @@ pub async fn start_run(
             TaskSource::Imported(ImportedTasks {
                 imported_from: source,
                 tasks,
+                skipped: Vec::new(),
             })
         }
         Some(list) => {
@@ -82,6 +83,7 @@ pub async fn start_run(
             TaskSource::Imported(ImportedTasks {
                 imported_from: "api".into(),
                 tasks: list,
+                skipped: Vec::new(),
             })
         }
     };
@@ -186,7 +188,7 @@ pub(super) fn rows_of(state: &AppState, id: &str) -> Result<Vec<ResultRow>, ApiE
 fn summary_of(
     state: &AppState,
     id: &str,
-    model: &str,
+    spec: &bench::wire::RunSpec,
     rows: &[ResultRow],
     suite: Option<&dyn bench::task::AnySuite>,
 ) -> Result<bench::wire::RunSummary, ApiError> {
@@ -194,7 +196,7 @@ fn summary_of(
         .storage
         .preparation_cost(id)
         .map_err(|e| ApiError::internal(e.to_string()))?;
-    Ok(runs::summarise(id, model, rows, suite, preparation))
+    Ok(runs::summarise(id, spec, rows, suite, preparation))
 }
 
 /// `GET /api/runs/{id}`: spec, status, live progress and the summary so far.
@@ -207,7 +209,7 @@ pub async fn get_run(
     let (spec, status) = run_of(&state, &id)?;
     let rows = rows_of(&state, &id)?;
     let suite = state.runs.registry().get(&spec.suite).ok();
-    let summary = summary_of(&state, &id, &spec.model, &rows, suite.as_deref())?;
+    let summary = summary_of(&state, &id, &spec, &rows, suite.as_deref())?;
     Ok(Json(RunView {
         progress: state.runs.progress(&id),
         id,
@@ -337,7 +339,7 @@ pub async fn run_results(
         "table" => {
             let suite = state.runs.registry().get(&spec.suite).ok();
             let columns = suite.as_ref().map(|s| s.columns()).unwrap_or(&[]);
-            let summary = summary_of(&state, &id, &spec.model, &rows, suite.as_deref())?;
+            let summary = summary_of(&state, &id, &spec, &rows, suite.as_deref())?;
             let table = runs::summary_text(&summary, columns);
             ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], table).into_response()
         }

@@ -55,7 +55,7 @@ pub async fn suite_tasks(
 /// found.
 #[utoipa::path(get, path = "/api/suites/{name}/tasks/{id}/images/{stem}",
     params(("name" = String, Path, description = "the suite"),
-        ("id" = String, Path, description = "the task's id"),
+        ("id" = String, Path, description = "the task's key (OmniMatBench: subfield/id, percent-encoded)"),
         ("stem" = String, Path, description = "one of the task's image stems")),
     responses((status = 200, description = "the image (PNG, JPEG, GIF or WebP)"),
     (status = 400, description = "not a plain file name", body = bench::wire::ApiError),
@@ -71,7 +71,12 @@ pub async fn task_image(
         )));
     }
     let sets = state.task_sets.clone();
-    let found = tokio::task::spawn_blocking(move || sets.image(&name, &id, &stem))
+    let suite = state
+        .runs
+        .registry()
+        .get(&name)
+        .map_err(|e| ApiError::not_found(e.to_string()))?;
+    let found = tokio::task::spawn_blocking(move || sets.image(suite.as_ref(), &id, &stem))
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?;
     match found {
