@@ -15,6 +15,9 @@ const RUN_SOLUTION: &str = include_str!("python/run_solution.py");
 const VERIFY_RESULT: &str = include_str!("python/verify_result.py");
 /// Marker before stage 1's result line.
 pub const RESULT_MARKER: &str = "\x1eAWRESULT ";
+/// Marker before stage 1's line saying whether the reference's parser reads the printed
+/// result (`true`/`false`), just before the result line.
+pub const REFREADS_MARKER: &str = "\x1eAWREFREADS ";
 /// Marker before stage 2's answer line.
 pub const VERIFY_MARKER: &str = "\x1eAWVERIFY ";
 /// Where a task's data files appear in the scratch directory (the path the questions use).
@@ -98,7 +101,7 @@ pub fn marked_line<'a>(stdout: &'a str, marker: &str) -> Option<&'a str> {
 /// `stdout` without the harness's marker lines (what the model's code printed).
 pub fn printed(stdout: &str) -> String {
     let mut out = stdout.to_string();
-    for marker in [RESULT_MARKER, VERIFY_MARKER] {
+    for marker in [RESULT_MARKER, VERIFY_MARKER, REFREADS_MARKER] {
         if let Some(i) = out.rfind(marker) {
             out.truncate(i.saturating_sub(usize::from(out[..i].ends_with('\n'))));
         }
@@ -189,6 +192,12 @@ mod tests {
         let out = "hi\n\x1eAWRESULT {\"a\": 1}\nprinted\n\x1eAWRESULT [1]\n";
         assert_eq!(marked(out, RESULT_MARKER).unwrap().1, json!([1]));
         assert_eq!(printed("hi\n\n\x1eAWRESULT 1\n"), "hi\n");
+        assert_eq!(
+            printed("hi\n\x1eAWREFREADS true\n\x1eAWRESULT 1\n"),
+            "hi",
+            "the harness's lines are not the model's output"
+        );
+        assert_eq!(printed("\n\x1eAWREFREADS true\n\x1eAWRESULT 1\n"), "");
         assert!(marked("\x1eAWRESULT nope\n", RESULT_MARKER).is_none());
     }
 

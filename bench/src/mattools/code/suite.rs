@@ -142,18 +142,29 @@ impl Suite for MatToolsCode {
         if verdict.output.is_empty() {
             verdict.output = super::verdict::kept_output(run);
         }
+        if verdict.reference_function_error.is_none()
+            && matches!(verdict.label, Label::Success | Label::Partial)
+        {
+            verdict.reference_function_error = super::verdict::reference_reading(run);
+        }
         verdict
     }
 
-    /// `{"label", "correct", "total", "error_class", "detail"}`.
+    /// `{"label", "correct", "total", "error_class", "detail"}`, and
+    /// `"reference_function_error"` when the reference's evaluation counts the answer as a
+    /// function error and ours does not.
     fn eval_verdict(v: &CodeVerdict) -> serde_json::Value {
-        serde_json::json!({
+        let mut out = serde_json::json!({
             "label": v.label.name(),
             "correct": v.correct,
             "total": v.total,
             "error_class": v.error_class.map(ErrorClass::name),
             "detail": v.detail,
-        })
+        });
+        if let Some(why) = &v.reference_function_error {
+            out["reference_function_error"] = serde_json::json!(why);
+        }
+        out
     }
 
     fn outcome(v: &CodeVerdict) -> Outcome {
@@ -175,6 +186,10 @@ impl Suite for MatToolsCode {
                 "function_runnable_rate": m.runnable_rate(),
                 "task_success_rate": m.success_rate(),
                 "over_all_tasks": {"function_runnable_rate": runnable_all, "task_success_rate": success_all},
+                "as_the_reference_counts": {
+                    "function_runnable_rate": m.reference_rates().0,
+                    "task_success_rate": m.reference_rates().1,
+                },
                 "counts": m,
             }),
         })

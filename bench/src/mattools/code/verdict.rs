@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::harness::{marked, printed, python_repr, RESULT_MARKER, VERIFY_MARKER};
+use super::harness::{marked, printed, python_repr, REFREADS_MARKER, RESULT_MARKER, VERIFY_MARKER};
 use super::task::CodeTask;
 use crate::task::RunResult;
 
@@ -105,6 +105,12 @@ pub struct CodeVerdict {
     /// What the code printed, then its stderr (traceback), cut to a few thousand characters.
     #[serde(default)]
     pub output: String,
+    /// Why the reference's evaluation counts this runnable answer (Success or Partial here)
+    /// as a function error: it printed other text besides the dict, its printed dict is one
+    /// the reference's parser cannot read, or the verification crashed on it. `None`: the
+    /// reference counts it as we do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_function_error: Option<String>,
 }
 
 impl CodeVerdict {
@@ -117,6 +123,7 @@ impl CodeVerdict {
             detail: detail.into(),
             properties: Vec::new(),
             output: String::new(),
+            reference_function_error: None,
         }
     }
 
@@ -264,6 +271,26 @@ pub fn after_solution(task: &CodeTask, run: &RunResult) -> Result<String, CodeVe
     }
 }
 
+/// Why the reference counts a runnable answer whose code ran as `run` as a function error,
+/// if it does: its stdout must be the printed dict alone, readable by its parser.
+pub fn reference_reading(run: &RunResult) -> Option<String> {
+    if !printed(&run.stdout).trim().is_empty() {
+        return Some(
+            "the code printed other text besides the returned dict, and the reference parses \
+             stdout as one dict"
+                .into(),
+        );
+    }
+    match marked(&run.stdout, REFREADS_MARKER) {
+        Some((_, Value::Bool(false))) => Some(
+            "the reference's parser cannot read the printed dict (an object, nan or inf, or an \
+             array dtype outside numpy's namespace)"
+                .into(),
+        ),
+        _ => None,
+    }
+}
+
 /// The verdict once the verification ran on stage 1's `result` (tagged JSON text).
 pub fn after_verification(task: &CodeTask, result: &str, run: &RunResult) -> CodeVerdict {
     let returned: Vec<(String, Value)> = serde_json::from_str::<Value>(result)
@@ -304,6 +331,7 @@ pub fn after_verification(task: &CodeTask, result: &str, run: &RunResult) -> Cod
             detail: "every property verified".into(),
             properties: checks(&[]),
             output: String::new(),
+            reference_function_error: None,
         },
         Some(Value::Array(items)) if run.exit_code == Some(0) => {
             let errors: Vec<String> = items
@@ -335,6 +363,7 @@ pub fn after_verification(task: &CodeTask, result: &str, run: &RunResult) -> Cod
                 detail: errors.join("\n"),
                 properties: checks(&errors),
                 output: String::new(),
+                reference_function_error: None,
             }
         }
         other => {
@@ -362,6 +391,11 @@ pub fn after_verification(task: &CodeTask, result: &str, run: &RunResult) -> Cod
                         .collect::<Vec<_>>(),
                 ),
                 output: cut(&run.stderr, OUTPUT_KEPT),
+                reference_function_error: Some(
+                    "the verification crashed on the returned value, which the reference \
+                     counts as a function error"
+                        .into(),
+                ),
             }
         }
     }
@@ -390,6 +424,13 @@ pub struct Metrics {
     pub tasks: usize,
     /// All their subtasks.
     pub subtasks: usize,
+    /// Runnable tasks as the reference counts them (see
+    /// [`CodeVerdict::reference_function_error`]).
+    #[serde(default)]
+    pub reference_runnable: usize,
+    /// Subtasks solved as the reference counts them (none of its function errors').
+    #[serde(default)]
+    pub reference_correct_subtasks: usize,
 }
 
 impl Metrics {
@@ -397,12 +438,18 @@ impl Metrics {
     pub fn of<'a>(verdicts: impl IntoIterator<Item = &'a CodeVerdict>) -> Metrics {
         let mut m = Metrics::default();
         for v in verdicts {
-            m.add(v.label, v.correct, v.total);
+            m.add(v);
         }
         m
     }
 
-    fn add(&mut self, label: Label, correct: usize, total: usize) {
+    fn add(&mut self, v: &CodeVerdict) {
+        let (label, correct, total) = (v.label, v.correct, v.total);
+        let runnable = matches!(label, Label::Success | Label::Partial);
+        if runnable && v.reference_function_error.is_none() {
+            self.reference_runnable += 1;
+            self.reference_correct_subtasks += correct;
+        }
         self.tasks += 1;
         self.subtasks += total;
         if !matches!(label, Label::DataUnavailable | Label::NotRun) {
@@ -433,14 +480,26 @@ impl Metrics {
         )
     }
 
-    /// The two headline lines, labelled.
+    /// The two rates over every task as the reference's evaluation counts (an answer that
+    /// printed stray text, or whose dict its parser cannot read, or whose verification
+    /// crashed, is a function error there).
+    pub fn reference_rates(&self) -> (f64, f64) {
+        (
+            ratio(self.reference_runnable, self.tasks),
+            ratio(self.reference_correct_subtasks, self.subtasks),
+        )
+    }
+
+    /// The headline lines, labelled.
     pub fn lines(&self) -> String {
         let (r_all, s_all) = self.rates_over_all();
+        let (r_ref, s_ref) = self.reference_rates();
         format!(
             "tasks with data: {} of {} ({} of {} subtasks)\n\
              Function Runnable Rate (tasks with data): {:.2} %  [{} / {}]\n\
              Task Success Rate (subtasks of tasks with data): {:.2} %  [{} / {}]\n\
-             over all tasks, as the paper counts: runnable {:.2} % of {}, success {:.2} % of {} subtasks\n",
+             over all tasks, as the paper counts: runnable {:.2} % of {}, success {:.2} % of {} subtasks\n\
+             over all tasks, with the reference's stricter reading (stray printed text, a dict its parser cannot read or a crashed verification is a function error): runnable {:.2} % of {}, success {:.2} % of {} subtasks\n",
             self.tasks_with_data,
             self.tasks,
             self.subtasks_with_data,
@@ -454,6 +513,10 @@ impl Metrics {
             100.0 * r_all,
             self.tasks,
             100.0 * s_all,
+            self.subtasks,
+            100.0 * r_ref,
+            self.tasks,
+            100.0 * s_ref,
             self.subtasks,
         )
     }
@@ -636,5 +699,46 @@ mod tests {
         assert!((m.runnable_rate() - 0.5).abs() < 1e-12);
         assert!((m.success_rate() - 0.5).abs() < 1e-12);
         assert!(m.lines().contains("Function Runnable Rate"));
+    }
+
+    #[test]
+    fn the_reference_counts_stray_output_unreadable_dicts_and_crashed_checks_as_errors() {
+        let t = task();
+        let result = "\x1eAWRESULT {\"$dict\": [[\"a\", 1]]}\n";
+        let clean = ran(&format!("\n\x1eAWREFREADS true\n{result}"), "warning\n", 0);
+        assert_eq!(reference_reading(&clean), None, "stderr is not stdout");
+        let chatty = ran(&format!("done\n\x1eAWREFREADS true\n{result}"), "", 0);
+        assert!(reference_reading(&chatty)
+            .unwrap()
+            .contains("printed other text"));
+        let unreadable = ran(&format!("\n\x1eAWREFREADS false\n{result}"), "", 0);
+        assert!(reference_reading(&unreadable)
+            .unwrap()
+            .contains("cannot read"));
+        let crashed = after_verification(
+            &t,
+            r#"{"$dict": [["a", 1]]}"#,
+            &ran("", "Traceback\nTypeError: bad\n", 1),
+        );
+        assert!(crashed.reference_function_error.is_some());
+
+        // One Success as both count it, one Partial (2 of 3) that the reference counts as a
+        // function error, one FunctionError.
+        let s = CodeVerdict {
+            correct: 3,
+            ..CodeVerdict::new(Label::Success, &t, "")
+        };
+        let p = CodeVerdict {
+            correct: 2,
+            reference_function_error: Some("stray".into()),
+            ..CodeVerdict::new(Label::Partial, &t, "")
+        };
+        let f = CodeVerdict::function_error(&t, ErrorClass::Other, "x");
+        let m = Metrics::of([&s, &p, &f]);
+        assert_eq!((m.runnable, m.correct_subtasks), (2, 5));
+        assert_eq!((m.reference_runnable, m.reference_correct_subtasks), (1, 3));
+        let (r, s) = m.reference_rates();
+        assert!((r - 1.0 / 3.0).abs() < 1e-12 && (s - 3.0 / 9.0).abs() < 1e-12);
+        assert!(m.lines().contains("reference's stricter reading"));
     }
 }

@@ -89,6 +89,58 @@ def _aw_array(np, x, depth):
     return {"$ndarray": _aw_encode(x.tolist(), depth + 1), "dtype": str(dtype)}
 
 
+def _aw_reference_reads(text):
+    """Whether the MatTools reference's result parser reads `text` (what `print` wrote of the
+    returned value) as a non-empty dict. That parser (src/utils.py, ComplexDictParser)
+    evaluates each `array(...)` with numpy in scope (`float128` read as `np.float64`; a dtype
+    numpy's namespace alone does not name, such as float32, fails), replaces `Element('X')`
+    and `Element X` by placeholders, then `ast.literal_eval`s the rest: any other object
+    repr, or a nan/inf, is unreadable. Our own emulation, for counting "as the reference".
+    """
+    import ast
+    import re
+
+    np = sys.modules.get("numpy")
+    stash = {}
+
+    def placeholder(value):
+        key = "__AW_%d__" % len(stash)
+        stash[key] = value
+        return repr(key)
+
+    out, i = "", 0
+    while True:
+        m = re.search(r"array\(", text[i:])
+        if not m:
+            out += text[i:]
+            break
+        start = i + m.start()
+        depth, pos = 0, i + m.end() - 1
+        while pos < len(text):
+            depth += {"(": 1, ")": -1}.get(text[pos], 0)
+            if depth == 0:
+                break
+            pos += 1
+        expr = text[start : pos + 1]
+        try:
+            if np is None or depth != 0:
+                raise ValueError("unbalanced")
+            code = "np." + expr.replace("float128", "np.float64") if "float128" in expr else "np." + expr
+            value = eval(code, {"np": np})
+            out += text[i:start] + placeholder(value)
+        except Exception:
+            out += text[i : start + 1]
+            pos = start
+        i = pos + 1
+    out = re.sub(r"Element\(['\"](\w+)['\"]\)", lambda m: placeholder(m.group(1)), out)
+    out = re.sub(r"Element\s+(\w+)", lambda m: placeholder(m.group(1)), out)
+    try:
+        value = ast.literal_eval(out)
+    except Exception:
+        return False
+    return isinstance(value, dict) and value != {}
+
+
 with open("solution.py", encoding="utf-8") as _f:
     _src = _f.read()
 _ns = {"__name__": "__main__", "__file__": "solution.py", "__builtins__": __builtins__}
@@ -101,5 +153,10 @@ try:
     sys.stdout.flush()
 except Exception:
     pass
-sys.__stdout__.write("\n\x1eAWRESULT " + json.dumps(_aw_encode(_result), allow_nan=False) + "\n")
+try:
+    _reads = _aw_reference_reads(repr(_result))
+except Exception:
+    _reads = False
+sys.__stdout__.write("\n\x1eAWREFREADS " + json.dumps(_reads) + "\n")
+sys.__stdout__.write("\x1eAWRESULT " + json.dumps(_aw_encode(_result), allow_nan=False) + "\n")
 sys.__stdout__.flush()
