@@ -37,11 +37,11 @@ fi
 VERSIONS="$("$PY" -c 'import importlib.metadata as m; print("pmg" + m.version("pymatgen") + "-ase" + m.version("ase"))')"
 HASH="$(cat bench/tests/pyref/atomworld_ref.py bench/tests/pyref/driver.py | sha256sum | cut -c1-10)"
 mkdir -p "$DIR"
-# The task set depends on our generator, not on Python: key it by GEN, seed and size. The
-# outputs below copy everything they use from it, so each one is a complete test case.
-# GEN names the generator's behaviour: bump it when the same seed yields other tasks (gen2:
-# the no-op check asks `fit`, as the evaluator does, so fewer tasks are rejected).
-GEN=gen2
+# The task set depends on our generator, not on Python: key it by a hash of the generator's
+# sources (the generator, the actions it applies, the prompts and no-op check it uses, the
+# structure pool), the seed and the size, so a change that yields other tasks makes a new
+# set. The outputs below copy everything they use from it, so each one is a complete case.
+GEN="gen-$(find bench/src/atomworld data/structures -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-10)"
 TASKS="$DIR/pyref-tasks-$GEN-seed$SEED-n$PER_ACTION.jsonl"
 ACTIONS="$DIR/pyref-actions-$GEN-$VERSIONS-seed$SEED-n$PER_ACTION-$HASH.jsonl"
 EVAL="$DIR/pyref-eval-$GEN-$VERSIONS-seed$SEED-n$PER_ACTION-k$PER_TASK-$HASH.jsonl"

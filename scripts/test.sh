@@ -64,7 +64,8 @@ cargo test -p engine -p bench --target wasm32-unknown-unknown
 
 step "building the app (trunk build --release) and the server for the e2e suite"
 trunk build --release
-cargo build -p server
+# The server as scripts/run.sh ships it: with the embedded (wasm) Python sandbox.
+cargo build -p server --features wasm-sandbox
 export ATOMWORLD_BIN="$TARGET_DIR/debug/atomworld"
 export ATOMWORLD_DIST="$PWD/dist"
 

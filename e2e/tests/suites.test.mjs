@@ -23,6 +23,21 @@ after(async () => {
 
 const check = (name, fn) => withScreenshot(browser.page, name, fn);
 
+test("the server is the shipped build: its embedded Python sandbox runs", () =>
+  check("suites health", async () => {
+    // The server checks (and on a first start compiles) the interpreter in the background.
+    const health = await browser.page.evaluate(async () => {
+      for (let i = 0; i < 240; i++) {
+        const h = await (await fetch("/api/health")).json();
+        if (h.sandbox?.available) return h;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      return (await fetch("/api/health")).json();
+    });
+    assert.equal(health.sandbox?.backend, "wasm", JSON.stringify(health));
+    assert.equal(health.sandbox?.available, true, JSON.stringify(health));
+  }));
+
 const working = `<answer><code>\`\`\`python
 from pymatgen.core import Structure
 from pymatgen.analysis.defects.generators import AntiSiteGenerator
