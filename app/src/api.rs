@@ -108,7 +108,7 @@ pub async fn start_run(
 ) -> Result<String, String> {
     let body = RunRequest {
         model: model.to_string(),
-        suite: "atomworld".into(),
+        suite: bench::task::Registry::DEFAULT.into(),
         per_action,
         seed,
         concurrency,
@@ -214,11 +214,17 @@ pub async fn score(
     send(gloo_net::http::Request::post("/api/score").json(request)).await
 }
 
-/// An AlchemyBench task with its `k` nearest recipes among the server's as references.
-pub async fn alchemy_references(
+/// A task of `suite` with its `k` nearest tasks among the server's as references
+/// (AlchemyBench: recipes).
+pub async fn suite_references(
+    suite: &str,
     request: &bench::wire::ReferencesRequest,
 ) -> Result<bench::wire::SuiteTask, String> {
-    send(gloo_net::http::Request::post("/api/suites/alchemy/references").json(request)).await
+    let url = format!(
+        "/api/suites/{}/references",
+        String::from(js_sys::encode_uri_component(suite))
+    );
+    send(gloo_net::http::Request::post(&url).json(request)).await
 }
 
 /// Set (or with `None`, remove) one of a person's scores; the scores and agreement after.

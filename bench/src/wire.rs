@@ -659,6 +659,22 @@ pub struct SuiteInfo {
     pub tasks: usize,
     /// Where those tasks come from, or how to give the server some.
     pub source: String,
+    /// Whether its tasks are generated from a seed (AtomWorld: in the playground itself).
+    #[serde(default)]
+    pub generates: bool,
+    /// The agents that may answer its tasks besides one model call.
+    #[serde(default)]
+    pub agents: Vec<String>,
+    /// Whether answers are code (the page colours them as Python and starts from a template).
+    #[serde(default)]
+    pub code_answers: bool,
+    /// The numbers of references a task may retrieve on the page (AlchemyBench's K); empty
+    /// when the suite takes none.
+    #[serde(default)]
+    pub reference_counts: Vec<usize>,
+    /// Whether people score its runs' answers on the human-scoring page.
+    #[serde(default)]
+    pub human_scored: bool,
 }
 
 /// `GET /api/suites`.

@@ -283,7 +283,7 @@ pub struct Config {
     /// Where model-written code runs, and its limits.
     pub sandbox: crate::execution::SandboxConfig,
     /// Task sets the server offers beyond the built-in ones.
-    pub suites: crate::task_sets::SuitesConfig,
+    pub suites: crate::suites::SuitesConfig,
 }
 
 /// Errors reading the configuration.

@@ -14,5 +14,6 @@ pub mod llm;
 pub mod recipes;
 pub mod runs;
 pub mod storage;
+pub mod suites;
 pub mod task_files;
 pub mod task_sets;

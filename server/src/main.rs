@@ -42,7 +42,7 @@ enum Command {
     /// Score recorded model responses offline (JSON lines in, JSON lines out).
     Eval {
         /// The benchmark suite.
-        #[arg(long, default_value = "atomworld")]
+        #[arg(long, default_value = bench::task::Registry::DEFAULT)]
         suite: String,
         /// Input JSONL: {"input_cif", "action_prompt", "target_cif" or null, "response"}.
         input: PathBuf,

@@ -162,6 +162,25 @@ pub fn read_tasks(suite: &dyn AnySuite, path: &Path) -> Result<ReadTasks, TaskFi
     Ok(out)
 }
 
+/// `tasks` (read by a suite's own reader) split into those `suite` can prepare and those it
+/// cannot, with why, named by position and key.
+pub fn checked(suite: &dyn AnySuite, tasks: Vec<serde_json::Value>) -> ReadTasks {
+    let mut read = ReadTasks {
+        files: 1,
+        ..ReadTasks::default()
+    };
+    for (n, t) in tasks.into_iter().enumerate() {
+        match suite.prepare_json(&t) {
+            Ok(_) => read.tasks.push(t),
+            Err(e) => read.skipped.push(SkippedTask {
+                place: format!("item {} ({})", n + 1, suite.key_of(&t).unwrap_or_default()),
+                why: e.0,
+            }),
+        }
+    }
+    read
+}
+
 fn place_of(file: &str, position: Position) -> String {
     if file.is_empty() {
         position.to_string()

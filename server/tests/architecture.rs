@@ -78,3 +78,58 @@ fn crates_depend_the_right_way() {
         );
     }
 }
+
+/// The suite-neutral layers know no suite by name: a suite's name in quotes appears only in
+/// its own modules (`bench/src/<suite>/`, the server's `src/suites/`), in tests and in
+/// docs. Everything else asks the suite's descriptor (`bench::task::Suite`) or its host
+/// (`server::suites::SuiteHost`).
+#[test]
+fn no_suite_is_named_outside_its_own_modules() {
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let names = bench::task::Registry::standard().names();
+    let mut found = Vec::new();
+    for dir in ["server/src", "app/src"] {
+        for file in rust_files(&root.join(dir)) {
+            let rel = file
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel.starts_with("server/src/suites/") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).unwrap();
+            // Unit tests at the end of a file may name the suites they exercise.
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for (n, line) in code.lines().enumerate() {
+                // The binary is called `atomworld` too.
+                if rel == "server/src/main.rs" && line.trim() == "name = \"atomworld\"," {
+                    continue;
+                }
+                for name in &names {
+                    if line.contains(&format!("\"{name}\"")) {
+                        found.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "suite names outside their modules (ask the suite's descriptor or host instead):\n{}",
+        found.join("\n")
+    );
+}
+
+fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    out
+}

@@ -356,7 +356,7 @@ async fn alchemy_references_from_computed_embeddings() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("embeddings of 5 recipes by emb: 0 from the cache"),
+        stderr.contains("embeddings of 5 entries by emb: 0 from the cache"),
         "{stderr}"
     );
     assert_eq!(fake.inputs().len(), 5);
@@ -382,7 +382,7 @@ async fn alchemy_references_from_computed_embeddings() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("embeddings of 5 recipes by emb: 5 from the cache, 0 tokens"),
+        stderr.contains("embeddings of 5 entries by emb: 5 from the cache, 0 tokens"),
         "{stderr}"
     );
     assert_eq!(fake.request_count(), 1);

@@ -197,7 +197,7 @@ const GUARDED: [(&str, &str); 10] = [
     ("POST", "/api/score"),
     ("PUT", "/api/runs/{id}/human-scores"),
     ("POST", "/api/rooms"),
-    ("POST", "/api/suites/alchemy/references"),
+    ("POST", "/api/suites/{name}/references"),
 ];
 
 /// Writing routes that are open by design, and what admits a request instead.
@@ -277,7 +277,7 @@ async fn the_passcode_guards_every_endpoint_that_costs_money_or_starts_work() {
                 json!({"task_id": "t1", "sample": 0, "criterion": "overall_score", "score": 4})
             }
             "/api/rooms" => json!({"name": "limits", "ttl_hours": 1}),
-            "/api/suites/alchemy/references" => json!({"k": 5, "task": {"id": "q",
+            "/api/suites/{name}/references" => json!({"k": 5, "task": {"id": "q",
                 "contribution": "## Key Contributions\n- a perovskite film",
                 "recipe": "## Materials\n- PbI2"}}),
             _ => json!({}),
@@ -287,7 +287,7 @@ async fn the_passcode_guards_every_endpoint_that_costs_money_or_starts_work() {
     // nothing reaches the provider or starts.
     let hits = f.hits.load(Ordering::SeqCst);
     for (method, path) in GUARDED {
-        let url = path.replace("{id}", &id);
+        let url = path.replace("{id}", &id).replace("{name}", "alchemy");
         for pass in [Pass::None, Pass::Bearer("wrong"), Pass::Header("wrong")] {
             let r = send(&c, base, method, &url, &body_of(path), pass).await;
             assert_eq!(r.status(), 401, "{method} {path}");
@@ -356,10 +356,10 @@ async fn the_passcode_guards_every_endpoint_that_costs_money_or_starts_work() {
         ("PUT", "/api/runs/{id}/human-scores", 200),
         ("POST", "/api/rooms", 201),
         ("POST", "/api/runs", 201),
-        ("POST", "/api/suites/alchemy/references", 200),
+        ("POST", "/api/suites/{name}/references", 200),
     ] {
         for pass in [Pass::Bearer(PASS), Pass::Header(PASS)] {
-            let url = path.replace("{id}", &id);
+            let url = path.replace("{id}", &id).replace("{name}", "alchemy");
             let r = send(&c, base, method, &url, &body_of(path), pass).await;
             let status_got = r.status();
             let text = r.text().await.unwrap();

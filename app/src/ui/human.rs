@@ -28,11 +28,18 @@ fn heading(key: &str) -> String {
 /// The page.
 #[component]
 pub fn Human() -> impl IntoView {
+    // Runs of the suites whose answers people score (AlchemyBench's).
     let runs = LocalResource::new(|| async {
+        let scored: Vec<String> = crate::api::suites()
+            .await?
+            .into_iter()
+            .filter(|s| s.human_scored)
+            .map(|s| s.name)
+            .collect();
         crate::api::get::<RunList>("/api/runs").await.map(|l| {
             l.runs
                 .into_iter()
-                .filter(|r| r.spec.suite == "alchemy")
+                .filter(|r| scored.contains(&r.spec.suite))
                 .collect::<Vec<_>>()
         })
     });

@@ -1,23 +1,21 @@
-//! AlchemyBench's retrieved references on the suites page: the K chooser (0, 1, 5, 10, 25,
-//! the benchmark's settings), and, for a task that has references, how they were found and
-//! each one's recipe id, similarity and text.
+//! Retrieved references on the suites page (AlchemyBench's recipes): the K chooser (the
+//! counts the suite takes; AlchemyBench: 0, 1, 5, 10, 25, the benchmark's settings), and, for
+//! a task that has references, how they were found and each one's recipe id, similarity and
+//! text.
 
 use bench::wire::SuiteTask;
 use leptos::prelude::*;
 
-/// The numbers of references the chooser offers.
-pub const K_CHOICES: [usize; 5] = [0, 1, 5, 10, 25];
-
-/// The K chooser.
+/// The K chooser, offering `choices`.
 #[component]
-pub fn KChooser(k: RwSignal<usize>) -> impl IntoView {
+pub fn KChooser(k: RwSignal<usize>, choices: Vec<usize>) -> impl IntoView {
     view! {
         <label class="field" title="K nearest recipes in the prompt (RAG); 0: the one-shot prompt">
             <span>"References (K)"</span>
             <select id="suite-rag-k" on:change=move |e| {
                 k.set(event_target_value(&e).parse().unwrap_or(0));
             }>
-                {K_CHOICES.into_iter().map(|n| view! {
+                {choices.into_iter().map(|n| view! {
                     <option value=n.to_string() selected=move || k.get() == n>{n.to_string()}</option>
                 }).collect_view()}
             </select>

@@ -20,6 +20,14 @@ const CODE_TEMPLATE: &str = "<answer><code>```python\nfrom pymatgen.core import 
 pub fn Suites() -> impl IntoView {
     let suites = LocalResource::new(crate::api::suites);
     let chosen = RwSignal::new(String::new());
+    // What the chosen suite's descriptor says (its answers, references, …).
+    let info = Memo::new(move |_| {
+        let name = chosen.get();
+        suites
+            .get()
+            .and_then(|r| r.ok())
+            .and_then(|list| list.into_iter().find(|s: &SuiteInfo| s.name == name))
+    });
     let tasks = LocalResource::new(move || {
         let name = chosen.get();
         async move {
@@ -63,12 +71,16 @@ pub fn Suites() -> impl IntoView {
         let k = rag_k.get();
         let base = listed.get();
         retrieved.set(None);
-        let (Some(base), true) = (base, k > 0 && chosen.get_untracked() == "alchemy") else {
+        let takes = info
+            .get_untracked()
+            .is_some_and(|s| !s.reference_counts.is_empty());
+        let (Some(base), true) = (base, k > 0 && takes) else {
             return;
         };
+        let suite = chosen.get_untracked();
         let request = bench::wire::ReferencesRequest { task: base.task, k };
         spawn_local(async move {
-            let r = crate::api::alchemy_references(&request).await;
+            let r = crate::api::suite_references(&suite, &request).await;
             // A later choice may have replaced this one meanwhile.
             if rag_k.get_untracked() == k {
                 retrieved.set(Some(r));
@@ -108,7 +120,7 @@ pub fn Suites() -> impl IntoView {
     };
     let prompt = Signal::derive(move || task.get().map(|t| t.prompt));
     // MatTools' code answers get Python colouring; the layer scrolls with the text.
-    let python = move || chosen.get() == "mattools-code";
+    let python = move || info.get().is_some_and(|s| s.code_answers);
     let layer: NodeRef<leptos::html::Pre> = NodeRef::new();
     let editor: NodeRef<leptos::html::Textarea> = NodeRef::new();
     let sync_scroll = move || {
@@ -123,7 +135,8 @@ pub fn Suites() -> impl IntoView {
     Effect::new(move |_| {
         task.track();
         result.set(None);
-        if chosen.get_untracked() == "mattools-code" && answer.get_untracked().is_empty() {
+        if info.get_untracked().is_some_and(|s| s.code_answers) && answer.get_untracked().is_empty()
+        {
             answer.set(CODE_TEMPLATE.to_string());
         }
     });
@@ -166,7 +179,7 @@ pub fn Suites() -> impl IntoView {
                     }>
                         <option value="" selected=move || chosen.get().is_empty()>"Choose a suite…"</option>
                         {move || match suites.get() {
-                            Some(Ok(list)) => list.into_iter().filter(|s: &SuiteInfo| s.name != "atomworld").map(|s| {
+                            Some(Ok(list)) => list.into_iter().filter(|s: &SuiteInfo| !s.generates).map(|s| {
                                 let label = format!("{} ({} tasks)", s.name, s.tasks);
                                 let name = s.name.clone();
                                 view! { <option value=s.name.clone() selected=move || chosen.get() == name>{label}</option> }
@@ -176,8 +189,8 @@ pub fn Suites() -> impl IntoView {
                         }}
                     </select>
                 </label>
-                {move || (chosen.get() == "alchemy").then(|| view! {
-                    <crate::ui::references::KChooser k=rag_k />
+                {move || info.get().filter(|s| !s.reference_counts.is_empty()).map(|s| view! {
+                    <crate::ui::references::KChooser k=rag_k choices=s.reference_counts />
                 })}
                 <label class="field wide">
                     <span>"Task"</span>

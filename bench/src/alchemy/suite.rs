@@ -78,6 +78,15 @@ impl Suite for Alchemy {
         task.recipe.id.clone()
     }
 
+    fn human_scored(&self) -> bool {
+        true
+    }
+
+    /// The RAG condition (K > 0 references) ranks recipes by embeddings.
+    fn retrieves(&self, _agent: Option<&str>, references: usize) -> bool {
+        references > 0
+    }
+
     fn columns(&self) -> &'static [(&'static str, &'static str)] {
         &COLUMNS
     }

@@ -52,6 +52,10 @@ impl Suite for AtomWorld {
         task.id.clone()
     }
 
+    fn generates(&self) -> bool {
+        true
+    }
+
     /// The upstream layouts [`super::import`] reads (task triples as JSON lines, the
     /// reference's `data/simple/<Action>.json`, its `evaluation_results.json`).
     fn read_tasks(&self, _name: &str, text: &str) -> Result<Vec<Located>, TaskError> {

@@ -69,6 +69,14 @@ impl Suite for OmniMatCal {
         Some("cal")
     }
 
+    fn agents(&self) -> &'static [&'static str] {
+        &[super::python_tool::AGENT]
+    }
+
+    fn has_images(&self) -> bool {
+        true
+    }
+
     fn columns(&self) -> &'static [(&'static str, &'static str)] {
         &CAL_COLUMNS
     }
@@ -183,6 +191,14 @@ impl Suite for OmniMatQa {
 
     fn release_folder(&self) -> Option<&'static str> {
         Some("qa")
+    }
+
+    fn agents(&self) -> &'static [&'static str] {
+        &[super::python_tool::AGENT]
+    }
+
+    fn has_images(&self) -> bool {
+        true
     }
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {

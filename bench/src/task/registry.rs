@@ -21,6 +21,9 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// The suite a command runs when none is named: AtomWorld, the playground's centre.
+    pub const DEFAULT: &'static str = <crate::atomworld::suite::AtomWorld as super::Suite>::NAME;
+
     /// Every suite of the product.
     pub fn standard() -> Self {
         Self {

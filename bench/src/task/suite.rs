@@ -151,6 +151,45 @@ pub trait Suite: Send + Sync + 'static {
         None
     }
 
+    /// Whether runs may generate the suite's tasks from a seed (a
+    /// [`TaskSetSpec`](crate::atomworld::generator::TaskSetSpec)) instead of being given them.
+    fn generates(&self) -> bool {
+        false
+    }
+
+    /// The agents that may answer the suite's tasks instead of one model call, by name.
+    fn agents(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Whether a run answered by `agent`, with `references` retrieved references per task,
+    /// retrieves by embeddings when an embeddings model is chosen.
+    fn retrieves(&self, _agent: Option<&str>, _references: usize) -> bool {
+        false
+    }
+
+    /// The sandbox environment that scoring runs code in, if any (MatTools: the pinned
+    /// pymatgen stack).
+    fn scoring_env(&self) -> Option<RunEnv> {
+        None
+    }
+
+    /// Whether the suite's tasks may name images (`image_url`) that the server reads and
+    /// sends after the question.
+    fn has_images(&self) -> bool {
+        false
+    }
+
+    /// Whether answers are code (MatTools' tool-usage tasks): the page colours them as Python.
+    fn code_answers(&self) -> bool {
+        false
+    }
+
+    /// Whether people score its answers next to the judge (AlchemyBench's criteria).
+    fn human_scored(&self) -> bool {
+        false
+    }
+
     /// The failure labels in the order of the suite's result table, each with its short
     /// column heading.
     fn columns(&self) -> &'static [(&'static str, &'static str)];
@@ -293,6 +332,20 @@ pub trait AnySuite: Send + Sync {
     fn name(&self) -> &'static str;
     /// Failure labels and their short headings, in table order.
     fn columns(&self) -> &'static [(&'static str, &'static str)];
+    /// See [`Suite::generates`].
+    fn generates(&self) -> bool;
+    /// See [`Suite::agents`].
+    fn agents(&self) -> &'static [&'static str];
+    /// See [`Suite::retrieves`].
+    fn retrieves(&self, agent: Option<&str>, references: usize) -> bool;
+    /// See [`Suite::scoring_env`].
+    fn scoring_env(&self) -> Option<RunEnv>;
+    /// See [`Suite::has_images`].
+    fn has_images(&self) -> bool;
+    /// See [`Suite::code_answers`].
+    fn code_answers(&self) -> bool;
+    /// See [`Suite::human_scored`].
+    fn human_scored(&self) -> bool;
     /// The tasks of one file (see [`Suite::read_tasks`]).
     fn read_tasks(&self, name: &str, text: &str) -> Result<Vec<Located>, TaskError>;
     /// The release's folder of the suite's files (see [`Suite::release_folder`]).
@@ -339,6 +392,34 @@ impl<S: Suite> AnySuite for S {
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {
         Suite::columns(self)
+    }
+
+    fn generates(&self) -> bool {
+        Suite::generates(self)
+    }
+
+    fn agents(&self) -> &'static [&'static str] {
+        Suite::agents(self)
+    }
+
+    fn retrieves(&self, agent: Option<&str>, references: usize) -> bool {
+        Suite::retrieves(self, agent, references)
+    }
+
+    fn scoring_env(&self) -> Option<RunEnv> {
+        Suite::scoring_env(self)
+    }
+
+    fn has_images(&self) -> bool {
+        Suite::has_images(self)
+    }
+
+    fn code_answers(&self) -> bool {
+        Suite::code_answers(self)
+    }
+
+    fn human_scored(&self) -> bool {
+        Suite::human_scored(self)
     }
 
     fn read_tasks(&self, name: &str, text: &str) -> Result<Vec<Located>, TaskError> {

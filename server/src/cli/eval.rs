@@ -49,9 +49,10 @@ impl Default for Context {
     }
 }
 
-/// Score every line of `input` into `output` with the AtomWorld suite; returns the table.
+/// Score every line of `input` into `output` with the default suite (AtomWorld); returns the
+/// table.
 pub fn run(input: impl BufRead, output: impl Write) -> Result<String, CliError> {
-    run_suite(&Registry::standard(), "atomworld", input, output)
+    run_suite(&Registry::standard(), Registry::DEFAULT, input, output)
 }
 
 /// Score every line of `input` into `output` with suite `suite` of `registry`; returns the
@@ -202,38 +203,44 @@ fn recorded_label(line: &Map<String, Value>) -> Option<&str> {
     line.get("recorded_verdict")?.get("label")?.as_str()
 }
 
-/// The context `atomworld eval --suite SUITE [--tasks DIR] [--config FILE]` scores with: for
-/// `mattools-code`, the tasks of DIR by name and the configured sandbox, with DIR's
-/// `test_files/` as the `mattools` data set unless the configuration names one.
+/// The context `atomworld eval --suite SUITE [--tasks PATH] [--config FILE]` scores with:
+/// the tasks at PATH by key, read by the suite's host (MatTools: its data folder), and for a
+/// suite that scores by running code, the configured sandbox with the data PATH brings.
 pub fn context(
     suite: &str,
     tasks: Option<&std::path::Path>,
     config: Option<&std::path::Path>,
 ) -> Result<Context, CliError> {
     let mut context = Context::default();
-    if suite != "mattools-code" {
+    let registry = Registry::standard();
+    let s = registry
+        .get(suite)
+        .map_err(|e| CliError::input(e.to_string()))?;
+    let runs_code = s.scoring_env() == Some(bench::task::RunEnv::Pymatgen);
+    let Some(path) = tasks else {
+        if runs_code {
+            return Err(CliError::input(format!(
+                "{suite} scores by running code: give --tasks DIR (the task folder its lines name)"
+            )));
+        }
+        return Ok(context);
+    };
+    let hosts = crate::suites::Hosts::standard();
+    let read = hosts
+        .get(suite)
+        .read(s.as_ref(), path)
+        .map_err(|e| CliError::input(e.to_string()))?;
+    for task in read.tasks {
+        let key = s
+            .key_of(&task)
+            .map_err(|e| CliError::input(e.to_string()))?;
+        context.tasks.insert(key, task);
+    }
+    if !runs_code {
         return Ok(context);
     }
-    let dir = tasks.ok_or_else(|| {
-        CliError::input(
-            "mattools-code needs --tasks DIR (the folder holding tasks/ and test_files/)",
-        )
-    })?;
-    let dir = super::mattools::TaskDir::at(dir)?;
-    for task in dir.load()? {
-        let value = serde_json::to_value(&task).map_err(|e| CliError::failure(e.to_string()))?;
-        context.tasks.insert(task.name.clone(), value);
-    }
-    let mut sandbox = crate::config::Config::load(config)
-        .map_err(|e| CliError::input(e.to_string()))?
-        .sandbox;
-    if let Some(files) = &dir.test_files {
-        sandbox
-            .pymatgen
-            .data
-            .entry("mattools".into())
-            .or_insert_with(|| files.clone());
-    }
+    let config = crate::config::Config::load(config).map_err(|e| CliError::input(e.to_string()))?;
+    let sandbox = hosts.with_sandbox_data(config.sandbox, &config.suites, Some((suite, path)));
     let code = CodeRunner::from_config(&sandbox);
     let state = code.check_pymatgen();
     if !state.available {

@@ -5,7 +5,6 @@ pub mod cache;
 pub mod eval;
 pub mod gen;
 pub mod import;
-pub mod mattools;
 pub mod output;
 pub mod run;
 pub mod sandbox;

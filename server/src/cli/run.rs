@@ -11,17 +11,17 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::CliError;
 use crate::config::Config;
-use crate::llm::spend::Budget;
 use crate::llm::{Gateway, GatewayOptions};
 use crate::recipes::EmbeddingUse;
 use crate::runs;
 use crate::storage::Storage;
+use crate::suites::{Hosts, LoadError, Preparation, SuiteHost};
 
 /// Arguments of `atomworld run`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct RunArgs {
     /// The suite.
-    #[arg(long, default_value = "atomworld")]
+    #[arg(long, default_value = Registry::DEFAULT)]
     pub suite: String,
     /// Model name from the configuration, or a baseline of the suite (AtomWorld:
     /// copy-input, reference).
@@ -93,7 +93,11 @@ pub struct RunArgs {
 
 /// The embeddings model a run uses: the flag (`none`: none), else the configuration's
 /// default, where the suite and agent retrieve at all.
-fn embeddings_choice(args: &RunArgs, config: &Config) -> Result<Option<String>, CliError> {
+fn embeddings_choice(
+    args: &RunArgs,
+    config: &Config,
+    registry: &Registry,
+) -> Result<Option<String>, CliError> {
     let chosen = match args.embeddings_model.as_deref() {
         Some("none") => return Ok(None),
         Some(name) => Some(name.to_string()),
@@ -107,102 +111,33 @@ fn embeddings_choice(args: &RunArgs, config: &Config) -> Result<Option<String>, 
             "no embeddings model named '{name}' is configured ([[embeddings]])"
         )));
     }
-    let retrieves = match args.suite.as_str() {
-        "alchemy" => args.rag_k > 0,
-        suite => runs::uses_embeddings(suite, args.agent.as_deref()),
-    };
+    let retrieves = registry
+        .get(&args.suite)
+        .is_ok_and(|s| s.retrieves(args.agent.as_deref(), args.rag_k));
     match (retrieves, args.embeddings_model.is_some()) {
         (true, _) => Ok(Some(name)),
         // The configuration's default only serves runs that retrieve.
         (false, false) => Ok(None),
-        (false, true) => Err(CliError::input(
-            "--embeddings-model serves mattools-code with --agent rag|reflect, and alchemy with --rag-k K",
-        )),
+        (false, true) => Err(CliError::input(format!(
+            "--embeddings-model serves runs that retrieve (an agent that searches, or --rag-k K); \
+             {} with these settings retrieves nothing",
+            args.suite
+        ))),
     }
 }
 
-/// AlchemyBench tasks from a file of recipes, each with its `rag_k` nearest recipes of
-/// `train` as references (none when `rag_k` is 0); missing embeddings are computed by
-/// `embeddings` through the gateway, within the run's spend cap when one is configured. The
-/// second value: what computing them used.
-async fn alchemy_tasks(
-    path: &std::path::Path,
-    rag_k: usize,
-    train: Option<&std::path::Path>,
-    gateway: &Gateway,
-    embeddings: Option<&str>,
-) -> Result<(Vec<serde_json::Value>, EmbeddingUse), CliError> {
-    use crate::recipes::{read_recipes, with_references};
-    let recipes = read_recipes(path).map_err(|e| CliError::input(e.to_string()))?;
-    let train = match (rag_k, train) {
-        (0, _) => Vec::new(),
-        (_, None) => {
-            return Err(CliError::input(
-                "--rag-k needs --train TRAIN.jsonl|.parquet",
-            ))
-        }
-        (_, Some(t)) => read_recipes(t).map_err(|e| CliError::input(e.to_string()))?,
-    };
-    let embedder = embeddings.map(|m| (gateway, m));
-    // The run does not exist yet (its spec holds these tasks), so its cap starts from nothing
-    // here; what this costs is then recorded on the run and counts against the same cap.
-    let budget = gateway
-        .config()
-        .limits
-        .run_spend_usd
-        .map(|cap| Budget::for_run(cap, 0.0));
-    let (tasks, used) = with_references(recipes, train, rag_k, embedder, budget.as_ref())
-        .await
-        .map_err(|e| match e {
-            crate::recipes::ReferenceError::Llm(_) => CliError::failure(e.to_string()),
-            _ => CliError::input(e.to_string()),
-        })?;
-    if used.computed > 0 {
-        eprintln!(
-            "embeddings of {} recipes by {}: {} from the cache, {} tokens, ${:.4}",
-            used.computed,
-            embeddings.unwrap_or_default(),
-            used.cached,
-            used.input_tokens,
-            used.cost_usd
-        );
-    }
-    let mut out = Vec::with_capacity(tasks.len());
-    for task in tasks {
-        out.push(serde_json::to_value(&task).map_err(|e| CliError::failure(e.to_string()))?);
-    }
-    Ok((out, used))
-}
-
-/// The tasks of `path` for `suite`, each checked (prepared); unusable ones are left out,
-/// kept in the spec with their places and reasons, and reported on stderr. The second value:
-/// what computing embeddings for them used.
+/// The tasks of `path` for `suite`, read and prepared by its host, each checked; unusable
+/// ones are left out, kept in the spec with their places and reasons, and reported on
+/// stderr. The second value: what computing embeddings for them used.
 async fn imported(
     path: &std::path::Path,
     suite: &dyn AnySuite,
+    host: &dyn SuiteHost,
     args: &RunArgs,
     gateway: &Gateway,
     embeddings: Option<&str>,
 ) -> Result<(TaskSource, EmbeddingUse), CliError> {
-    let mut embedded = EmbeddingUse::default();
-    // MatTools' folder-per-task layout and AlchemyBench's recipes (with their references
-    // resolved through the gateway) have their own readers; every other suite reads files
-    // or a release folder through its own `read_tasks`.
-    let read = if path.is_dir() && suite.name() == "mattools-code" {
-        let tasks = super::mattools::TaskDir::at(path)?
-            .load()?
-            .iter()
-            .filter_map(|t| serde_json::to_value(t).ok())
-            .collect();
-        checked(suite, tasks)
-    } else if suite.name() == "alchemy" {
-        let (tasks, used) =
-            alchemy_tasks(path, args.rag_k, args.train.as_deref(), gateway, embeddings).await?;
-        embedded = used;
-        checked(suite, tasks)
-    } else {
-        crate::task_files::read_tasks(suite, path).map_err(|e| CliError::input(e.to_string()))?
-    };
+    let read = host.read(suite, path).map_err(load_error)?;
     if let Some(first) = read.skipped.first() {
         eprintln!(
             "{} of {} tasks read cannot run and are left out (the run's summary counts them); \
@@ -219,35 +154,42 @@ async fn imported(
             path.display()
         )));
     }
+    let how = Preparation {
+        gateway,
+        embeddings,
+        references: args.rag_k,
+        reference_pool: args.train.as_deref(),
+    };
+    let (tasks, used) = host.prepare(read.tasks, &how).await.map_err(load_error)?;
+    if used.computed > 0 {
+        eprintln!(
+            "embeddings of {} entries by {}: {} from the cache, {} tokens, ${:.4}",
+            used.computed,
+            embeddings.unwrap_or_default(),
+            used.cached,
+            used.input_tokens,
+            used.cost_usd
+        );
+    }
     Ok((
         TaskSource::Imported(ImportedTasks {
             imported_from: path.file_name().map_or_else(
                 || path.display().to_string(),
                 |n| n.to_string_lossy().into_owned(),
             ),
-            tasks: read.tasks,
+            tasks,
             skipped: read.skipped,
         }),
-        embedded,
+        used,
     ))
 }
 
-/// `tasks` split into those `suite` can prepare and those it cannot (with why), by position.
-fn checked(suite: &dyn AnySuite, tasks: Vec<serde_json::Value>) -> crate::task_files::ReadTasks {
-    let mut read = crate::task_files::ReadTasks {
-        files: 1,
-        ..Default::default()
-    };
-    for (n, t) in tasks.into_iter().enumerate() {
-        match suite.prepare_json(&t) {
-            Ok(_) => read.tasks.push(t),
-            Err(e) => read.skipped.push(bench::wire::SkippedTask {
-                place: format!("item {} ({})", n + 1, suite.key_of(&t).unwrap_or_default()),
-                why: e.0,
-            }),
-        }
+fn load_error(e: LoadError) -> CliError {
+    match e {
+        LoadError::Input(m) => CliError::input(m),
+        LoadError::Failure(m) => CliError::failure(m),
+        LoadError::Llm(e) => CliError::failure(e.to_string()),
     }
-    read
 }
 
 /// Run (or resume) the benchmark; returns the summary table.
@@ -255,29 +197,19 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
     run_with(args, &Registry::standard()).await
 }
 
-/// Whether a suite's scoring runs code in the pymatgen sandbox.
-fn spec_needs_pymatgen(suite: &str) -> bool {
-    suite == "mattools-code"
-}
-
 /// [`run`] with the suites of `registry`.
 pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliError> {
     let mut config =
         Config::load(args.config.as_deref()).map_err(|e| CliError::input(e.to_string()))?;
-    // MatTools' data folder brings the test files its questions read.
-    if let Some(dir) = args
-        .tasks_file
-        .as_deref()
-        .filter(|p| p.is_dir() && spec_needs_pymatgen(&args.suite))
-    {
-        if let Some(files) = super::mattools::TaskDir::at(dir)?.test_files {
-            config
-                .sandbox
-                .pymatgen
-                .data
-                .entry("mattools".into())
-                .or_insert(files);
-        }
+    let hosts = Hosts::standard();
+    // The folder of the run's tasks brings the data their programs read (MatTools' test
+    // files).
+    if let Some(tasks) = args.tasks_file.as_deref() {
+        config.sandbox = hosts.with_sandbox_data(
+            config.sandbox.clone(),
+            &config.suites,
+            Some((&args.suite, tasks)),
+        );
     }
     if let Some(dir) = &args.images_dir {
         if !dir.is_dir() {
@@ -301,28 +233,39 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
     let suite = registry
         .get(&args.suite)
         .map_err(|e| CliError::input(e.to_string()))?;
-    let embeddings = embeddings_choice(&args, gateway.config())?;
-    // AlchemyBench's references are resolved here: the run records the model only when it
-    // computed some embeddings (stored ones need none).
-    let mut spec_embeddings = embeddings.clone().filter(|_| args.suite != "alchemy");
+    let embeddings = embeddings_choice(&args, gateway.config(), registry)?;
+    // The run records the model when the run itself retrieves with it; references resolved
+    // here, before the run (AlchemyBench's), record it only when they computed embeddings
+    // (stored ones need none).
+    let mut spec_embeddings = embeddings
+        .clone()
+        .filter(|_| suite.retrieves(args.agent.as_deref(), 0));
     let mut preparation_cost = 0.0;
     let tasks = match &args.tasks_file {
         Some(path) => {
-            let (tasks, used) =
-                imported(path, suite.as_ref(), &args, &gateway, embeddings.as_deref()).await?;
+            let host = hosts.get(suite.name());
+            let (tasks, used) = imported(
+                path,
+                suite.as_ref(),
+                host.as_ref(),
+                &args,
+                &gateway,
+                embeddings.as_deref(),
+            )
+            .await?;
             if used.computed > 0 {
                 spec_embeddings = embeddings.clone();
             }
             preparation_cost = used.cost_usd;
             tasks
         }
-        None if suite.name() == "atomworld" => {
+        None if suite.generates() => {
             TaskSource::Generated(TaskSetSpec::per_action(args.seed, args.per_action))
         }
         // Other suites run the task set the server holds for them (our demo items, or the
         // folder [suites] points at).
         None => {
-            let sets = crate::task_sets::TaskSets::load(&gateway.config().suites);
+            let sets = crate::task_sets::TaskSets::load(&gateway.config().suites, &hosts);
             let (tasks, source) = sets.raw(suite.name());
             if tasks.is_empty() {
                 return Err(CliError::input(format!(
@@ -379,7 +322,7 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
     );
     let b = bar.clone();
     let code = crate::execution::CodeRunner::from_config(&gateway.config().sandbox);
-    if spec_needs_pymatgen(&args.suite) {
+    if suite.scoring_env() == Some(bench::task::RunEnv::Pymatgen) {
         let c = code.clone();
         let state = tokio::task::spawn_blocking(move || c.check_pymatgen())
             .await
@@ -446,7 +389,7 @@ mod tests {
     fn choice(args: &[&str], config: &Config) -> Result<Option<String>, String> {
         let cli = Cli::try_parse_from(["run", "--model", "m"].iter().chain(args))
             .map_err(|e| e.to_string())?;
-        embeddings_choice(&cli.run, config).map_err(|e| e.message)
+        embeddings_choice(&cli.run, config, &Registry::standard()).map_err(|e| e.message)
     }
 
     #[test]
@@ -478,7 +421,7 @@ mod tests {
             &["--suite", "atomworld", "--embeddings-model", "e"],
             &config,
         );
-        assert!(err.unwrap_err().contains("serves mattools-code"));
+        assert!(err.unwrap_err().contains("serves runs that retrieve"));
         let err = choice(&[&rag[..], &["--embeddings-model", "f"]].concat(), &config);
         assert!(err.unwrap_err().contains("no embeddings model named 'f'"));
         assert_eq!(

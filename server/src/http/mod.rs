@@ -75,23 +75,11 @@ impl AppState {
         registry: Registry,
     ) -> Self {
         let config = gateway.config();
-        let mut sandbox = config.sandbox.clone();
-        // MatTools' folder brings the test files its questions read.
-        if let Some(files) = config
-            .suites
-            .mattools_dir
-            .as_ref()
-            .map(|d| d.join("test_files"))
-            .filter(|d| d.is_dir())
-        {
-            sandbox
-                .pymatgen
-                .data
-                .entry("mattools".into())
-                .or_insert(files);
-        }
+        let hosts = crate::suites::Hosts::standard();
+        // The suites' folders bring the data their programs read (MatTools' test files).
+        let sandbox = hosts.with_sandbox_data(config.sandbox.clone(), &config.suites, None);
         let code = crate::execution::CodeRunner::from_config(&sandbox);
-        let task_sets = crate::task_sets::TaskSets::load(&config.suites);
+        let task_sets = crate::task_sets::TaskSets::load(&config.suites, &hosts);
         Self {
             code: code.clone(),
             task_sets,
@@ -115,7 +103,7 @@ impl AppState {
     pub fn check_sandbox(&self) {
         let code = self.code.clone();
         // With MatTools' tasks listed, code will run: start the warm workers now.
-        let prestart = self.task_sets.has_mattools_code();
+        let prestart = self.task_sets.runs_pymatgen(self.runs.registry());
         let runtime = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
             for (env, state) in [
@@ -245,10 +233,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .route("/api/runs/{id}/resume", post(api::resume_run))
         .route("/api/cases", post(api::put_case))
         .route("/api/score", post(api::score))
-        .route(
-            "/api/suites/alchemy/references",
-            post(api::alchemy_references),
-        )
+        .route("/api/suites/{name}/references", post(api::suite_references))
         .route("/api/runs/{id}/human-scores", put(api::put_human_score))
         .route("/api/rooms", post(api::create_room))
         .route("/api/rooms/{code}/attempts", post(api::post_attempt))

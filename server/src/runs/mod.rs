@@ -48,17 +48,6 @@ pub fn is_baseline_name(registry: &Registry, name: &str) -> bool {
         .any(|s| s.baselines().contains(&name))
 }
 
-/// Whether runs of `suite` answered by `agent` retrieve by embeddings when a model is
-/// chosen: MatTools' documentation search (agents `rag` and `reflect`) and AlchemyBench's
-/// references.
-pub fn uses_embeddings(suite: &str, agent: Option<&str>) -> bool {
-    match suite {
-        "mattools-code" => matches!(agent, Some("rag" | "reflect")),
-        "alchemy" => true,
-        _ => false,
-    }
-}
-
 /// Whether `spec` can run under `config`: a suite of `registry` and one of its baselines or
 /// a configured model. Checked before a run is recorded, so a typo never leaves a run that
 /// start-up would try again and again.
@@ -71,23 +60,11 @@ pub fn check_spec(
         .get(&spec.suite)
         .map_err(|e| RunError::UnknownSuite(e.to_string()))?;
     if let Some(agent) = &spec.agent {
-        let python = bench::omnimat::python_tool::AGENT;
-        if agent == python {
-            if !matches!(spec.suite.as_str(), "omnimat-cal" | "omnimat-qa") {
-                return Err(RunError::UnknownSuite(format!(
-                    "the {python} agent answers omnimat-cal and omnimat-qa tasks, not {}",
-                    spec.suite
-                )));
-            }
-        } else if bench::mattools::code::agent::AgentKind::from_name(agent).is_none() {
-            return Err(RunError::UnknownSuite(format!(
-                "no agent named '{agent}' (single, rag, reflect for mattools-code; {python} \
-                 for omnimat-cal and omnimat-qa)"
-            )));
-        } else if spec.suite != "mattools-code" {
-            return Err(RunError::UnknownSuite(format!(
-                "agents single, rag and reflect answer mattools-code tasks, not {}",
-                spec.suite
+        if !suite.agents().contains(&agent.as_str()) {
+            return Err(RunError::UnknownSuite(agent_refused(
+                registry,
+                suite.as_ref(),
+                agent,
             )));
         }
     }
@@ -97,7 +74,8 @@ pub fn check_spec(
                 "no embeddings model named '{name}' is configured ([[embeddings]])"
             )));
         }
-        if !uses_embeddings(&spec.suite, spec.agent.as_deref()) {
+        // A run's references are resolved before it starts: asked as if it has some.
+        if !suite.retrieves(spec.agent.as_deref(), 1) {
             return Err(RunError::UnknownSuite(format!(
                 "embeddings serve mattools-code's rag and reflect agents and alchemy, not {}{}",
                 spec.suite,
@@ -111,7 +89,7 @@ pub fn check_spec(
     if let TaskSource::Imported(set) = &spec.tasks {
         unique_keys(suite.as_ref(), &set.tasks)?;
     }
-    if matches!(spec.tasks, TaskSource::Generated(_)) && spec.suite != "atomworld" {
+    if matches!(spec.tasks, TaskSource::Generated(_)) && !suite.generates() {
         return Err(RunError::UnknownSuite(format!(
             "suite '{}' has no task generator: give its tasks",
             spec.suite
@@ -123,6 +101,31 @@ pub fn check_spec(
         }
     }
     Ok(suite)
+}
+
+/// Why `agent` cannot answer `suite`'s tasks: which suites it answers, or that no suite
+/// has it, and the suite's own agents.
+fn agent_refused(registry: &Registry, suite: &dyn AnySuite, agent: &str) -> String {
+    let answers: Vec<&str> = registry
+        .names()
+        .into_iter()
+        .filter_map(|n| registry.get(n).ok())
+        .filter(|s| s.agents().contains(&agent))
+        .map(|s| s.name())
+        .collect();
+    let own = match suite.agents() {
+        [] => format!("{} has none", suite.name()),
+        list => format!("{}'s: {}", suite.name(), list.join(", ")),
+    };
+    if answers.is_empty() {
+        format!("no agent named '{agent}' ({own})")
+    } else {
+        format!(
+            "the {agent} agent answers {} tasks, not {} ({own})",
+            answers.join(" and "),
+            suite.name()
+        )
+    }
 }
 
 /// Every task's key is unique: results are stored by key, so a repeat would overwrite. A

@@ -331,16 +331,17 @@ pub async fn execute_until(
     } = spec.clone();
     // Generation and preparation are CPU work (matching, parsing): off the async workers.
     // A task that cannot be prepared now (it could when the run was made) is left out.
-    // OmniMatBench's images are read now, into the asked copy only (results keep the task).
+    // A task is asked as its suite's host makes it (OmniMatBench: with its images read),
+    // into the asked copy only (results keep the task).
     let preparing = suite.clone();
-    let images_dir = gateway.config().suites.omnimat_images_dir.clone();
+    let host = crate::suites::Hosts::standard().get(suite.name());
+    let suites_config = gateway.config().suites.clone();
     let tasks: Vec<(serde_json::Value, PreparedTask)> = CpuPool::global()
         .run(move || {
             super::tasks_of(&source)
                 .into_iter()
                 .filter_map(|t| {
-                    let asked =
-                        crate::task_sets::with_images(preparing.name(), &t, images_dir.as_deref());
+                    let asked = host.asked(&t, &suites_config);
                     preparing.prepare_json(&asked).ok().map(|p| (t, p))
                 })
                 .collect()

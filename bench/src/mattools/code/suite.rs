@@ -3,13 +3,19 @@
 
 use engine::interrupt::Interrupt;
 
+use super::agent::AgentKind;
 use super::extract::extract;
 use super::harness::{solution_run, verification_run};
 use super::prompt::messages;
 use super::task::CodeTask;
 use super::verdict::Metrics;
 use super::verdict::{after_solution, after_verification, CodeVerdict, ErrorClass, Label};
-use crate::task::{Headline, Need, NeedAnswer, Outcome, Prepared, RunResult, Suite, TaskError};
+use crate::task::{
+    Headline, Need, NeedAnswer, Outcome, Prepared, RunEnv, RunResult, Suite, TaskError,
+};
+
+/// The agents of [`Suite::agents`]: [`AgentKind`]'s names.
+const AGENTS: [&str; 3] = ["single", "rag", "reflect"];
 
 /// The suite (`mattools-code`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -57,6 +63,26 @@ impl Suite for MatToolsCode {
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {
         &COLUMNS
+    }
+
+    fn agents(&self) -> &'static [&'static str] {
+        &AGENTS
+    }
+
+    /// The `rag` and `reflect` agents search the documentation.
+    fn retrieves(&self, agent: Option<&str>, _references: usize) -> bool {
+        matches!(
+            agent.and_then(AgentKind::from_name),
+            Some(AgentKind::Rag | AgentKind::Reflect)
+        )
+    }
+
+    fn scoring_env(&self) -> Option<RunEnv> {
+        Some(RunEnv::Pymatgen)
+    }
+
+    fn code_answers(&self) -> bool {
+        true
     }
 
     fn prepare(&self, task: &CodeTask) -> Result<Prepared<CodeTask>, TaskError> {
@@ -304,6 +330,7 @@ mod tests {
             code.contains("def answer():\n    import numpy as np\n    expected_properties = {\n"),
             "{code}"
         );
+        assert!(AGENTS.iter().all(|n| AgentKind::from_name(n).is_some()));
         let answer = MatToolsCode.baseline_answer(REFERENCE, &task).unwrap();
         let e = extract(&answer).unwrap();
         assert_eq!(e.name, "answer");

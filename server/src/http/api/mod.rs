@@ -23,7 +23,7 @@ pub use runs::{
     cancel_run, get_run, list_runs, resume_run, run_events, run_results, start_run, MAX_RUN_TASKS,
 };
 pub use suites::{
-    alchemy_references, list_suites, score, suite_tasks, task_image, MAX_RESPONSE_BYTES,
+    list_suites, score, suite_references, suite_tasks, task_image, MAX_RESPONSE_BYTES,
 };
 
 use axum::http::{header, HeaderMap, StatusCode};

@@ -34,7 +34,7 @@ use utoipa::OpenApi;
         super::suites::suite_tasks,
         super::suites::task_image,
         super::suites::score,
-        super::suites::alchemy_references,
+        super::suites::suite_references,
         super::human::get_human_scores,
         super::human::put_human_score,
         super::human::human_scores_csv,

@@ -38,7 +38,12 @@ pub async fn start_run(
 ) -> Result<(StatusCode, Json<RunCreated>), ApiError> {
     authorise(&state, &headers)?;
     let source = match body.tasks {
-        None if body.suite == "atomworld" => {
+        None if state
+            .runs
+            .registry()
+            .get(&body.suite)
+            .is_ok_and(|s| s.generates()) =>
+        {
             TaskSource::Generated(TaskSetSpec::per_action(body.seed, body.per_action))
         }
         // Other suites: the task set the server holds for them (GET /api/suites).
@@ -100,10 +105,14 @@ pub async fn start_run(
         model: body.model,
         samples: body.samples.max(1),
         concurrency: body.concurrency.clamp(1, defaults::MAX_CONCURRENCY),
-        // The configured embeddings model searches MatTools' documentation (none: BM25);
-        // AlchemyBench's tasks arrive here with their references resolved.
-        embeddings: (body.suite == "mattools-code"
-            && crate::runs::uses_embeddings(&body.suite, body.agent.as_deref()))
+        // The configured embeddings model serves retrieval during the run (an agent's
+        // documentation search; none: BM25). Tasks given with references (AlchemyBench's)
+        // arrive here with them resolved: their run retrieves nothing.
+        embeddings: (state
+            .runs
+            .registry()
+            .get(&body.suite)
+            .is_ok_and(|s| s.retrieves(body.agent.as_deref(), 0)))
         .then(|| state.gateway.config().limits.embeddings_model.clone())
         .flatten(),
         suite: body.suite,

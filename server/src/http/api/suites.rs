@@ -95,77 +95,49 @@ pub async fn task_image(
     }
 }
 
-/// The numbers of references AlchemyBench's RAG condition is run with.
-pub const ALCHEMY_K: [usize; 5] = [0, 1, 5, 10, 25];
-
-/// `POST /api/suites/alchemy/references`: the task with its `k` nearest recipes among the
-/// server's AlchemyBench recipes as references, and the prompt that makes. By cosine over
-/// embeddings when an embeddings model is configured (`[limits] embeddings_model`; computed
-/// through the gateway and cached), else by BM25, labelled as an offline stand-in. The task's
-/// `retrieval` says which, with each reference's id and score. Behind the passcode, as every
-/// route that may cost money.
-#[utoipa::path(post, path = "/api/suites/alchemy/references", request_body = ReferencesRequest,
+/// `POST /api/suites/{name}/references`: the task with its `k` nearest tasks of the server's
+/// set for the suite as references, and the prompt that makes (AlchemyBench: its recipes, by
+/// cosine over embeddings when an embeddings model is configured, `[limits]
+/// embeddings_model`, computed through the gateway and cached, else by BM25, labelled as an
+/// offline stand-in; the task's `retrieval` says which, with each reference's id and score).
+/// Behind the passcode, as every route that may cost money.
+#[utoipa::path(post, path = "/api/suites/{name}/references", request_body = ReferencesRequest,
+    params(("name" = String, Path, description = "a suite that takes references (alchemy)")),
     responses((status = 200, body = SuiteTask),
-    (status = 400, description = "not an AlchemyBench task, or K not one of 0, 1, 5, 10, 25",
-        body = bench::wire::ApiError),
+    (status = 400, description = "not a task of the suite, or a K it does not take (AlchemyBench: \
+        0, 1, 5, 10, 25)", body = bench::wire::ApiError),
     (status = 401, description = "passcode required", body = bench::wire::ApiError),
+    (status = 404, description = "no such suite, or it takes no references",
+        body = bench::wire::ApiError),
     (status = 502, description = "the embeddings model failed (or 402, 503, 504 as for \
         completions)", body = bench::wire::ApiError)))]
-pub async fn alchemy_references(
+pub async fn suite_references(
     State(state): State<AppState>,
+    Path(name): Path<String>,
     headers: HeaderMap,
     Json(body): Json<ReferencesRequest>,
 ) -> Result<Json<SuiteTask>, ApiError> {
-    use bench::alchemy::{AlchemyTask, Recipe};
     authorise(&state, &headers)?;
-    if !ALCHEMY_K.contains(&body.k) {
-        return Err(ApiError::bad(format!(
-            "k is {}; AlchemyBench retrieves 0, 1, 5, 10 or 25 references",
-            body.k
-        )));
-    }
-    let task: AlchemyTask = serde_json::from_value(body.task)
-        .map_err(|e| ApiError::bad(format!("not an AlchemyBench task: {e}")))?;
-    let pool: Vec<Recipe> = state
-        .task_sets
-        .raw("alchemy")
-        .0
-        .into_iter()
-        .filter_map(|t| serde_json::from_value::<AlchemyTask>(t).ok())
-        .map(|t| t.recipe)
-        .collect();
-    let model = state.gateway.config().limits.embeddings_model.clone();
-    let retrieved = match (body.k, model) {
-        (0, _) => AlchemyTask {
-            recipe: task.recipe,
-            references: Vec::new(),
-            retrieval: None,
-        },
-        (k, Some(model)) => {
-            let (mut tasks, _) = crate::recipes::with_references(
-                vec![task.recipe],
-                pool,
-                k,
-                Some((&state.gateway, &model)),
-                None,
-            )
-            .await
-            .map_err(|e| match e {
-                crate::recipes::ReferenceError::Llm(e) => ApiError::from(e),
-                other => ApiError::bad(other.to_string()),
-            })?;
-            tasks
-                .pop()
-                .ok_or_else(|| ApiError::internal("no task came back"))?
-        }
-        (k, None) => crate::recipes::bm25_references(task.recipe, &pool, k),
-    };
-    let json = serde_json::to_value(&retrieved).map_err(|e| ApiError::internal(e.to_string()))?;
     let suite = state
         .runs
         .registry()
-        .get("alchemy")
-        .map_err(|e| ApiError::internal(e.to_string()))?;
+        .get(&name)
+        .map_err(|e| ApiError::not_found(e.to_string()))?;
+    let host = crate::suites::Hosts::standard().get(&name);
+    let pool = state.task_sets.raw(&name).0;
+    let model = state.gateway.config().limits.embeddings_model.clone();
+    let Some(found) =
+        host.with_references(body.task, body.k, pool, &state.gateway, model.as_deref())
+    else {
+        return Err(ApiError::not_found(format!(
+            "suite {name} takes no references"
+        )));
+    };
+    let json = found.await.map_err(|e| match e {
+        crate::suites::LoadError::Llm(e) => ApiError::from(e),
+        crate::suites::LoadError::Input(m) => ApiError::bad(m),
+        crate::suites::LoadError::Failure(m) => ApiError::internal(m),
+    })?;
     state
         .task_sets
         .task(suite.as_ref(), &json)
