@@ -50,7 +50,9 @@
 //! backend = "bwrap"             # bwrap | container (scripts/container-image.sh) | none
 //! ```
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -149,7 +151,7 @@ impl ModelConfig {
     /// The most a call with `messages` can cost (USD): every byte of the prompt counted as a
     /// token (byte-level tokenizers never make more tokens than bytes) plus the template's
     /// tokens, [`WORST_TOKENS_PER_IMAGE`] per image, and the full output limit.
-    pub fn worst_cost(&self, messages: &[crate::llm::Message]) -> f64 {
+    pub fn worst_cost(&self, messages: &[bench::task::Message]) -> f64 {
         let input: u64 = messages
             .iter()
             .map(|m| {
@@ -279,11 +281,11 @@ pub struct Config {
     /// Limits.
     pub limits: Limits,
     /// Quotas and expiry of the share-link case store.
-    pub cases: crate::storage::CaseQuota,
+    pub cases: CaseQuota,
     /// Where model-written code runs, and its limits.
-    pub sandbox: crate::execution::SandboxConfig,
+    pub sandbox: SandboxConfig,
     /// Task sets the server offers beyond the built-in ones.
-    pub suites: crate::suites::SuitesConfig,
+    pub suites: SuitesConfig,
 }
 
 /// Errors reading the configuration.
@@ -378,7 +380,7 @@ impl Config {
             if !seen.insert(m.name.as_str()) {
                 return Err(err("the name is used twice"));
             }
-            if crate::runs::is_baseline_name(&bench::task::Registry::standard(), &m.name) {
+            if bench::task::Registry::standard().is_baseline(&m.name) {
                 return Err(err("the name is reserved for a built-in baseline"));
             }
             if m.provider == ProviderKind::OpenaiCompatible && m.base_url.is_none() {
@@ -437,6 +439,143 @@ impl Config {
     /// The model called `name`.
     pub fn model(&self, name: &str) -> Option<&ModelConfig> {
         self.models.iter().find(|m| m.name == name)
+    }
+}
+
+/// The `[sandbox.pymatgen]` section: the environment of MatTools' code tasks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PymatgenConfig {
+    /// `bwrap` (default), `container` or `none`.
+    pub backend: String,
+    /// The venv (default `$ATOMWORLD_MATTOOLS_VENV` or `~/.cache/atomworld/venv-mattools`).
+    pub venv: Option<PathBuf>,
+    /// The `container` backend's image (default: the one `scripts/container-image.sh`
+    /// builds for this version).
+    pub image: Option<String>,
+    /// Keep workers with pymatgen imported between runs (default true).
+    pub warm: bool,
+    /// Programs running at once (and warm workers kept).
+    pub workers: usize,
+    /// Wall-clock seconds a program may take at most (MatTools asks for 180 per answer and
+    /// 300 for the documentation extraction).
+    pub wall_secs: u64,
+    /// Memory a program may use at most (MiB; pymatgen itself takes about 200).
+    pub memory_mb: u64,
+    /// Read-only data sets by name (MatTools' tasks use `mattools`: the folder holding
+    /// `GaN.vasp` and the other test files). Default: `mattools` from
+    /// `$ATOMWORLD_MATTOOLS_DATA` when set.
+    pub data: BTreeMap<String, PathBuf>,
+}
+
+impl Default for PymatgenConfig {
+    fn default() -> Self {
+        let mut data = BTreeMap::new();
+        if let Some(dir) = std::env::var_os("ATOMWORLD_MATTOOLS_DATA") {
+            data.insert("mattools".to_string(), PathBuf::from(dir));
+        }
+        Self {
+            backend: "bwrap".into(),
+            venv: None,
+            image: None,
+            warm: true,
+            workers: 2,
+            wall_secs: 300,
+            memory_mb: 2048,
+            data,
+        }
+    }
+}
+
+/// The `[sandbox]` section of the configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SandboxConfig {
+    /// `wasm` (the embedded default), `bwrap`, `container` or `none`.
+    pub backend: String,
+    /// Programs running at once; more wait in a queue.
+    pub max_concurrent: usize,
+    /// Wall-clock seconds a program may take.
+    pub wall_secs: u64,
+    /// Memory a program may use (MiB).
+    pub memory_mb: u64,
+    /// Bytes of stdout (and, separately, of stderr) kept.
+    pub output_bytes: u64,
+    /// The pymatgen environment.
+    pub pymatgen: PymatgenConfig,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        let limits = sandbox::Limits::default();
+        Self {
+            backend: "wasm".into(),
+            max_concurrent: 2,
+            wall_secs: limits.wall.as_secs(),
+            memory_mb: limits.memory_bytes / (1024 * 1024),
+            output_bytes: limits.output_bytes,
+            pymatgen: PymatgenConfig::default(),
+        }
+    }
+}
+
+impl SandboxConfig {
+    /// The limits these settings give.
+    pub fn limits(&self) -> sandbox::Limits {
+        sandbox::Limits {
+            wall: Duration::from_secs(self.wall_secs.max(1)),
+            memory_bytes: self.memory_mb.max(16) * 1024 * 1024,
+            output_bytes: self.output_bytes.max(1024),
+            ..sandbox::Limits::default()
+        }
+    }
+}
+
+/// Quotas and expiry of the case store (the `[cases]` section of the configuration).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CaseQuota {
+    /// Cases one client address may store (among those not expired).
+    pub max_per_client: u64,
+    /// Bytes one client address may store.
+    pub max_bytes_per_client: u64,
+    /// Cases in the store.
+    pub max_total: u64,
+    /// Bytes in the store.
+    pub max_total_bytes: u64,
+    /// Days a case is kept; `None` keeps cases until the operator deletes them.
+    pub ttl_days: Option<u32>,
+}
+
+impl Default for CaseQuota {
+    fn default() -> Self {
+        Self {
+            max_per_client: 500,
+            max_bytes_per_client: 32 * 1024 * 1024,
+            max_total: 100_000,
+            max_total_bytes: 2 * 1024 * 1024 * 1024,
+            ttl_days: None,
+        }
+    }
+}
+
+/// The `[suites]` section of the configuration: where the suites' data lives.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SuitesConfig {
+    /// MatTools' data folder (holding `tasks/`, `test_files/`, `missing-files.txt`).
+    pub mattools_dir: Option<PathBuf>,
+    /// The folder of OmniMatBench's images, one file per stem (`<stem>.png`, `.jpg`, …; the
+    /// upstream `images/` folders merged into one).
+    pub omnimat_images_dir: Option<PathBuf>,
+}
+
+impl Default for SuitesConfig {
+    fn default() -> Self {
+        Self {
+            mattools_dir: std::env::var_os("ATOMWORLD_MATTOOLS_DIR").map(PathBuf::from),
+            omnimat_images_dir: std::env::var_os("ATOMWORLD_OMNIMAT_IMAGES_DIR").map(PathBuf::from),
+        }
     }
 }
 

@@ -10,103 +10,14 @@
 //!   containers (`container`, image from `scripts/container-image.sh`), or `none`. Its data
 //!   sets (`[sandbox.pymatgen.data]`, e.g. `mattools = "…/test_files"`) are mounted read-only.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bench::task::{RunEnv, RunProgram, RunResult};
+
+pub use crate::config::{PymatgenConfig, SandboxConfig};
 use sandbox::{Limits, Outcome, Program, Sandbox, SandboxError};
 use serde::{Deserialize, Serialize};
-
-/// The `[sandbox.pymatgen]` section: the environment of MatTools' code tasks.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct PymatgenConfig {
-    /// `bwrap` (default), `container` or `none`.
-    pub backend: String,
-    /// The venv (default `$ATOMWORLD_MATTOOLS_VENV` or `~/.cache/atomworld/venv-mattools`).
-    pub venv: Option<PathBuf>,
-    /// The `container` backend's image (default: the one `scripts/container-image.sh`
-    /// builds for this version).
-    pub image: Option<String>,
-    /// Keep workers with pymatgen imported between runs (default true).
-    pub warm: bool,
-    /// Programs running at once (and warm workers kept).
-    pub workers: usize,
-    /// Wall-clock seconds a program may take at most (MatTools asks for 180 per answer and
-    /// 300 for the documentation extraction).
-    pub wall_secs: u64,
-    /// Memory a program may use at most (MiB; pymatgen itself takes about 200).
-    pub memory_mb: u64,
-    /// Read-only data sets by name (MatTools' tasks use `mattools`: the folder holding
-    /// `GaN.vasp` and the other test files). Default: `mattools` from
-    /// `$ATOMWORLD_MATTOOLS_DATA` when set.
-    pub data: BTreeMap<String, PathBuf>,
-}
-
-impl Default for PymatgenConfig {
-    fn default() -> Self {
-        let mut data = BTreeMap::new();
-        if let Some(dir) = std::env::var_os("ATOMWORLD_MATTOOLS_DATA") {
-            data.insert("mattools".to_string(), PathBuf::from(dir));
-        }
-        Self {
-            backend: "bwrap".into(),
-            venv: None,
-            image: None,
-            warm: true,
-            workers: 2,
-            wall_secs: 300,
-            memory_mb: 2048,
-            data,
-        }
-    }
-}
-
-/// The `[sandbox]` section of the configuration.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct SandboxConfig {
-    /// `wasm` (the embedded default), `bwrap`, `container` or `none`.
-    pub backend: String,
-    /// Programs running at once; more wait in a queue.
-    pub max_concurrent: usize,
-    /// Wall-clock seconds a program may take.
-    pub wall_secs: u64,
-    /// Memory a program may use (MiB).
-    pub memory_mb: u64,
-    /// Bytes of stdout (and, separately, of stderr) kept.
-    pub output_bytes: u64,
-    /// The pymatgen environment.
-    pub pymatgen: PymatgenConfig,
-}
-
-impl Default for SandboxConfig {
-    fn default() -> Self {
-        let limits = Limits::default();
-        Self {
-            backend: "wasm".into(),
-            max_concurrent: 2,
-            wall_secs: limits.wall.as_secs(),
-            memory_mb: limits.memory_bytes / (1024 * 1024),
-            output_bytes: limits.output_bytes,
-            pymatgen: PymatgenConfig::default(),
-        }
-    }
-}
-
-impl SandboxConfig {
-    /// The limits these settings give.
-    pub fn limits(&self) -> Limits {
-        Limits {
-            wall: Duration::from_secs(self.wall_secs.max(1)),
-            memory_bytes: self.memory_mb.max(16) * 1024 * 1024,
-            output_bytes: self.output_bytes.max(1024),
-            ..Limits::default()
-        }
-    }
-}
 
 /// What the server knows of its sandbox (shown by `/api/health`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,9 +52,6 @@ pub struct CodeRunner {
     python: Env,
     pymatgen: Env,
     output_bytes: u64,
-    /// The pinned stack's documentation (for MatTools' retrieval agents), extracted in the
-    /// pymatgen environment once.
-    pub docs: crate::agents::docs::DocStore,
 }
 
 /// One environment: its sandbox (if the backend exists here), warm-up and last state.
@@ -415,7 +323,6 @@ impl CodeRunner {
                 pymatgen_limits,
             ),
             output_bytes: config.limits().output_bytes,
-            docs: Default::default(),
         }
     }
 

@@ -111,7 +111,7 @@ impl TaskSets {
         Ok(SuiteTask {
             id: p.id.clone(),
             group: p.group.clone(),
-            prompt: crate::runs::prompt_text(&p.messages),
+            prompt: bench::task::prompt_text(&p.messages),
             messages: p.messages.clone(),
             images: host.image_stems(t),
             unavailable: suite.unanswerable(&p).map(|u| u.why),

@@ -133,3 +133,64 @@ fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// The server's modules in layers, lowest first: a module may use its own layer and those
+/// below, never one above (`main.rs` wires them all).
+const SERVER_LAYERS: [&[&str]; 6] = [
+    // Plain data and helpers.
+    &["config", "build_info", "cpu"],
+    &["storage"],
+    // The effect hosts: model calls, the sandboxes.
+    &["llm", "execution"],
+    // The suites' adapters and agents, and the tasks they read.
+    &["suites", "agents", "recipes", "task_files", "task_sets"],
+    &["runs"],
+    &["http", "cli"],
+];
+
+/// Each top-level module of `server/src` uses (`crate::name`) only its own layer and lower.
+#[test]
+fn server_modules_use_only_lower_layers() {
+    let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let layer_of = |m: &str| SERVER_LAYERS.iter().position(|l| l.contains(&m));
+    let mut wrong = Vec::new();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if ["lib", "main"].contains(&name.as_str()) {
+            continue;
+        }
+        let own = layer_of(&name)
+            .unwrap_or_else(|| panic!("server module {name} needs its place in SERVER_LAYERS"));
+        let files = if path.is_dir() {
+            rust_files(&path)
+        } else {
+            vec![path.clone()]
+        };
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                for used in line.split("crate::").skip(1) {
+                    let m: String = used
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if let Some(layer) = layer_of(&m) {
+                        if layer > own {
+                            wrong.push(format!(
+                                "{}:{}: {name} uses {m}",
+                                file.strip_prefix(src).unwrap().display(),
+                                n + 1
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a module uses one above its layer (see SERVER_LAYERS):\n{}",
+        wrong.join("\n")
+    );
+}

@@ -207,13 +207,16 @@ pub fn key(subfield: &str, id: &str) -> String {
 
 /// Read an upstream CAL file (`*_Cal_with_final_answers.jsonl`): one item a non-blank line.
 pub fn import_cal_jsonl(text: &str) -> Result<Vec<CalItem>, ImportError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| ImportError::Line {
-                line: i + 1,
+    let not_json = |e: crate::task::TaskError| ImportError::File(e.0);
+    crate::task::source::json_lines(text)
+        .map_err(not_json)?
+        .into_iter()
+        .map(|(at, v)| {
+            serde_json::from_value(v).map_err(|e| ImportError::Line {
+                line: match at {
+                    crate::task::source::Position::Line(n)
+                    | crate::task::source::Position::Item(n) => n,
+                },
                 message: format!("not a CAL item: {e}"),
             })
         })
@@ -246,7 +249,9 @@ mod tests {
     fn bad_lines_name_their_number() {
         let e =
             import_cal_jsonl("\n{\"id\": \"1\", \"final_answer_list\": []}\n{oops}\n").unwrap_err();
-        assert!(matches!(e, ImportError::Line { line: 3, .. }));
+        assert!(e.to_string().starts_with("line 3: not JSON"), "{e}");
+        let e = import_cal_jsonl("\n\n{\"question\": \"no id\"}\n").unwrap_err();
+        assert!(matches!(e, ImportError::Line { line: 3, .. }), "{e}");
         assert!(import_qa_json("{}").is_err());
     }
 }

@@ -89,6 +89,19 @@ impl Message {
     }
 }
 
+/// The messages' text as a result stores it: one message, its text; several, each headed by
+/// its role.
+pub fn prompt_text(messages: &[Message]) -> String {
+    match messages {
+        [one] => one.content.clone(),
+        many => many
+            .iter()
+            .map(|m| format!("[{:?}]\n{}", m.role, m.content))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

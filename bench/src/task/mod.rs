@@ -20,7 +20,7 @@ pub mod source;
 mod suite;
 pub mod summary;
 
-pub use message::{Image, Message, Role};
+pub use message::{prompt_text, Image, Message, Role};
 pub use registry::{Registry, UnknownSuite};
 pub use suite::{
     AnySuite, Headline, Need, NeedAnswer, Outcome, Prepared, PreparedTask, RunEnv, RunProgram,

@@ -57,6 +57,11 @@ impl Registry {
             })
     }
 
+    /// Whether some suite reserves `name` for one of its baselines.
+    pub fn is_baseline(&self, name: &str) -> bool {
+        self.suites.iter().any(|s| s.baselines().contains(&name))
+    }
+
     /// The suites' names.
     pub fn names(&self) -> Vec<&'static str> {
         self.suites.iter().map(|s| s.name()).collect()

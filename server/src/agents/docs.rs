@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use bench::alchemy::{Embeddings, RetrievalError};
 use bench::mattools::code::agent::DocEntry;
@@ -185,25 +185,22 @@ fn cache_file() -> PathBuf {
     home.join(format!(".cache/atomworld/mattools-docs-{key}.json"))
 }
 
-/// The index, built once per process: from the disk cache, else extracted in the sandbox.
-#[derive(Clone, Default)]
-pub struct DocStore {
-    cell: Arc<OnceCell<Arc<DocIndex>>>,
-}
+/// The index of the pinned stack's documentation, built once per process (it cannot change
+/// while the process runs).
+static INDEX: LazyLock<OnceCell<Arc<DocIndex>>> = LazyLock::new(OnceCell::new);
 
-impl DocStore {
-    /// The index (extracting it the first time, which takes a few seconds).
-    pub async fn get(&self, code: &CodeRunner) -> Result<Arc<DocIndex>, String> {
-        self.cell
-            .get_or_try_init(|| async {
-                let entries = load(code).await?;
-                DocIndex::new(entries)
-                    .map(Arc::new)
-                    .ok_or_else(|| "the documentation index is empty".to_string())
-            })
-            .await
-            .cloned()
-    }
+/// The index: from the disk cache, else extracted in `code`'s pymatgen sandbox the first
+/// time (a few seconds).
+pub async fn index(code: &CodeRunner) -> Result<Arc<DocIndex>, String> {
+    INDEX
+        .get_or_try_init(|| async {
+            let entries = load(code).await?;
+            DocIndex::new(entries)
+                .map(Arc::new)
+                .ok_or_else(|| "the documentation index is empty".to_string())
+        })
+        .await
+        .cloned()
 }
 
 async fn load(code: &CodeRunner) -> Result<Vec<DocEntry>, String> {

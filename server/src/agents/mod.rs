@@ -86,7 +86,7 @@ struct Searched {
 /// by BM25. A failed embeddings search falls back to BM25 and says so in the round, except
 /// a spend cap, which ends the answer as a model call's would.
 async fn search(query: &str, fx: &Effects<'_>) -> Result<Searched, LlmError> {
-    let index = match fx.code.docs.get(fx.code).await {
+    let index = match docs::index(fx.code).await {
         Ok(index) => index,
         Err(e) => {
             return Ok(Searched {

@@ -8,7 +8,7 @@ pub mod needs;
 mod runner;
 
 pub use manager::{Runs, SpawnError};
-pub use runner::{execute, execute_until, prompt_text, RunError, RunOutcome};
+pub use runner::{execute, execute_until, RunError, RunOutcome};
 
 use std::sync::Arc;
 
@@ -37,15 +37,6 @@ impl Answerer {
             None => Answerer::Model(name.to_string()),
         }
     }
-}
-
-/// True for names that some suite of `registry` reserves for a baseline.
-pub fn is_baseline_name(registry: &Registry, name: &str) -> bool {
-    registry
-        .names()
-        .into_iter()
-        .filter_map(|n| registry.get(n).ok())
-        .any(|s| s.baselines().contains(&name))
 }
 
 /// Whether `spec` can run under `config`: a suite of `registry` and one of its baselines or

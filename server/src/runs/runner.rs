@@ -14,10 +14,9 @@ use super::Answerer;
 use crate::cpu::CpuPool;
 use crate::execution::CodeRunner;
 use crate::llm::spend::Budget;
-use crate::llm::{Completion, Gateway, LlmError, Message};
+use crate::llm::{Completion, Gateway, LlmError};
 use crate::storage::{Storage, StorageError};
-use bench::mattools::code::agent::AgentKind;
-use bench::mattools::code::CodeTask;
+use crate::suites::{AgentError, AgentReply, AgentTask, SuiteHost};
 
 /// Why a run could not be executed (errors of single tasks are stored, not raised).
 #[derive(Debug, thiserror::Error)]
@@ -59,30 +58,18 @@ enum AnswerError {
     Task(String),
 }
 
-/// How a model answers a task: one call (with the suite's format retry) when there is no
-/// agent, else MatTools' code agents or OmniMatBench's code execution.
-#[derive(Clone, Copy, Debug)]
-enum Agent {
-    Code(AgentKind),
-    PythonTool,
-}
-
-impl Agent {
-    fn of(name: &str) -> Option<Self> {
-        if name == bench::omnimat::python_tool::AGENT {
-            Some(Self::PythonTool)
-        } else {
-            AgentKind::from_name(name).map(Self::Code)
+impl From<AgentError> for AnswerError {
+    fn from(e: AgentError) -> Self {
+        match e {
+            AgentError::Llm(e) => AnswerError::Llm(e),
+            AgentError::Task(m) => AnswerError::Task(m),
         }
     }
 }
 
 /// An agent's answer as one completion (what is scored, and what all its calls cost); its
 /// rounds go to `transcript`, stored with the result.
-fn agent_completion<R: serde::Serialize>(
-    a: crate::agents::AgentAnswer<R>,
-    transcript: &mut Option<serde_json::Value>,
-) -> Completion {
+fn agent_completion(a: AgentReply, transcript: &mut Option<serde_json::Value>) -> Completion {
     *transcript = serde_json::to_value(&a.rounds).ok();
     Completion {
         text: a.response,
@@ -95,21 +82,23 @@ fn agent_completion<R: serde::Serialize>(
 }
 
 /// Answer one task sample and score it; the second value is true when a spend cap refused
-/// the call.
+/// the call. Without an agent a model answers in one call (with the suite's format retry);
+/// with one, the suite's host runs it.
 #[allow(clippy::too_many_arguments)] // the run's context, passed through as is
 async fn run_one(
     suite: &Arc<dyn AnySuite>,
+    host: &dyn SuiteHost,
     task: &PreparedTask,
     task_json: &serde_json::Value,
     sample: u32,
     answerer: &Answerer,
-    agent: Option<Agent>,
+    agent: Option<&str>,
     embeddings: Option<&str>,
     gateway: &Gateway,
     code: &CodeRunner,
     budget: Option<&Arc<Budget>>,
 ) -> (ResultRow, bool) {
-    let prompt = prompt_text(&task.messages);
+    let prompt = bench::task::prompt_text(&task.messages);
     if let Some(u) = suite.unanswerable(task) {
         // Asked of no one (an OmniMatBench item whose images are unavailable): its verdict
         // says why, under its own group, and no call is made.
@@ -129,21 +118,19 @@ async fn run_one(
                 code,
                 embeddings,
             };
-            match agent {
-                Agent::PythonTool => {
-                    crate::agents::python_tool::answer(name, &task.messages, sample, &fx)
-                        .await
-                        .map(|a| agent_completion(a, &mut transcript))
-                        .map_err(AnswerError::from)
-                }
-                Agent::Code(kind) => match serde_json::from_value::<CodeTask>(task_json.clone()) {
-                    Err(e) => Err(AnswerError::Task(format!("not a MatTools code task: {e}"))),
-                    Ok(code_task) => crate::agents::answer(kind, name, &code_task, sample, &fx)
-                        .await
-                        .map(|a| agent_completion(a, &mut transcript))
-                        .map_err(AnswerError::from),
-                },
-            }
+            let asked = AgentTask {
+                prepared: task,
+                json: task_json,
+                sample,
+            };
+            let answered = match host.answer_with(agent, name, asked, &fx) {
+                Some(answering) => answering.await.map_err(AnswerError::from),
+                None => Err(AnswerError::Task(format!(
+                    "suite {} has no agent named '{agent}'",
+                    suite.name()
+                ))),
+            };
+            answered.map(|a| agent_completion(a, &mut transcript))
         }
         (Answerer::Model(name), None) => {
             match gateway
@@ -260,18 +247,6 @@ async fn score(
         .map_err(|e| e.to_string())
 }
 
-/// The messages' text as stored with a result (one message: its text).
-pub fn prompt_text(messages: &[Message]) -> String {
-    match messages {
-        [one] => one.content.clone(),
-        many => many
-            .iter()
-            .map(|m| format!("[{:?}]\n{}", m.role, m.content))
-            .collect::<Vec<_>>()
-            .join("\n\n"),
-    }
-}
-
 fn baseline(text: String) -> Completion {
     Completion {
         text,
@@ -321,7 +296,7 @@ pub async fn execute_until(
         .ok_or_else(|| RunError::UnknownRun(run_id.to_string()))?;
     let suite = super::check_spec(&spec, gateway.config(), registry)?;
     let answerer = Answerer::of(suite.as_ref(), &spec.model);
-    let agent = spec.agent.as_deref().and_then(Agent::of);
+    let agent: Option<Arc<str>> = spec.agent.as_deref().map(Arc::from);
     let embeddings: Option<Arc<str>> = spec.embeddings.as_deref().map(Arc::from);
     let RunSpec {
         tasks: source,
@@ -335,13 +310,14 @@ pub async fn execute_until(
     // into the asked copy only (results keep the task).
     let preparing = suite.clone();
     let host = crate::suites::Hosts::standard().get(suite.name());
+    let asking = host.clone();
     let suites_config = gateway.config().suites.clone();
     let tasks: Vec<(serde_json::Value, PreparedTask)> = CpuPool::global()
         .run(move || {
             super::tasks_of(&source)
                 .into_iter()
                 .filter_map(|t| {
-                    let asked = host.asked(&t, &suites_config);
+                    let asked = asking.asked(&t, &suites_config);
                     preparing.prepare_json(&asked).ok().map(|p| (t, p))
                 })
                 .collect()
@@ -412,14 +388,16 @@ pub async fn execute_until(
             let budget = budget.clone();
             let code = code.clone();
             let embeddings = embeddings.clone();
+            let (host, agent) = (host.clone(), agent.clone());
             jobs.spawn(async move {
                 let (mut row, capped) = run_one(
                     &suite,
+                    host.as_ref(),
                     &task,
                     &task_json,
                     sample,
                     &answerer,
-                    agent,
+                    agent.as_deref(),
                     embeddings.as_deref(),
                     &gateway,
                     &code,

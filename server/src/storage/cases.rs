@@ -2,37 +2,10 @@
 //! and an optional expiry.
 
 use rusqlite::{params, OptionalExtension};
-use serde::{Deserialize, Serialize};
 
 use super::{Storage, StorageError};
 
-/// Quotas and expiry of the case store (the `[cases]` section of the configuration).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct CaseQuota {
-    /// Cases one client address may store (among those not expired).
-    pub max_per_client: u64,
-    /// Bytes one client address may store.
-    pub max_bytes_per_client: u64,
-    /// Cases in the store.
-    pub max_total: u64,
-    /// Bytes in the store.
-    pub max_total_bytes: u64,
-    /// Days a case is kept; `None` keeps cases until the operator deletes them.
-    pub ttl_days: Option<u32>,
-}
-
-impl Default for CaseQuota {
-    fn default() -> Self {
-        Self {
-            max_per_client: 500,
-            max_bytes_per_client: 32 * 1024 * 1024,
-            max_total: 100_000,
-            max_total_bytes: 2 * 1024 * 1024 * 1024,
-            ttl_days: None,
-        }
-    }
-}
+pub use crate::config::CaseQuota;
 
 /// What storing a case did.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -25,16 +25,7 @@ impl SuiteHost for Alchemy {
     }
 
     fn task_set(&self, _config: &SuitesConfig) -> Option<TaskSet> {
-        let tasks = bench::alchemy::demo::demo_recipes()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|recipe| AlchemyTask {
-                recipe,
-                references: Vec::new(),
-                retrieval: None,
-            })
-            .filter_map(|t| serde_json::to_value(t).ok())
-            .collect();
+        let tasks = without_references(bench::alchemy::demo::demo_recipes().unwrap_or_default());
         Some((
             tasks,
             "our own recipes (bench/data/alchemy_demo.jsonl), one-shot prompt".into(),
@@ -44,16 +35,10 @@ impl SuiteHost for Alchemy {
     /// Recipes as JSONL or Parquet (the split from the file's name), without references.
     fn read(&self, suite: &dyn AnySuite, path: &Path) -> Result<ReadTasks, LoadError> {
         let recipes = read_recipes(path).map_err(|e| LoadError::Input(e.to_string()))?;
-        let tasks = recipes
-            .into_iter()
-            .map(|recipe| AlchemyTask {
-                recipe,
-                references: Vec::new(),
-                retrieval: None,
-            })
-            .filter_map(|t| serde_json::to_value(t).ok())
-            .collect();
-        Ok(crate::task_files::checked(suite, tasks))
+        Ok(crate::task_files::checked(
+            suite,
+            without_references(recipes),
+        ))
     }
 
     /// Each recipe with its K nearest recipes of the reference pool (none when K is 0);
@@ -151,6 +136,19 @@ impl SuiteHost for Alchemy {
             serde_json::to_value(&retrieved).map_err(|e| LoadError::Failure(e.to_string()))
         }))
     }
+}
+
+/// `recipes` as tasks with no references (the one-shot prompt), as JSON.
+fn without_references(recipes: Vec<Recipe>) -> Vec<serde_json::Value> {
+    recipes
+        .into_iter()
+        .map(|recipe| AlchemyTask {
+            recipe,
+            references: Vec::new(),
+            retrieval: None,
+        })
+        .filter_map(|t| serde_json::to_value(t).ok())
+        .collect()
 }
 
 /// The numbers of references AlchemyBench's RAG condition is run with.

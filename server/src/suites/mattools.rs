@@ -8,7 +8,13 @@ use std::path::{Path, PathBuf};
 use bench::mattools::code::CodeTask;
 use bench::task::AnySuite;
 
-use super::{LoadError, SuiteHost, SuitesConfig, TaskSet};
+use bench::mattools::code::agent::AgentKind;
+use futures_util::future::BoxFuture;
+
+use super::{
+    neutral, AgentError, AgentReply, AgentTask, LoadError, SuiteHost, SuitesConfig, TaskSet,
+};
+use crate::agents::Effects;
 use crate::task_files::ReadTasks;
 
 /// The name of the sandbox data set holding the test files.
@@ -51,6 +57,23 @@ impl SuiteHost for MatToolsCode {
             .and_then(|d| TaskDir::at(d).ok()?.test_files)
             .map(|files| vec![(DATA_SET.to_string(), files)])
             .unwrap_or_default()
+    }
+
+    /// The agents `single`, `rag` and `reflect` (documentation search, self-reflection).
+    fn answer_with<'a>(
+        &'a self,
+        agent: &'a str,
+        model: &'a str,
+        task: AgentTask<'a>,
+        fx: &'a Effects<'a>,
+    ) -> Option<BoxFuture<'a, Result<AgentReply, AgentError>>> {
+        let kind = AgentKind::from_name(agent)?;
+        Some(Box::pin(async move {
+            let code_task: CodeTask = serde_json::from_value(task.json.clone())
+                .map_err(|e| AgentError::Task(format!("not a MatTools code task: {e}")))?;
+            let answer = crate::agents::answer(kind, model, &code_task, task.sample, fx).await?;
+            Ok(neutral(answer))
+        }))
     }
 
     /// A data folder (or its folder of task folders); a file of tasks as JSON lines.

@@ -16,31 +16,12 @@ use std::sync::Arc;
 
 use bench::task::AnySuite;
 use futures_util::future::BoxFuture;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+pub use crate::config::SuitesConfig;
 use crate::llm::Gateway;
 use crate::recipes::EmbeddingUse;
 use crate::task_files::ReadTasks;
-
-/// The `[suites]` section of the configuration: where the suites' data lives.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct SuitesConfig {
-    /// MatTools' data folder (holding `tasks/`, `test_files/`, `missing-files.txt`).
-    pub mattools_dir: Option<PathBuf>,
-    /// The folder of OmniMatBench's images, one file per stem (`<stem>.png`, `.jpg`, …; the
-    /// upstream `images/` folders merged into one).
-    pub omnimat_images_dir: Option<PathBuf>,
-}
-
-impl Default for SuitesConfig {
-    fn default() -> Self {
-        Self {
-            mattools_dir: std::env::var_os("ATOMWORLD_MATTOOLS_DIR").map(PathBuf::from),
-            omnimat_images_dir: std::env::var_os("ATOMWORLD_OMNIMAT_IMAGES_DIR").map(PathBuf::from),
-        }
-    }
-}
 
 /// Why a suite's tasks could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +35,47 @@ pub enum LoadError {
     /// A model or embeddings call failed.
     #[error(transparent)]
     Llm(#[from] crate::llm::LlmError),
+}
+
+/// An agent's answer, suite-neutral: its rounds as JSON (stored with the result).
+pub type AgentReply = crate::agents::AgentAnswer<serde_json::Value>;
+
+/// Why an agent gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// A model call failed (a spend cap among them).
+    #[error(transparent)]
+    Llm(#[from] crate::llm::LlmError),
+    /// The task cannot be answered this way.
+    #[error("{0}")]
+    Task(String),
+}
+
+/// `answer` with its rounds as JSON.
+pub fn neutral<R: Serialize>(answer: crate::agents::AgentAnswer<R>) -> AgentReply {
+    crate::agents::AgentAnswer {
+        rounds: answer
+            .rounds
+            .iter()
+            .map(|r| serde_json::to_value(r).unwrap_or(serde_json::Value::Null))
+            .collect(),
+        response: answer.response,
+        input_tokens: answer.input_tokens,
+        output_tokens: answer.output_tokens,
+        cost_usd: answer.cost_usd,
+        cached: answer.cached,
+    }
+}
+
+/// What an agent answers: the prepared task (its messages) and the task as its suite's
+/// JSON, and the sample.
+pub struct AgentTask<'a> {
+    /// The prepared task.
+    pub prepared: &'a bench::task::PreparedTask,
+    /// The task as its suite's JSON.
+    pub json: &'a serde_json::Value,
+    /// The sample index.
+    pub sample: u32,
 }
 
 /// A task set the server offers for a suite, and where it comes from (a sentence).
@@ -125,6 +147,18 @@ pub trait SuiteHost: Send + Sync {
         _gateway: &'a Gateway,
         _embeddings: Option<&'a str>,
     ) -> Option<BoxFuture<'a, Result<serde_json::Value, LoadError>>> {
+        None
+    }
+
+    /// The answer of agent `agent` (one of the suite's [`AnySuite::agents`]) with model
+    /// `model` to `task`; `None` when the suite has no such agent.
+    fn answer_with<'a>(
+        &'a self,
+        _agent: &'a str,
+        _model: &'a str,
+        _task: AgentTask<'a>,
+        _fx: &'a crate::agents::Effects<'a>,
+    ) -> Option<BoxFuture<'a, Result<AgentReply, AgentError>>> {
         None
     }
 

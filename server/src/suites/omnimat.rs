@@ -14,7 +14,10 @@ use bench::omnimat::images::{
 };
 use bench::task::Suite;
 
-use super::{SuiteHost, SuitesConfig, TaskSet};
+use futures_util::future::BoxFuture;
+
+use super::{neutral, AgentError, AgentReply, AgentTask, SuiteHost, SuitesConfig, TaskSet};
+use crate::agents::Effects;
 
 /// The host of `omnimat-cal` or `omnimat-qa` (they differ only in their demo items).
 pub struct OmniMat {
@@ -55,6 +58,26 @@ impl SuiteHost for OmniMat {
             tasks,
             "our own demo items (bench/data/omnimat_demo.json)".into(),
         ))
+    }
+
+    /// The `python` agent: up to three standard-library programs before the answer (our own
+    /// setting, not the benchmark's).
+    fn answer_with<'a>(
+        &'a self,
+        agent: &'a str,
+        model: &'a str,
+        task: AgentTask<'a>,
+        fx: &'a Effects<'a>,
+    ) -> Option<BoxFuture<'a, Result<AgentReply, AgentError>>> {
+        if agent != bench::omnimat::python_tool::AGENT {
+            return None;
+        }
+        Some(Box::pin(async move {
+            let answer =
+                crate::agents::python_tool::answer(model, &task.prepared.messages, task.sample, fx)
+                    .await?;
+            Ok(neutral(answer))
+        }))
     }
 
     /// The item with `images` (in the order of its stems) or the reason they are

@@ -9,7 +9,6 @@ use bench::wire::{CompleteRequest, StreamDelta, StreamRestart};
 use super::{authorise, ApiError};
 use crate::http::AppState;
 use crate::llm::{Completion, LlmError, Message, StreamEvent};
-use crate::runs::is_baseline_name;
 
 fn to_json(value: &impl serde::Serialize) -> String {
     serde_json::to_string(value).unwrap_or_default()
@@ -29,7 +28,7 @@ pub async fn complete(
     Json(body): Json<CompleteRequest>,
 ) -> Result<Json<Completion>, ApiError> {
     authorise(&state, &headers)?;
-    if is_baseline_name(state.runs.registry(), &body.model) {
+    if state.runs.registry().is_baseline(&body.model) {
         return Err(ApiError::bad("baselines answer whole tasks; use a run"));
     }
     let c = state
@@ -80,7 +79,7 @@ pub async fn complete_stream(
 ) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>>>, ApiError>
 {
     authorise(&state, &headers)?;
-    if is_baseline_name(state.runs.registry(), &body.model) {
+    if state.runs.registry().is_baseline(&body.model) {
         return Err(ApiError::bad("baselines answer whole tasks; use a run"));
     }
     if state.gateway.config().model(&body.model).is_none() {
