@@ -535,6 +535,12 @@ pub struct ResultRow {
 }
 
 impl ResultRow {
+    /// Whether no one was asked (the suite's verdict stored for a task that cannot be asked
+    /// here, e.g. OmniMatBench's items whose images are unavailable).
+    pub fn unasked(&self) -> bool {
+        self.verdict.is_some() && self.response.is_none() && self.error.is_none()
+    }
+
     /// What the results table counts of this row: the stored outcome, or for rows stored
     /// before outcomes were kept, the AtomWorld reading of the label and verdict; `None`
     /// when the call failed.

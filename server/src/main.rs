@@ -83,6 +83,19 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// The tables of runs: one column per run, each number the mean ± standard deviation
+    /// over the run's repeats (`--repeats`), one table per suite.
+    Report {
+        /// Run ids.
+        #[arg(required = true)]
+        runs: Vec<String>,
+        /// md (Markdown), csv or json.
+        #[arg(long, default_value = "md", value_parser = cli::report::FORMATS)]
+        format: String,
+        /// Directory of the SQLite database.
+        #[arg(long, default_value = "data/local")]
+        data_dir: PathBuf,
+    },
     /// Write a seeded AtomWorld task set as JSON lines.
     Gen {
         /// The seed.
@@ -200,6 +213,15 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             let report = cli::gen::run(seed, per_action, &mut out)?;
             out.commit()?;
             eprintln!("{report}");
+            Ok(())
+        })())),
+        Command::Report {
+            runs,
+            format,
+            data_dir,
+        } => Ok(finish((|| {
+            let tables = cli::report::tables(&runs, &data_dir, &bench::task::Registry::standard())?;
+            print!("{}", cli::report::render(&tables, &format)?);
             Ok(())
         })())),
         Command::Serve(args) => {

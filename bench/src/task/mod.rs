@@ -16,6 +16,7 @@
 pub mod chat;
 mod message;
 mod registry;
+pub mod report;
 pub mod source;
 mod suite;
 pub mod summary;

@@ -36,8 +36,9 @@ pub struct RunArgs {
     /// Tasks in flight at once.
     #[arg(long, default_value_t = defaults::CONCURRENCY)]
     pub concurrency: usize,
-    /// Samples per task.
-    #[arg(long, default_value_t = defaults::SAMPLES)]
+    /// Samples per task: independent repeats of the run, each stored apart (sample k of every
+    /// task is repeat k); `atomworld report` gives mean ± std over them.
+    #[arg(long, visible_alias = "repeats", default_value_t = defaults::SAMPLES)]
     pub samples: u32,
     /// Directory of the SQLite database.
     #[arg(long, default_value = "data/local")]

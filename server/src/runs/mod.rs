@@ -159,10 +159,7 @@ pub fn task_counts(spec: &RunSpec, rows: &[ResultRow]) -> Option<TaskCounts> {
     };
     let samples = spec.samples.max(1);
     let in_run = set.tasks.len();
-    let unasked = rows
-        .iter()
-        .filter(|r| r.verdict.is_some() && r.response.is_none() && r.error.is_none())
-        .count();
+    let unasked = rows.iter().filter(|r| r.unasked()).count();
     let scored = rows.iter().filter(|r| r.verdict.is_some()).count() - unasked;
     let failed = rows.iter().filter(|r| r.verdict.is_none()).count();
     Some(TaskCounts {

@@ -1,0 +1,241 @@
+//! Reports over several runs: one column per run (a model), one row per number, each the
+//! mean ± sample standard deviation over the run's repeats (its samples: repeat k is every
+//! task's sample k). The numbers are the results table's success rate and every number of
+//! the suite's headline ([`super::Suite::headline`]), found by their path in its JSON, so a
+//! suite's report grows with its headline and needs no code of its own.
+
+use serde::{Deserialize, Serialize};
+
+use super::AnySuite;
+
+/// One repeat of a run: its answers' groups and verdicts (as JSON), and how many succeeded.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Repeat {
+    /// Each scored answer: its group and the suite's verdict as JSON.
+    pub verdicts: Vec<(String, serde_json::Value)>,
+    /// Answers asked, scored or not (a failed call is an answer that is no success; a task
+    /// no one could be asked is not an answer).
+    pub answers: usize,
+    /// Answers that count as a success.
+    pub successes: usize,
+}
+
+/// A run as a report reads it: its column's heading and its repeats.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunColumn {
+    /// The column's heading (the model, and the run's id).
+    pub heading: String,
+    /// Its repeats, in order.
+    pub repeats: Vec<Repeat>,
+}
+
+/// One number of one run over its repeats.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// The mean over the repeats.
+    pub mean: f64,
+    /// The sample standard deviation (n − 1), when there are several repeats.
+    pub std: Option<f64>,
+    /// How many repeats had the number.
+    pub n: usize,
+}
+
+impl Cell {
+    /// The cell of `values` (none: no cell).
+    pub fn of(values: &[f64]) -> Option<Cell> {
+        let n = values.len();
+        if n == 0 {
+            return None;
+        }
+        let mean = values.iter().sum::<f64>() / n as f64;
+        let std = (n > 1).then(|| {
+            let ss: f64 = values.iter().map(|v| (v - mean) * (v - mean)).sum();
+            (ss / (n - 1) as f64).sqrt()
+        });
+        Some(Cell { mean, std, n })
+    }
+
+    /// `0.4567` or `0.4567 ± 0.0123`; whole numbers (counts) without decimals when constant.
+    pub fn text(&self) -> String {
+        let whole = self.mean.fract() == 0.0 && self.std.is_none_or(|s| s == 0.0);
+        match (whole, self.std) {
+            (true, _) => format!("{}", self.mean),
+            (false, None) => format!("{:.4}", self.mean),
+            (false, Some(s)) => format!("{:.4} ± {:.4}", self.mean, s),
+        }
+    }
+}
+
+/// A report's table: rows of numbers, one column per run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    /// The suite.
+    pub suite: String,
+    /// The columns' headings.
+    pub columns: Vec<String>,
+    /// Repeats per column.
+    pub repeats: Vec<usize>,
+    /// The rows: a number's path in the headline (`success_rate` for the table's), and one
+    /// cell per column (`None` where that run has no such number).
+    pub rows: Vec<(String, Vec<Option<Cell>>)>,
+}
+
+/// The report of `runs` of `suite`.
+pub fn report(suite: &dyn AnySuite, runs: &[RunColumn]) -> Table {
+    let mut rows: Vec<(String, Vec<Vec<f64>>)> = Vec::new();
+    for (col, run) in runs.iter().enumerate() {
+        for repeat in &run.repeats {
+            let mut numbers = vec![(
+                "success_rate".to_string(),
+                ratio(repeat.successes, repeat.answers),
+            )];
+            if let Some(h) = suite.headline(&repeat.verdicts) {
+                flatten("", &h.json, &mut numbers);
+            }
+            for (path, value) in numbers {
+                let at = match rows.iter().position(|(p, _)| *p == path) {
+                    Some(i) => i,
+                    None => {
+                        rows.push((path, vec![Vec::new(); runs.len()]));
+                        rows.len() - 1
+                    }
+                };
+                rows[at].1[col].push(value);
+            }
+        }
+    }
+    Table {
+        suite: suite.name().to_string(),
+        columns: runs.iter().map(|r| r.heading.clone()).collect(),
+        repeats: runs.iter().map(|r| r.repeats.len()).collect(),
+        rows: rows
+            .into_iter()
+            .map(|(p, cols)| (p, cols.iter().map(|v| Cell::of(v)).collect()))
+            .collect(),
+    }
+}
+
+fn ratio(a: usize, b: usize) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// Every number in `json` with its path (`a.b.c`; list items by index), in document order.
+fn flatten(path: &str, json: &serde_json::Value, out: &mut Vec<(String, f64)>) {
+    let join = |key: &str| {
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    match json {
+        serde_json::Value::Number(n) => {
+            if let Some(v) = n.as_f64() {
+                out.push((path.to_string(), v));
+            }
+        }
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                flatten(&join(k), v, out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                flatten(&join(&i.to_string()), v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+impl Table {
+    /// As a Markdown table.
+    pub fn markdown(&self) -> String {
+        let mut s = format!("### {}\n\n| number |", self.suite);
+        for (c, r) in self.columns.iter().zip(&self.repeats) {
+            s.push_str(&format!(
+                " {c} ({r} repeat{}) |",
+                if *r == 1 { "" } else { "s" }
+            ));
+        }
+        s.push_str("\n|---|");
+        s.push_str(&"---:|".repeat(self.columns.len()));
+        s.push('\n');
+        for (path, cells) in &self.rows {
+            s.push_str(&format!("| {path} |"));
+            for c in cells {
+                s.push_str(&format!(
+                    " {} |",
+                    c.map_or_else(|| "–".into(), |c| c.text())
+                ));
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// As CSV: `suite,number,column,mean,std,n`, one line per cell.
+    pub fn csv(&self) -> String {
+        let mut s = String::new();
+        for (path, cells) in &self.rows {
+            for (column, c) in self.columns.iter().zip(cells) {
+                let Some(c) = c else { continue };
+                s.push_str(&format!(
+                    "{},{},{},{},{},{}\n",
+                    csv_field(&self.suite),
+                    csv_field(path),
+                    csv_field(column),
+                    c.mean,
+                    c.std.map(|v| v.to_string()).unwrap_or_default(),
+                    c.n
+                ));
+            }
+        }
+        s
+    }
+}
+
+/// A CSV field, quoted when it holds a comma, quote or line break, and kept from being read
+/// as a formula by a spreadsheet.
+fn csv_field(text: &str) -> String {
+    let text = if text.starts_with(['=', '+', '-', '@']) {
+        format!("'{text}")
+    } else {
+        text.to_string()
+    };
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_are_mean_and_sample_std() {
+        let c = Cell::of(&[0.5, 0.7, 0.9]).unwrap();
+        assert!((c.mean - 0.7).abs() < 1e-12);
+        assert!((c.std.unwrap() - 0.2).abs() < 1e-12);
+        assert_eq!(c.text(), "0.7000 ± 0.2000");
+        assert_eq!(Cell::of(&[0.25]).unwrap().text(), "0.2500");
+        assert_eq!(Cell::of(&[3.0, 3.0]).unwrap().text(), "3");
+        assert!(Cell::of(&[]).is_none());
+    }
+
+    #[test]
+    fn numbers_are_found_by_their_path() {
+        let mut out = Vec::new();
+        let json = serde_json::json!({"a": 1, "b": {"c": 0.5, "d": "x", "e": [2, 3]}, "f": true});
+        flatten("", &json, &mut out);
+        let paths: Vec<&str> = out.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["a", "b.c", "b.e.0", "b.e.1"]);
+        assert_eq!(csv_field("=1+1, x"), "\"'=1+1, x\"");
+    }
+}

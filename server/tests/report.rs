@@ -1,0 +1,185 @@
+//! `atomworld report`: two models' runs of three repeats each, tabled as mean ± standard
+//! deviation over the repeats; every number of the table recomputed here from the stored
+//! rows.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use axum::routing::post;
+use axum::Router;
+use common::bin;
+use server::storage::Storage;
+
+/// A provider that answers the letters A, B, C, D in turn, call after call.
+async fn letters_in_turn() -> String {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(move || {
+            let calls = calls.clone();
+            async move {
+                let n = calls.fetch_add(1, Ordering::SeqCst);
+                let letter = ["A", "B", "C", "D"][n % 4];
+                common::completion(&format!("<answer>{letter}</answer>"), 10)
+            }
+        }),
+    );
+    common::spawn_app(app).await
+}
+
+/// Mean and sample standard deviation (n − 1).
+fn mean_std(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let ss: f64 = v.iter().map(|x| (x - mean).powi(2)).sum();
+    (mean, (ss / (n - 1.0)).sqrt())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_models_with_three_repeats_each_are_tabled_as_mean_and_std() {
+    let base = letters_in_turn().await;
+    let dir = tempfile::tempdir().unwrap();
+    let second = format!(
+        "[[models]]\nname = \"fake2\"\nprovider = \"openai-compatible\"\nmodel = \"g\"\n\
+         base_url = \"{base}\"\n"
+    );
+    let config = common::fake_model_config(dir.path(), &base, &second);
+    let data = dir.path().join("data");
+    for model in ["fake", "fake2"] {
+        let out = bin()
+            .args([
+                "run",
+                "--suite",
+                "mattools-qa",
+                "--model",
+                model,
+                "--repeats",
+                "3",
+            ])
+            .args(["--concurrency", "1", "--config"])
+            .arg(&config)
+            .arg("--data-dir")
+            .arg(&data)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let storage = Storage::open(&data).unwrap();
+    let mut ids: Vec<(String, String)> = storage
+        .list_runs()
+        .unwrap()
+        .into_iter()
+        .map(|(id, spec, _)| (spec.model, id))
+        .collect();
+    ids.sort();
+    let report = bin()
+        .arg("report")
+        .args(ids.iter().map(|(_, id)| id.as_str()))
+        .args(["--format", "json", "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let tables: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let table = &tables[0];
+    assert_eq!(table["suite"], "mattools-qa");
+    assert_eq!(table["repeats"], serde_json::json!([3, 3]));
+    let rows: BTreeMap<String, serde_json::Value> = table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r[0].as_str().unwrap().to_string(), r[1].clone()))
+        .collect();
+
+    for (col, (model, id)) in ids.iter().enumerate() {
+        assert!(table["columns"][col].as_str().unwrap().starts_with(model));
+        // By hand from the stored rows: per repeat (sample), the share of correct answers,
+        // overall and per data set (file).
+        let stored = storage.results(id).unwrap();
+        let mut overall = vec![(0usize, 0usize); 3];
+        let mut per_file: BTreeMap<String, Vec<(usize, usize)>> = BTreeMap::new();
+        for r in &stored {
+            let correct = r.label.as_deref() == Some("Correct");
+            let s = r.sample as usize;
+            overall[s].0 += usize::from(correct);
+            overall[s].1 += 1;
+            let f = per_file.entry(r.action.clone()).or_insert(vec![(0, 0); 3]);
+            f[s].0 += usize::from(correct);
+            f[s].1 += 1;
+        }
+        assert_eq!(overall.iter().map(|o| o.1).sum::<usize>(), 84 * 3);
+        let check = |path: &str, counts: &[(usize, usize)]| {
+            let values: Vec<f64> = counts.iter().map(|(c, n)| *c as f64 / *n as f64).collect();
+            let (mean, std) = mean_std(&values);
+            let cell = &rows[path][col];
+            assert!(
+                (cell["mean"].as_f64().unwrap() - mean).abs() < 1e-12,
+                "{path}: {cell}"
+            );
+            assert!(
+                (cell["std"].as_f64().unwrap() - std).abs() < 1e-12,
+                "{path}: {cell}"
+            );
+            assert_eq!(cell["n"], 3);
+            std
+        };
+        // The letters in turn make the repeats differ: a standard deviation above zero.
+        assert!(check("success_rate", &overall) > 0.0);
+        for (file, counts) in &per_file {
+            check(&format!("{file}.accuracy"), counts);
+        }
+    }
+
+    // Markdown and CSV carry the same cells.
+    let md = bin()
+        .arg("report")
+        .args(ids.iter().map(|(_, id)| id.as_str()))
+        .arg("--data-dir")
+        .arg(&data)
+        .output()
+        .unwrap();
+    let md = String::from_utf8(md.stdout).unwrap();
+    assert!(
+        md.starts_with("### mattools-qa\n\n| number | fake ("),
+        "{md}"
+    );
+    assert!(md.contains("(3 repeats) |"), "{md}");
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("| success_rate |"))
+        .unwrap();
+    assert_eq!(line.matches(" ± ").count(), 2, "{line}");
+    let csv = bin()
+        .arg("report")
+        .args(ids.iter().map(|(_, id)| id.as_str()))
+        .args(["--format", "csv", "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    assert!(csv.starts_with("suite,number,column,mean,std,n\n"), "{csv}");
+    assert_eq!(
+        csv.lines().filter(|l| l.contains(",success_rate,")).count(),
+        2
+    );
+    // An unknown run is named.
+    let none = bin()
+        .args(["report", "run-nope", "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no run run-nope"));
+}
