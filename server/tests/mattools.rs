@@ -104,6 +104,11 @@ fn baselines_and_the_reference_faults() {
         summary.contains("Function Runnable Rate (tasks with data): 0.00 %"),
         "{summary}"
     );
+    // An empty dict is a result of the wrong type: all 29 failures in that class.
+    assert!(
+        summary.contains("by error class (the paper's Table 2): Import Error 0, API Hallucination 0, Incorrect Parameter 0, Syntax Error 0, Type Mismatch 29,"),
+        "{summary}"
+    );
 
     // Printing "ok" (and a fake verification line) does not pass; a wrong value is Partial
     // with the expected and returned values shown; a hallucinated API is classified.

@@ -59,6 +59,17 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
+    /// Every class, in the paper's order (Other last).
+    pub const ALL: [ErrorClass; 7] = [
+        ErrorClass::ImportError,
+        ErrorClass::ApiHallucination,
+        ErrorClass::IncorrectParameter,
+        ErrorClass::SyntaxError,
+        ErrorClass::TypeMismatch,
+        ErrorClass::LogicError,
+        ErrorClass::Other,
+    ];
+
     /// The class's name as the paper writes it.
     pub fn name(self) -> &'static str {
         match self {
@@ -431,12 +442,22 @@ pub struct Metrics {
     /// Subtasks solved as the reference counts them (none of its function errors').
     #[serde(default)]
     pub reference_correct_subtasks: usize,
+    /// Answers that failed (function errors and partial results) by the paper's error class
+    /// (Table 2's taxonomy, plus Other), every class present.
+    #[serde(default)]
+    pub error_classes: std::collections::BTreeMap<String, usize>,
 }
 
 impl Metrics {
     /// Adds up `verdicts`.
     pub fn of<'a>(verdicts: impl IntoIterator<Item = &'a CodeVerdict>) -> Metrics {
-        let mut m = Metrics::default();
+        let mut m = Metrics {
+            error_classes: ErrorClass::ALL
+                .iter()
+                .map(|c| (c.name().to_string(), 0))
+                .collect(),
+            ..Metrics::default()
+        };
         for v in verdicts {
             m.add(v);
         }
@@ -445,6 +466,12 @@ impl Metrics {
 
     fn add(&mut self, v: &CodeVerdict) {
         let (label, correct, total) = (v.label, v.correct, v.total);
+        if let (Label::FunctionError | Label::Partial, Some(class)) = (label, v.error_class) {
+            *self
+                .error_classes
+                .entry(class.name().to_string())
+                .or_default() += 1;
+        }
         let runnable = matches!(label, Label::Success | Label::Partial);
         if runnable && v.reference_function_error.is_none() {
             self.reference_runnable += 1;
@@ -494,7 +521,7 @@ impl Metrics {
     pub fn lines(&self) -> String {
         let (r_all, s_all) = self.rates_over_all();
         let (r_ref, s_ref) = self.reference_rates();
-        format!(
+        let mut text = format!(
             "tasks with data: {} of {} ({} of {} subtasks)\n\
              Function Runnable Rate (tasks with data): {:.2} %  [{} / {}]\n\
              Task Success Rate (subtasks of tasks with data): {:.2} %  [{} / {}]\n\
@@ -518,7 +545,22 @@ impl Metrics {
             self.tasks,
             100.0 * s_ref,
             self.subtasks,
-        )
+        );
+        let classes: Vec<String> = ErrorClass::ALL
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {}",
+                    c.name(),
+                    self.error_classes.get(c.name()).unwrap_or(&0)
+                )
+            })
+            .collect();
+        text.push_str(&format!(
+            "failed answers by error class (the paper's Table 2): {}\n",
+            classes.join(", ")
+        ));
+        text
     }
 }
 
@@ -737,6 +779,10 @@ mod tests {
         let m = Metrics::of([&s, &p, &f]);
         assert_eq!((m.runnable, m.correct_subtasks), (2, 5));
         assert_eq!((m.reference_runnable, m.reference_correct_subtasks), (1, 3));
+        // The failed answers by class: the function error (Other); the partial one has none.
+        assert_eq!(m.error_classes.len(), 7);
+        assert_eq!(m.error_classes["Other"], 1);
+        assert_eq!(m.error_classes.values().sum::<usize>(), 1);
         let (r, s) = m.reference_rates();
         assert!((r - 1.0 / 3.0).abs() < 1e-12 && (s - 3.0 / 9.0).abs() < 1e-12);
         assert!(m.lines().contains("reference's stricter reading"));
