@@ -21,7 +21,8 @@ pub const OVERALL_LABEL: &str = "overall (judge's overall_score)";
 /// What the mean of the seven criteria is called in tables.
 pub const MEAN7_LABEL: &str = "overall (mean of the 7 criteria)";
 
-/// Mean and sample standard deviation of some numbers.
+/// Mean, sample standard deviation, least and greatest of some numbers (the paper's Tables 5
+/// and 10 give all four).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stat {
     /// How many numbers.
@@ -30,6 +31,12 @@ pub struct Stat {
     pub mean: Option<f64>,
     /// Their sample standard deviation (`None` for fewer than two).
     pub sd: Option<f64>,
+    /// The least (`None` for none).
+    #[serde(default)]
+    pub min: Option<f64>,
+    /// The greatest (`None` for none).
+    #[serde(default)]
+    pub max: Option<f64>,
 }
 
 impl Stat {
@@ -48,6 +55,8 @@ impl Stat {
             n,
             mean: Some(mean),
             sd,
+            min: xs.iter().copied().reduce(f64::min),
+            max: xs.iter().copied().reduce(f64::max),
         }
     }
 }
@@ -145,7 +154,7 @@ impl AlchemySummary {
     }
 
     /// The summary as a Markdown table: one column per split (then "all"), one row per
-    /// criterion, the two labelled overall rows, then the counts. Cells are "mean ± σ" to
+    /// criterion, the two labelled overall rows, then the counts. Cells are "mean ± σ [min–max]" to
     /// three decimals ("–" where undefined).
     pub fn to_markdown(&self) -> String {
         let cols: Vec<(&str, &SplitSummary)> = self
@@ -154,9 +163,13 @@ impl AlchemySummary {
             .map(|(k, s)| (k.as_str(), s))
             .chain(std::iter::once(("all", &self.all)))
             .collect();
+        let range = |s: &Stat| match (s.min, s.max) {
+            (Some(lo), Some(hi)) => format!(" [{lo}–{hi}]"),
+            _ => String::new(),
+        };
         let cell = |s: &Stat| match (s.mean, s.sd) {
-            (Some(m), Some(sd)) => format!("{m:.3} ± {sd:.3}"),
-            (Some(m), None) => format!("{m:.3}"),
+            (Some(m), Some(sd)) => format!("{m:.3} ± {sd:.3}{}", range(s)),
+            (Some(m), None) => format!("{m:.3}{}", range(s)),
             _ => "–".to_string(),
         };
         let mut out = String::from("| criterion |");
@@ -277,6 +290,7 @@ mod tests {
         let s = Stat::of(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]);
         close(s.mean, 5.0);
         close(s.sd, (32.0f64 / 7.0).sqrt());
+        assert_eq!((s.min, s.max), (Some(2.0), Some(9.0)));
         assert_eq!(Stat::of(&[3.0]).sd, None);
         assert_eq!(Stat::of(&[]).mean, None);
     }
