@@ -378,7 +378,10 @@ fn summary_counts_failures_and_labels_both_overalls() {
     assert_eq!(s.all.items, 4);
     assert_eq!(s.all.judge_failed, 1);
     assert_eq!(s.all.overall.mean, Some(4.0));
-    assert_eq!((s.all.overall.min, s.all.overall.max), (Some(3.0), Some(5.0)));
+    assert_eq!(
+        (s.all.overall.min, s.all.overall.max),
+        (Some(3.0), Some(5.0))
+    );
     let md = s.to_markdown();
     assert!(md.contains(OVERALL_LABEL) && md.contains(MEAN7_LABEL));
     assert!(md.contains("| judge failed | 1 | 0 | 1 |"), "{md}");

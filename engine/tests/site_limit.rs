@@ -1,4 +1,4 @@
-//! The 100,000-site limit (`engine::structure::MAX_SITES`, README "Limits"): a file of exactly
+//! The 100,000-site limit (`engine::structure::MAX_SITES`, docs/guide/limits.md): a file of exactly
 //! that many sites reads in every format, one site more is refused (CIF, POSCAR and XYZ with
 //! the line and column of the atom-site loop or the count).
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test

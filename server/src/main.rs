@@ -324,7 +324,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
             .with_context(|| format!("opening the database in {}", data_dir.display()))?;
         if !dist.join("index.html").is_file() {
             tracing::warn!(
-                "{} has no index.html: build the app first (see README); serving the API only",
+                "{} has no index.html: build the app first (scripts/run.sh does); serving the API only",
                 dist.display()
             );
         }

@@ -1,4 +1,4 @@
-//! Every documented limit and protection of the server (README "Limits" and "Using models"),
+//! Every documented limit and protection of the server (docs/guide/limits.md and models.md),
 //! through the real binary: the passcode on every endpoint that costs money, starts work or
 //! stores data; the rate limit; the per-provider concurrency cap; `--replay-only`; the
 //! `OPENAI_BASE_URL`/`OPENAI_MODEL` model; the Gemini provider against a fake; the 1 MiB body

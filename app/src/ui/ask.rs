@@ -197,7 +197,7 @@ pub fn AskModel(
                 (_, None) if own_name().is_some() && chosen_model.with(String::is_empty) => "Choose a model to ask.".to_string(),
                 (_, None) if own_name().is_some() => String::new(),
                 (Some(Err(_)), None) => "No server: its models are unavailable here, but your own key works (below), and so does pasting an answer.".to_string(),
-                (Some(Ok(l)), None) if l.iter().all(|m| m.baseline) => "No model is configured on this server: start it with --config FILE naming models and their providers (README, \"Using models\"), or with OPENAI_BASE_URL and OPENAI_MODEL set. Pasting an answer works meanwhile, and so does your own key (below).".to_string(),
+                (Some(Ok(l)), None) if l.iter().all(|m| m.baseline) => "No model is configured on this server: start it with --config FILE naming models and their providers (docs/guide/models.md), or with OPENAI_BASE_URL and OPENAI_MODEL set. Pasting an answer works meanwhile, and so does your own key (below).".to_string(),
                 (Some(Ok(_)), None) if chosen_model.with(String::is_empty) => "Choose a model to ask.".to_string(),
                 _ => String::new(),
             }}

@@ -388,7 +388,7 @@ pub fn Runs() -> impl IntoView {
             {move || matches!(models.get(), Some(Ok(l)) if l.iter().all(|m| m.baseline)).then(|| view! {
                 <p class="notice" id="only-baselines">
                     "Only the built-in baselines can run here: no model is configured on this server. "
-                    "Start it with --config FILE naming models and their providers (README, \"Using models\"), "
+                    "Start it with --config FILE naming models and their providers (docs/guide/models.md), "
                     "or with OPENAI_BASE_URL and OPENAI_MODEL set."
                 </p>
             })}
