@@ -72,8 +72,22 @@ test("human scores are saved, survive a reload and are compared with the judge's
     for (let i = 0; i < picks.length; i++) {
       assert.equal(await kept.nth(i).inputValue(), picks[i]);
     }
+    // Pearson's r of the person's three scores and the judge's, recomputed here from the
+    // judge's scores the page shows beside them ("—" when the judge gave all three the same).
+    const judged = [];
+    for (let i = 0; i < picks.length; i++) {
+      const cell = page.locator('#human-table select.mine[data-criterion="overall_score"]').nth(i).locator("xpath=..");
+      judged.push(Number(await cell.locator(".judge").textContent()));
+    }
+    const mine = picks.map(Number);
+    const mean = (v) => v.reduce((a, b) => a + b, 0) / v.length;
+    const [mx, my] = [mean(mine), mean(judged)];
+    const sxy = mine.reduce((s, x, i) => s + (x - mx) * (judged[i] - my), 0);
+    const sxx = mine.reduce((s, x) => s + (x - mx) ** 2, 0);
+    const syy = judged.reduce((s, y) => s + (y - my) ** 2, 0);
+    const expected = syy === 0 ? "—" : (sxy / Math.sqrt(sxx * syy)).toFixed(3);
     const pearson = await page.locator('#human-agreement tr[data-criterion="overall_score"] .pearson').textContent();
-    assert.ok(pearson === "—" || Math.abs(Number(pearson)) <= 1, pearson);
+    assert.equal(pearson, expected, `judge ${judged}, mine ${mine}`);
     assert.match(await page.locator("#human-csv").getAttribute("href"), /human-scores\.csv$/);
   }));
 

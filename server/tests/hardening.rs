@@ -355,7 +355,11 @@ async fn heavy_tasks_never_stall_health_and_shutdown_is_prompt() {
         .unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     let took = server.stop_within(Duration::from_secs(10));
-    assert!(took.is_some_and(|t| t < Duration::from_secs(6)), "{took:?}");
+    // The promise: requests in flight get 3 s, then the server exits. The run's match would
+    // take its whole 20 s budget if it held the exit up; 3 s plus up to 1 s for the runtime
+    // to wind down on a loaded 2-core machine is what the promise allows.
+    eprintln!("SIGTERM to exit with a run in flight: {took:?}");
+    assert!(took.is_some_and(|t| t < Duration::from_secs(4)), "{took:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
