@@ -267,3 +267,92 @@ mod never_panics {
         }
     }
 }
+
+/// Our scorer against the reference's own (`eval_cal_results.py` of wanhaoliu/OmniMatBench,
+/// run by `bench/tests/omnimat_ref/record.py` on 3,000 generated golds and predictions; only
+/// the inputs and its verdicts are kept, in `cases/omnimat_cal/reference_recorded.jsonl`).
+/// Every case the reference scores, ours scores the same: the same predicted slots, each
+/// slot's exact and threshold result, the item's two scores. Where the reference crashes,
+/// ours gives a verdict and flags a slot with a quirk.
+#[test]
+fn the_reference_scorer_agrees_on_generated_cases() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cases/omnimat_cal/reference_recorded.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines = text.lines();
+    let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(header["rel_tol"], 0.1);
+    let (mut agreed, mut crashes, mut differ) = (0, 0, Vec::new());
+    for line in lines {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        let gold = gold_slots(&case["gold"]);
+        let prediction = case["prediction"].as_str().unwrap();
+        let ours = score_response(&gold, prediction);
+        let r = &case["ref"];
+        if r.get("crash").is_some() {
+            crashes += 1;
+            assert!(
+                ours.slots.iter().any(|s| !s.quirks.is_empty()) || ours.note.is_some(),
+                "case {}: the reference crashes ({}); ours flags nothing: {ours:?}",
+                case["case"],
+                r["crash"]
+            );
+            continue;
+        }
+        let flag = |b: bool| u64::from(b);
+        let same = serde_json::to_value(&ours.predicted).unwrap() == r["pred"]
+            && ours.slots.iter().map(|s| flag(s.exact)).collect::<Vec<_>>()
+                == r["exact"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_u64().unwrap())
+                    .collect::<Vec<_>>()
+            && ours
+                .slots
+                .iter()
+                .map(|s| flag(s.threshold))
+                .collect::<Vec<_>>()
+                == r["threshold"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_u64().unwrap())
+                    .collect::<Vec<_>>()
+            && ours.item_exact == r["item_exact"].as_f64().unwrap()
+            && ours.item_threshold == r["item_threshold"].as_f64().unwrap();
+        if same {
+            agreed += 1;
+        } else {
+            differ.push(format!(
+                "case {}: gold {} prediction {prediction:?}: reference {r}, ours predicted {:?} \
+                 exact {:?} threshold {:?} items {} {}",
+                case["case"],
+                case["gold"],
+                ours.predicted,
+                ours.slots.iter().map(|s| flag(s.exact)).collect::<Vec<_>>(),
+                ours.slots
+                    .iter()
+                    .map(|s| flag(s.threshold))
+                    .collect::<Vec<_>>(),
+                ours.item_exact,
+                ours.item_threshold
+            ));
+        }
+    }
+    eprintln!(
+        "CAL scorer vs the reference's: {agreed} cases agree, {crashes} crash the reference, \
+         {} differ",
+        differ.len()
+    );
+    assert!(
+        agreed + crashes >= 3000 - differ.len() && agreed >= 2500,
+        "{agreed}"
+    );
+    assert!(
+        differ.is_empty(),
+        "{} differ:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+}
