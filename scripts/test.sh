@@ -59,9 +59,11 @@ cargo test --workspace --exclude app --exclude sandbox -- \
   --skip reader_and_writer_agree_with_pymatgen --skip matcher_agrees_with_pymatgen \
   --skip formats_neighbours_and_space_groups_agree_with_pymatgen
 
-step "the CAL scorer against the reference's recorded verdicts (case counts)"
+step "OmniMatBench's scorers against the reference's recorded verdicts (case counts)"
 cargo test -q -p bench --test omnimat_cal the_reference_scorer_agrees -- --nocapture 2>&1 \
   | grep -E "CAL scorer vs the reference|test result"
+cargo test -q -p bench --test omnimat_qa judge_replies_are_read -- --nocapture 2>&1 \
+  | grep -E "QA judge replies vs the reference|test result"
 
 step "wasm tests of engine and bench (wasm-bindgen-test under node)"
 cargo test -p engine -p bench --target wasm32-unknown-unknown

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use bench::omnimat::demo::demo_items;
 use bench::omnimat::qa::{
-    parse_precision, parse_recall, score_answers, JudgeError, QaLabel, QaReference, QaSummary,
+    parse_precision, parse_recall, precision_prompt, recall_prompt, score_answers, JudgeError,
+    QaLabel, QaReference, QaSummary,
 };
 use bench::omnimat::{import_qa_json, OmniMatCal, OmniMatQa};
 use bench::task::{Need, NeedAnswer, Role, Suite};
@@ -22,13 +23,15 @@ fn demo_qa(id: &str) -> bench::omnimat::QaItem {
     demo_items().1.into_iter().find(|q| q.id == id).unwrap()
 }
 
-/// A model answer with backslashes, which the judges never see.
-const MODEL_ANSWER: &str = "Chromium (at least about 11 wt%) forms a thin passive film of $\\mathrm{Cr_2O_3}$ that protects the steel and re-forms when scratched. Nickel makes it shiny.";
+/// A model answer with backslashes, which the judges never see (one of the answers the
+/// reference's prompts were recorded with).
+const MODEL_ANSWER: &str = "Chromium forms a passive film of $\\mathrm{Cr_2O_3}$.";
 
-fn judge_prompts() -> (String, String) {
-    let item = demo_qa("q07");
+/// The prompts the suite sends its two judges for `answer` to demo item `id`.
+fn judge_prompts(id: &str, answer: &str) -> (String, String) {
+    let item = demo_qa(id);
     let p = OmniMatQa.prepare(&item).unwrap();
-    let response = format!("<think>passivity</think>\n<answer>{MODEL_ANSWER}</answer>");
+    let response = format!("<think>passivity</think>\n<answer>{answer}</answer>");
     let needs = OmniMatQa.needs(&p.state, &response);
     assert_eq!(needs.len(), 2);
     let text = |n: &Need| match n {
@@ -43,39 +46,86 @@ fn judge_prompts() -> (String, String) {
     (text(&needs[0]), text(&needs[1]))
 }
 
+/// The reference's recorded prompts, verdicts of judge replies (`reference_recorded.jsonl`,
+/// made by `bench/tests/omnimat_ref/record_qa.py` running the reference's own functions).
+fn recorded() -> Vec<serde_json::Value> {
+    std::fs::read_to_string(case("reference_recorded.jsonl"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The judge prompts are the reference's, byte for byte: for every demo item and each of four
+/// answers (backslashes, quotes, braces, blank, trailing newline), as its `build_prompt`
+/// writes them; and the suite sends exactly these for an answer's `<answer>` text.
 #[test]
-fn judge_prompts_match_their_transcripts_byte_for_byte() {
-    let (precision, recall) = judge_prompts();
-    if std::env::var_os("OMNIMAT_BLESS").is_some() {
-        std::fs::write(case("precision_prompt.txt"), &precision).unwrap();
-        std::fs::write(case("recall_prompt.txt"), &recall).unwrap();
+fn judge_prompts_are_the_references_byte_for_byte() {
+    let cases: Vec<serde_json::Value> = recorded()
+        .into_iter()
+        .filter(|r| r["kind"] == "prompts")
+        .collect();
+    assert!(cases.len() >= 50, "{}", cases.len());
+    for c in &cases {
+        let r = QaReference::of(&demo_qa(c["item"].as_str().unwrap()));
+        let answer = c["answer"].as_str().unwrap();
+        assert_eq!(
+            precision_prompt(&r, answer),
+            c["precision"].as_str().unwrap(),
+            "{c}"
+        );
+        assert_eq!(
+            recall_prompt(&r, answer),
+            c["recall"].as_str().unwrap(),
+            "{c}"
+        );
     }
-    assert_eq!(
-        precision,
-        std::fs::read_to_string(case("precision_prompt.txt")).unwrap()
-    );
-    assert_eq!(
-        recall,
-        std::fs::read_to_string(case("recall_prompt.txt")).unwrap()
-    );
-    // What the spec requires of them.
-    for p in [&precision, &recall] {
-        assert!(!p.contains('\\'), "backslashes are removed before judging");
-        assert!(p.contains("Cr_2O_3"));
-        assert!(p.contains("[point_1] Stainless steel contains"));
-        assert!(p.contains("[point_4] Chlorides"));
+    let (precision, recall) = judge_prompts("q07", MODEL_ANSWER);
+    let sent = cases
+        .iter()
+        .find(|c| c["item"] == "q07" && c["answer"] == MODEL_ANSWER)
+        .unwrap();
+    assert_eq!(precision, sent["precision"].as_str().unwrap());
+    assert_eq!(recall, sent["recall"].as_str().unwrap());
+    assert!(!precision.contains('\\') && precision.contains("Cr_2O_3"));
+}
+
+/// The reference's reading of judge replies (fenced or not, prose around the object, lists or
+/// strings of units, blank units, missing keys, broken JSON; quality scores as numbers,
+/// strings, null, booleans, too few or too many): ours gives the same precision and recall
+/// (rounded as the reference stores them) and fails where it fails.
+#[test]
+fn judge_replies_are_read_as_the_reference_reads_them() {
+    let (mut precision, mut recall) = (0, 0);
+    for c in recorded() {
+        let reply = c["reply"].as_str().unwrap_or_default();
+        let r = &c["ref"];
+        if c["kind"] == "precision" {
+            precision += 1;
+            match (parse_precision(reply), r.get("failed")) {
+                (Err(_), Some(_)) => {}
+                (Ok(ours), None) => {
+                    assert_eq!(ours.precision, r["precision"].as_f64().unwrap(), "{c}");
+                    assert_eq!(serde_json::json!(ours.tp), r["tp"], "{c}");
+                    assert_eq!(serde_json::json!(ours.fp), r["fp"], "{c}");
+                }
+                (ours, _) => panic!("precision reply {c}: ours {ours:?}"),
+            }
+        } else if c["kind"] == "recall" {
+            recall += 1;
+            let reference = QaReference::of(&demo_qa(c["item"].as_str().unwrap()));
+            match (parse_recall(reply, &reference), r.get("failed")) {
+                (Err(_), Some(_)) => {}
+                (Ok(ours), None) => {
+                    assert_eq!(ours.recall, r["recall"].as_f64().unwrap(), "{c}");
+                }
+                (ours, _) => panic!("recall reply {c}: ours {ours:?}"),
+            }
+        }
     }
-    assert!(precision.contains("\"tp_string\"") && precision.contains("\"fp_string\""));
-    for key in [
-        "\"met\"",
-        "\"quality_score\"",
-        "\"reasoning\"",
-        "0.5",
-        "0.1",
-        "1.0",
-    ] {
-        assert!(recall.contains(key), "{key}");
-    }
+    eprintln!("QA judge replies vs the reference's reading: {precision} precision, {recall} recall, all agree");
+    assert!(precision >= 500 && recall >= 500);
 }
 
 fn reference() -> QaReference {

@@ -60,46 +60,54 @@ impl QaReference {
     }
 }
 
-/// The key points as the judges see them: "[point_1] description", one a line.
+/// The key points as the judges see them: "1. [point_1] description", one a line.
 pub fn key_point_lines(points: &[KeyPoint]) -> String {
     points
         .iter()
-        .map(|k| format!("[{}] {}", k.id, k.description))
+        .enumerate()
+        .map(|(i, k)| format!("{}. [{}] {}", i + 1, k.id, k.description))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-/// The precision judge's prompt.
+/// The precision judge's prompt: the reference's, verbatim (`build_prompt` of
+/// `scripts/qa/eval_precision.py`, wanhaoliu/OmniMatBench, MIT), reference and model answers
+/// without backslashes.
 pub fn precision_prompt(reference: &QaReference, answer: &str) -> String {
     format!(
-        "You are a strict, fair and careful grader of answers to materials science questions. Judge the PRECISION of the model answer below.\n\n\
-Split the model answer into its specific information units (claims, values, explanations) and sort each one:\n\
-- true positive (TP): a unit that is correct and matches a key scoring point or the reference answer;\n\
-- false positive (FP): a unit that is irrelevant, incorrect, redundant, or filler.\n\
-Key points the model answer misses are not counted here.\n\n\
-Reference answer:\n{}\n\n\
-Key scoring points:\n{}\n\n\
-Model answer:\n{}\n\n\
-Reply with one JSON object and nothing else:\n\
-{{\"tp_string\": \"one true-positive unit per line\", \"fp_string\": \"one false-positive unit per line\"}}",
+        "\nYou are a rigorous, fair, and professional benchmark evaluator.\n\n\
+Your task is to calculate the Precision of the model answer:\n\
+Precision = TP / (TP + FP)\n\n\
+Definitions:\n\
+- TP: a specific information unit in the model answer that directly matches a key scoring point.\n\
+- FP: irrelevant, incorrect, redundant, or filler information in the model answer.\n\
+- Missed key points are false negatives and do not affect Precision.\n\n\
+Ground Truth Answer:\n{}\n\n\
+Key Scoring Points:\n{}\n\n\
+Model Answer:\n{}\n\n\
+Return only one JSON object with exactly these keys:\n\
+{{\n  \"tp_string\": \"one TP per line\",\n  \"fp_string\": \"one FP per line, include [FP-Type] when possible\"\n}}\n",
         reference.answer.replace('\\', ""),
         key_point_lines(&reference.key_points),
         answer.replace('\\', ""),
     )
 }
 
-/// The recall judge's prompt.
+/// The recall judge's prompt: the reference's, verbatim (`build_prompt` of
+/// `scripts/qa/eval_recall.py`, wanhaoliu/OmniMatBench, MIT).
 pub fn recall_prompt(reference: &QaReference, answer: &str) -> String {
     format!(
-        "You are a strict and careful grader of answers to materials science questions. Judge how well the model answer below covers each key scoring point, in order.\n\n\
-For each key scoring point give:\n\
-- met: 1 if the model answer clearly covers the point, else 0;\n\
-- quality_score: 0 if the point is not met; otherwise 1.0 if it is covered excellently, 0.5 if acceptably but shallowly or imprecisely, 0.1 if poorly or partly wrongly.\n\n\
-Key scoring points:\n{}\n\n\
-Reference answer:\n{}\n\n\
-Model answer:\n{}\n\n\
-Reply with one JSON object and nothing else, with one list entry per key scoring point, in order:\n\
-{{\"met\": [0 or 1, ...], \"quality_score\": [number, ...], \"reasoning\": \"a short justification\"}}",
+        "\nYou are a strict and meticulous grader specializing in materials science.\n\n\
+Evaluate each Key Scoring Point sequentially.\n\n\
+For each point:\n\
+- met: 1 if the model answer clearly covers the point; otherwise 0.\n\
+- quality_score: if met is 0, use 0.0. If met is 1, use 1.0 for excellent,\n  \
+0.5 for acceptable but shallow/imprecise, and 0.1 for poor or partly wrong.\n\n\
+Return only one JSON object with exactly these keys:\n\
+{{\n  \"met\": [0 or 1 for each key point],\n  \"quality_score\": [float score for each key point],\n  \"reasoning\": \"brief critical explanation\"\n}}\n\n\
+Key Scoring Points:\n{}\n\n\
+Ground Truth Answer:\n{}\n\n\
+Model Answer:\n{}\n",
         key_point_lines(&reference.key_points),
         reference.answer.replace('\\', ""),
         answer.replace('\\', ""),
@@ -140,8 +148,12 @@ pub fn extract_json(reply: &str) -> Result<serde_json::Map<String, serde_json::V
         Ok(serde_json::Value::Object(o)) => Some(o),
         _ => None,
     };
-    if let Some(o) = as_object(unfenced) {
-        return Ok(o);
+    // As the reference: JSON that is not an object (a list holding the object) is not
+    // searched for one; only text that is not JSON is.
+    match serde_json::from_str::<serde_json::Value>(unfenced) {
+        Ok(serde_json::Value::Object(o)) => return Ok(o),
+        Ok(_) => return Err(JudgeError::NotJson),
+        Err(_) => {}
     }
     let (Some(a), Some(b)) = (unfenced.find('{'), unfenced.rfind('}')) else {
         return Err(JudgeError::NotJson);
@@ -198,7 +210,8 @@ pub struct PrecisionJudgement {
     pub tp: Vec<String>,
     /// False-positive units.
     pub fp: Vec<String>,
-    /// #TP / (#TP + #FP), 0 if both are empty.
+    /// #TP / (#TP + #FP) rounded to 3 decimals as the reference stores it, 0 if both are
+    /// empty.
     pub precision: f64,
 }
 
@@ -214,10 +227,11 @@ pub fn parse_precision(reply: &str) -> Result<PrecisionJudgement, JudgeError> {
             .ok_or(JudgeError::MissingKey("fp_string"))?,
     );
     let n = tp.len() + fp.len();
+    // The reference stores the precision rounded to 3 decimals.
     let precision = if n == 0 {
         0.0
     } else {
-        tp.len() as f64 / n as f64
+        py_round(tp.len() as f64 / n as f64, 3)
     };
     Ok(PrecisionJudgement { tp, fp, precision })
 }
@@ -242,7 +256,7 @@ pub struct RecallJudgement {
     pub points: Vec<PointScore>,
     /// The judge's reasoning.
     pub reasoning: Option<String>,
-    /// Σ quality · weight.
+    /// Σ quality · weight, rounded to 4 decimals as the reference stores it.
     pub recall: f64,
 }
 
@@ -295,7 +309,8 @@ pub fn parse_recall(reply: &str, reference: &QaReference) -> Result<RecallJudgem
                 .unwrap_or(0.0),
         })
         .collect();
-    let recall = points.iter().map(|p| p.quality * p.weight).sum();
+    // The reference sums in rubric order and stores the recall rounded to 4 decimals.
+    let recall = py_round(points.iter().map(|p| p.quality * p.weight).sum(), 4);
     let reasoning = o.get("reasoning").map(|r| match r {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -305,6 +320,15 @@ pub fn parse_recall(reply: &str, reference: &QaReference) -> Result<RecallJudgem
         reasoning,
         recall,
     })
+}
+
+/// Python's `round(x, digits)`: the double nearest the decimal correctly rounded (ties to
+/// even) from `x`'s exact value, as Rust's formatting also rounds.
+fn py_round(x: f64, digits: usize) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
+    format!("{x:.digits$}").parse().unwrap_or(x)
 }
 
 /// 2PR/(P+R), 0 if P+R = 0.
@@ -634,8 +658,14 @@ mod tests {
         ];
         let v = score_answers(&r, Some("x"), &answers);
         assert_eq!(v.label, QaLabel::Scored);
-        let (p, rc) = (2.0 / 3.0, 0.75);
+        // Precision 2/3 stored as the reference stores it, 0.667.
+        let (p, rc) = (0.667, 0.75);
         assert!((v.f1 - 2.0 * p * rc / (p + rc)).abs() < 1e-12);
+        assert_eq!(
+            py_round(0.0625, 3),
+            0.062,
+            "ties to even, as Python's round"
+        );
         let v = score_answers(&r, Some("x"), &answers[..1]);
         assert_eq!(v.label, QaLabel::JudgeFailed);
         let v = score_answers(&r, Some("  "), &answers);
