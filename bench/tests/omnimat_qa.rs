@@ -266,6 +266,9 @@ fn item_f1_and_judge_failures() {
     assert_eq!(s.judge_failed, 1);
     assert!((s.per_subfield["A"].macro_f1 - scored.f1 / 2.0).abs() < 1e-12);
     assert!((s.macro_f1 - (scored.f1 / 2.0 + scored.f1) / 2.0).abs() < 1e-12);
+    // As the reference averages: the judge failure has no F1 and is left out.
+    assert!((s.per_subfield["A"].macro_f1_reference - scored.f1).abs() < 1e-12);
+    assert!((s.macro_f1_reference - scored.f1).abs() < 1e-12);
 }
 
 #[test]

@@ -541,6 +541,10 @@ pub struct SubfieldQa {
     pub no_answer: usize,
     /// Mean item F1 (failures and missing answers count 0): the subfield's macro-F1.
     pub macro_f1: f64,
+    /// Mean item F1 as the reference averages (`calc_f1.py`: items a judge failed on have no
+    /// F1 and are left out), 0 with none.
+    #[serde(default)]
+    pub macro_f1_reference: f64,
 }
 
 /// The QA summary: per subfield macro-F1 and the headline, their unweighted mean.
@@ -550,6 +554,10 @@ pub struct QaSummary {
     pub per_subfield: BTreeMap<String, SubfieldQa>,
     /// Mean of the subfields' macro-F1 (the QA headline).
     pub macro_f1: f64,
+    /// Mean of the subfields' macro-F1 as the reference averages (judge failures left out
+    /// of each subfield's mean).
+    #[serde(default)]
+    pub macro_f1_reference: f64,
     /// Mean item F1 over all items, pooled (for comparison; not the headline).
     pub pooled_f1: f64,
     /// Items a judge failed on, over all subfields.
@@ -588,14 +596,24 @@ impl QaSummary {
             .into_iter()
             .map(|(k, (mut s, sum))| {
                 s.macro_f1 = sum / s.items.max(1) as f64;
+                // Judge failures have F1 0 here and no F1 in the reference's table.
+                let judged = s.items - s.judge_failed;
+                s.macro_f1_reference = if judged == 0 {
+                    0.0
+                } else {
+                    sum / judged as f64
+                };
                 (k, s)
             })
             .collect();
-        let macro_f1 = per_subfield.values().map(|s| s.macro_f1).sum::<f64>()
-            / per_subfield.len().max(1) as f64;
+        let mean = |f: fn(&SubfieldQa) -> f64| {
+            per_subfield.values().map(f).sum::<f64>() / per_subfield.len().max(1) as f64
+        };
+        let (macro_f1, macro_f1_reference) = (mean(|s| s.macro_f1), mean(|s| s.macro_f1_reference));
         QaSummary {
             per_subfield,
             macro_f1,
+            macro_f1_reference,
             pooled_f1: if n == 0 { 0.0 } else { total / n as f64 },
             judge_failed: failed,
             images_unavailable: skipped,

@@ -287,8 +287,9 @@ impl Suite for OmniMatQa {
     fn headline(&self, rows: &[(&str, &QaVerdict)]) -> Option<Headline> {
         let s = super::qa::QaSummary::of(rows.iter().map(|(g, v)| (*g, *v)));
         let mut text = format!(
-            "QA macro-F1 over subfields: {:.4}; pooled F1: {:.4}; judge failed on {} items (F1 0)\n",
-            s.macro_f1, s.pooled_f1, s.judge_failed
+            "QA macro-F1 over subfields: {:.4}; pooled F1: {:.4}; judge failed on {} items (F1 0)\n\
+             QA macro-F1 as the reference averages (judge failures left out): {:.4}\n",
+            s.macro_f1, s.pooled_f1, s.judge_failed, s.macro_f1_reference
         );
         if s.images_unavailable > 0 {
             text.push_str(&format!(
