@@ -283,3 +283,36 @@ fn import_then_eval_compares_recorded_verdicts() {
         "{summary}"
     );
 }
+
+#[test]
+fn an_agent_the_suite_does_not_have_is_refused_with_the_suites_agents() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |suite: &str, agent: &str| {
+        let out = bin()
+            .args([
+                "run",
+                "--suite",
+                suite,
+                "--model",
+                "reference",
+                "--agent",
+                agent,
+            ])
+            .arg("--data-dir")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let err = run("atomworld", "nope");
+    assert!(
+        err.contains("no agent named 'nope' (atomworld has none)"),
+        "{err}"
+    );
+    let err = run("omnimat-cal", "reflect");
+    assert!(
+        err.contains("the reflect agent answers mattools-code tasks, not omnimat-cal (omnimat-cal's: python)"),
+        "{err}"
+    );
+}

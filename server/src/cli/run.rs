@@ -64,12 +64,13 @@ pub struct RunArgs {
     /// an error naming both places.
     #[arg(long = "tasks")]
     pub tasks_file: Option<PathBuf>,
-    /// The agent that answers MatTools' code tasks: `single` (one call), `rag` (with the
+    /// The agent that answers instead of one model call, one of the suite's (`GET
+    /// /api/suites` lists them): MatTools' code tasks `single` (one call), `rag` (with the
     /// top-5 documentation entries of the pinned pymatgen) or `reflect` (up to 5 rounds of
-    /// retrieve, generate, run, critique); or, for omnimat-cal and omnimat-qa, `python` (the
-    /// model may run up to 3 standard-library Python programs before it answers: our own
-    /// setting, not the benchmark's).
-    #[arg(long, value_parser = ["single", "rag", "reflect", "python"])]
+    /// retrieve, generate, run, critique); OmniMatBench's `python` (the model may run up to 3
+    /// standard-library Python programs before it answers: our own setting, not the
+    /// benchmark's).
+    #[arg(long)]
     pub agent: Option<String>,
     /// AlchemyBench's RAG condition: give each recipe its K nearest train recipes (exact
     /// cosine over `contributions_embedding`) as references; 0 is the one-shot prompt.
