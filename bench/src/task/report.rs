@@ -199,10 +199,11 @@ impl Table {
     }
 }
 
-/// A CSV field, quoted when it holds a comma, quote or line break, and kept from being read
-/// as a formula by a spreadsheet.
-fn csv_field(text: &str) -> String {
-    let text = if text.starts_with(['=', '+', '-', '@']) {
+/// One CSV cell: quoted when it holds a comma, quote or line break, and a text that a
+/// spreadsheet would take for a formula (leading `=`, `+`, `-`, `@`, tab or carriage return)
+/// prefixed with `'` so it stays text.
+pub fn csv_field(text: &str) -> String {
+    let text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         format!("'{text}")
     } else {
         text.to_string()

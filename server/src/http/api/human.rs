@@ -9,9 +9,10 @@ use axum::Json;
 use bench::alchemy::judge::KEYS;
 use bench::wire::{CriterionAgreement, HumanScore, HumanScores, ResultRow};
 
-use super::runs::{csv_field, rows_of, run_of};
+use super::runs::{rows_of, run_of};
 use super::{authorise, ApiError};
 use crate::http::AppState;
+use bench::task::report::csv_field;
 
 /// The judge's score of `row` on `criterion`, if it scored it.
 fn judge_score(row: &ResultRow, criterion: &str) -> Option<f64> {

@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use bench::atomworld::generator::TaskSetSpec;
 use bench::atomworld::ActionKind;
+use bench::task::report::csv_field;
 use bench::wire::{
     defaults, ImportedTasks, ProgressEvent, ResultRow, Results, RunAction, RunCreated, RunList,
     RunListItem, RunRequest, RunSpec, RunStatus, RunView, TaskSource,
@@ -275,21 +276,6 @@ pub async fn run_events(
 pub struct ExportQuery {
     #[serde(default)]
     format: Option<String>,
-}
-
-/// One CSV cell: quoted when needed, and a text that a spreadsheet would take for a formula
-/// (leading `=`, `+`, `-`, `@`, tab or carriage return) prefixed with `'` so it stays text.
-pub(super) fn csv_field(s: &str) -> String {
-    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        format!("'{s}")
-    } else {
-        s.to_string()
-    };
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s
-    }
 }
 
 fn csv(rows: &[ResultRow]) -> String {
