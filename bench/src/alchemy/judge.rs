@@ -1,12 +1,12 @@
 //! The judge (LLM-as-a-judge): its two messages, the reading of its reply, the single
 //! re-ask, and the verdict.
 //!
-//! The judge gets a system message (an expert materials scientist scoring an AI-generated
-//! recipe against the ground truth on seven criteria and overall, 1-5 in 0.5 steps, reasoning
-//! first, then a fenced JSON object of eight float keys; our wording of the protocol) and a
-//! user message whose fixed lines are the reference's: "Please evaluate the following:",
+//! The judge gets the reference's messages, verbatim: its published system prompt (an expert
+//! materials scientist scoring an AI-generated recipe against the ground truth on seven
+//! criteria and overall, 1-5 in 0.5 steps, reasoning first, then a fenced JSON object of
+//! eight float keys) and its user template: a newline, "Please evaluate the following:",
 //! "Target Material:" X, "AI-Generated Recipe:" the prediction, "Ground Truth Recipe:" Y,
-//! blank-line separated (the reference's template starts with a newline, which we leave out).
+//! blank-line separated.
 //!
 //! Reading a reply (ours; the reference does not parse): the content of the **last** fenced
 //! block tagged `json` (any case), else the **last** top-level `{…}` of the reply that is a
@@ -36,37 +36,14 @@ pub const KEYS: [&str; 8] = [
     "overall_score",
 ];
 
-/// The judge's system message.
-pub const JUDGE_SYSTEM: &str = "You are an expert materials scientist. You evaluate a material synthesis recipe written by an AI system. You are given (1) the target description: the key contributions of a research paper, (2) the AI-generated recipe, and (3) the ground-truth recipe reported in that paper.
-
-Score the AI-generated recipe on each criterion below from 1 (very poor) to 5 (excellent), in steps of 0.5, and justify every score:
-- Materials: are the precursors, reagents, solvents and their amounts and purities appropriate for making the target?
-- Equipment: is the equipment appropriate and sufficient for the procedure?
-- Procedure completeness: are all the necessary steps there, with their conditions (amounts, temperatures, times, rates, atmospheres)?
-- Procedure similarity: how closely do the steps and conditions match the ground-truth procedure?
-- Procedure feasibility: could a skilled researcher carry out the procedure as written, safely, and obtain the target?
-- Characterization appropriateness: are the characterization methods appropriate to confirm the product's structure, composition and properties?
-- Characterization similarity: how closely do the characterization methods and the expected results match the ground truth?
-Then give an overall score for the recipe as a whole.
-
-Reply in two parts. First, reason step by step about each criterion, comparing the AI-generated recipe with the ground truth. Then end with one JSON object in a ```json fenced block, with exactly these keys, each a number from 1.0 to 5.0 in steps of 0.5:
-```json
-{
-  \"materials_appropriateness_score\": <number>,
-  \"equipment_appropriateness_score\": <number>,
-  \"procedure_completeness_score\": <number>,
-  \"procedure_similarity_score\": <number>,
-  \"procedure_feasibility_score\": <number>,
-  \"characterization_appropriateness_score\": <number>,
-  \"characterization_similarity_score\": <number>,
-  \"overall_score\": <number>
-}
-```";
+/// The judge's system message: AlchemyBench's published judge prompt, verbatim
+/// (`experiment/prompts/judge.txt` of HeegyuKim/AlchemyBench, MIT; `bench/data/README.md`).
+pub const JUDGE_SYSTEM: &str = include_str!("../../data/alchemy_judge_system.txt");
 
 /// The judge's user message for target X, a prediction and the ground truth Y.
 pub fn judge_user(contribution: &str, prediction: &str, ground_truth: &str) -> String {
     format!(
-        "Please evaluate the following:\n\nTarget Material:\n{contribution}\n\nAI-Generated Recipe:\n{prediction}\n\nGround Truth Recipe:\n{ground_truth}"
+        "\nPlease evaluate the following:\n\nTarget Material:\n{contribution}\n\nAI-Generated Recipe:\n{prediction}\n\nGround Truth Recipe:\n{ground_truth}"
     )
 }
 
