@@ -44,14 +44,17 @@ inputs=(engine/tests/pymatgen/cif_oracle.py engine/tests/pymatgen/matcher_cases.
 mapfile -d '' corpus < <(find data/cif-corpus -type f \( -name '*.cif' -o -name '*.mcif' \) -print0 | LC_ALL=C sort -z)
 HASH="$({ cat "${inputs[@]}" "${corpus[@]}"; printf '%s\n' "${corpus[@]}"; } | sha256sum | cut -c1-10)"
 
+# numpy's answers depend on the OpenBLAS kernels it runs: some machines here force one with
+# OPENBLAS_CORETYPE (read, never changed), so the kernel is part of every oracle's name.
+KERNEL="${OPENBLAS_CORETYPE:-native}"
 CIF_OUT="$DIR/cif-pmg$PMG-seed$CIF_SEED-$HASH.json"
 FORMATS_HASH="$(cat engine/tests/pymatgen/formats_oracle.py data/structures/minerals.jsonl | sha256sum | cut -c1-10)"
-FORMATS_OUT="$DIR/formats-pmg$PMG-seed$FORMATS_SEED-$FORMATS_HASH.json"
-MATCHER_OUT="$DIR/matcher-pmg$PMG-seed$MATCHER_SEED-n$PAIRS-$HASH.json"
+FORMATS_OUT="$DIR/formats-pmg$PMG-$KERNEL-seed$FORMATS_SEED-$FORMATS_HASH.json"
+MATCHER_OUT="$DIR/matcher-pmg$PMG-$KERNEL-seed$MATCHER_SEED-n$PAIRS-$HASH.json"
 # pymatgen's default options, the CIF-Gen probe's (primitive cells, supercells) and
 # allow_subset, on pool pairs (matcher_cases.py; about 40 s, once).
 OPTIONS_HASH="$(cat engine/tests/pymatgen/matcher_cases.py data/structures/minerals.jsonl | sha256sum | cut -c1-10)"
-OPTIONS_OUT="$DIR/matcher-options-pmg$PMG-seed$MATCHER_SEED-$OPTIONS_HASH.json"
+OPTIONS_OUT="$DIR/matcher-options-pmg$PMG-$KERNEL-seed$MATCHER_SEED-$OPTIONS_HASH.json"
 JOBS="$(nproc)"
 
 if [ ! -s "$CIF_OUT" ]; then

@@ -307,6 +307,18 @@ fn from_bits(b: &[u64; 9]) -> [[f64; 3]; 3] {
     std::array::from_fn(|i| std::array::from_fn(|j| f64::from_bits(b[3 * i + j])))
 }
 
+/// The OpenBLAS kernels numpy was made to run (`OPENBLAS_CORETYPE`, which some machines of
+/// this workplace set and tests must not change) when they are not the native AVX-512
+/// (SkylakeX) ones whose arithmetic `engine::linalg` and `numeric::dot_numpy` reproduce. The
+/// oracle files are named by it (`scripts/pymatgen-oracles.sh`). Under another kernel numpy's
+/// own last bits differ, so the bit-for-bit tests check the bounds of floating-point
+/// arithmetic instead, and say so.
+fn foreign_kernel() -> Option<String> {
+    std::env::var("OPENBLAS_CORETYPE")
+        .ok()
+        .filter(|k| !k.is_empty() && !k.eq_ignore_ascii_case("skylakex"))
+}
+
 /// Prints a test's summary and its first 20 failures, then fails if there are any.
 fn report(summary: String, failures: &[String]) {
     println!("{summary}");
@@ -344,7 +356,15 @@ fn lll_reduction_and_angles_are_pymatgens_to_the_bit() {
     use engine::reduction::{lll_reduce_matrix, LLL_DELTA};
     let Some(oracle) = oracle() else { return };
     let mut failures = Vec::new();
-    let (mut swapped, mut lll_same, mut angles_same) = (0, 0, 0);
+    let foreign = foreign_kernel();
+    let (mut swapped, mut lll_same, mut angles_same, mut equivalent) = (0, 0, 0, 0);
+    // Under another kernel a tie (u = 1/2) may be settled the other way: the reduction must
+    // still be one of the same lattice with the same vector lengths.
+    let lengths = |b: &[[f64; 3]; 3]| {
+        let mut l = b.map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt());
+        l.sort_by(f64::total_cmp);
+        l
+    };
     for (n, case) in oracle.lll.iter().enumerate() {
         let m = from_bits(&case.matrix);
         let want = from_bits(&case.lll);
@@ -356,6 +376,14 @@ fn lll_reduction_and_angles_are_pymatgens_to_the_bit() {
             {
                 swapped += (r.mapping != [[1, 0, 0], [0, 1, 0], [0, 0, 1]]) as usize;
                 lll_same += 1;
+            }
+            Ok(r) if foreign.is_some()
+                && lengths(&r.matrix)
+                    .iter()
+                    .zip(lengths(&want))
+                    .all(|(a, b)| (a - b).abs() <= 1e-9 * b.abs().max(1.0)) =>
+            {
+                equivalent += 1;
             }
             Ok(r) => failures.push(format!(
                 "lattice {n} {m:?}: LLL {:?} / {:?} vs pymatgen {want:?} / {:?}",
@@ -370,6 +398,8 @@ fn lll_reduction_and_angles_are_pymatgens_to_the_bit() {
         let theirs = case.angles.map(f64::from_bits);
         if ours.map(f64::to_bits) == case.angles {
             angles_same += 1;
+        } else if foreign.is_some() && (0..3).all(|k| (ours[k] - theirs[k]).abs() <= 1e-9) {
+            // Another kernel's arithmetic: equal to a billionth of a degree.
         } else if (0..3).any(|k| (ours[k].to_bits() as i64 - case.angles[k] as i64).abs() > 4) {
             failures.push(format!(
                 "lattice {n} {m:?}: angles {ours:?} vs pymatgen {theirs:?}"
@@ -379,8 +409,13 @@ fn lll_reduction_and_angles_are_pymatgens_to_the_bit() {
     report(
         format!(
             "LLL vs pymatgen: {} lattices ({swapped} with a non-identity mapping), {lll_same} \
-             bit-identical reductions, {angles_same} bit-identical angle triples",
+             bit-identical reductions, {angles_same} bit-identical angle triples{}",
             oracle.lll.len(),
+            foreign.as_ref().map_or(String::new(), |k| format!(
+                "; numpy ran OpenBLAS's {k} kernels (OPENBLAS_CORETYPE), not the SkylakeX ones \
+                 ours reproduces: {equivalent} reductions settle a tie otherwise, with the same \
+                 lengths"
+            )),
         ),
         &failures,
     );
@@ -399,13 +434,31 @@ fn inverse_is_numpys_to_the_bit() {
         .iter()
         .map(|c| (c.matrix, Some(c.inv)))
         .chain(oracle.inverses.iter().map(|c| (c.matrix, c.inv)));
-    let (mut total, mut singular) = (0, 0);
+    let (mut total, mut singular, mut close) = (0, 0, 0);
+    let foreign = foreign_kernel();
+    // Under another kernel: every element within the forward error of an LU solve,
+    // 64·ε·κ·max|A⁻¹| with κ ≈ 3·max|A|·max|A⁻¹| (a wrong inverse is off by far more); a
+    // numerically singular matrix (κ above 1e15) may be found singular by one kernel only.
+    let max_abs = |b: &[u64; 9]| b.iter().map(|x| f64::from_bits(*x).abs()).fold(0.0, f64::max);
+    let near = |m: &[u64; 9], g: &Option<[u64; 9]>, w: &Option<[u64; 9]>| match (g, w) {
+        (Some(g), Some(w)) => {
+            let kappa = 3.0 * max_abs(m) * max_abs(w);
+            let bound = 64.0 * f64::EPSILON * kappa * max_abs(w);
+            g.iter()
+                .zip(w)
+                .all(|(a, b)| (f64::from_bits(*a) - f64::from_bits(*b)).abs() <= bound)
+        }
+        (Some(inv), None) | (None, Some(inv)) => 3.0 * max_abs(m) * max_abs(inv) > 1e15,
+        (None, None) => true,
+    };
     let mut failures = Vec::new();
     for (n, (m, want)) in cases.enumerate() {
         total += 1;
         singular += want.is_none() as usize;
         let got = inverse_numpy(&from_bits(&m)).map(flat);
-        if got != want {
+        let within = foreign.is_some() && near(&m, &got, &want);
+        close += usize::from(within && got != want);
+        if got != want && !within {
             failures.push(format!(
                 "matrix {n} {:?}: {:?} vs numpy {:?}",
                 from_bits(&m),
@@ -416,8 +469,12 @@ fn inverse_is_numpys_to_the_bit() {
     }
     report(
         format!(
-            "inverse vs numpy: {total} matrices ({singular} singular), {} bit-identical",
-            total - failures.len()
+            "inverse vs numpy: {total} matrices ({singular} singular), {} bit-identical{}",
+            total - failures.len() - close,
+            foreign.as_ref().map_or(String::new(), |k| format!(
+                "; numpy ran OpenBLAS's {k} kernels (OPENBLAS_CORETYPE), not the SkylakeX ones \
+                 ours reproduces: {close} within the forward error of an LU solve"
+            )),
         ),
         &failures,
     );
@@ -429,12 +486,22 @@ fn inverse_is_numpys_to_the_bit() {
 fn dot_product_is_numpys_to_the_bit() {
     let Some(oracle) = oracle() else { return };
     let floats = |v: &[u64]| v.iter().map(|b| f64::from_bits(*b)).collect::<Vec<_>>();
+    let foreign = foreign_kernel();
+    let mut bounded = 0;
     let wrong: Vec<String> = oracle
         .dots
         .iter()
         .filter_map(|c| {
-            let got = engine::numeric::dot_numpy(&floats(&c.x), &floats(&c.y));
-            (got.to_bits() != c.dot).then(|| {
+            let (x, y) = (floats(&c.x), floats(&c.y));
+            let got = engine::numeric::dot_numpy(&x, &y);
+            // Under another kernel (another summation order): within the rounding bound of
+            // any order, n·ε·Σ|x·y|.
+            let bound = x.len() as f64
+                * f64::EPSILON
+                * x.iter().zip(&y).map(|(a, b)| (a * b).abs()).sum::<f64>();
+            let within = foreign.is_some() && (got - f64::from_bits(c.dot)).abs() <= bound;
+            bounded += usize::from(within && got.to_bits() != c.dot);
+            (got.to_bits() != c.dot && !within).then(|| {
                 format!(
                     "{} terms: {got:e} vs numpy {:e}",
                     c.x.len(),
@@ -444,9 +511,13 @@ fn dot_product_is_numpys_to_the_bit() {
         })
         .collect();
     println!(
-        "dot vs numpy: {} vector pairs, {} bit-identical",
+        "dot vs numpy: {} vector pairs, {} bit-identical{}",
         oracle.dots.len(),
-        oracle.dots.len() - wrong.len()
+        oracle.dots.len() - wrong.len() - bounded,
+        foreign.as_ref().map_or(String::new(), |k| format!(
+            "; numpy ran OpenBLAS's {k} kernels (OPENBLAS_CORETYPE), not the SkylakeX ones ours \
+             reproduces: {bounded} within the rounding bound of any summation order"
+        ))
     );
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
