@@ -377,11 +377,12 @@ fn lll_reduction_and_angles_are_pymatgens_to_the_bit() {
                 swapped += (r.mapping != [[1, 0, 0], [0, 1, 0], [0, 0, 1]]) as usize;
                 lll_same += 1;
             }
-            Ok(r) if foreign.is_some()
-                && lengths(&r.matrix)
-                    .iter()
-                    .zip(lengths(&want))
-                    .all(|(a, b)| (a - b).abs() <= 1e-9 * b.abs().max(1.0)) =>
+            Ok(r)
+                if foreign.is_some()
+                    && lengths(&r.matrix)
+                        .iter()
+                        .zip(lengths(&want))
+                        .all(|(a, b)| (a - b).abs() <= 1e-9 * b.abs().max(1.0)) =>
             {
                 equivalent += 1;
             }
@@ -439,7 +440,11 @@ fn inverse_is_numpys_to_the_bit() {
     // Under another kernel: every element within the forward error of an LU solve,
     // 64·ε·κ·max|A⁻¹| with κ ≈ 3·max|A|·max|A⁻¹| (a wrong inverse is off by far more); a
     // numerically singular matrix (κ above 1e15) may be found singular by one kernel only.
-    let max_abs = |b: &[u64; 9]| b.iter().map(|x| f64::from_bits(*x).abs()).fold(0.0, f64::max);
+    let max_abs = |b: &[u64; 9]| {
+        b.iter()
+            .map(|x| f64::from_bits(*x).abs())
+            .fold(0.0, f64::max)
+    };
     let near = |m: &[u64; 9], g: &Option<[u64; 9]>, w: &Option<[u64; 9]>| match (g, w) {
         (Some(g), Some(w)) => {
             let kappa = 3.0 * max_abs(m) * max_abs(w);
