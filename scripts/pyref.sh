@@ -43,8 +43,10 @@ mkdir -p "$DIR"
 # set. The outputs below copy everything they use from it, so each one is a complete case.
 GEN="gen-$(find bench/src/atomworld data/structures -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-10)"
 TASKS="$DIR/pyref-tasks-$GEN-seed$SEED-n$PER_ACTION.jsonl"
-ACTIONS="$DIR/pyref-actions-$GEN-$VERSIONS-seed$SEED-n$PER_ACTION-$HASH.jsonl"
-EVAL="$DIR/pyref-eval-$GEN-$VERSIONS-seed$SEED-n$PER_ACTION-k$PER_TASK-$HASH.jsonl"
+# numpy's answers depend on the OpenBLAS kernels it runs (OPENBLAS_CORETYPE, read only).
+KERNEL="${OPENBLAS_CORETYPE:-native}"
+ACTIONS="$DIR/pyref-actions-$GEN-$VERSIONS-$KERNEL-seed$SEED-n$PER_ACTION-$HASH.jsonl"
+EVAL="$DIR/pyref-eval-$GEN-$VERSIONS-$KERNEL-seed$SEED-n$PER_ACTION-k$PER_TASK-$HASH.jsonl"
 
 if ! [ -s "$TASKS" ] && { ! [ -s "$ACTIONS" ] || ! [ -s "$EVAL" ]; }; then
   note "generating the task set (seed $SEED, $PER_ACTION per action) with atomworld gen"
