@@ -20,6 +20,8 @@
 //! - the space-group number equals spglib's wherever spglib finds one (symprec 0.01 Å).
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+mod common;
+
 use engine::format::{
     read_poscar, read_pymatgen_json, read_xyz, write_poscar, write_pymatgen_json, write_xyz,
 };
@@ -307,18 +309,6 @@ fn from_bits(b: &[u64; 9]) -> [[f64; 3]; 3] {
     std::array::from_fn(|i| std::array::from_fn(|j| f64::from_bits(b[3 * i + j])))
 }
 
-/// The OpenBLAS kernels numpy was made to run (`OPENBLAS_CORETYPE`, which some machines of
-/// this workplace set and tests must not change) when they are not the native AVX-512
-/// (SkylakeX) ones whose arithmetic `engine::linalg` and `numeric::dot_numpy` reproduce. The
-/// oracle files are named by it (`scripts/pymatgen-oracles.sh`). Under another kernel numpy's
-/// own last bits differ, so the bit-for-bit tests check the bounds of floating-point
-/// arithmetic instead, and say so.
-fn foreign_kernel() -> Option<String> {
-    std::env::var("OPENBLAS_CORETYPE")
-        .ok()
-        .filter(|k| !k.is_empty() && !k.eq_ignore_ascii_case("skylakex"))
-}
-
 /// Prints a test's summary and its first 20 failures, then fails if there are any.
 fn report(summary: String, failures: &[String]) {
     println!("{summary}");
@@ -356,7 +346,7 @@ fn lll_reduction_and_angles_are_pymatgens_to_the_bit() {
     use engine::reduction::{lll_reduce_matrix, LLL_DELTA};
     let Some(oracle) = oracle() else { return };
     let mut failures = Vec::new();
-    let foreign = foreign_kernel();
+    let foreign = common::kernel::foreign();
     let (mut swapped, mut lll_same, mut angles_same, mut equivalent) = (0, 0, 0, 0);
     // Under another kernel a tie (u = 1/2) may be settled the other way: the reduction must
     // still be one of the same lattice with the same vector lengths.
@@ -436,7 +426,7 @@ fn inverse_is_numpys_to_the_bit() {
         .map(|c| (c.matrix, Some(c.inv)))
         .chain(oracle.inverses.iter().map(|c| (c.matrix, c.inv)));
     let (mut total, mut singular, mut close) = (0, 0, 0);
-    let foreign = foreign_kernel();
+    let foreign = common::kernel::foreign();
     // Under another kernel: every element within the forward error of an LU solve,
     // 64·ε·κ·max|A⁻¹| with κ ≈ 3·max|A|·max|A⁻¹| (a wrong inverse is off by far more); a
     // numerically singular matrix (κ above 1e15) may be found singular by one kernel only.
@@ -491,7 +481,7 @@ fn inverse_is_numpys_to_the_bit() {
 fn dot_product_is_numpys_to_the_bit() {
     let Some(oracle) = oracle() else { return };
     let floats = |v: &[u64]| v.iter().map(|b| f64::from_bits(*b)).collect::<Vec<_>>();
-    let foreign = foreign_kernel();
+    let foreign = common::kernel::foreign();
     let mut bounded = 0;
     let wrong: Vec<String> = oracle
         .dots

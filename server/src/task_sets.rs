@@ -56,6 +56,11 @@ impl TaskSets {
         })
     }
 
+    /// The host of suite `name`, as these sets were loaded with.
+    pub fn host(&self, name: &str) -> std::sync::Arc<dyn crate::suites::SuiteHost> {
+        self.hosts.get(name)
+    }
+
     /// The tasks of `suite` as JSON and where they come from.
     pub fn raw(&self, suite: &str) -> (Vec<serde_json::Value>, String) {
         self.sets

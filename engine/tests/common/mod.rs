@@ -1,7 +1,10 @@
-//! Strategies shared by the engine's property tests: random cells and random ordered
-//! structures whose sites never coincide.
+//! Shared by the engine's test files: strategies for the property tests (random cells and
+//! random ordered structures whose sites never coincide), and the numpy kernel of the
+//! differential tests' oracles ([`kernel`]).
 
 #![allow(dead_code)] // each test file uses a subset
+
+pub mod kernel;
 
 use engine::{Element, Lattice, Site, Structure};
 use proptest::prelude::*;

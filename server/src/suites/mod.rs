@@ -226,10 +226,10 @@ impl Hosts {
     /// that suite `suite` brings from `tasks` (for a run of the CLI); configured ones win.
     pub fn with_sandbox_data(
         &self,
-        mut sandbox: crate::execution::SandboxConfig,
+        mut sandbox: crate::config::SandboxConfig,
         config: &SuitesConfig,
         run: Option<(&str, &Path)>,
-    ) -> crate::execution::SandboxConfig {
+    ) -> crate::config::SandboxConfig {
         let data: Vec<(String, PathBuf)> = match run {
             Some((suite, tasks)) => self.get(suite).sandbox_data(Some(tasks), config),
             None => self

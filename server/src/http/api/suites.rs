@@ -123,7 +123,7 @@ pub async fn suite_references(
         .registry()
         .get(&name)
         .map_err(|e| ApiError::not_found(e.to_string()))?;
-    let host = crate::suites::Hosts::standard().get(&name);
+    let host = state.task_sets.host(&name);
     let pool = state.task_sets.raw(&name).0;
     let model = state.gateway.config().limits.embeddings_model.clone();
     let Some(found) =
