@@ -20,7 +20,8 @@
 //! - the space-group number equals spglib's wherever spglib finds one (symprec 0.01 Å).
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+#[path = "common/kernel.rs"]
+mod kernel;
 
 use engine::format::{
     read_poscar, read_pymatgen_json, read_xyz, write_poscar, write_pymatgen_json, write_xyz,
@@ -346,7 +347,7 @@ fn lll_reduction_and_angles_are_pymatgens_to_the_bit() {
     use engine::reduction::{lll_reduce_matrix, LLL_DELTA};
     let Some(oracle) = oracle() else { return };
     let mut failures = Vec::new();
-    let foreign = common::kernel::foreign();
+    let foreign = kernel::foreign();
     let (mut swapped, mut lll_same, mut angles_same, mut equivalent) = (0, 0, 0, 0);
     // Under another kernel a tie (u = 1/2) may be settled the other way: the reduction must
     // still be one of the same lattice with the same vector lengths.
@@ -426,7 +427,7 @@ fn inverse_is_numpys_to_the_bit() {
         .map(|c| (c.matrix, Some(c.inv)))
         .chain(oracle.inverses.iter().map(|c| (c.matrix, c.inv)));
     let (mut total, mut singular, mut close) = (0, 0, 0);
-    let foreign = common::kernel::foreign();
+    let foreign = kernel::foreign();
     // Under another kernel: every element within the forward error of an LU solve,
     // 64·ε·κ·max|A⁻¹| with κ ≈ 3·max|A|·max|A⁻¹| (a wrong inverse is off by far more); a
     // numerically singular matrix (κ above 1e15) may be found singular by one kernel only.
@@ -481,7 +482,7 @@ fn inverse_is_numpys_to_the_bit() {
 fn dot_product_is_numpys_to_the_bit() {
     let Some(oracle) = oracle() else { return };
     let floats = |v: &[u64]| v.iter().map(|b| f64::from_bits(*b)).collect::<Vec<_>>();
-    let foreign = common::kernel::foreign();
+    let foreign = kernel::foreign();
     let mut bounded = 0;
     let wrong: Vec<String> = oracle
         .dots

@@ -18,7 +18,8 @@
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+#[path = "common/kernel.rs"]
+mod kernel;
 
 use engine::matcher::{fit, get_rms_dist, get_rms_dist_unbounded, rms_dist_if_fit, MatcherOptions};
 use engine::species::Occupant;
@@ -370,7 +371,7 @@ fn matcher_agrees_with_pymatgen() {
     // change), pymatgen's own answer flips on the cases a last bit decides (ties in the
     // lattice reduction, rms at the tolerance): at most one case in 500 may differ then,
     // each listed above, and the run says so.
-    let foreign = common::kernel::foreign();
+    let foreign = kernel::foreign();
     if let Some(kernel) = &foreign {
         let cases: usize = tallies.values().map(|t| t.cases).sum();
         eprintln!(

@@ -1,10 +1,8 @@
-//! Shared by the engine's test files: strategies for the property tests (random cells and
-//! random ordered structures whose sites never coincide), and the numpy kernel of the
-//! differential tests' oracles ([`kernel`]).
+//! Strategies shared by the engine's property tests: random cells and random ordered
+//! structures whose sites never coincide. (`kernel.rs` beside it, included by path, serves
+//! the differential tests, which build for wasm32 too, where proptest is not available.)
 
 #![allow(dead_code)] // each test file uses a subset
-
-pub mod kernel;
 
 use engine::{Element, Lattice, Site, Structure};
 use proptest::prelude::*;
