@@ -4,7 +4,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::atomworld::evaluate::{Label, Verdict};
-use crate::atomworld::generator::TaskSetSpec;
 use crate::task::summary::Summary;
 use crate::task::Outcome;
 
@@ -167,10 +166,12 @@ pub struct StreamRestart {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum TaskSource {
-    /// Drawn by AtomWorld's seeded generator.
-    Generated(TaskSetSpec),
     /// Tasks of the run's suite, kept whole in the spec so that a resumed run needs no file.
     Imported(ImportedTasks),
+    /// Drawn by the suite's seeded generator with these parameters
+    /// ([`Generator::params`](crate::task::Generator::params)). Any JSON that is not an
+    /// imported set reads as parameters: the suite says whether they are its own.
+    Generated(serde_json::Value),
 }
 
 /// An imported task set.
@@ -605,8 +606,8 @@ mod schemas {
     impl PartialSchema for super::TaskSource {
         fn schema() -> RefOr<Schema> {
             object(
-                "A generated AtomWorld task set ({seed, counts, pool, …}: \
-                 bench::atomworld::generator::TaskSetSpec) or {imported_from, tasks}",
+                "{imported_from, tasks}, or the parameters of the suite's generator (AtomWorld: \
+                 {seed, counts, pool, …}: bench::atomworld::generator::TaskSetSpec)",
             )
         }
     }

@@ -165,7 +165,8 @@ async fn the_run_loop_runs_a_new_suite_with_its_judge() {
         ..Config::default()
     };
     let gateway = Gateway::new(config, storage.clone(), GatewayOptions::default()).unwrap();
-    let state = AppState::with_registry(storage, gateway, None, 1000, registry());
+    let suites = server::suites::Catalogue::standard().with(Sums, None);
+    let state = AppState::with_suites(storage, gateway, None, 1000, suites);
     let app = router(state, dir.path());
     let base = common::serve_router(app).await;
     let c = reqwest::Client::new();

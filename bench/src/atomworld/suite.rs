@@ -2,12 +2,16 @@
 
 use engine::interrupt::Interrupt;
 
+use serde::Deserialize;
+
 use super::evaluate::{evaluate_with_same_crystal, parse_target, Comparison, Label, Verdict};
+use super::generator::{generate, TaskSetSpec};
+use super::noop::copy_would_pass;
 use super::prompt::model_prompt;
 use super::same_crystal::SAME_CRYSTAL_MATCHER;
 use super::task::AtomWorldTask;
 use crate::task::source::{Located, Position};
-use crate::task::{Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError};
+use crate::task::{Generator, Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError};
 use engine::cif::PymatgenCif;
 
 /// The AtomWorld benchmark (and its move_all probe).
@@ -52,8 +56,21 @@ impl Suite for AtomWorld {
         task.id.clone()
     }
 
-    fn generates(&self) -> bool {
-        true
+    /// AtomMotor-style sets: `per_group` tasks of each of the ten actions over the shipped
+    /// pool, draws the unchanged input would pass rejected.
+    fn generator(&self, seed: u64, per_group: usize) -> Option<Generator> {
+        let spec = TaskSetSpec::per_action(seed, per_group);
+        Some(Generator {
+            at_most: spec.counts.values().sum(),
+            params: serde_json::to_value(spec).ok()?,
+        })
+    }
+
+    fn generate(&self, params: &serde_json::Value) -> Result<Vec<AtomWorldTask>, TaskError> {
+        let spec = TaskSetSpec::deserialize(params)
+            .map_err(|e| TaskError(format!("not an AtomWorld task set: {e}")))?;
+        let (tasks, _) = generate(&spec, &copy_would_pass);
+        Ok(tasks.iter().map(|t| t.task()).collect())
     }
 
     /// The upstream layouts [`super::import`] reads (task triples as JSON lines, the

@@ -24,6 +24,6 @@ pub mod summary;
 pub use message::{prompt_text, Image, Message, Role};
 pub use registry::{Registry, UnknownSuite};
 pub use suite::{
-    AnySuite, Headline, Need, NeedAnswer, Outcome, Prepared, PreparedTask, RunEnv, RunProgram,
-    RunResult, Scored, Suite, TaskError, Unasked, MAX_NEED_STAGES,
+    AnySuite, Generator, Headline, Need, NeedAnswer, Outcome, Prepared, PreparedTask, RunEnv,
+    RunProgram, RunResult, Scored, Suite, TaskError, Unasked, MAX_NEED_STAGES,
 };

@@ -151,10 +151,20 @@ pub trait Suite: Send + Sync + 'static {
         None
     }
 
-    /// Whether runs may generate the suite's tasks from a seed (a
-    /// [`TaskSetSpec`](crate::atomworld::generator::TaskSetSpec)) instead of being given them.
-    fn generates(&self) -> bool {
-        false
+    /// The suite's seeded task generator asked for `per_group` tasks of each group from
+    /// `seed` (the CLI's `--seed` and `--per-action`, the API's `seed` and `per_action`):
+    /// its parameters as JSON, stored with the run, and the most tasks they draw. `None`
+    /// (the default): the suite has no generator and runs are given its tasks.
+    fn generator(&self, _seed: u64, _per_group: usize) -> Option<Generator> {
+        None
+    }
+
+    /// The tasks that the generator draws with `params` (a [`Generator::params`]), in order.
+    fn generate(&self, _params: &serde_json::Value) -> Result<Vec<Self::Task>, TaskError> {
+        Err(TaskError(format!(
+            "suite {} has no task generator",
+            Self::NAME
+        )))
     }
 
     /// The agents that may answer the suite's tasks instead of one model call, by name.
@@ -266,6 +276,16 @@ pub trait Suite: Send + Sync + 'static {
     }
 }
 
+/// A suite's seeded generator, asked for a task set ([`Suite::generator`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Generator {
+    /// The generator's parameters (AtomWorld: a
+    /// [`TaskSetSpec`](crate::atomworld::generator::TaskSetSpec)), as stored with a run.
+    pub params: serde_json::Value,
+    /// The most tasks they draw (a generator may leave some draws out).
+    pub at_most: usize,
+}
+
 /// A task no one can be asked here ([`Suite::unanswerable`]): where it is tabled, why, and
 /// the verdict stored for it.
 #[derive(Clone, Debug, PartialEq)]
@@ -332,8 +352,14 @@ pub trait AnySuite: Send + Sync {
     fn name(&self) -> &'static str;
     /// Failure labels and their short headings, in table order.
     fn columns(&self) -> &'static [(&'static str, &'static str)];
-    /// See [`Suite::generates`].
-    fn generates(&self) -> bool;
+    /// See [`Suite::generator`].
+    fn generator(&self, seed: u64, per_group: usize) -> Option<Generator>;
+    /// Whether the suite has a generator.
+    fn generates(&self) -> bool {
+        self.generator(0, 1).is_some()
+    }
+    /// The tasks drawn with `params`, as the suite's JSON (see [`Suite::generate`]).
+    fn generate(&self, params: &serde_json::Value) -> Result<Vec<serde_json::Value>, TaskError>;
     /// See [`Suite::agents`].
     fn agents(&self) -> &'static [&'static str];
     /// See [`Suite::retrieves`].
@@ -394,8 +420,15 @@ impl<S: Suite> AnySuite for S {
         Suite::columns(self)
     }
 
-    fn generates(&self) -> bool {
-        Suite::generates(self)
+    fn generator(&self, seed: u64, per_group: usize) -> Option<Generator> {
+        Suite::generator(self, seed, per_group)
+    }
+
+    fn generate(&self, params: &serde_json::Value) -> Result<Vec<serde_json::Value>, TaskError> {
+        Suite::generate(self, params)?
+            .iter()
+            .map(|t| serde_json::to_value(t).map_err(|e| TaskError(e.to_string())))
+            .collect()
     }
 
     fn agents(&self) -> &'static [&'static str] {

@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use bench::atomworld::generator::TaskSetSpec;
 use bench::task::{AnySuite, Registry};
 use bench::wire::{defaults, ImportedTasks, RunSpec, TaskSource};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -15,7 +14,7 @@ use crate::llm::{Gateway, GatewayOptions};
 use crate::recipes::EmbeddingUse;
 use crate::runs;
 use crate::storage::Storage;
-use crate::suites::{Hosts, LoadError, Preparation, SuiteHost};
+use crate::suites::{Catalogue, LoadError, Preparation, SuiteHost};
 
 /// Arguments of `atomworld run`.
 #[derive(Clone, Debug, clap::Args)]
@@ -196,14 +195,14 @@ fn load_error(e: LoadError) -> CliError {
 
 /// Run (or resume) the benchmark; returns the summary table.
 pub async fn run(args: RunArgs) -> Result<String, CliError> {
-    run_with(args, &Registry::standard()).await
+    run_with(args, &Catalogue::standard()).await
 }
 
-/// [`run`] with the suites of `registry`.
-pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliError> {
+/// [`run`] with `suites`.
+pub async fn run_with(args: RunArgs, suites: &Catalogue) -> Result<String, CliError> {
     let mut config =
         Config::load(args.config.as_deref()).map_err(|e| CliError::input(e.to_string()))?;
-    let hosts = Hosts::standard();
+    let (registry, hosts) = (&suites.registry, &suites.hosts);
     // The folder of the run's tasks brings the data their programs read (MatTools' test
     // files).
     if let Some(tasks) = args.tasks_file.as_deref() {
@@ -261,9 +260,12 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
             preparation_cost = used.cost_usd;
             tasks
         }
-        None if suite.generates() => {
-            TaskSource::Generated(TaskSetSpec::per_action(args.seed, args.per_action))
-        }
+        None if suite.generates() => TaskSource::Generated(
+            suite
+                .generator(args.seed, args.per_action)
+                .map(|g| g.params)
+                .unwrap_or_default(),
+        ),
         // Other suites run the task set the server holds for them (our demo items, or the
         // folder [suites] points at).
         None => {
@@ -283,7 +285,7 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
         }
     };
     let what = match &tasks {
-        TaskSource::Generated(_) => format!("{} per action, seed {}", args.per_action, args.seed),
+        TaskSource::Generated(_) => format!("{} per group, seed {}", args.per_action, args.seed),
         TaskSource::Imported(set) => {
             format!("{} tasks from {}", set.tasks.len(), set.imported_from)
         }
@@ -336,7 +338,7 @@ pub async fn run_with(args: RunArgs, registry: &Registry) -> Result<String, CliE
             )));
         }
     }
-    let outcome = runs::execute(&storage, &gateway, &code, registry, &run_id, move |o| {
+    let outcome = runs::execute(&storage, &gateway, &code, suites, &run_id, move |o| {
         let p = &o.progress;
         b.set_length(p.total as u64);
         b.set_position(p.done as u64);

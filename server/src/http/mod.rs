@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::llm::{Gateway, GatewayOptions};
 use crate::runs::Runs;
 use crate::storage::Storage;
-use bench::task::Registry;
+use crate::suites::Catalogue;
 use bench::wire::{Health, HealthStatus};
 
 pub mod api;
@@ -63,27 +63,33 @@ impl AppState {
         passcode: Option<String>,
         per_minute: u32,
     ) -> Self {
-        Self::with_registry(storage, gateway, passcode, per_minute, Registry::standard())
+        Self::with_suites(
+            storage,
+            gateway,
+            passcode,
+            per_minute,
+            Catalogue::standard(),
+        )
     }
 
-    /// [`with_gateway`](Self::with_gateway) with the suites of `registry`.
-    pub fn with_registry(
+    /// [`with_gateway`](Self::with_gateway) running `suites`.
+    pub fn with_suites(
         storage: Storage,
         gateway: Gateway,
         passcode: Option<String>,
         per_minute: u32,
-        registry: Registry,
+        suites: Catalogue,
     ) -> Self {
         let config = gateway.config();
-        let hosts = crate::suites::Hosts::standard();
+        let hosts = &suites.hosts;
         // The suites' folders bring the data their programs read (MatTools' test files).
         let sandbox = hosts.with_sandbox_data(config.sandbox.clone(), &config.suites, None);
         let code = crate::execution::CodeRunner::from_config(&sandbox);
-        let task_sets = crate::task_sets::TaskSets::load(&config.suites, &hosts);
+        let task_sets = crate::task_sets::TaskSets::load(&config.suites, hosts);
         Self {
             code: code.clone(),
             task_sets,
-            runs: Runs::new(storage.clone(), gateway.clone(), code, registry),
+            runs: Runs::new(storage.clone(), gateway.clone(), code, suites),
             storage,
             gateway,
             passcode,

@@ -5,13 +5,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use bench::task::Registry;
 use bench::wire::{Progress, RunSpec, RunStatus};
 
 use super::RunError;
 use crate::execution::CodeRunner;
 use crate::llm::Gateway;
 use crate::storage::{Storage, Unfinished};
+use crate::suites::Catalogue;
 
 /// Why a run could not be started, cancelled or resumed.
 #[derive(Debug, thiserror::Error)]
@@ -33,7 +33,7 @@ pub struct Runs {
     storage: Storage,
     gateway: Gateway,
     code: CodeRunner,
-    registry: Registry,
+    suites: Catalogue,
     live: Arc<Mutex<HashMap<String, Progress>>>,
     /// Cancel flags of the runs executing in this process, by run id.
     active: Arc<Mutex<HashMap<String, Arc<AtomicBool>>>>,
@@ -45,26 +45,31 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Runs {
     /// A manager over `storage`, calling models through `gateway` and running programs in
-    /// `code`, with the suites of `registry`.
-    pub fn new(storage: Storage, gateway: Gateway, code: CodeRunner, registry: Registry) -> Self {
+    /// `code`, with the suites of `suites`.
+    pub fn new(storage: Storage, gateway: Gateway, code: CodeRunner, suites: Catalogue) -> Self {
         Self {
             storage,
             gateway,
             code,
-            registry,
+            suites,
             live: Default::default(),
             active: Default::default(),
         }
     }
 
     /// The suites runs may use.
-    pub fn registry(&self) -> &Registry {
-        &self.registry
+    pub fn registry(&self) -> &bench::task::Registry {
+        &self.suites.registry
+    }
+
+    /// The suites runs may use, with their hosts.
+    pub fn suites(&self) -> &Catalogue {
+        &self.suites
     }
 
     /// Record a run of `spec` (checked first) and start it; its id.
     pub fn start(&self, spec: &RunSpec) -> Result<String, SpawnError> {
-        super::check_spec(spec, self.gateway.config(), &self.registry)?;
+        super::check_spec(spec, self.gateway.config(), &self.suites.registry)?;
         let id = self
             .storage
             .create_run(spec)
@@ -92,7 +97,7 @@ impl Runs {
                 &me.storage,
                 &me.gateway,
                 &me.code,
-                &me.registry,
+                &me.suites,
                 &id,
                 move |p| {
                     lock(&live).insert(key.clone(), p.progress.clone());

@@ -12,8 +12,6 @@ pub use runner::{execute, execute_until, RunError, RunOutcome};
 
 use std::sync::Arc;
 
-use bench::atomworld::generator::generate;
-use bench::atomworld::noop::copy_would_pass;
 use bench::task::summary::{Row, Summary};
 use bench::task::{AnySuite, Registry};
 use bench::wire::{ResultRow, RunSpec, RunSummary, TaskCounts, TaskSource};
@@ -68,7 +66,8 @@ pub fn check_spec(
         // A run's references are resolved before it starts: asked as if it has some.
         if !suite.retrieves(spec.agent.as_deref(), 1) {
             return Err(RunError::UnknownSuite(format!(
-                "embeddings serve mattools-code's rag and reflect agents and alchemy, not {}{}",
+                "embeddings serve {}, not {}{}",
+                retrievers(registry),
                 spec.suite,
                 spec.agent
                     .as_deref()
@@ -92,6 +91,26 @@ pub fn check_spec(
         }
     }
     Ok(suite)
+}
+
+/// The suites (and agents) that retrieve by embeddings, in words.
+fn retrievers(registry: &Registry) -> String {
+    let mut who = Vec::new();
+    for suite in registry
+        .names()
+        .into_iter()
+        .filter_map(|n| registry.get(n).ok())
+    {
+        if suite.retrieves(None, 1) {
+            who.push(suite.name().to_string());
+        }
+        for agent in suite.agents() {
+            if suite.retrieves(Some(agent), 1) {
+                who.push(format!("{}'s {agent} agent", suite.name()));
+            }
+        }
+    }
+    who.join(", ")
 }
 
 /// Why `agent` cannot answer `suite`'s tasks: which suites it answers, or that no suite
@@ -140,14 +159,15 @@ fn unique_keys(suite: &dyn AnySuite, tasks: &[serde_json::Value]) -> Result<(), 
 
 /// The tasks of a run as their suite's JSON (CPU work: generation matches for no-op
 /// rejection).
-pub fn tasks_of(source: &TaskSource) -> Vec<serde_json::Value> {
+pub fn tasks_of(
+    suite: &dyn AnySuite,
+    source: &TaskSource,
+) -> Result<Vec<serde_json::Value>, RunError> {
     match source {
-        TaskSource::Generated(spec) => generate(spec, &copy_would_pass)
-            .0
-            .iter()
-            .filter_map(|t| serde_json::to_value(t.task()).ok())
-            .collect(),
-        TaskSource::Imported(set) => set.tasks.clone(),
+        TaskSource::Generated(params) => suite
+            .generate(params)
+            .map_err(|e| RunError::BadTasks(format!("generating {}'s tasks: {e}", suite.name()))),
+        TaskSource::Imported(set) => Ok(set.tasks.clone()),
     }
 }
 

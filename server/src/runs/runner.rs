@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bench::task::{AnySuite, PreparedTask, Registry};
+use bench::task::{AnySuite, PreparedTask};
 use bench::wire::{Progress, ResultRow, ResultVerdict, RunSpec, RunStatus};
 use tokio::sync::{Mutex, Semaphore};
 
@@ -16,7 +16,7 @@ use crate::execution::CodeRunner;
 use crate::llm::spend::Budget;
 use crate::llm::{Completion, Gateway, LlmError};
 use crate::storage::{Storage, StorageError};
-use crate::suites::{AgentError, AgentReply, AgentTask, SuiteHost};
+use crate::suites::{AgentError, AgentReply, AgentTask, Catalogue, SuiteHost};
 
 /// Why a run could not be executed (errors of single tasks are stored, not raised).
 #[derive(Debug, thiserror::Error)]
@@ -263,7 +263,7 @@ pub async fn execute(
     storage: &Storage,
     gateway: &Gateway,
     code: &CodeRunner,
-    registry: &Registry,
+    suites: &Catalogue,
     run_id: &str,
     progress: impl Fn(&RunOutcome) + Send + Sync + 'static,
 ) -> Result<RunOutcome, RunError> {
@@ -271,7 +271,7 @@ pub async fn execute(
         storage,
         gateway,
         code,
-        registry,
+        suites,
         run_id,
         progress,
         Default::default(),
@@ -286,7 +286,7 @@ pub async fn execute_until(
     storage: &Storage,
     gateway: &Gateway,
     code: &CodeRunner,
-    registry: &Registry,
+    suites: &Catalogue,
     run_id: &str,
     progress: impl Fn(&RunOutcome) + Send + Sync + 'static,
     cancel: Arc<AtomicBool>,
@@ -294,7 +294,7 @@ pub async fn execute_until(
     let (spec, _) = storage
         .load_run(run_id)?
         .ok_or_else(|| RunError::UnknownRun(run_id.to_string()))?;
-    let suite = super::check_spec(&spec, gateway.config(), registry)?;
+    let suite = super::check_spec(&spec, gateway.config(), &suites.registry)?;
     let answerer = Answerer::of(suite.as_ref(), &spec.model);
     let agent: Option<Arc<str>> = spec.agent.as_deref().map(Arc::from);
     let embeddings: Option<Arc<str>> = spec.embeddings.as_deref().map(Arc::from);
@@ -309,21 +309,23 @@ pub async fn execute_until(
     // A task is asked as its suite's host makes it (OmniMatBench: with its images read),
     // into the asked copy only (results keep the task).
     let preparing = suite.clone();
-    let host = crate::suites::Hosts::standard().get(suite.name());
+    let host = suites.hosts.get(suite.name());
     let asking = host.clone();
     let suites_config = gateway.config().suites.clone();
     let tasks: Vec<(serde_json::Value, PreparedTask)> = CpuPool::global()
         .run(move || {
-            super::tasks_of(&source)
-                .into_iter()
-                .filter_map(|t| {
-                    let asked = asking.asked(&t, &suites_config);
-                    preparing.prepare_json(&asked).ok().map(|p| (t, p))
-                })
-                .collect()
+            Ok::<_, RunError>(
+                super::tasks_of(preparing.as_ref(), &source)?
+                    .into_iter()
+                    .filter_map(|t| {
+                        let asked = asking.asked(&t, &suites_config);
+                        preparing.prepare_json(&asked).ok().map(|p| (t, p))
+                    })
+                    .collect(),
+            )
         })
         .await
-        .unwrap_or_default();
+        .unwrap_or_else(|e| Err(RunError::BadTasks(e.to_string())))?;
     let done: HashSet<(String, u32)> = storage.finished(run_id)?.into_iter().collect();
     let earlier = storage.results(run_id)?;
     let state = Arc::new(Mutex::new(RunOutcome {

@@ -14,7 +14,7 @@ pub mod omnimat;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bench::task::AnySuite;
+use bench::task::{AnySuite, Registry};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 
@@ -241,6 +241,44 @@ impl Hosts {
             sandbox.pymatgen.data.entry(name).or_insert(folder);
         }
         sandbox
+    }
+}
+
+/// The suites a server runs: each suite's pure side (the [`Registry`]) and its host here.
+/// A suite is added as one [`bench::task::Suite`] and, when it has effects, one
+/// [`SuiteHost`]; nothing else names it.
+#[derive(Clone)]
+pub struct Catalogue {
+    /// The suites' pure sides.
+    pub registry: Registry,
+    /// Their hosts.
+    pub hosts: Hosts,
+}
+
+impl Catalogue {
+    /// The product's suites.
+    pub fn standard() -> Self {
+        Catalogue {
+            registry: Registry::standard(),
+            hosts: Hosts::standard(),
+        }
+    }
+
+    /// The same with `suite` (and `host`, when it has effects) added.
+    pub fn with<S: bench::task::Suite>(
+        mut self,
+        suite: S,
+        host: Option<Arc<dyn SuiteHost>>,
+    ) -> Self {
+        self.registry = self.registry.with(suite);
+        self.hosts.hosts.extend(host);
+        self
+    }
+}
+
+impl Default for Catalogue {
+    fn default() -> Self {
+        Self::standard()
     }
 }
 

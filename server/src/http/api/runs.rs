@@ -5,8 +5,6 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use bench::atomworld::generator::TaskSetSpec;
-use bench::atomworld::ActionKind;
 use bench::task::report::csv_field;
 use bench::wire::{
     defaults, ImportedTasks, ProgressEvent, ResultRow, Results, RunAction, RunCreated, RunList,
@@ -38,17 +36,16 @@ pub async fn start_run(
     Json(body): Json<RunRequest>,
 ) -> Result<(StatusCode, Json<RunCreated>), ApiError> {
     authorise(&state, &headers)?;
-    let source = match body.tasks {
-        None if state
-            .runs
-            .registry()
-            .get(&body.suite)
-            .is_ok_and(|s| s.generates()) =>
-        {
-            TaskSource::Generated(TaskSetSpec::per_action(body.seed, body.per_action))
-        }
+    let generator = state
+        .runs
+        .registry()
+        .get(&body.suite)
+        .ok()
+        .and_then(|s| s.generator(body.seed, body.per_action));
+    let source = match (body.tasks, &generator) {
+        (None, Some(generator)) => TaskSource::Generated(generator.params.clone()),
         // Other suites: the task set the server holds for them (GET /api/suites).
-        None => {
+        (None, None) => {
             let (tasks, source) = state.task_sets.raw(&body.suite);
             if tasks.is_empty() {
                 return Err(ApiError::bad(format!(
@@ -62,7 +59,7 @@ pub async fn start_run(
                 skipped: Vec::new(),
             })
         }
-        Some(list) => {
+        (Some(list), _) => {
             if list.len() > MAX_RUN_TASKS {
                 return Err(too_many());
             }
@@ -94,7 +91,7 @@ pub async fn start_run(
         }
     };
     let per_sample = match &source {
-        TaskSource::Generated(_) => body.per_action.saturating_mul(ActionKind::BENCHMARK.len()),
+        TaskSource::Generated(_) => generator.map_or(0, |g| g.at_most),
         TaskSource::Imported(set) => set.tasks.len(),
     };
     let total = per_sample.saturating_mul(body.samples.max(1) as usize);
