@@ -52,7 +52,8 @@ impl<R> Default for AgentAnswer<R> {
 }
 
 impl<R> AgentAnswer<R> {
-    fn add(&mut self, c: &Completion) {
+    /// Count call `c` into the answer's tokens, cost and caching.
+    pub fn add(&mut self, c: &Completion) {
         self.input_tokens += c.input_tokens;
         self.output_tokens += c.output_tokens;
         self.cost_usd += c.cost_usd;
