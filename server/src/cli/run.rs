@@ -269,7 +269,7 @@ pub async fn run_with(args: RunArgs, suites: &Catalogue) -> Result<String, CliEr
         // Other suites run the task set the server holds for them (our demo items, or the
         // folder [suites] points at).
         None => {
-            let sets = crate::task_sets::TaskSets::load(&gateway.config().suites, &hosts);
+            let sets = crate::task_sets::TaskSets::load(&gateway.config().suites, hosts);
             let (tasks, source) = sets.raw(suite.name());
             if tasks.is_empty() {
                 return Err(CliError::input(format!(
