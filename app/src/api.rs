@@ -102,14 +102,14 @@ pub async fn complete_stream(
 /// Start a run on the server; returns its id.
 pub async fn start_run(
     model: &str,
-    per_action: usize,
+    per_group: usize,
     seed: u64,
     concurrency: usize,
 ) -> Result<String, String> {
     let body = RunRequest {
         model: model.to_string(),
         suite: bench::task::Registry::DEFAULT.into(),
-        per_action,
+        per_group,
         seed,
         concurrency,
         samples: bench::wire::defaults::SAMPLES,

@@ -271,9 +271,9 @@ pub struct RunRequest {
     /// The suite (default `atomworld`).
     #[serde(default = "default_suite")]
     pub suite: String,
-    /// Tasks per action of a generated set.
-    #[serde(default = "default_per_action")]
-    pub per_action: usize,
+    /// Tasks per group of a generated set (AtomWorld: per action).
+    #[serde(default = "default_per_group", alias = "per_action")]
+    pub per_group: usize,
     /// Seed of a generated set.
     #[serde(default = "default_seed")]
     pub seed: u64,
@@ -283,7 +283,7 @@ pub struct RunRequest {
     /// Samples per task.
     #[serde(default = "default_samples")]
     pub samples: u32,
-    /// Tasks to run instead of a generated set (`per_action` and `seed` then unused).
+    /// Tasks to run instead of a generated set (`per_group` and `seed` then unused).
     #[serde(default)]
     pub tasks: Option<Vec<serde_json::Value>>,
     /// The agent that answers (MatTools' code tasks: `single`, `rag`, `reflect`; OmniMatBench:
@@ -295,7 +295,7 @@ pub struct RunRequest {
 fn default_suite() -> String {
     <crate::atomworld::suite::AtomWorld as crate::task::Suite>::NAME.to_string()
 }
-fn default_per_action() -> usize {
+fn default_per_group() -> usize {
     defaults::PER_ACTION_API
 }
 fn default_seed() -> u64 {
@@ -498,7 +498,8 @@ pub struct ResultRow {
     /// Sample index.
     pub sample: u32,
     /// The group it is tabled under (AtomWorld: the action).
-    pub action: String,
+    #[serde(alias = "action")]
+    pub group: String,
     /// The task as its suite reads it (AtomWorld: input CIF, action prompt, target), so a
     /// row opens as a case without taking the prompt apart. Absent in rows stored before
     /// it was kept.

@@ -367,7 +367,7 @@ async fn alchemy_references_from_computed_embeddings() {
     let nearest = |task: &str| {
         let row = rows.iter().find(|r| r.task_id == task).unwrap();
         assert_eq!(
-            row.action, "test_high_impact",
+            row.group, "test_high_impact",
             "the split comes from the file name"
         );
         let t = row.task.as_ref().unwrap();

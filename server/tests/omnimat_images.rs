@@ -100,7 +100,7 @@ async fn a_run_sends_the_files_bytes_and_skips_an_item_whose_image_is_missing() 
     let rows = storage.results(&id).unwrap();
     let m2 = rows.iter().find(|r| r.task_id == "Test/m2").unwrap();
     assert_eq!(m2.label.as_deref(), Some("ImagesUnavailable"));
-    assert_eq!(m2.action, "images unavailable");
+    assert_eq!(m2.group, "images unavailable");
     assert_eq!((m2.response.as_deref(), m2.input_tokens), (None, 0));
     let verdict = serde_json::to_value(m2.verdict.as_ref().unwrap()).unwrap();
     let note = verdict["note"].as_str().unwrap();

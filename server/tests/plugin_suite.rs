@@ -244,7 +244,7 @@ async fn a_generated_run_answered_by_the_suites_agent() {
     assert_eq!(info["agents"][0], "vote");
 
     let body = serde_json::json!({"suite": "parity", "model": "voter", "agent": "vote",
-        "seed": 7, "per_action": 3, "concurrency": 1});
+        "seed": 7, "per_group": 3, "concurrency": 1});
     let id = common::create_run(&c, &base, body).await;
     let run = common::wait_run(&c, &base, &id, |r| r["status"] == "finished").await;
     assert_eq!(run["status"], "finished", "{run}");
@@ -252,8 +252,8 @@ async fn a_generated_run_answered_by_the_suites_agent() {
     // is right and every odd one wrong.
     let summary = &run["summary"];
     assert_eq!(summary["overall"]["n"], 6, "{summary}");
-    assert_eq!(summary["per_action"]["even"]["success_rate"], 1.0);
-    assert_eq!(summary["per_action"]["odd"]["success_rate"], 0.0);
+    assert_eq!(summary["per_group"]["even"]["success_rate"], 1.0);
+    assert_eq!(summary["per_group"]["odd"]["success_rate"], 0.0);
     assert_eq!(summary["headline"]["json"]["balanced_accuracy"], 0.5);
     let results = common::get_json(&c, format!("{base}/api/runs/{id}/results")).await;
     let row = &results["results"][0];

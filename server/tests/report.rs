@@ -115,7 +115,7 @@ async fn two_models_with_three_repeats_each_are_tabled_as_mean_and_std() {
             let s = r.sample as usize;
             overall[s].0 += usize::from(correct);
             overall[s].1 += 1;
-            let f = per_file.entry(r.action.clone()).or_insert(vec![(0, 0); 3]);
+            let f = per_file.entry(r.group.clone()).or_insert(vec![(0, 0); 3]);
             f[s].0 += usize::from(correct);
             f[s].1 += 1;
         }

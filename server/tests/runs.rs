@@ -59,9 +59,9 @@ fn baselines_bound_the_table() {
         ("rotate_around", "StructureMismatch"),
     ] {
         assert_eq!(
-            c["per_action"][action]["errors"][label], 3,
+            c["per_group"][action]["errors"][label], 3,
             "{action}: {}",
-            c["per_action"][action]
+            c["per_group"][action]
         );
     }
 }
@@ -206,7 +206,7 @@ async fn cached_repeat_is_free_and_identical() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("a.json")).unwrap()).unwrap();
     let b: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("b.json")).unwrap()).unwrap();
-    assert_eq!(a["per_action"], b["per_action"]);
+    assert_eq!(a["per_group"], b["per_group"]);
     assert_eq!(b["cost_usd"], 0.0);
     assert!(a["cost_usd"].as_f64().unwrap() > 0.0);
     // Both runs stored the same responses, task by task.
@@ -298,9 +298,9 @@ fn imported_tasks_run_and_unusable_ones_are_named() {
     );
     assert_eq!(s["overall"]["n"], 12);
     assert_eq!(s["overall"]["success_rate"], 1.0);
-    assert_eq!(s["per_action"]["unparsed"]["n"], 1);
+    assert_eq!(s["per_group"]["unparsed"]["n"], 1);
     assert_eq!(
-        s["per_action"]["remove"]["n"], 2,
+        s["per_group"]["remove"]["n"], 2,
         "the generated remove task and the imported one"
     );
 }

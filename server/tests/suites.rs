@@ -177,7 +177,7 @@ async fn the_run_loop_runs_a_new_suite_with_its_judge() {
     assert_eq!(run["status"], "finished", "{run}");
     assert_eq!(run["summary"]["overall"]["n"], 2);
     assert_eq!(run["summary"]["overall"]["success_rate"], 1.0);
-    assert_eq!(run["summary"]["per_action"]["negative"]["n"], 1);
+    assert_eq!(run["summary"]["per_group"]["negative"]["n"], 1);
     let results = get_json(&c, format!("{base}/api/runs/{id}/results")).await;
     let row = &results["results"][0];
     assert_eq!(row["verdict"]["judge"], "yes", "{row}");

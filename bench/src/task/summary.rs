@@ -20,8 +20,10 @@ pub struct GroupSummary {
     pub n: usize,
     /// Successes / n.
     pub success_rate: f64,
-    /// Mean headline number over successes (AtomWorld: normalised max_dist), if any.
-    pub mean_max_dist: Option<f64>,
+    /// Mean of the suite's number over successes ([`Outcome::metric`]; AtomWorld: the
+    /// normalised max_dist), if any.
+    #[serde(alias = "mean_max_dist")]
+    pub mean_metric: Option<f64>,
     /// Count per failure label (and [`PROVIDER_ERROR`]).
     pub errors: BTreeMap<String, usize>,
 }
@@ -41,7 +43,8 @@ pub struct Overall {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Summary {
     /// Per group (AtomWorld: per action).
-    pub per_action: BTreeMap<String, GroupSummary>,
+    #[serde(alias = "per_action")]
+    pub per_group: BTreeMap<String, GroupSummary>,
     /// Overall.
     pub overall: Overall,
     /// Input + output tokens.
@@ -84,17 +87,17 @@ impl Summary {
                 None => *g.0.errors.entry(PROVIDER_ERROR.to_string()).or_insert(0) += 1,
             }
         }
-        let per_action = groups
+        let per_group = groups
             .into_iter()
             .map(|(k, (mut s, metrics, ok))| {
                 s.success_rate = rate(ok, s.n);
-                s.mean_max_dist = (!metrics.is_empty())
+                s.mean_metric = (!metrics.is_empty())
                     .then(|| metrics.iter().sum::<f64>() / metrics.len() as f64);
                 (k, s)
             })
             .collect();
         Summary {
-            per_action,
+            per_group,
             overall: Overall {
                 n,
                 success_rate: rate(successes, n),
@@ -113,7 +116,7 @@ impl Summary {
             .map(|(l, h)| (l.to_string(), h.to_string()))
             .collect();
         let mut extra: Vec<String> = self
-            .per_action
+            .per_group
             .values()
             .flat_map(|g| g.errors.keys())
             .filter(|l| !cols.iter().any(|(c, _)| c == *l))
@@ -134,7 +137,7 @@ impl Summary {
         let width = |h: &str| h.len().max(6);
         // Group names (actions, subfields, files) set the first column's width.
         let first = self
-            .per_action
+            .per_group
             .keys()
             .map(|name| name.chars().count())
             .max()
@@ -148,13 +151,13 @@ impl Summary {
             s.push_str(&format!(" {h:>w$}", w = width(h)));
         }
         s.push('\n');
-        for (name, g) in &self.per_action {
+        for (name, g) in &self.per_group {
             s.push_str(&format!(
                 "{:<first$} {:>5} {:>8.3} {:>9}",
                 name,
                 g.n,
                 g.success_rate,
-                g.mean_max_dist.map_or("-".into(), |d| format!("{d:.4}")),
+                g.mean_metric.map_or("-".into(), |d| format!("{d:.4}")),
             ));
             for (l, h) in &cols {
                 let count = g.errors.get(l).copied().unwrap_or(0);
@@ -181,6 +184,18 @@ fn rate(k: usize, n: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tables stored under the older AtomWorld words still read.
+    #[test]
+    fn older_field_names_read() {
+        let old = r#"{"per_action": {"move": {"n": 2, "success_rate": 0.5,
+            "mean_max_dist": 0.1, "errors": {}}}, "overall": {"n": 2, "success_rate": 0.5},
+            "tokens": 0, "cost_usd": 0.0}"#;
+        let s: Summary = serde_json::from_str(old).unwrap();
+        assert_eq!(s.per_group["move"].mean_metric, Some(0.1));
+        let new = serde_json::to_value(&s).unwrap();
+        assert!(new["per_group"]["move"]["mean_metric"].is_number(), "{new}");
+    }
 
     fn o(label: &str, success: bool, metric: Option<f64>) -> Outcome {
         Outcome {
@@ -226,10 +241,10 @@ mod tests {
         let s = Summary::of(rows);
         assert_eq!(s.overall.n, 4);
         assert_eq!(s.overall.success_rate, 0.5);
-        let m = &s.per_action["move"];
-        assert!((m.mean_max_dist.unwrap() - 0.2).abs() < 1e-15);
+        let m = &s.per_group["move"];
+        assert!((m.mean_metric.unwrap() - 0.2).abs() < 1e-15);
         assert_eq!(m.errors["StructureMismatch"], 1);
-        assert_eq!(s.per_action["swap"].errors[PROVIDER_ERROR], 1);
+        assert_eq!(s.per_group["swap"].errors[PROVIDER_ERROR], 1);
         let t = s.table(&[("StructureMismatch", "Match")]);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(

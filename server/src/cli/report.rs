@@ -44,7 +44,7 @@ pub fn tables(
                 .as_ref()
                 .and_then(|v| serde_json::to_value(v).ok())
             {
-                repeat.verdicts.push((row.action.clone(), v));
+                repeat.verdicts.push((row.group.clone(), v));
             }
         }
         let column = RunColumn {

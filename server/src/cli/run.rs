@@ -26,9 +26,9 @@ pub struct RunArgs {
     /// copy-input, reference).
     #[arg(long)]
     pub model: String,
-    /// Tasks per action of a generated set.
-    #[arg(long, default_value_t = defaults::PER_ACTION_CLI)]
-    pub per_action: usize,
+    /// Tasks per group of a generated set (AtomWorld: per action).
+    #[arg(long, visible_alias = "per-action", default_value_t = defaults::PER_ACTION_CLI)]
+    pub per_group: usize,
     /// Seed of a generated set.
     #[arg(long, default_value_t = defaults::SEED)]
     pub seed: u64,
@@ -262,7 +262,7 @@ pub async fn run_with(args: RunArgs, suites: &Catalogue) -> Result<String, CliEr
         }
         None if suite.generates() => TaskSource::Generated(
             suite
-                .generator(args.seed, args.per_action)
+                .generator(args.seed, args.per_group)
                 .map(|g| g.params)
                 .unwrap_or_default(),
         ),
@@ -285,7 +285,7 @@ pub async fn run_with(args: RunArgs, suites: &Catalogue) -> Result<String, CliEr
         }
     };
     let what = match &tasks {
-        TaskSource::Generated(_) => format!("{} per group, seed {}", args.per_action, args.seed),
+        TaskSource::Generated(_) => format!("{} per group, seed {}", args.per_group, args.seed),
         TaskSource::Imported(set) => {
             format!("{} tasks from {}", set.tasks.len(), set.imported_from)
         }

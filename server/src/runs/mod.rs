@@ -219,7 +219,7 @@ pub fn summarise(
     let outcomes: Vec<Option<bench::task::Outcome>> =
         rows.iter().map(ResultRow::table_outcome).collect();
     let table = Summary::of(rows.iter().zip(&outcomes).map(|(r, o)| Row {
-        group: &r.action,
+        group: &r.group,
         outcome: o.as_ref(),
         tokens: r.input_tokens + r.output_tokens,
         cost_usd: r.cost_usd,
@@ -229,7 +229,7 @@ pub fn summarise(
             .iter()
             .filter_map(|r| {
                 Some((
-                    r.action.clone(),
+                    r.group.clone(),
                     serde_json::to_value(r.verdict.as_ref()?).ok()?,
                 ))
             })

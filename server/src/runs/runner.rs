@@ -162,7 +162,7 @@ async fn run_one(
     let mut row = ResultRow {
         task_id: task.id.clone(),
         sample,
-        action: task.group.clone(),
+        group: task.group.clone(),
         task: None,
         prompt,
         response: None,
@@ -208,7 +208,7 @@ fn unasked_row(
     ResultRow {
         task_id: task.id.clone(),
         sample,
-        action: u.group,
+        group: u.group,
         task: None,
         prompt,
         response: None,

@@ -168,7 +168,7 @@ impl Storage {
                 id,
                 r.task_id,
                 r.sample,
-                r.action,
+                r.group,
                 r.prompt,
                 r.response,
                 verdict,
@@ -200,7 +200,7 @@ impl Storage {
                 Ok(ResultRow {
                     task_id: r.get(0)?,
                     sample: r.get::<_, i64>(1)? as u32,
-                    action: r.get(2)?,
+                    group: r.get(2)?,
                     prompt: r.get(3)?,
                     response: r.get(4)?,
                     verdict: r

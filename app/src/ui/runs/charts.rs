@@ -28,7 +28,7 @@ pub fn success_chart(runs: &[(String, RunView)]) -> impl IntoView {
                     let rate = v
                         .summary
                         .table
-                        .per_action
+                        .per_group
                         .get(a)
                         .map_or(0.0, |g| g.success_rate);
                     let h = (rate * 110.0).round();

@@ -277,7 +277,7 @@ pub fn Runs() -> impl IntoView {
                     .unwrap_or_default();
                 list.into_iter().map(move |r| (model.clone(), r))
             })
-            .filter(|(_, r)| fa.is_empty() || r.action == fa)
+            .filter(|(_, r)| fa.is_empty() || r.group == fa)
             .filter(|(_, r)| fl.is_empty() || r.label.as_deref().unwrap_or(PROVIDER_ERROR) == fl)
             .map(|(model, r)| {
                 let label = r.label.clone().unwrap_or_else(|| PROVIDER_ERROR.to_string());
@@ -305,7 +305,7 @@ pub fn Runs() -> impl IntoView {
                     <tr data-label=label>
                         <td>{model}</td>
                         <td>{r.task_id.clone()}</td>
-                        <td>{r.action.clone()}</td>
+                        <td>{r.group.clone()}</td>
                         <td>{shown_label}</td>
                         <td>{md}</td>
                         <td class="detail">{detail}{rounds.map(|t| view! { <Rounds transcript=t /> })}</td>

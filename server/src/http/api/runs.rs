@@ -41,7 +41,7 @@ pub async fn start_run(
         .registry()
         .get(&body.suite)
         .ok()
-        .and_then(|s| s.generator(body.seed, body.per_action));
+        .and_then(|s| s.generator(body.seed, body.per_group));
     let source = match (body.tasks, &generator) {
         (None, Some(generator)) => TaskSource::Generated(generator.params.clone()),
         // Other suites: the task set the server holds for them (GET /api/suites).
@@ -284,7 +284,7 @@ fn csv(rows: &[ResultRow]) -> String {
             "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             csv_field(&r.task_id),
             r.sample,
-            csv_field(&r.action),
+            csv_field(&r.group),
             csv_field(r.label.as_deref().unwrap_or("")),
             num(v.and_then(|v| v.rms)),
             num(v.and_then(|v| v.max_dist)),
