@@ -8,7 +8,19 @@ use serde::{Deserialize, Serialize};
 use crate::element::Element;
 use crate::lattice::{translations_within, Lattice};
 use crate::numeric::{acos_deg, norm};
-use crate::species::Occupant;
+
+/// One element on a site, its occupancy and its oxidation state (compared as pymatgen
+/// compares species: [`crate::species`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Occupant {
+    /// The element.
+    pub element: Element,
+    /// Its occupancy of the site.
+    pub occupancy: f64,
+    /// Its oxidation state (pymatgen's `Species`); `None` for a plain element.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oxidation: Option<f64>,
+}
 
 /// Largest number of sites any reader builds: every format's declared count, and for CIF the
 /// atom-site rows times the symmetry operations, is checked against it before anything is

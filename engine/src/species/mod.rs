@@ -30,29 +30,15 @@ pub mod composition;
 use crate::element::Element;
 use crate::structure::Site;
 use composition::{species_lt, stable_sort_by_lt, Composition, Species};
-use serde::{Deserialize, Serialize};
 
+pub use crate::structure::Occupant;
 pub use composition::AMOUNT_TOLERANCE;
 
-/// One element on a site, its occupancy and its oxidation state.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Occupant {
-    /// The element.
-    pub element: Element,
-    /// Its occupancy of the site.
-    pub occupancy: f64,
-    /// Its oxidation state (pymatgen's `Species`); `None` for a plain element.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub oxidation: Option<f64>,
-}
-
-impl Occupant {
-    /// The species: element and oxidation state.
-    pub fn species(&self) -> Species {
-        Species {
-            element: self.element,
-            oxidation: self.oxidation,
-        }
+/// The species of `o`: element and oxidation state.
+fn species_of(o: &Occupant) -> Species {
+    Species {
+        element: o.element,
+        oxidation: o.oxidation,
     }
 }
 
@@ -66,7 +52,7 @@ pub fn has_oxidation(site: &Site) -> bool {
 pub fn species_amounts(occupants: impl IntoIterator<Item = Occupant>) -> Vec<(Species, f64)> {
     let mut out: Vec<(Species, f64)> = Vec::new();
     for o in occupants {
-        let sp = o.species();
+        let sp = species_of(&o);
         match out.iter_mut().find(|(s, _)| *s == sp) {
             Some((_, n)) => *n += o.occupancy,
             None => out.push((sp, o.occupancy)),
