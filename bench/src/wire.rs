@@ -186,6 +186,15 @@ pub struct ImportedTasks {
     /// run's summary, never dropped in silence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<SkippedTask>,
+    /// Tasks given by a client that are not the server's own (no task the server holds has
+    /// the same key and content): they are scored as given, with whatever reference or
+    /// verification they carry, so their verdicts are not the benchmark's. Tables say so.
+    #[serde(default, skip_serializing_if = "none")]
+    pub unverified: usize,
+}
+
+fn none(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A task of a run's input that is not in the run.
@@ -219,6 +228,23 @@ pub struct TaskCounts {
     pub failed: usize,
     /// Answers not yet attempted.
     pub pending: usize,
+    /// Tasks of the run that are not the server's own ([`ImportedTasks::unverified`]).
+    #[serde(default)]
+    pub unverified: usize,
+}
+
+impl TaskCounts {
+    /// What a table must say of a run with tasks that are not the server's own, if any.
+    pub fn unverified_text(&self) -> Option<String> {
+        (self.unverified > 0).then(|| {
+            format!(
+                "UNVERIFIED: {} of {} tasks were given by the client and are not the server's \
+                 own; they are scored against the reference or verification they carry, so \
+                 this is not a benchmark result",
+                self.unverified, self.in_run
+            )
+        })
+    }
 }
 
 /// Everything that defines a run.

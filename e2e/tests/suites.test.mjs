@@ -82,3 +82,40 @@ test("OmniMatBench: a pasted calculation answer is scored slot by slot", () =>
     assert.equal(await page.locator("#suite-label").textContent(), "WrongCount");
     assert.match(await page.locator("#suite-verdict").textContent(), /slots/);
   }));
+
+test("the selectors and their labels never overlap, on desktop, tablet and phone widths", () =>
+  check("suites layout", async () => {
+    const page = browser.page;
+    const boxes = async () =>
+      page.evaluate(() =>
+        ["#suite-select", "#suite-rag-k", "#suite-task"].flatMap((sel) => {
+          const select = document.querySelector(sel);
+          if (!select) return [];
+          const label = select.closest("label").querySelector("span");
+          return [select, label].map((el) => {
+            const r = el.getBoundingClientRect();
+            return { sel: `${sel}${el === label ? " label" : ""}`, x: r.x, y: r.y, w: r.width, h: r.height };
+          });
+        }),
+      );
+    const overlap = (a, b) => a.x < b.x + b.w - 1 && b.x < a.x + a.w - 1 && a.y < b.y + b.h - 1 && b.y < a.y + a.h - 1;
+    await page.selectOption("#suite-select", "alchemy");
+    await page.waitForSelector("#suite-rag-k");
+    try {
+      for (const width of [1280, 768, 390]) {
+        await page.setViewportSize({ width, height: 800 });
+        const all = await boxes();
+        assert.equal(all.length, 6, JSON.stringify(all));
+        for (const b of all.filter((b) => !b.sel.endsWith("label"))) {
+          assert.ok(b.w >= 60, `${width} px: ${b.sel} is ${b.w} px wide`);
+        }
+        for (let i = 0; i < all.length; i++) {
+          for (let j = i + 1; j < all.length; j++) {
+            assert.ok(!overlap(all[i], all[j]), `${width} px: ${all[i].sel} overlaps ${all[j].sel}: ${JSON.stringify([all[i], all[j]])}`);
+          }
+        }
+      }
+    } finally {
+      await page.setViewportSize({ width: 1100, height: 800 });
+    }
+  }));

@@ -411,3 +411,41 @@ async fn imported_tasks_run_through_the_api_and_a_bad_one_is_named() {
     assert_eq!(run["summary"]["overall"]["success_rate"], 1.0);
     assert_eq!(run["spec"]["tasks"]["imported_from"], "api");
 }
+
+/// Tasks a client gives are scored as given: a changed reference answer still "succeeds".
+/// Such a run is labelled: its counts, its summary text and `atomworld report` say how many
+/// of its tasks are not the server's own.
+#[tokio::test]
+async fn a_run_of_tasks_the_server_does_not_hold_is_labelled_unverified() {
+    let (base, _d) = start(None, 1000).await;
+    let c = reqwest::Client::new();
+    let listed = get_json(&c, format!("{base}/api/suites/omnimat-cal/tasks")).await;
+    let held: Vec<serde_json::Value> = listed["tasks"].as_array().unwrap()[..2]
+        .iter()
+        .map(|t| t["task"].clone())
+        .collect();
+    let own = create_run(
+        &c,
+        &base,
+        serde_json::json!({"suite": "omnimat-cal", "model": "reference", "tasks": held}),
+    )
+    .await;
+    let mut forged = held.clone();
+    forged[1]["final_answer_list"] = serde_json::json!(["12345"]);
+    let theirs = create_run(
+        &c,
+        &base,
+        serde_json::json!({"suite": "omnimat-cal", "model": "reference", "tasks": forged}),
+    )
+    .await;
+    let own = wait_run(&c, &base, &own, |r| r["status"] == "finished").await;
+    let theirs = wait_run(&c, &base, &theirs, |r| r["status"] == "finished").await;
+    assert_eq!(own["summary"]["counts"]["unverified"], 0, "{own}");
+    assert_eq!(theirs["summary"]["counts"]["unverified"], 1, "{theirs}");
+    // The forged task still scores as a success: hence the label.
+    assert_eq!(
+        theirs["summary"]["overall"]["success_rate"], 1.0,
+        "{theirs}"
+    );
+    assert_eq!(theirs["spec"]["tasks"]["unverified"], 1);
+}

@@ -47,8 +47,15 @@ pub fn tables(
                 repeat.verdicts.push((row.group.clone(), v));
             }
         }
+        // Tasks a client gave that the server does not hold are not the benchmark's.
+        let unverified = match &spec.tasks {
+            bench::wire::TaskSource::Imported(set) if set.unverified > 0 => {
+                format!(" UNVERIFIED: {} client tasks", set.unverified)
+            }
+            _ => String::new(),
+        };
         let column = RunColumn {
-            heading: format!("{} ({id})", spec.model),
+            heading: format!("{} ({id}){unverified}", spec.model),
             repeats: repeats.into_values().collect(),
         };
         match by_suite.iter_mut().find(|(s, _)| *s == spec.suite) {

@@ -180,6 +180,8 @@ async fn imported(
             ),
             tasks,
             skipped: read.skipped,
+            // Files the person running the CLI chose: theirs to vouch for.
+            unverified: 0,
         }),
         used,
     ))
@@ -281,6 +283,7 @@ pub async fn run_with(args: RunArgs, suites: &Catalogue) -> Result<String, CliEr
                 imported_from: source,
                 tasks,
                 skipped: Vec::new(),
+                unverified: 0,
             })
         }
     };

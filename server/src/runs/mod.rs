@@ -191,6 +191,7 @@ pub fn task_counts(spec: &RunSpec, rows: &[ResultRow]) -> Option<TaskCounts> {
         unasked,
         failed,
         pending: (in_run * samples as usize).saturating_sub(rows.len()),
+        unverified: set.unverified,
     })
 }
 
@@ -201,11 +202,16 @@ fn counts_text(c: &TaskCounts) -> String {
     } else {
         String::new()
     };
-    format!(
+    let mut text = format!(
         "tasks: {} read = {} in the run + {} left out (the run's spec says why); answers \
          ({}{per}): {} scored, {} not asked, {} failed, {} not yet run\n",
         c.read, c.in_run, c.skipped, c.in_run, c.scored, c.unasked, c.failed, c.pending
-    )
+    );
+    if let Some(why) = c.unverified_text() {
+        text.push_str(&why);
+        text.push('\n');
+    }
+    text
 }
 
 /// The results table of stored rows (the paper's layout).

@@ -223,6 +223,10 @@ pub fn Runs() -> impl IntoView {
                 let headline = v.summary.headline.as_ref().map(|h| view! {
                     <pre class="run-headline small" data-run=id.clone()>{h.text.clone()}</pre>
                 });
+                // A run of tasks the server does not hold is not a benchmark result.
+                let unverified = v.summary.counts.as_ref().and_then(|c| c.unverified_text()).map(|why| view! {
+                    <p class="notice run-unverified" data-run=id.clone()>{why}</p>
+                });
                 view! {
                     <div class="run-line" data-run=id.clone()>
                         <span class="swatch" style=format!("background: {colour}")></span>
@@ -234,6 +238,7 @@ pub fn Runs() -> impl IntoView {
                             s.cost_usd,
                         )}
                     </div>
+                    {unverified}
                     {headline}
                 }
             })

@@ -24,6 +24,26 @@ fn too_many() -> ApiError {
     ApiError::bad(format!("a run must have 1 to {MAX_RUN_TASKS} task samples"))
 }
 
+/// How many of `given` are not tasks of `held` (the server's own set): none with the same
+/// key, or one whose content differs (a changed reference or verification).
+fn not_held(
+    suite: &dyn bench::task::AnySuite,
+    given: &[serde_json::Value],
+    held: &[serde_json::Value],
+) -> usize {
+    let own: std::collections::HashMap<String, &serde_json::Value> = held
+        .iter()
+        .filter_map(|t| Some((suite.key_of(t).ok()?, t)))
+        .collect();
+    given
+        .iter()
+        .filter(|t| {
+            let key = suite.key_of(t).ok();
+            key.and_then(|k| own.get(&k)).is_none_or(|held| held != t)
+        })
+        .count()
+}
+
 /// `POST /api/runs`: create a run and start it in the background.
 #[utoipa::path(post, path = "/api/runs", request_body = RunRequest, responses(
     (status = 201, body = RunCreated),
@@ -57,6 +77,7 @@ pub async fn start_run(
                 imported_from: source,
                 tasks,
                 skipped: Vec::new(),
+                unverified: 0,
             })
         }
         (Some(list), _) => {
@@ -70,6 +91,8 @@ pub async fn start_run(
                 .registry()
                 .get(&body.suite)
                 .map_err(|e| ApiError::bad(e.to_string()))?;
+            let held = state.task_sets.raw(&body.suite).0;
+            let own = suite.clone();
             let list = CpuPool::global()
                 .run(move || {
                     for (n, t) in list.iter().enumerate() {
@@ -85,6 +108,7 @@ pub async fn start_run(
                 .map_err(ApiError::bad)?;
             TaskSource::Imported(ImportedTasks {
                 imported_from: "api".into(),
+                unverified: not_held(own.as_ref(), &list, &held),
                 tasks: list,
                 skipped: Vec::new(),
             })
