@@ -35,8 +35,14 @@ type WarmUp = Arc<dyn Fn() -> Result<String, SandboxError> + Send + Sync>;
 
 /// Starts warm workers until this many wait (bwrap and container in warm mode), so the first
 /// runs after a server starts do not pay the interpreter's imports.
-type Prestart =
-    Arc<dyn Fn(usize) -> sandbox::BoxFuture<'static, Result<(), SandboxError>> + Send + Sync>;
+#[derive(Clone)]
+struct Prestart {
+    /// Starts workers until this many wait.
+    start:
+        Arc<dyn Fn(usize) -> sandbox::BoxFuture<'static, Result<(), SandboxError>> + Send + Sync>,
+    /// How many wait now, alive (what health reports); `None` when workers are not kept.
+    waiting: Arc<dyn Fn() -> Option<usize> + Send + Sync>,
+}
 
 /// A backend as configured: the backend, how to check it, and how to start its workers ahead
 /// of use.
@@ -119,12 +125,18 @@ fn backend(name: &str) -> Result<Chosen, String> {
 trait WarmWorkers: sandbox::Backend + Clone + 'static {
     /// Starts workers until `n` wait.
     fn start(&self, n: usize) -> sandbox::BoxFuture<'static, Result<(), SandboxError>>;
+    /// Workers waiting and alive; `None` when workers are not kept (cold mode).
+    fn waiting(&self) -> Option<usize>;
 }
 
 impl WarmWorkers for sandbox::bwrap::BwrapBackend {
     fn start(&self, n: usize) -> sandbox::BoxFuture<'static, Result<(), SandboxError>> {
         let w = self.clone();
         Box::pin(async move { w.warm_up(n).await })
+    }
+
+    fn waiting(&self) -> Option<usize> {
+        self.config().warm.then(|| self.idle_workers())
     }
 }
 
@@ -133,15 +145,22 @@ impl WarmWorkers for sandbox::container::ContainerBackend {
         let w = self.clone();
         Box::pin(async move { w.warm_up(n).await })
     }
+
+    fn waiting(&self) -> Option<usize> {
+        self.config().warm.then(|| self.idle_workers())
+    }
 }
 
 /// `b` as chosen, checked by `warm_up` and able to start its workers ahead of use.
 fn with_workers(b: impl WarmWorkers, warm_up: WarmUp) -> Chosen {
-    let workers = b.clone();
+    let (starter, counter) = (b.clone(), b.clone());
     Chosen {
         backend: Arc::new(b),
         warm_up: Some(warm_up),
-        prestart: Some(Arc::new(move |n| workers.start(n))),
+        prestart: Some(Prestart {
+            start: Arc::new(move |n| starter.start(n)),
+            waiting: Arc::new(move || counter.waiting()),
+        }),
     }
 }
 
@@ -348,15 +367,12 @@ impl CodeRunner {
             return None;
         }
         let started = std::time::Instant::now();
-        Some(prestart(env.workers).await.map(|()| {
-            let detail = format!(
+        Some((prestart.start)(env.workers).await.map(|()| {
+            format!(
                 "{} warm workers started in {:.1} s",
                 env.workers,
                 started.elapsed().as_secs_f64()
-            );
-            let mut state = lock(&env.state);
-            state.detail = format!("{}; {detail}", state.detail);
-            detail
+            )
         }))
     }
 
@@ -367,7 +383,12 @@ impl CodeRunner {
 
     /// The pymatgen environment's last known state.
     pub fn pymatgen_state(&self) -> SandboxState {
-        lock(&self.pymatgen.state).clone()
+        let mut state = lock(&self.pymatgen.state).clone();
+        let waiting = self.pymatgen.prestart.as_ref().and_then(|p| (p.waiting)());
+        if let (true, Some(n)) = (state.available, waiting) {
+            state.detail = format!("{}; {n} warm workers waiting", state.detail);
+        }
+        state
     }
 
     /// Run `program` in the python environment under `limits` (the configured ones when

@@ -685,10 +685,12 @@ async fn fifty_concurrent_scorings_leave_health_responsive() {
 }
 
 /// A server that lists MatTools' code tasks starts its warm pymatgen workers at start (one
-/// per concurrent run), so its first scorings do not all start workers at once; its health
-/// says so.
+/// per concurrent run, two by default), so its first scorings do not all start workers at
+/// once; its health counts the live ones. They are alive a minute after boot (started from
+/// a short-lived thread, they died with it about ten seconds in while health still counted
+/// them), and one killed from outside is replaced.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn warm_workers_start_with_the_server() {
+async fn warm_workers_start_with_the_server_and_stay_alive() {
     if setup().is_none() {
         return;
     }
@@ -699,17 +701,66 @@ async fn warm_workers_start_with_the_server() {
     })
     .await;
     wait_for_warm_workers(&server.base).await;
+    let workers = || sandbox_processes(server.pid());
+    assert_eq!(workers().len(), 2, "{:?}", workers());
+    tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+    let c = reqwest::Client::new();
+    let h = common::get_json(&c, format!("{}/api/health", server.base)).await;
+    assert_eq!(waiting(&h), Some(2), "{h}");
+    let alive = workers();
+    assert_eq!(alive.len(), 2, "a minute after boot: {alive:?}");
+    // Killed from outside: health stops counting it and a replacement starts.
+    let _ = std::process::Command::new("kill")
+        .arg("-9")
+        .arg(alive[0].to_string())
+        .status();
+    wait_for_warm_workers(&server.base).await;
+    let now = workers();
+    assert_eq!(now.len(), 2, "{now:?}");
+    assert!(!now.contains(&alive[0]), "{now:?}");
 }
 
-/// Polls `/api/health` until the pymatgen environment says its warm workers started (at
+/// The live bwrap processes (the sandboxes' holders) whose parent is process `pid`.
+fn sandbox_processes(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+        // "pid (comm) state ppid …"; a zombie ("Z") is not a worker.
+        let Some((comm, rest)) = stat.split_once(" (").and_then(|(_, r)| r.rsplit_once(") "))
+        else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let (state, ppid) = (
+            fields.next(),
+            fields.next().and_then(|p| p.parse::<u32>().ok()),
+        );
+        if comm == "bwrap" && ppid == Some(pid) && state != Some("Z") {
+            found.push(child);
+        }
+    }
+    found.sort_unstable();
+    found
+}
+
+/// The warm workers health counts as waiting, if it says.
+fn waiting(h: &Value) -> Option<usize> {
+    let detail = h["pymatgen"]["detail"].as_str()?;
+    let before = detail.split(" warm workers waiting").next()?;
+    before.rsplit(' ').next()?.parse().ok()
+}
+
+/// Polls `/api/health` until the pymatgen environment counts two warm workers waiting (at
 /// most two minutes).
 async fn wait_for_warm_workers(base: &str) {
     let c = reqwest::Client::new();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
         let h = common::get_json(&c, format!("{base}/api/health")).await;
-        let detail = h["pymatgen"]["detail"].as_str().unwrap_or("").to_string();
-        if detail.contains("warm workers started") {
+        if waiting(&h) == Some(2) {
             assert_eq!(h["pymatgen"]["available"], true, "{h}");
             break;
         }

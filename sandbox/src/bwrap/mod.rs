@@ -193,8 +193,13 @@ impl BwrapBackend {
     }
 
     /// Workers started and waiting (warm mode).
+    /// Dead ones found are dropped and replaced in the background.
     pub fn idle_workers(&self) -> usize {
-        self.inner.idle.len()
+        let (alive, dead) = self.inner.idle.reap();
+        for _ in 0..dead {
+            self.inner.replace();
+        }
+        alive
     }
 
     /// Starts workers until `n` are idle (warm mode; a no-op when cold).
@@ -202,7 +207,7 @@ impl BwrapBackend {
         if !self.inner.config.warm {
             return Ok(());
         }
-        while self.idle_workers() < n {
+        while self.inner.idle.reap().0 < n {
             let w = self.inner.spawn().await?;
             self.inner.idle.put(w);
         }
@@ -369,7 +374,10 @@ impl Backend for BwrapBackend {
             program.validate()?;
             let inner = &self.inner;
             let links = data_links(program, &inner.config.mounts)?;
-            let reused = inner.idle.take();
+            let (reused, dead) = inner.idle.take();
+            for _ in 0..dead {
+                inner.replace();
+            }
             let started = Instant::now();
             let (worker, result) =
                 run_on_worker(reused, || inner.spawn(), program, limits, &links, cancel).await?;

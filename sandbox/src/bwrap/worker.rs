@@ -118,6 +118,52 @@ pub(crate) struct Launch {
     pub hint: fn(&str) -> &'static str,
 }
 
+/// A command for the spawner thread, and where its child goes.
+type SpawnJob = (
+    Command,
+    tokio::runtime::Handle,
+    tokio::sync::oneshot::Sender<std::io::Result<Child>>,
+);
+
+/// Starts `cmd` from one thread that lives as long as the process. bwrap's
+/// `--die-with-parent` (`PR_SET_PDEATHSIG`) fires when the *thread* that started the
+/// sandbox ends, not its process: a worker started from a short-lived thread (tokio's
+/// blocking pool lets an idle thread go after 10 s) would be killed with it and linger as
+/// a zombie in the idle pool.
+async fn spawn_lasting(cmd: Command) -> std::io::Result<Child> {
+    static SPAWNER: std::sync::OnceLock<Mutex<std::sync::mpsc::Sender<SpawnJob>>> =
+        std::sync::OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<SpawnJob>();
+        let started = std::thread::Builder::new()
+            .name("sandbox-spawner".into())
+            .spawn(move || {
+                for (mut cmd, handle, answer) in rx {
+                    // The child's pipes and reaping belong to the caller's runtime.
+                    let _runtime = handle.enter();
+                    let _ = answer.send(cmd.spawn());
+                }
+            });
+        if let Err(e) = started {
+            tracing::warn!("no spawner thread ({e}): workers start from the calling thread");
+        }
+        Mutex::new(tx)
+    });
+    let (answer, child) = tokio::sync::oneshot::channel();
+    let job = (cmd, tokio::runtime::Handle::current(), answer);
+    let sent = spawner
+        .lock()
+        .map_err(|_| std::io::Error::other("spawner lock poisoned"))?
+        .send(job);
+    match sent {
+        Ok(()) => child
+            .await
+            .unwrap_or_else(|_| Err(std::io::Error::other("the spawner thread ended"))),
+        // No spawner thread: start it here.
+        Err(std::sync::mpsc::SendError((mut cmd, _, _))) => cmd.spawn(),
+    }
+}
+
 /// A running worker sandbox.
 pub(crate) struct Worker {
     backend: &'static str,
@@ -160,10 +206,12 @@ impl Worker {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let mut child = cmd.spawn().map_err(|e| SandboxError::Unavailable {
-            backend,
-            reason: format!("cannot start {}: {e} ({install})", bwrap.display()),
-        })?;
+        let mut child = spawn_lasting(cmd)
+            .await
+            .map_err(|e| SandboxError::Unavailable {
+                backend,
+                reason: format!("cannot start {}: {e} ({install})", bwrap.display()),
+            })?;
         let (Some(stdin), Some(stdout), Some(mut stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -226,6 +274,11 @@ impl Worker {
             .lock()
             .map(|t| String::from_utf8_lossy(&t).trim().to_string())
             .unwrap_or_default()
+    }
+
+    /// Whether the process holding the sandbox still runs (a dead one is reaped here).
+    pub fn is_alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 
     /// The exit status of the process holding the sandbox, once it has exited (waits up to
@@ -348,20 +401,36 @@ pub(crate) fn data_links<'p>(
 /// Workers started and waiting for a run (warm mode).
 pub(crate) struct Idle<W>(Mutex<Vec<W>>);
 
-impl<W> Idle<W> {
+impl<W: BorrowMut<Worker>> Idle<W> {
     /// No worker yet.
     pub fn new() -> Self {
         Idle(Mutex::new(Vec::new()))
     }
 
-    /// How many are waiting.
-    pub fn len(&self) -> usize {
-        self.0.lock().map_or(0, |v| v.len())
+    /// How many are waiting and alive, and how many were found dead (killed from outside,
+    /// or ended) and dropped, so that a count never includes a zombie and the caller can
+    /// start replacements.
+    pub fn reap(&self) -> (usize, usize) {
+        self.0.lock().map_or((0, 0), |mut v| {
+            let before = v.len();
+            v.retain_mut(|w| w.borrow_mut().is_alive());
+            (v.len(), before - v.len())
+        })
     }
 
-    /// One waiting worker, if any.
-    pub fn take(&self) -> Option<W> {
-        self.0.lock().ok().and_then(|mut v| v.pop())
+    /// One waiting worker that is alive, if any, and how many dead ones were dropped.
+    pub fn take(&self) -> (Option<W>, usize) {
+        let Ok(mut v) = self.0.lock() else {
+            return (None, 0);
+        };
+        let mut dead = 0;
+        while let Some(mut w) = v.pop() {
+            if w.borrow_mut().is_alive() {
+                return (Some(w), dead);
+            }
+            dead += 1;
+        }
+        (None, dead)
     }
 
     /// Keeps `w` for a later run.

@@ -202,8 +202,13 @@ impl ContainerBackend {
     }
 
     /// Containers started and waiting (warm mode).
+    /// Dead ones found are dropped and replaced in the background.
     pub fn idle_workers(&self) -> usize {
-        self.inner.idle.len()
+        let (alive, dead) = self.inner.idle.reap();
+        for _ in 0..dead {
+            self.inner.replace();
+        }
+        alive
     }
 
     /// Starts containers until `n` are idle (warm mode; a no-op when cold).
@@ -211,7 +216,7 @@ impl ContainerBackend {
         if !self.inner.config.warm {
             return Ok(());
         }
-        while self.idle_workers() < n {
+        while self.inner.idle.reap().0 < n {
             let w = self.inner.spawn(false).await?;
             self.inner.idle.put(w);
         }
@@ -346,7 +351,10 @@ impl Backend for ContainerBackend {
             let inner = &self.inner;
             let links = data_links(program, &inner.config.mounts)?;
             let once = !inner.config.warm;
-            let reused = inner.idle.take();
+            let (reused, dead) = inner.idle.take();
+            for _ in 0..dead {
+                inner.replace();
+            }
             let started = Instant::now();
             let (mut worker, result) = run_on_worker(
                 reused,
