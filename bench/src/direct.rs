@@ -1,82 +1,22 @@
-//! A model called with the user's own key, straight from the browser: the HTTP request for
-//! each provider's API and the reading of its answer. Pure (the page sends the request);
-//! the same request shapes the server's gateway sends (messages through [`crate::task::chat`],
-//! images included), without streaming.
+//! A model called with the user's own key, straight from the browser: what the person must
+//! fill in, the request ([`crate::provider`], the protocol the server's gateway speaks too,
+//! without streaming) and its answer or error in words for the person. Pure (the page sends
+//! the request).
 //!
 //! The key goes into a request header only (never into a URL), and an error message that
 //! repeats it has it replaced by `[your key]` before anyone sees it.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::task::{chat, Message};
-
-/// The providers a browser can call directly.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DirectProvider {
-    /// OpenAI's chat completions.
-    #[default]
-    Openai,
-    /// Anthropic's messages API (with `anthropic-dangerous-direct-browser-access: true`,
-    /// which Anthropic requires of calls made from a web page).
-    Anthropic,
-    /// Google's Gemini API (`generateContent`).
-    Gemini,
-    /// Any OpenAI-compatible server at a base URL (Ollama, vLLM, llama.cpp, …).
-    OpenaiCompatible,
-}
-
-impl DirectProvider {
-    /// Every provider, in the order the page offers them.
-    pub const ALL: [DirectProvider; 4] = [
-        DirectProvider::Openai,
-        DirectProvider::Anthropic,
-        DirectProvider::Gemini,
-        DirectProvider::OpenaiCompatible,
-    ];
-
-    /// The provider's name as the page and the stored settings write it.
-    pub fn id(self) -> &'static str {
-        match self {
-            DirectProvider::Openai => "openai",
-            DirectProvider::Anthropic => "anthropic",
-            DirectProvider::Gemini => "gemini",
-            DirectProvider::OpenaiCompatible => "openai-compatible",
-        }
-    }
-
-    /// The provider named `id` (as [`DirectProvider::id`] writes it).
-    pub fn from_id(id: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|p| p.id() == id)
-    }
-
-    /// The name people know it by.
-    pub fn label(self) -> &'static str {
-        match self {
-            DirectProvider::Openai => "OpenAI",
-            DirectProvider::Anthropic => "Anthropic",
-            DirectProvider::Gemini => "Google Gemini",
-            DirectProvider::OpenaiCompatible => "OpenAI-compatible URL (Ollama, vLLM, …)",
-        }
-    }
-
-    /// The API's base URL unless the user gives one (`None`: the user must).
-    pub fn default_base_url(self) -> Option<&'static str> {
-        match self {
-            DirectProvider::Openai => Some("https://api.openai.com/v1"),
-            DirectProvider::Anthropic => Some("https://api.anthropic.com/v1"),
-            DirectProvider::Gemini => Some("https://generativelanguage.googleapis.com/v1beta"),
-            DirectProvider::OpenaiCompatible => None,
-        }
-    }
-}
+use crate::provider::{self, Caller, Decoding, ProtocolError, Provider};
+use crate::task::Message;
 
 /// A model the user set up with their own key (the key is kept apart from it).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DirectModel {
     /// Whose API.
-    pub provider: DirectProvider,
+    pub provider: Provider,
     /// The API's base URL; empty for the provider's own.
     #[serde(default)]
     pub base_url: String,
@@ -120,9 +60,6 @@ pub enum DirectError {
     Malformed(String),
 }
 
-/// Anthropic requires `max_tokens`; the server's default.
-const ANTHROPIC_MAX_TOKENS: u64 = 8192;
-
 impl DirectModel {
     /// The base URL the call goes to, without a trailing `/`.
     pub fn base(&self) -> Result<String, DirectError> {
@@ -153,67 +90,27 @@ impl DirectModel {
             return Err(DirectError::Setup("give the model's name".into()));
         }
         // A local OpenAI-compatible server usually needs no key; the providers always do.
-        if key.is_empty() && self.provider != DirectProvider::OpenaiCompatible {
+        if key.is_empty() && self.provider != Provider::OpenaiCompatible {
             return Err(DirectError::Setup(format!(
                 "paste your {} API key",
                 self.provider.label()
             )));
         }
         let base = self.base()?;
-        let model = self.model.trim();
-        let json = ("content-type".to_string(), "application/json".to_string());
-        let (url, headers, body) = match self.provider {
-            DirectProvider::Openai | DirectProvider::OpenaiCompatible => {
-                let mut headers = vec![json];
-                if !key.is_empty() {
-                    headers.push(("authorization".into(), format!("Bearer {key}")));
-                }
-                (
-                    format!("{base}/chat/completions"),
-                    headers,
-                    json!({ "model": model, "messages": chat::openai_messages(messages) }),
-                )
-            }
-            DirectProvider::Anthropic => {
-                let mut body = json!({
-                    "model": model,
-                    "max_tokens": ANTHROPIC_MAX_TOKENS,
-                    "messages": chat::anthropic_messages(messages),
-                });
-                if let Some(system) = chat::system_text(messages) {
-                    body["system"] = json!(system);
-                }
-                (
-                    format!("{base}/messages"),
-                    vec![
-                        json,
-                        ("anthropic-version".into(), "2023-06-01".into()),
-                        (
-                            "anthropic-dangerous-direct-browser-access".into(),
-                            "true".into(),
-                        ),
-                        ("x-api-key".into(), key.to_string()),
-                    ],
-                    body,
-                )
-            }
-            DirectProvider::Gemini => {
-                let mut body = json!({ "contents": chat::gemini_contents(messages) });
-                if let Some(system) = chat::gemini_system_instruction(messages) {
-                    body["systemInstruction"] = system;
-                }
-                (
-                    // The key in a header, not the documented `?key=`: never in a URL.
-                    format!("{base}/models/{model}:generateContent"),
-                    vec![json, ("x-goog-api-key".into(), key.to_string())],
-                    body,
-                )
-            }
-        };
+        let key = (!key.is_empty()).then_some(key);
+        let call = provider::build(
+            self.provider,
+            &base,
+            self.model.trim(),
+            &Decoding::default(),
+            messages,
+            key,
+            Caller::Browser,
+        );
         Ok(DirectCall {
-            url,
-            headers,
-            body: body.to_string(),
+            url: call.url,
+            headers: call.headers,
+            body: call.body.to_string(),
         })
     }
 
@@ -226,7 +123,7 @@ impl DirectModel {
         key: &str,
     ) -> Result<DirectAnswer, DirectError> {
         if !(200..300).contains(&status) {
-            let said = redact(&error_message(body), key);
+            let said = redact(&provider::error_message(body), key);
             let what = match status {
                 401 | 403 => "the provider refused the key",
                 404 => "the provider does not know this model or address",
@@ -240,71 +137,16 @@ impl DirectModel {
         }
         let v: Value = serde_json::from_str(body)
             .map_err(|_| DirectError::Malformed("it is not JSON".into()))?;
-        let tokens = |v: &Value| v.as_u64().unwrap_or(0);
-        let missing = |what: &str| DirectError::Malformed(format!("it has no {what}"));
-        let (text, input_tokens, output_tokens) = match self.provider {
-            DirectProvider::Openai | DirectProvider::OpenaiCompatible => {
-                let text = v["choices"][0]["message"]["content"]
-                    .as_str()
-                    .ok_or_else(|| missing("choices[0].message.content"))?
-                    .to_string();
-                let u = &v["usage"];
-                (
-                    text,
-                    tokens(&u["prompt_tokens"]),
-                    tokens(&u["completion_tokens"]),
-                )
-            }
-            DirectProvider::Anthropic => {
-                let text = v["content"]
-                    .as_array()
-                    .ok_or_else(|| missing("content"))?
-                    .iter()
-                    .filter(|b| b["type"] == "text")
-                    .filter_map(|b| b["text"].as_str())
-                    .collect();
-                let u = &v["usage"];
-                (
-                    text,
-                    tokens(&u["input_tokens"]),
-                    tokens(&u["output_tokens"]),
-                )
-            }
-            DirectProvider::Gemini => {
-                let text = v["candidates"][0]["content"]["parts"]
-                    .as_array()
-                    .ok_or_else(|| missing("candidates[0].content.parts"))?
-                    .iter()
-                    .filter_map(|p| p["text"].as_str())
-                    .collect();
-                let u = &v["usageMetadata"];
-                (
-                    text,
-                    tokens(&u["promptTokenCount"]),
-                    tokens(&u["candidatesTokenCount"]),
-                )
-            }
-        };
+        let (text, input_tokens, output_tokens) =
+            provider::parse(self.provider, &v).map_err(|e| match e {
+                ProtocolError::Malformed(m) | ProtocolError::Stream(m) => DirectError::Malformed(m),
+            })?;
         Ok(DirectAnswer {
             text,
             input_tokens,
             output_tokens,
         })
     }
-}
-
-/// The message of a provider's error body (`{"error": {"message": …}}` or `{"error": "…"}`),
-/// else the body itself.
-fn error_message(body: &str) -> String {
-    let v: Option<Value> = serde_json::from_str(body).ok();
-    v.as_ref()
-        .and_then(|v| {
-            v["error"]["message"]
-                .as_str()
-                .or_else(|| v["error"].as_str())
-        })
-        .map(str::to_string)
-        .unwrap_or_else(|| body.trim().to_string())
 }
 
 /// `text` with every occurrence of `key` (if it is long enough to be one) replaced.
@@ -326,8 +168,9 @@ fn shorten(text: &str, max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    fn model(provider: DirectProvider) -> DirectModel {
+    fn model(provider: Provider) -> DirectModel {
         DirectModel {
             provider,
             base_url: String::new(),
@@ -348,7 +191,7 @@ mod tests {
 
     #[test]
     fn openai_request_is_chat_completions_with_a_bearer_key() {
-        let call = model(DirectProvider::Openai)
+        let call = model(Provider::Openai)
             .request(" sk-secret ", &messages())
             .unwrap();
         assert_eq!(call.url, "https://api.openai.com/v1/chat/completions");
@@ -364,7 +207,7 @@ mod tests {
 
     #[test]
     fn anthropic_request_carries_the_browser_access_header_and_the_system_apart() {
-        let call = model(DirectProvider::Anthropic)
+        let call = model(Provider::Anthropic)
             .request("ak", &messages())
             .unwrap();
         assert_eq!(call.url, "https://api.anthropic.com/v1/messages");
@@ -382,7 +225,7 @@ mod tests {
 
     #[test]
     fn gemini_key_goes_in_a_header_never_the_url() {
-        let call = model(DirectProvider::Gemini)
+        let call = model(Provider::Gemini)
             .request("gk-123456", &messages())
             .unwrap();
         assert_eq!(
@@ -401,7 +244,7 @@ mod tests {
 
     #[test]
     fn compatible_servers_need_a_base_url_but_no_key() {
-        let mut m = model(DirectProvider::OpenaiCompatible);
+        let mut m = model(Provider::OpenaiCompatible);
         assert!(matches!(
             m.request("", &messages()),
             Err(DirectError::Setup(_))
@@ -417,9 +260,9 @@ mod tests {
             .to_string()
             .contains("https://"));
         // The providers themselves always need a key, and every model a name.
-        let e = model(DirectProvider::Openai).request(" ", &messages());
+        let e = model(Provider::Openai).request(" ", &messages());
         assert_eq!(e.unwrap_err().to_string(), "paste your OpenAI API key");
-        let mut nameless = model(DirectProvider::Openai);
+        let mut nameless = model(Provider::Openai);
         nameless.model = " ".into();
         assert!(nameless.request("k", &messages()).is_err());
     }
@@ -427,15 +270,13 @@ mod tests {
     #[test]
     fn answers_of_each_provider() {
         let o = r#"{"choices":[{"message":{"content":"A"}}],"usage":{"prompt_tokens":3,"completion_tokens":4}}"#;
-        let a = model(DirectProvider::Openai)
-            .read_answer(200, o, "k")
-            .unwrap();
+        let a = model(Provider::Openai).read_answer(200, o, "k").unwrap();
         assert_eq!(
             (a.text.as_str(), a.input_tokens, a.output_tokens),
             ("A", 3, 4)
         );
         let an = r#"{"content":[{"type":"thinking","thinking":"…"},{"type":"text","text":"B"}],"usage":{"input_tokens":5,"output_tokens":6}}"#;
-        let a = model(DirectProvider::Anthropic)
+        let a = model(Provider::Anthropic)
             .read_answer(200, an, "k")
             .unwrap();
         assert_eq!(
@@ -443,23 +284,21 @@ mod tests {
             ("B", 5, 6)
         );
         let g = r#"{"candidates":[{"content":{"parts":[{"text":"C"}]}}],"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":8}}"#;
-        let a = model(DirectProvider::Gemini)
-            .read_answer(200, g, "k")
-            .unwrap();
+        let a = model(Provider::Gemini).read_answer(200, g, "k").unwrap();
         assert_eq!(
             (a.text.as_str(), a.input_tokens, a.output_tokens),
             ("C", 7, 8)
         );
-        let e = model(DirectProvider::Openai).read_answer(200, "{}", "k");
+        let e = model(Provider::Openai).read_answer(200, "{}", "k");
         assert!(matches!(e, Err(DirectError::Malformed(_))));
-        let e = model(DirectProvider::Openai).read_answer(200, "<html>", "k");
+        let e = model(Provider::Openai).read_answer(200, "<html>", "k");
         assert!(matches!(e, Err(DirectError::Malformed(_))));
     }
 
     #[test]
     fn errors_are_said_plainly_and_never_repeat_the_key() {
         let body = r#"{"error":{"message":"Incorrect API key provided: sk-abcdef."}}"#;
-        let e = model(DirectProvider::Openai)
+        let e = model(Provider::Openai)
             .read_answer(401, body, "sk-abcdef")
             .unwrap_err()
             .to_string();
@@ -467,7 +306,7 @@ mod tests {
             e,
             "the provider refused the key (HTTP 401): Incorrect API key provided: [your key]."
         );
-        let e = model(DirectProvider::Openai)
+        let e = model(Provider::Openai)
             .read_answer(500, &"x".repeat(1000), "k")
             .unwrap_err()
             .to_string();
@@ -487,12 +326,12 @@ mod tests {
 
     #[test]
     fn an_image_goes_after_the_text_in_each_providers_shape() {
-        let body = |p: DirectProvider| -> Value {
+        let body = |p: Provider| -> Value {
             let call = model(p).request("k", &with_image()).unwrap();
             serde_json::from_str(&call.body).unwrap()
         };
         assert_eq!(
-            body(DirectProvider::Openai),
+            body(Provider::Openai),
             json!({"model": "m1", "messages": [
                 {"role": "system", "content": "Be terse."},
                 {"role": "user", "content": [
@@ -500,15 +339,15 @@ mod tests {
                     {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]}]})
         );
         assert_eq!(
-            body(DirectProvider::Anthropic),
+            body(Provider::Anthropic),
             json!({"model": "m1", "max_tokens": 8192, "system": "Be terse.", "messages": [
                 {"role": "user", "content": [
                     {"type": "text", "text": "Count the atoms."},
                     {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]}]})
         );
         assert_eq!(
-            body(DirectProvider::Gemini),
-            json!({"systemInstruction": {"parts": [{"text": "Be terse."}]}, "contents": [
+            body(Provider::Gemini),
+            json!({"generationConfig": {}, "systemInstruction": {"parts": [{"text": "Be terse."}]}, "contents": [
                 {"role": "user", "parts": [
                     {"text": "Count the atoms."},
                     {"inline_data": {"mime_type": "image/png", "data": "iVBORw0KGgo="}}]}]})
@@ -517,12 +356,12 @@ mod tests {
 
     #[test]
     fn providers_by_id() {
-        for p in DirectProvider::ALL {
-            assert_eq!(DirectProvider::from_id(p.id()), Some(p));
+        for p in Provider::ALL {
+            assert_eq!(Provider::from_id(p.id()), Some(p));
         }
-        assert_eq!(DirectProvider::from_id("nope"), None);
+        assert_eq!(Provider::from_id("nope"), None);
         let m: DirectModel =
             serde_json::from_str(r#"{"provider":"openai-compatible","model":"x"}"#).unwrap();
-        assert_eq!(m.provider, DirectProvider::OpenaiCompatible);
+        assert_eq!(m.provider, Provider::OpenaiCompatible);
     }
 }

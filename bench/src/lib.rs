@@ -14,5 +14,6 @@ pub mod direct;
 pub mod mattools;
 pub mod omnimat;
 pub mod probes;
+pub mod provider;
 pub mod task;
 pub mod wire;

@@ -56,41 +56,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// Which API a model is reached through.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProviderKind {
-    /// OpenAI chat completions at api.openai.com (or `OPENAI_BASE_URL`).
-    Openai,
-    /// Anthropic messages API.
-    Anthropic,
-    /// Google Gemini `generateContent`.
-    Gemini,
-    /// Any server speaking the OpenAI chat-completions protocol (vLLM, llama.cpp, Ollama).
-    OpenaiCompatible,
-}
-
-impl ProviderKind {
-    /// The environment variable holding this provider's key by default.
-    pub fn default_key_env(self) -> Option<&'static str> {
-        match self {
-            ProviderKind::Openai => Some("OPENAI_API_KEY"),
-            ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
-            ProviderKind::Gemini => Some("GEMINI_API_KEY"),
-            ProviderKind::OpenaiCompatible => None,
-        }
-    }
-
-    /// The default endpoint base of the provider.
-    pub fn default_base_url(self) -> Option<&'static str> {
-        match self {
-            ProviderKind::Openai => Some("https://api.openai.com/v1"),
-            ProviderKind::Anthropic => Some("https://api.anthropic.com/v1"),
-            ProviderKind::Gemini => Some("https://generativelanguage.googleapis.com/v1beta"),
-            ProviderKind::OpenaiCompatible => None,
-        }
-    }
-}
+/// Which API a model is reached through (the protocol's own enum).
+pub use bench::provider::Provider as ProviderKind;
 
 /// One configured model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -3,7 +3,8 @@
 //! model, ask, cancel. Used by the playground, the probes and the suites; the caller owns
 //! the answer text.
 
-use bench::direct::{DirectModel, DirectProvider};
+use bench::direct::DirectModel;
+use bench::provider::Provider;
 use bench::task::Message;
 use leptos::prelude::*;
 
@@ -255,11 +256,11 @@ fn OwnKeyForm(
             <div class="own-key-fields">
                 <label>"Provider "
                     <select id="own-provider" on:change=move |ev| {
-                        if let Some(p) = DirectProvider::from_id(&event_target_value(&ev)) {
+                        if let Some(p) = Provider::from_id(&event_target_value(&ev)) {
                             provider.set(p);
                         }
                     }>
-                        {DirectProvider::ALL.into_iter().map(|p| view! {
+                        {Provider::ALL.into_iter().map(|p| view! {
                             <option value=p.id() selected=move || provider.get() == p>{p.label()}</option>
                         }).collect_view()}
                     </select>
@@ -275,7 +276,7 @@ fn OwnKeyForm(
                 </label>
                 <label>"API key "
                     <input id="own-key-input" type="password" autocomplete="off" prop:value=move || key.get()
-                        placeholder=move || if provider.get() == DirectProvider::OpenaiCompatible { "none needed for most local servers" } else { "" }
+                        placeholder=move || if provider.get() == Provider::OpenaiCompatible { "none needed for most local servers" } else { "" }
                         on:input=move |ev| key.set(event_target_value(&ev)) />
                 </label>
                 <label class="small">

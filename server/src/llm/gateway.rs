@@ -622,7 +622,7 @@ impl Gateway {
             match decoder.feed(&event.event, &event.data) {
                 Ok(piece) if !piece.is_empty() => on(StreamEvent::Delta(&piece)),
                 Ok(_) => {}
-                Err(e) => return (Err(e), None),
+                Err(e) => return (Err(e.into()), None),
             }
         }
         if !decoder.complete {

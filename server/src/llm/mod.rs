@@ -57,6 +57,15 @@ pub enum LlmError {
     NotCached,
 }
 
+impl From<bench::provider::ProtocolError> for LlmError {
+    fn from(e: bench::provider::ProtocolError) -> Self {
+        match e {
+            bench::provider::ProtocolError::Malformed(m) => LlmError::Malformed(m),
+            bench::provider::ProtocolError::Stream(m) => LlmError::Stream(m),
+        }
+    }
+}
+
 impl LlmError {
     /// Whether another attempt may succeed (rate limits, server errors, timeouts, network).
     pub fn is_transient(&self) -> bool {

@@ -1,26 +1,12 @@
-//! Request bodies and answer parsing of each provider's HTTP API. Messages take each
-//! provider's shape through `bench::task::chat`, as the page's own-key calls do.
+//! The providers' protocol ([`bench::provider`], shared with the page's own-key calls) for
+//! configured models: where a model's requests go and how it decodes.
 
-use serde_json::{json, Value};
-
-use bench::task::chat;
+use bench::provider::{self, Caller, Decoding};
 
 use super::{LlmError, Message};
 use crate::config::{EmbeddingModelConfig, ModelConfig, ProviderKind};
 
-/// Method-independent description of one HTTP request to a provider.
-pub struct HttpCall {
-    /// Full URL (never contains a key).
-    pub url: String,
-    /// Headers, the key among them.
-    pub headers: Vec<(String, String)>,
-    /// JSON body.
-    pub body: Value,
-}
-
-fn base_url(m: &ModelConfig) -> String {
-    base_url_of(m.provider, m.base_url.as_deref())
-}
+pub use bench::provider::{error_message, HttpCall, StreamDecoder};
 
 /// The endpoint base of `provider` with an optional configured `base` (without a trailing
 /// slash); OpenAI's default can be moved by `OPENAI_BASE_URL`.
@@ -38,379 +24,53 @@ fn base_url_of(provider: ProviderKind, base: Option<&str>) -> String {
 
 /// The HTTP request for `messages` to model `m` with `key` (if any).
 pub fn build(m: &ModelConfig, messages: &[Message], key: Option<&str>) -> HttpCall {
-    let base = base_url(m);
-    match m.provider {
-        ProviderKind::Openai | ProviderKind::OpenaiCompatible => {
-            let mut body = json!({ "model": m.model, "messages": chat::openai_messages(messages) });
-            if let Some(t) = m.temperature {
-                body["temperature"] = json!(t);
-            }
-            if let Some(n) = m.max_tokens {
-                body["max_completion_tokens"] = json!(n);
-            }
-            if let Some(e) = &m.reasoning_effort {
-                body["reasoning_effort"] = json!(e);
-            }
-            let mut headers = vec![("content-type".into(), "application/json".into())];
-            if let Some(k) = key {
-                headers.push(("authorization".into(), format!("Bearer {k}")));
-            }
-            HttpCall {
-                url: format!("{base}/chat/completions"),
-                headers,
-                body,
-            }
-        }
-        ProviderKind::Anthropic => {
-            let mut body = json!({
-                "model": m.model,
-                "max_tokens": m.max_tokens.unwrap_or(8192),
-                "messages": chat::anthropic_messages(messages),
-            });
-            if let Some(system) = chat::system_text(messages) {
-                body["system"] = json!(system);
-            }
-            if let Some(t) = m.temperature {
-                body["temperature"] = json!(t);
-            }
-            let mut headers = vec![
-                ("content-type".into(), "application/json".into()),
-                ("anthropic-version".into(), "2023-06-01".into()),
-            ];
-            if let Some(k) = key {
-                headers.push(("x-api-key".into(), k.to_string()));
-            }
-            HttpCall {
-                url: format!("{base}/messages"),
-                headers,
-                body,
-            }
-        }
-        ProviderKind::Gemini => {
-            let mut config = json!({});
-            if let Some(t) = m.temperature {
-                config["temperature"] = json!(t);
-            }
-            if let Some(n) = m.max_tokens {
-                config["maxOutputTokens"] = json!(n);
-            }
-            let mut headers = vec![("content-type".into(), "application/json".into())];
-            if let Some(k) = key {
-                // In a header, not the documented `?key=` query, so it never lands in a URL.
-                headers.push(("x-goog-api-key".into(), k.to_string()));
-            }
-            let mut body = json!({
-                "contents": chat::gemini_contents(messages),
-                "generationConfig": config,
-            });
-            // System messages are not turns in Gemini's API: they go in `systemInstruction`.
-            if let Some(system) = chat::gemini_system_instruction(messages) {
-                body["systemInstruction"] = system;
-            }
-            HttpCall {
-                url: format!("{base}/models/{}:generateContent", m.model),
-                headers,
-                body,
-            }
-        }
-    }
+    let decoding = Decoding {
+        temperature: m.temperature,
+        max_tokens: m.max_tokens.map(u64::from),
+        reasoning_effort: m.reasoning_effort.clone(),
+    };
+    let base = base_url_of(m.provider, m.base_url.as_deref());
+    provider::build(
+        m.provider,
+        &base,
+        &m.model,
+        &decoding,
+        messages,
+        key,
+        Caller::Server,
+    )
 }
 
-/// The streaming variant of [`build`]: the same request asking for server-sent events
-/// (OpenAI: `stream` with usage in the last chunk; Anthropic: `stream`; Gemini:
-/// `streamGenerateContent?alt=sse`).
+/// The streaming variant of [`build`].
 pub fn build_stream(m: &ModelConfig, messages: &[Message], key: Option<&str>) -> HttpCall {
-    let mut call = build(m, messages, key);
-    match m.provider {
-        ProviderKind::Openai | ProviderKind::OpenaiCompatible => {
-            call.body["stream"] = json!(true);
-            call.body["stream_options"] = json!({ "include_usage": true });
-        }
-        ProviderKind::Anthropic => call.body["stream"] = json!(true),
-        ProviderKind::Gemini => {
-            call.url = call
-                .url
-                .replace(":generateContent", ":streamGenerateContent?alt=sse");
-        }
-    }
-    call
-}
-
-/// Reassembles a provider's event stream into the answer: feed it each server-sent event
-/// in order; it returns the text each event adds and keeps the token counts. Only a stream
-/// that reached the provider's end marker is [`complete`](Self::complete); one that stops
-/// before is a cut stream.
-#[derive(Debug)]
-pub struct StreamDecoder {
-    provider: ProviderKind,
-    /// The answer so far.
-    pub text: String,
-    /// Prompt tokens (when the provider reported them).
-    pub input_tokens: u64,
-    /// Answer tokens (when the provider reported them).
-    pub output_tokens: u64,
-    /// The end marker arrived.
-    pub complete: bool,
-}
-
-impl StreamDecoder {
-    /// A decoder for `provider`'s stream format.
-    pub fn new(provider: ProviderKind) -> Self {
-        Self {
-            provider,
-            text: String::new(),
-            input_tokens: 0,
-            output_tokens: 0,
-            complete: false,
-        }
-    }
-
-    /// Take one event (`event` is its type, empty when absent). Returns the text it adds.
-    pub fn feed(&mut self, event: &str, data: &str) -> Result<String, LlmError> {
-        if matches!(
-            self.provider,
-            ProviderKind::Openai | ProviderKind::OpenaiCompatible
-        ) && data.trim() == "[DONE]"
-        {
-            self.complete = true;
-            return Ok(String::new());
-        }
-        if event == "ping" || data.trim().is_empty() {
-            return Ok(String::new());
-        }
-        let v: Value = serde_json::from_str(data)
-            .map_err(|e| LlmError::Malformed(format!("stream event is not JSON: {e}")))?;
-        if event == "error" || v.get("error").is_some_and(|e| !e.is_null()) {
-            let msg = v["error"]["message"]
-                .as_str()
-                .or_else(|| v["error"].as_str())
-                .unwrap_or("unknown error");
-            // Whole: the gateway removes keys first and shortens after.
-            return Err(LlmError::Stream(format!("the provider reported: {msg}")));
-        }
-        let tokens = |v: &Value| v.as_u64();
-        let delta = match self.provider {
-            ProviderKind::Openai | ProviderKind::OpenaiCompatible => {
-                if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
-                    self.input_tokens = tokens(&u["prompt_tokens"]).unwrap_or(self.input_tokens);
-                    self.output_tokens =
-                        tokens(&u["completion_tokens"]).unwrap_or(self.output_tokens);
-                }
-                v["choices"][0]["delta"]["content"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string()
-            }
-            ProviderKind::Anthropic => match v["type"].as_str().unwrap_or(event) {
-                "message_start" => {
-                    let u = &v["message"]["usage"];
-                    self.input_tokens = tokens(&u["input_tokens"]).unwrap_or(0);
-                    self.output_tokens = tokens(&u["output_tokens"]).unwrap_or(0);
-                    String::new()
-                }
-                "content_block_delta" if v["delta"]["type"] == "text_delta" => {
-                    v["delta"]["text"].as_str().unwrap_or_default().to_string()
-                }
-                "message_delta" => {
-                    self.output_tokens =
-                        tokens(&v["usage"]["output_tokens"]).unwrap_or(self.output_tokens);
-                    String::new()
-                }
-                "message_stop" => {
-                    self.complete = true;
-                    String::new()
-                }
-                _ => String::new(),
-            },
-            ProviderKind::Gemini => {
-                // Each event is a whole GenerateContentResponse holding the next parts; the
-                // usage figures are running totals. A finish reason ends the answer.
-                let c = &v["candidates"][0];
-                if let Some(u) = v.get("usageMetadata") {
-                    self.input_tokens = tokens(&u["promptTokenCount"]).unwrap_or(self.input_tokens);
-                    self.output_tokens =
-                        tokens(&u["candidatesTokenCount"]).unwrap_or(self.output_tokens);
-                }
-                if c["finishReason"].is_string() {
-                    self.complete = true;
-                }
-                c["content"]["parts"]
-                    .as_array()
-                    .map(|ps| ps.iter().filter_map(|p| p["text"].as_str()).collect())
-                    .unwrap_or_default()
-            }
-        };
-        self.text.push_str(&delta);
-        Ok(delta)
-    }
-}
-
-fn malformed(what: &str) -> LlmError {
-    LlmError::Malformed(what.to_string())
+    provider::streaming(m.provider, build(m, messages, key))
 }
 
 /// The answer text and (input, output) token counts from a provider's JSON answer.
-pub fn parse(provider: ProviderKind, body: &Value) -> Result<(String, u64, u64), LlmError> {
-    let tokens = |v: &Value| v.as_u64().unwrap_or(0);
-    match provider {
-        ProviderKind::Openai | ProviderKind::OpenaiCompatible => {
-            let text = body["choices"][0]["message"]["content"]
-                .as_str()
-                .ok_or_else(|| malformed("no choices[0].message.content"))?;
-            let u = &body["usage"];
-            Ok((
-                text.to_string(),
-                tokens(&u["prompt_tokens"]),
-                tokens(&u["completion_tokens"]),
-            ))
-        }
-        ProviderKind::Anthropic => {
-            let blocks = body["content"]
-                .as_array()
-                .ok_or_else(|| malformed("no content array"))?;
-            let text: String = blocks
-                .iter()
-                .filter(|b| b["type"] == "text")
-                .filter_map(|b| b["text"].as_str())
-                .collect();
-            let u = &body["usage"];
-            Ok((
-                text,
-                tokens(&u["input_tokens"]),
-                tokens(&u["output_tokens"]),
-            ))
-        }
-        ProviderKind::Gemini => {
-            let parts = body["candidates"][0]["content"]["parts"]
-                .as_array()
-                .ok_or_else(|| malformed("no candidates[0].content.parts"))?;
-            let text: String = parts.iter().filter_map(|p| p["text"].as_str()).collect();
-            let u = &body["usageMetadata"];
-            Ok((
-                text,
-                tokens(&u["promptTokenCount"]),
-                tokens(&u["candidatesTokenCount"]),
-            ))
-        }
-    }
+pub fn parse(p: ProviderKind, body: &serde_json::Value) -> Result<(String, u64, u64), LlmError> {
+    Ok(provider::parse(p, body)?)
 }
 
-/// The OpenAI embeddings request for `texts` to model `e` with `key` (if any):
-/// `POST {base}/embeddings` with `{"model", "input": [...]}` (and `dimensions` when
-/// configured), floats asked for explicitly.
+/// The embeddings request for `texts` to model `e` with `key` (if any).
 pub fn build_embeddings(e: &EmbeddingModelConfig, texts: &[String], key: Option<&str>) -> HttpCall {
     let base = base_url_of(e.provider, e.base_url.as_deref());
-    let mut body = json!({ "model": e.model, "input": texts, "encoding_format": "float" });
-    if let Some(d) = e.dimensions {
-        body["dimensions"] = json!(d);
-    }
-    let mut headers = vec![("content-type".into(), "application/json".into())];
-    if let Some(k) = key {
-        headers.push(("authorization".into(), format!("Bearer {k}")));
-    }
-    HttpCall {
-        url: format!("{base}/embeddings"),
-        headers,
-        body,
-    }
+    provider::build_embeddings(&base, &e.model, e.dimensions, texts, key)
 }
 
-/// The vectors (in input order) and the input tokens of an embeddings answer to `n` inputs:
-/// `{"data": [{"index", "embedding": [...]}], "usage": {"prompt_tokens"}}`. Every input must
-/// get exactly one vector, all of one non-zero length (`dim` when given), every value a
-/// finite `f32`.
+/// The vectors and input tokens of an embeddings answer to `n` inputs (see
+/// [`bench::provider::parse_embeddings`]).
 pub fn parse_embeddings(
-    body: &Value,
+    body: &serde_json::Value,
     n: usize,
     dim: Option<usize>,
 ) -> Result<(Vec<Vec<f32>>, u64), LlmError> {
-    let data = body["data"]
-        .as_array()
-        .ok_or_else(|| malformed("no data array"))?;
-    if data.len() != n {
-        return Err(LlmError::Malformed(format!(
-            "{} embeddings for {n} inputs",
-            data.len()
-        )));
-    }
-    let mut out: Vec<Option<Vec<f32>>> = vec![None; n];
-    let mut len = dim;
-    for (pos, item) in data.iter().enumerate() {
-        let index = match &item["index"] {
-            Value::Null => pos,
-            v => v
-                .as_u64()
-                .and_then(|i| usize::try_from(i).ok())
-                .filter(|&i| i < n)
-                .ok_or_else(|| LlmError::Malformed(format!("data[{pos}].index is {v}")))?,
-        };
-        let values = item["embedding"].as_array().ok_or_else(|| {
-            LlmError::Malformed(format!(
-                "data[{pos}].embedding is not a list of numbers (base64 is not asked for)"
-            ))
-        })?;
-        let mut v = Vec::with_capacity(values.len());
-        for (j, x) in values.iter().enumerate() {
-            let f = x
-                .as_f64()
-                .map(|f| f as f32)
-                .filter(|f| f.is_finite())
-                .ok_or_else(|| {
-                    LlmError::Malformed(format!(
-                        "data[{pos}].embedding[{j}] is not a finite number"
-                    ))
-                })?;
-            v.push(f);
-        }
-        match len {
-            _ if v.is_empty() => {
-                return Err(LlmError::Malformed(format!(
-                    "data[{pos}].embedding is empty"
-                )))
-            }
-            Some(d) if d != v.len() => {
-                return Err(LlmError::Malformed(format!(
-                    "data[{pos}].embedding has {} values, expected {d}",
-                    v.len()
-                )))
-            }
-            _ => len = Some(v.len()),
-        }
-        if out[index].replace(v).is_some() {
-            return Err(LlmError::Malformed(format!("index {index} answered twice")));
-        }
-    }
-    let vectors = out
-        .into_iter()
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| malformed("an input got no embedding"))?;
-    let u = &body["usage"];
-    let tokens = u["prompt_tokens"]
-        .as_u64()
-        .or_else(|| u["total_tokens"].as_u64())
-        .unwrap_or(0);
-    Ok((vectors, tokens))
-}
-
-/// The provider's error message from an error body, whole: the gateway removes any key from
-/// it before shortening it (`redact`).
-pub fn error_message(body: &str) -> String {
-    let v: Option<Value> = serde_json::from_str(body).ok();
-    let msg = v
-        .as_ref()
-        .and_then(|v| {
-            v["error"]["message"]
-                .as_str()
-                .or_else(|| v["error"].as_str())
-        })
-        .map(str::to_string)
-        .unwrap_or_else(|| body.to_string());
-    msg
+    Ok(provider::parse_embeddings(body, n, dim)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
 
     fn model(provider: ProviderKind) -> ModelConfig {
         ModelConfig {
@@ -494,7 +154,7 @@ mod tests {
         );
         // The browser's own-key calls send the same messages.
         let direct = bench::direct::DirectModel {
-            provider: bench::direct::DirectProvider::Anthropic,
+            provider: bench::provider::Provider::Anthropic,
             base_url: String::new(),
             model: "mod-1".into(),
         };
