@@ -2,7 +2,8 @@
 //! `tests/cases/gen_number_cases.py` with numpy itself).
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-use bench::atomworld::numbers::{numpy_vector, python_float};
+use bench::atomworld::numbers::numpy_vector;
+use engine::python::py_repr as python_float;
 
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;

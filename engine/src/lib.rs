@@ -28,6 +28,7 @@ pub mod matcher;
 pub mod numeric;
 pub mod ordered;
 pub mod primitive;
+pub mod python;
 pub mod reduction;
 pub mod species;
 pub mod structure;

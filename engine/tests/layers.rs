@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 const ENGINE_LAYERS: [&[&str]; 7] = [
-    &["numeric", "element", "interrupt"],
+    &["numeric", "element", "interrupt", "python"],
     &["linalg", "lattice"],
     // The structure and its sites' occupants; lattice mappings.
     &["structure", "lattice_mapping"],

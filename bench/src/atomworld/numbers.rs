@@ -2,79 +2,10 @@
 //!
 //! Hand-written because prompts must be byte-identical to the reference data, which printed
 //! vectors with numpy's `str(ndarray)` and scalars with Python's `str(float)`; no crate
-//! reproduces those layouts. Both rest on the shortest round-trip decimal of an f64, which
-//! Rust's formatter also produces, so only the layout rules are ours.
+//! reproduces those layouts. Scalars are [`engine::python::py_repr`]; only numpy's layout rules are here.
 
 /// numpy's default print precision (`np.get_printoptions()["precision"]`).
 const NUMPY_PRECISION: usize = 8;
-
-/// Shortest round-trip digits of |x| and its decimal exponent: x = 0.d1d2… × 10^exp.
-fn shortest_digits(x: f64) -> (String, i32) {
-    // `{:e}` gives a shortest round-trip mantissa, e.g. "1.4334711656212649e0". When two
-    // shortest candidates exist, Python takes the correctly rounded one (ties to even), which
-    // the exact-precision formatter gives; use it whenever it still round-trips.
-    let mut s = format!("{:e}", x.abs());
-    let n = s
-        .split('e')
-        .next()
-        .map_or(0, |m| m.chars().filter(char::is_ascii_digit).count());
-    if n > 1 {
-        let rounded = format!("{:.*e}", n - 1, x.abs());
-        if rounded.parse::<f64>() == Ok(x.abs()) {
-            s = rounded;
-        }
-    }
-    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
-    let digits = digits.trim_end_matches('0').to_string();
-    let digits = if digits.is_empty() {
-        "0".into()
-    } else {
-        digits
-    };
-    (digits, exp + 1)
-}
-
-/// Python's `str(float)` / `repr(float)`: shortest round-trip, scientific below 1e-4 and from
-/// 1e16 on, always with a `.0` or exponent.
-pub fn python_float(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.into();
-    }
-    let sign = if x.is_sign_negative() { "-" } else { "" };
-    if x == 0.0 {
-        return format!("{sign}0.0");
-    }
-    let (digits, decpt) = shortest_digits(x);
-    if !(-3..=16).contains(&decpt) {
-        let (first, rest) = digits.split_at(1);
-        let exp = decpt - 1;
-        let mantissa = if rest.is_empty() {
-            first.to_string()
-        } else {
-            format!("{first}.{rest}")
-        };
-        let esign = if exp < 0 { '-' } else { '+' };
-        return format!("{sign}{mantissa}e{esign}{:02}", exp.abs());
-    }
-    let body = if decpt <= 0 {
-        format!("0.{}{}", "0".repeat((-decpt) as usize), digits)
-    } else if digits.len() as i32 <= decpt {
-        format!(
-            "{}{}.0",
-            digits,
-            "0".repeat((decpt - digits.len() as i32) as usize)
-        )
-    } else {
-        let (int, frac) = digits.split_at(decpt as usize);
-        format!("{int}.{frac}")
-    };
-    format!("{sign}{body}")
-}
 
 /// Positional text of `x` with at most `precision` fractional digits: the shortest
 /// round-trip digits when they fit, else rounded; trailing zeros trimmed, the point kept
@@ -199,15 +130,5 @@ mod tests {
             numpy_vector(&[2.0, 0.0015, 1.0]),
             "[2.0e+00 1.5e-03 1.0e+00]"
         );
-    }
-
-    #[test]
-    fn python_float_repr() {
-        assert_eq!(python_float(1.4334711656212649), "1.4334711656212649");
-        assert_eq!(python_float(2.0), "2.0");
-        assert_eq!(python_float(0.0001), "0.0001");
-        assert_eq!(python_float(0.00001), "1e-05");
-        assert_eq!(python_float(-1.5e16), "-1.5e+16");
-        assert_eq!(python_float(1234.5), "1234.5");
     }
 }

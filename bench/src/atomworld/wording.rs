@@ -8,7 +8,8 @@ use engine::Structure;
 use serde::{Deserialize, Serialize};
 
 use super::action::Action;
-use super::numbers::{numpy_vector, python_float};
+use super::numbers::numpy_vector;
+use engine::python::py_repr;
 
 /// Which historical wording to render.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,7 +89,7 @@ const INDICES_FROM_ZERO: &str = "The indices of atoms are started from 0.";
 fn scalar(x: f64, wording: Wording) -> String {
     match wording {
         Wording::FourDecimal => format!("{x:.4}"),
-        _ => python_float(x),
+        _ => py_repr(x),
     }
 }
 
@@ -140,7 +141,7 @@ pub fn render_prompt(
             ),
             Wording::Newest => format!(
                 "Insert a {element} atom in the line between atoms at indices {from} and {to}, and the inserted atom must be {} angstrom from atom at {from} in the cif file.",
-                python_float(*distance)
+                py_repr(*distance)
             ),
             Wording::Oldest => {
                 if *from >= structure.len() || *to >= structure.len() {

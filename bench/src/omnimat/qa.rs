@@ -19,9 +19,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::cal::normalize::py_strip;
 use super::item::{KeyPoint, QaItem};
 use crate::task::{Message, NeedAnswer};
+use engine::python::py_strip;
 
 /// What scoring a QA answer needs of its item.
 #[derive(Clone, Debug, PartialEq)]

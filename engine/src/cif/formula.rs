@@ -5,8 +5,8 @@
 //! symbol. Reduced formulas keep a trailing polyanion in brackets (`Ca3(PO4)2`) and a few
 //! molecules whole (`O2`, `Li2O2`), as pymatgen does.
 
-use super::pyfloat::py_repr;
 use crate::element::Element;
+use crate::python::py_repr;
 
 /// Amounts below this vanish (`Composition.amount_tolerance`).
 const TOLERANCE: f64 = 1e-8;

@@ -8,8 +8,8 @@
 //! products, volume as |(a × b) · c|), which does not depend on the Cartesian frame.
 
 use super::formula::{element_amounts, formula, reduced_formula_and_factor};
-use super::pyfloat::py_repr;
 use crate::numeric::{acos_deg, cross, dot};
+use crate::python::py_repr;
 use crate::species::{sorted_species, species_string};
 use crate::structure::{Site, Structure};
 

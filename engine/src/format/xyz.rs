@@ -7,11 +7,11 @@
 
 use super::lines::{number, split_lines, Line};
 use super::{Format, FormatError};
-use crate::cif::pyfloat::py_repr;
 use crate::cif::Pos;
 use crate::element::Element;
 use crate::lattice::Lattice;
 use crate::numeric::{cross, dot};
+use crate::python::py_repr;
 use crate::structure::{Site, Structure};
 
 fn err(pos: Pos, message: impl Into<String>) -> FormatError {

@@ -118,8 +118,11 @@ pub fn python_repr(v: &Value) -> String {
     match v {
         Value::Null => "None".into(),
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => format!("{s:?}").replace('"', "'"),
+        Value::Number(n) => match n.as_f64().filter(|_| n.is_f64()) {
+            Some(f) => engine::python::py_repr(f),
+            None => n.to_string(),
+        },
+        Value::String(s) => engine::python::py_str_repr(s),
         Value::Array(items) => list(items, "[", "]"),
         Value::Object(o) => {
             let items = |key: &str| o.get(key).and_then(Value::as_array).map(Vec::as_slice);

@@ -14,17 +14,6 @@
 //!
 //! No lower-casing, no unit stripping.
 
-/// Python's `str.isspace` (what `str.strip()` removes): Unicode white space plus the
-/// information separators U+001C–U+001F.
-pub fn py_isspace(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-/// Python's `str.strip()`.
-pub fn py_strip(s: &str) -> &str {
-    s.trim_matches(py_isspace)
-}
-
 const WRAPPERS: [&str; 7] = [
     "mathrm",
     "operatorname",
@@ -124,11 +113,5 @@ mod tests {
         assert_eq!(clean_text("3 \u{b7} 10^5"), "3x10^5");
         assert_eq!(clean_text("\\left(1\\right)"), "(1)");
         assert_eq!(clean_text("a\u{7}b\u{7f}"), "ab");
-    }
-
-    #[test]
-    fn strip_is_pythons() {
-        assert_eq!(py_strip("\u{1f} 5\u{a0}\u{3000}"), "5");
-        assert_eq!(py_strip("\u{200b}5"), "\u{200b}5");
     }
 }

@@ -15,8 +15,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::normalize::py_strip;
 use super::pyjson::{loads, PyValue};
+use engine::python::py_strip;
 
 /// Which step of [`parse_prediction`] produced the slots.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,6 +11,8 @@
 //! - a lone UTF-16 surrogate escape (`\ud800`), which Python keeps, becomes U+FFFD here;
 //! - nesting deeper than [`MAX_DEPTH`] fails, as Python's recursion limit does.
 
+use engine::python::py_str_repr;
+
 /// Nesting beyond this fails (Python's recursion limit is about 1,000 frames).
 pub const MAX_DEPTH: usize = 900;
 
@@ -62,8 +64,8 @@ impl PyValue {
             PyValue::Bool(true) => "True".into(),
             PyValue::Bool(false) => "False".into(),
             PyValue::Int(s) => s.clone(),
-            PyValue::Float(f) => float_repr(*f),
-            PyValue::Str(s) => str_repr(s),
+            PyValue::Float(f) => engine::python::py_repr(*f),
+            PyValue::Str(s) => py_str_repr(s),
             PyValue::List(v) => {
                 let items: Vec<String> = v.iter().map(PyValue::py_repr).collect();
                 format!("[{}]", items.join(", "))
@@ -71,83 +73,11 @@ impl PyValue {
             PyValue::Object(v) => {
                 let items: Vec<String> = v
                     .iter()
-                    .map(|(k, x)| format!("{}: {}", str_repr(k), x.py_repr()))
+                    .map(|(k, x)| format!("{}: {}", py_str_repr(k), x.py_repr()))
                     .collect();
                 format!("{{{}}}", items.join(", "))
             }
         }
-    }
-}
-
-/// Python's `repr(str)` (close enough for slot texts: single quotes unless the text holds
-/// one and no double quote).
-fn str_repr(s: &str) -> String {
-    let q = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::new();
-    out.push(q);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == q => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(q);
-    out
-}
-
-/// Python's `repr(float)`: the shortest round-trip digits, fixed notation for decimal
-/// exponents −4…15, else `d.ddde±XX`.
-pub fn float_repr(f: f64) -> String {
-    if f.is_nan() {
-        return "nan".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits too.
-    let e = format!("{:e}", f.abs());
-    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
-    let sign = if f < 0.0 { "-" } else { "" };
-    let n = digits.len() as i32;
-    if (-4..16).contains(&exp) {
-        let point = exp + 1; // digits before the decimal point
-        let body = if point <= 0 {
-            format!("0.{}{}", "0".repeat((-point) as usize), digits)
-        } else if point >= n {
-            format!("{}{}.0", digits, "0".repeat((point - n) as usize))
-        } else {
-            let (a, b) = digits.split_at(point as usize);
-            format!("{a}.{b}")
-        };
-        format!("{sign}{body}")
-    } else {
-        let (first, rest) = digits.split_at(1);
-        let dot = if rest.is_empty() { "" } else { "." };
-        let esign = if exp < 0 { '-' } else { '+' };
-        format!("{sign}{first}{dot}{rest}e{esign}{:02}", exp.abs())
     }
 }
 

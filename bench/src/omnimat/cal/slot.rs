@@ -16,8 +16,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::decimal::{Dec, EMAX};
-use super::normalize::{clean_text, py_isspace};
+use super::normalize::clean_text;
 use super::number::{gold_decimals, read_number, Crash, Form, Reading};
+use engine::python::is_py_space as py_isspace;
 
 /// A behaviour of the reference that decided (or may have decided) a slot, for a page to
 /// explain.

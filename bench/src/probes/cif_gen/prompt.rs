@@ -3,12 +3,12 @@
 //! results are marked [`PromptOrigin::Ours`](crate::probes::PromptOrigin::Ours).
 
 use super::prototype::{Params, Prototype};
-use crate::atomworld::numbers::python_float;
+use engine::python::py_repr;
 
 /// The hint sentence of a structure type; `s` holds the element symbols by role.
 pub fn hint(prototype: Prototype, s: &[&str], params: Params) -> String {
     let r = |i: usize| s.get(i).copied().unwrap_or("?");
-    let u = params.u.map(python_float).unwrap_or_default();
+    let u = params.u.map(py_repr).unwrap_or_default();
     match prototype {
         Prototype::SimpleCubic => format!("There is one {} atom per cell, at a cell corner.", r(0)),
         Prototype::Bcc => format!("{} atoms sit at the cell corners and at the body center.", r(0)),
@@ -81,10 +81,10 @@ pub fn model_prompt(
         "Requirements:".to_string(),
         format!("- Formula: {formula}"),
         format!("- Structure type: {name}"),
-        format!("- Lattice constant a: {} Å", python_float(params.a)),
+        format!("- Lattice constant a: {} Å", py_repr(params.a)),
     ];
     if let Some(c) = params.c.filter(|_| prototype.needs_c()) {
-        lines.push(format!("- Lattice constant c: {} Å", python_float(c)));
+        lines.push(format!("- Lattice constant c: {} Å", py_repr(c)));
     }
     lines.push(format!("- Hint: {}", hint(prototype, species, params)));
     lines.join("\n")

@@ -8,7 +8,7 @@
 //! vectors in them are printed as JSON lists too. Numbers carry at most two decimals.
 
 use super::action::{Point, PointAction};
-use crate::atomworld::numbers::python_float;
+use engine::python::py_repr;
 
 /// The reference's instruction sentences, in order (spec §5).
 pub const WRAPPER: [&str; 6] = [
@@ -28,12 +28,7 @@ pub fn points_json(points: &[Point]) -> String {
 
 /// One vector as a JSON list of Python floats, e.g. `[0.5, -1.25, 3.0]`.
 pub fn vector_json(v: [f64; 3]) -> String {
-    format!(
-        "[{}, {}, {}]",
-        python_float(v[0]),
-        python_float(v[1]),
-        python_float(v[2])
-    )
+    format!("[{}, {}, {}]", py_repr(v[0]), py_repr(v[1]), py_repr(v[2]))
 }
 
 /// The action in words (spec §5 wordings).
@@ -52,11 +47,11 @@ pub fn action_prompt(action: &PointAction) -> String {
             distance,
         } => format!(
             "Move the point at index {index} towards the point at index {towards} by {}.",
-            python_float(*distance)
+            py_repr(*distance)
         ),
         PointAction::InsertBetween { from, to, distance } => format!(
             "Insert a new point between points at indices {from} and {to}, {} units away from point {from}.",
-            python_float(*distance)
+            py_repr(*distance)
         ),
         PointAction::RotateAround {
             center,
@@ -64,7 +59,7 @@ pub fn action_prompt(action: &PointAction) -> String {
             angle,
         } => format!(
             "Rotate all points by {} degrees around the axis {}, with the point at index {center} as the center of rotation. The rotation follows the right-hand rule.",
-            python_float(*angle),
+            py_repr(*angle),
             axis.text()
         ),
     }

@@ -14,8 +14,8 @@ use std::borrow::Cow;
 use compact_str::CompactString;
 
 use crate::cif::lexer::Pos;
-use crate::cif::pyfloat::{is_py_space, py_strip};
 use crate::cif::CifError;
+use crate::python::{is_py_space, py_strip};
 
 /// A value as pymatgen stores it, with where its token starts in the original text.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,8 +5,8 @@
 //! non-ASCII characters, cutting lines into tokens); what the tokens mean is shared.
 
 use super::blocks::{block_of_tokens, one_byte_per_char, PmgBlock, Positions, Token};
-use crate::cif::pyfloat::is_py_space;
 use crate::cif::CifError;
+use crate::python::is_py_space;
 
 /// A character of the text and its index in the original.
 type Ch = (char, usize);

@@ -40,12 +40,13 @@ pub mod symop;
 use compact_str::CompactString;
 
 use super::lexer::Pos;
-use super::pyfloat::{cut_uncertainty, py_float, str2float};
+use super::pyfloat::{cut_uncertainty, str2float};
 use super::space_group::{compact_symbol, operations_for_number, operations_for_symbol};
 use super::symop::SymOp;
 use super::CifError;
 use crate::element::Element;
 use crate::lattice::Lattice;
+use crate::python::py_float;
 use crate::species::Occupant;
 use crate::structure::{Site, Structure, MAX_SITES};
 use blocks::{pymatgen_blocks, Item, PmgBlock, Text};

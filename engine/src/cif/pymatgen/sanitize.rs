@@ -5,8 +5,9 @@
 //! failure here rejects the whole file.
 
 use super::blocks::{Item, PmgBlock, Text};
-use crate::cif::pyfloat::{py_repr, py_strip, str2float};
+use crate::cif::pyfloat::str2float;
 use crate::cif::CifError;
+use crate::python::{py_repr, py_strip};
 
 /// Fractions this close (relative) to 1/3 or 2/3 are replaced by them (`frac_tolerance`).
 pub const FRAC_TOLERANCE: f64 = 1e-4;

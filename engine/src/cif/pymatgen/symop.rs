@@ -7,8 +7,8 @@
 //! reproduces that matching, including the regex engine's backtracking order, so the same
 //! strings give the same operations.
 
-use crate::cif::pyfloat::{py_float, py_strip};
 use crate::cif::symop::SymOp;
+use crate::python::{py_float, py_strip};
 
 /// Why a triplet failed, in pymatgen's terms.
 #[derive(Clone, Debug, PartialEq)]

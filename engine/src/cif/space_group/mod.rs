@@ -18,8 +18,8 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::pyfloat::is_py_space;
 use super::symop::SymOp;
+use crate::python::is_py_space;
 
 /// The generated table (see the module docs for its source and format).
 const TABLE: &str = include_str!("table.txt");
