@@ -6,8 +6,8 @@
 #      bookworm rootfs with python3 (3.11) from debootstrap, trimmed, imported into the engine;
 #   2. localhost/atomworld-sandbox:<hash> from sandbox/container/Containerfile: a venv with
 #      the pinned MatTools stack (sandbox/python/mattools-requirements.txt, from PyPI) and the
-#      worker (sandbox/python/bwrap_worker.py). <hash> is the first 16 hex digits of the
-#      sha256 of those three files concatenated, which is what the backend looks for.
+#      worker (sandbox/python/bwrap_worker.py, with its launcher.py). <hash> is the first 16
+#      hex digits of the sha256 of those four files concatenated, which the backend looks for.
 # No image registry is used (none is reachable here): Debian's archive and PyPI only.
 #
 # Usage: scripts/container-image.sh        prints the image's name on stdout when done
@@ -26,7 +26,7 @@ ENGINE="${ATOMWORLD_CONTAINER_ENGINE:-podman}"
 MIRROR="${ATOMWORLD_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 CA="${ATOMWORLD_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}"
 FILES=(sandbox/container/Containerfile sandbox/python/mattools-requirements.txt
-       sandbox/python/bwrap_worker.py)
+       sandbox/python/bwrap_worker.py sandbox/python/launcher.py)
 HASH="$(cat "${FILES[@]}" | sha256sum | cut -c1-16)"
 REPO="localhost/atomworld-sandbox"
 IMAGE="$REPO:$HASH"

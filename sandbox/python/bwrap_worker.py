@@ -33,26 +33,9 @@ MAX_FILE = 1 << 20
 MAX_FILES = 32
 DRAIN = 0.25
 
-LAUNCHER = r"""
-def _atomworld_run(entry):
-    import sys
-    g = sys.modules['__main__'].__dict__
-    g['__file__'] = '/work/run/main.py'
-    with open('main.py', encoding='utf-8') as f:
-        src = f.read()
-    exec(compile(src, 'main.py', 'exec'), g)
-    if entry is None:
-        return
-    fn = g.get(entry)
-    if not callable(fn):
-        print(f'entry {entry!r} is not a function defined by the program', file=sys.stderr)
-        raise SystemExit(2)
-    result = fn()
-    import json
-    line = json.dumps(result, default=repr)
-    sys.stdout.write('\x1e' + line + '\n')
-    sys.stdout.flush()
-"""
+# The backends' one launcher, shipped beside this file.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher.py"), encoding="utf-8") as _f:
+    LAUNCHER = _f.read()
 
 
 def vm_size():
@@ -165,7 +148,7 @@ def child(req, out_w, err_w, base_vm):
         exec(LAUNCHER, ns)
         code = 0
         try:
-            ns["_atomworld_run"](req.get("entry"))
+            ns["_atomworld_run"](req.get("entry"), os.path.join(RUN, "main.py"))
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
             if e.code is not None and not isinstance(e.code, int):

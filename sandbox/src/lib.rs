@@ -29,6 +29,7 @@ pub mod sandbox;
 pub mod scratch;
 #[cfg(feature = "wasm")]
 pub mod wasm;
+mod worker;
 
 pub use backend::{Backend, BoxFuture};
 pub use cancel::CancelToken;

@@ -68,33 +68,9 @@ const GRACE: Duration = Duration::from_secs(5);
 /// Environment variable overriding the default runtime directory.
 pub const DIR_ENV: &str = "ATOMWORLD_PYTHON_WASM_DIR";
 
-/// The launcher passed with `-c` (argv: `main.py [entry]`). It runs `main.py` in the real
-/// `__main__` module's namespace and, with an entry, prints the entry's result as JSON after a
-/// `\x1e` marker the host turns into a line break (or removes when one precedes it).
-const LAUNCHER: &str = r#"def _atomworld_run():
-    import sys, os
-    g = sys.modules['__main__'].__dict__
-    del g['_atomworld_run']
-    os.chdir('/scratch')
-    entry = sys.argv[2] if len(sys.argv) > 2 else None
-    sys.argv = ['main.py']
-    g['__file__'] = '/scratch/main.py'
-    with open('main.py', encoding='utf-8') as f:
-        src = f.read()
-    exec(compile(src, 'main.py', 'exec'), g)
-    if entry is None:
-        return
-    fn = g.get(entry)
-    if not callable(fn):
-        print(f'entry {entry!r} is not a function defined by the program', file=sys.stderr)
-        raise SystemExit(2)
-    result = fn()
-    import json
-    line = json.dumps(result, default=repr)
-    sys.stdout.write('\x1e' + line + '\n')
-    sys.stdout.flush()
-_atomworld_run()
-"#;
+/// The launcher passed with `-c` (argv: `main.py [entry]`): the backends' one launcher
+/// (`python/launcher.py`), called without arguments.
+const LAUNCHER: &str = concat!(include_str!("../python/launcher.py"), "_atomworld_run()\n");
 
 /// Where the `wasm` backend finds its files.
 #[derive(Debug, Clone, PartialEq, Eq)]

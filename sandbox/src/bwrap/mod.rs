@@ -21,54 +21,31 @@
 //! (capped pipes), processes (a pids cgroup of [`BwrapConfig::max_pids`] where the host has
 //! one, see [`cgroup`]).
 
-pub mod cgroup;
 pub mod profile;
-pub(crate) mod worker;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use self::cgroup::PidsCgroup;
 use self::profile::{Profile, PYTHON_DIR};
-use self::worker::{
-    check_mounts, data_links, outcome, run_on_worker, worker_args, Idle, Launch, Worker,
-};
 use crate::backend::{Backend, BoxFuture};
 use crate::cancel::CancelToken;
 use crate::error::SandboxError;
 use crate::limits::{Limit, Limits};
 use crate::outcome::Outcome;
 use crate::program::Program;
+use crate::worker::cgroup::{self, PidsCgroup};
+use crate::worker::{
+    check_mounts, data_links, outcome, run_on_worker, worker_args, Idle, Launch, Worker,
+};
+use crate::worker::{LAUNCHER_FILE, LAUNCHER_SOURCE, WORKER_FILE, WORKER_SOURCE};
 
 /// The backend's name.
 pub const NAME: &str = "bwrap";
-/// The worker script's file name.
-pub(crate) const WORKER_FILE: &str = "bwrap_worker.py";
-/// The worker script (also baked into the `container` backend's image).
-pub(crate) const WORKER_SOURCE: &str = include_str!("../../python/bwrap_worker.py");
 /// Environment variable naming the venv (default `~/.cache/atomworld/venv-mattools`).
 pub const VENV_ENV: &str = "ATOMWORLD_MATTOOLS_VENV";
-/// How long past its wall limit a run may take before the host kills its whole sandbox.
-pub const GRACE: Duration = Duration::from_secs(5);
-/// What a warm pymatgen worker imports before its first run: the modules MatTools' tasks
-/// use most (the heavy part of every task's start-up).
-pub const PYMATGEN_PRELOAD: &[&str] = &[
-    "numpy",
-    "scipy",
-    "scipy.optimize",
-    "scipy.interpolate",
-    "pymatgen.core",
-    "pymatgen.io.vasp",
-    "pymatgen.io.vasp.outputs",
-    "pymatgen.analysis.structure_matcher",
-    "pymatgen.analysis.defects.core",
-    "pymatgen.analysis.defects.generators",
-    "pymatgen.analysis.defects.supercells",
-    "pymatgen.analysis.defects.thermo",
-    "pymatgen.analysis.defects.corrections.freysoldt",
-];
+pub use crate::worker::{GRACE, PYMATGEN_PRELOAD};
 
 /// How the `bwrap` backend runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,6 +147,8 @@ impl BwrapBackend {
         let path = worker_dir.path().join(WORKER_FILE);
         let mut f = std::fs::File::create(&path).map_err(SandboxError::Scratch)?;
         f.write_all(WORKER_SOURCE.as_bytes())
+            .map_err(SandboxError::Scratch)?;
+        std::fs::write(worker_dir.path().join(LAUNCHER_FILE), LAUNCHER_SOURCE)
             .map_err(SandboxError::Scratch)?;
         #[cfg(unix)]
         {

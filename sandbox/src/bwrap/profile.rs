@@ -15,24 +15,7 @@ pub const WORKER_DIR: &str = "/opt/atomworld";
 pub const VENV_DIR: &str = "/opt/venv";
 /// Where the venv's base interpreter prefix is bound inside the sandbox.
 pub const PYTHON_DIR: &str = "/opt/python";
-/// Where data mounts appear inside the sandbox (`/data/<name>`).
-pub const DATA_DIR: &str = "/data";
-/// The unprivileged uid and gid the program runs as (`nobody`).
-pub const UID: u32 = 65534;
-/// The variables a worker runs with besides `PATH` (and bwrap's `LD_LIBRARY_PATH`), in the
-/// `bwrap` and `container` backends alike: home and temporary files in the tmpfs, UTF-8,
-/// one thread per numeric library, a headless matplotlib, no bytecode files.
-pub const WORKER_ENV: [(&str, &str); 9] = [
-    ("HOME", "/work"),
-    ("TMPDIR", "/tmp"),
-    ("LANG", "C.UTF-8"),
-    ("OMP_NUM_THREADS", "1"),
-    ("OPENBLAS_NUM_THREADS", "1"),
-    ("MKL_NUM_THREADS", "1"),
-    ("MPLBACKEND", "Agg"),
-    ("MPLCONFIGDIR", "/tmp"),
-    ("PYTHONDONTWRITEBYTECODE", "1"),
-];
+pub use crate::worker::{DATA_DIR, UID, WORKER_ENV};
 
 /// What one worker's sandbox is made of.
 #[derive(Debug, Clone)]
@@ -108,7 +91,7 @@ impl Profile {
         a.0.push(format!("{VENV_DIR}/bin/python").into());
         // -s: no user site; -B: no bytecode writes (the root is read-only anyway).
         a.words(&["-s", "-B"]);
-        a.0.push(format!("{WORKER_DIR}/{}", super::WORKER_FILE).into());
+        a.0.push(format!("{WORKER_DIR}/{}", crate::worker::WORKER_FILE).into());
         a.0.extend(worker_args.iter().map(OsString::from));
         a.0
     }

@@ -20,13 +20,14 @@ pub const LABEL: &str = "atomworld.sandbox=1";
 const CONTAINERFILE: &str = include_str!("../../container/Containerfile");
 const REQUIREMENTS: &str = include_str!("../../python/mattools-requirements.txt");
 
-/// The first 16 hex digits of the sha256 of the Containerfile, the pins and the worker,
-/// concatenated (what `scripts/container-image.sh` tags the image with).
+/// The first 16 hex digits of the sha256 of the Containerfile, the pins, the worker and the
+/// launcher, concatenated (what `scripts/container-image.sh` tags the image with).
 pub fn content_hash() -> String {
     let mut h = Sha256::new();
     h.update(CONTAINERFILE.as_bytes());
     h.update(REQUIREMENTS.as_bytes());
-    h.update(crate::bwrap::WORKER_SOURCE.as_bytes());
+    h.update(crate::worker::WORKER_SOURCE.as_bytes());
+    h.update(crate::worker::LAUNCHER_SOURCE.as_bytes());
     let mut hex = hex::encode(h.finalize());
     hex.truncate(16);
     hex

@@ -19,7 +19,7 @@
 //! Limits: as `bwrap` inside (wall time, `RLIMIT_CPU`, `RLIMIT_AS`, file size, capped pipes),
 //! plus the container's cgroup caps: a run the memory cgroup kills is reported as
 //! [`Limit::MemoryExceeded`] (the worker's count of OOM kills, or the container's exit 137),
-//! and a run past its wall limit plus [`crate::bwrap::GRACE`] gets its container removed
+//! and a run past its wall limit plus [`crate::worker::GRACE`] gets its container removed
 //! (`rm -f` by its unique name). Containers are named `atomworld-sbx-<pid>-<backend>-<n>`; those of
 //! processes that are gone are removed when the backend first finds its engine.
 
@@ -36,15 +36,15 @@ use self::engine::{default_image, default_runtime, Engine, NAME_PREFIX};
 use self::profile::Profile;
 use self::worker::{ContainerWorker, Removal};
 use crate::backend::{Backend, BoxFuture};
-use crate::bwrap::worker::{
-    check_mounts, data_links, outcome, run_on_worker, worker_args, Idle, Launch, Worker,
-};
-use crate::bwrap::{GRACE, PYMATGEN_PRELOAD};
 use crate::cancel::CancelToken;
 use crate::error::SandboxError;
 use crate::limits::{Limit, Limits};
 use crate::outcome::Outcome;
 use crate::program::Program;
+use crate::worker::{
+    check_mounts, data_links, outcome, run_on_worker, worker_args, Idle, Launch, Worker,
+};
+use crate::worker::{GRACE, PYMATGEN_PRELOAD};
 
 /// The backend's name.
 pub const NAME: &str = "container";

@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use super::engine::{Kind, LABEL};
-use crate::bwrap::profile::{DATA_DIR, UID, WORKER_ENV};
+use crate::worker::{DATA_DIR, UID, WORKER_ENV};
 
 /// Where the image keeps the worker script.
 pub const WORKER: &str = "/opt/atomworld/bwrap_worker.py";

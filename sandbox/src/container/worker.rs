@@ -1,4 +1,4 @@
-//! One worker container: the shared worker protocol ([`crate::bwrap::worker`]) plus the
+//! One worker container: the shared worker protocol ([`crate::worker`]) plus the
 //! container's removal, which killing the engine's client alone does not do while a run is
 //! going on (the container lives on under its monitor until the worker reads end of input).
 
@@ -6,7 +6,7 @@ use std::borrow::{Borrow, BorrowMut};
 use std::ops::{Deref, DerefMut};
 
 use super::engine::Engine;
-use crate::bwrap::worker::Worker;
+use crate::worker::Worker;
 
 /// Removes its container when dropped, on a thread of its own (the engine's client blocks).
 pub(super) struct Removal {

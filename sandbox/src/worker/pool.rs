@@ -23,8 +23,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::error::Elapsed;
 
 use super::cgroup::PidsCgroup;
-use super::profile::DATA_DIR;
-use super::GRACE;
+use super::{DATA_DIR, GRACE};
 use crate::cancel::CancelToken;
 use crate::entry::split_entry_result;
 use crate::error::SandboxError;

@@ -34,16 +34,6 @@ impl PidsCgroup {
         Ok(cg)
     }
 
-    /// Whether pids cgroups can be made under `root` (probes by making one).
-    pub fn available(root: &Path) -> Result<(), String> {
-        if !root.join("pids.max").exists() && !root.join("cgroup.procs").exists() {
-            return Err(format!("no cgroup v1 pids hierarchy at {}", root.display()));
-        }
-        PidsCgroup::create(root, 8)
-            .map(drop)
-            .map_err(|e| format!("cannot make a pids cgroup under {}: {e}", root.display()))
-    }
-
     /// The file a process writes its pid to, to join.
     pub fn procs_file(&self) -> PathBuf {
         self.dir.join("cgroup.procs")
