@@ -586,6 +586,7 @@ impl ResultRow {
                 .and_then(ResultVerdict::atomworld)
                 .filter(|v| v.label == Label::Success)
                 .and_then(|v| v.max_dist),
+            why: None,
         })
     }
 }

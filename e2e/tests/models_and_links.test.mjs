@@ -11,7 +11,7 @@ let browser;
 before(async () => {
   provider = await fakeProvider("Sure.\n<cif>\ndata_broken\n_cell_length_a 1\n</cif>");
   server = await startServer({
-    configToml: `[[models]]\nname = "fake-gpt"\nprovider = "openai-compatible"\nmodel = "f"\nbase_url = "${provider.baseUrl}"\napi_key_env = "E2E_FAKE_KEY"\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 2.0\n`,
+    configToml: `[[models]]\nname = "fake-gpt"\nprovider = "openai-compatible"\nmodel = "f"\nbase_url = "${provider.baseUrl}"\napi_key_env = "E2E_FAKE_KEY"\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 2.0\n[[models]]\nname = "dead-gpt"\nprovider = "openai-compatible"\nmodel = "d"\nbase_url = "http://127.0.0.1:9/v1"\n`,
     // Debug logging, so that the log check below sees everything the server writes.
     env: { E2E_FAKE_KEY: KEY, RUST_LOG: "debug" },
   });
@@ -152,3 +152,16 @@ test("after all of the above, the server's log never contains the key", () => {
   assert.ok(log.length > 0, "the server wrote a log");
   assert.ok(!log.includes(KEY), "the API key appears in the server log");
 });
+
+test("a failed ask keeps what the person had typed in the answer box", () =>
+  check("failed ask", async () => {
+    const page = browser.page;
+    await page.goto(server.url + "/");
+    await page.waitForSelector("#model-select option[value=dead-gpt]", { state: "attached" });
+    const mine = "<cif>\nmy own answer, typed by hand\n</cif>";
+    await page.fill("#answer", mine);
+    await page.selectOption("#model-select", "dead-gpt");
+    await page.click("#ask-model");
+    await page.waitForFunction(() => /model call failed/.test(document.querySelector("#ask-status").textContent), null, { timeout: 60000 });
+    assert.equal(await page.locator("#answer").inputValue(), mine);
+  }));

@@ -119,3 +119,20 @@ test("the selectors and their labels never overlap, on desktop, tablet and phone
       await page.setViewportSize({ width: 1100, height: 800 });
     }
   }));
+
+test("a judged answer without a judge says why in words, and a changed answer hides the old verdict", () =>
+  check("suites judge reason", async () => {
+    const page = browser.page;
+    await page.selectOption("#suite-select", "alchemy");
+    await page.waitForSelector("#suite-task option", { state: "attached" });
+    await page.fill("#suite-answer", "## Synthesis\nMix and heat at 900 C for 12 h.");
+    await page.click("#suite-score");
+    await page.waitForSelector("#suite-label");
+    assert.equal(await page.locator("#suite-label").textContent(), "JudgeFailed");
+    const why = await page.locator("#suite-why").textContent();
+    assert.match(why, /judge could not score/);
+    assert.match(why, /judge_model/);
+    await page.fill("#suite-answer", "another answer");
+    await page.waitForSelector("#suite-stale");
+    assert.equal(await page.locator("#suite-label").count(), 0);
+  }));

@@ -135,6 +135,7 @@ impl Suite for Parity {
             label: if v.correct { "Success" } else { "Wrong" }.into(),
             success: v.correct,
             metric: None,
+            why: None,
         }
     }
 

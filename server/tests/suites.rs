@@ -84,6 +84,7 @@ impl Suite for Sums {
             label: if v.correct { "Success" } else { "Wrong" }.into(),
             success: v.correct,
             metric: None,
+            why: None,
         }
     }
 

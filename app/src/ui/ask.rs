@@ -58,6 +58,11 @@ pub fn AskModel(
     let ask_status = RwSignal::new(None::<Result<String, String>>);
     // The abort handle of the call in flight (browser objects stay on this thread).
     let in_flight = StoredValue::new_local(None::<web_sys::AbortController>);
+    // Puts back what the answer box held before a call that gave no answer.
+    let restore = move |(text, by): (String, Option<String>)| {
+        answer.set(text);
+        answered_by.set(by);
+    };
     // The own-key path: one request from the browser to the provider, the whole answer at once.
     let ask_own = move |text: String, messages: Vec<Message>| {
         let Some(own) = own_keys.current.get_untracked() else {
@@ -71,6 +76,8 @@ pub fn AskModel(
         let signal = controller.signal();
         in_flight.set_value(Some(controller));
         asking.set(true);
+        // What the person had in the box comes back if the call fails.
+        let kept = (answer.get_untracked(), answered_by.get_untracked());
         answer.set(String::new());
         answered_by.set(Some(own.model.model.trim().to_string()));
         let provider = own.model.provider.label();
@@ -92,9 +99,13 @@ pub fn AskModel(
                     ))));
                 }
                 Err(_) if signal.aborted() => {
+                    restore(kept);
                     ask_status.set(Some(Ok("Cancelled.".into())));
                 }
-                Err(e) => ask_status.set(Some(Err(e))),
+                Err(e) => {
+                    restore(kept);
+                    ask_status.set(Some(Err(e)));
+                }
             }
             in_flight.set_value(None);
             asking.set(false);
@@ -120,6 +131,7 @@ pub fn AskModel(
         let signal = controller.signal();
         in_flight.set_value(Some(controller));
         asking.set(true);
+        let kept = (answer.get_untracked(), answered_by.get_untracked());
         answer.set(String::new());
         answered_by.set(Some(model.clone()));
         ask_status.set(Some(Ok("waiting for the model…".into())));
@@ -155,7 +167,12 @@ pub fn AskModel(
                 Err(_) if signal.aborted() => ask_status.set(Some(Ok(
                     "Cancelled; the partial answer is kept below.".into(),
                 ))),
-                Err(e) => ask_status.set(Some(Err(e))),
+                Err(e) => {
+                    // A failed stream's pieces are not an answer: the box gets back what the
+                    // person had in it.
+                    restore(kept);
+                    ask_status.set(Some(Err(e)));
+                }
             }
             in_flight.set_value(None);
             asking.set(false);

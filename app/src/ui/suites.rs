@@ -131,6 +131,8 @@ pub fn Suites() -> impl IntoView {
     };
     let messages = Signal::derive(move || task.get().map(|t| t.messages).unwrap_or_default());
     let result = RwSignal::new(None::<Result<ScoreResult, String>>);
+    // The answer the verdict is about: another answer (a new model reply, an edit) is not it.
+    let scored = RwSignal::new(String::new());
     let busy = RwSignal::new(false);
     Effect::new(move |_| {
         task.track();
@@ -151,6 +153,7 @@ pub fn Suites() -> impl IntoView {
         };
         busy.set(true);
         result.set(None);
+        scored.set(request.response.clone());
         spawn_local(async move {
             let r = crate::api::score(&request).await;
             result.set(Some(r));
@@ -269,6 +272,9 @@ pub fn Suites() -> impl IntoView {
             })}
             <div id="suite-verdict">
                 {move || result.get().map(|r| match r {
+                    _ if answer.with(|a| scored.with(|s| a != s)) => view! {
+                        <p class="notice" id="suite-stale">"The answer changed since it was scored: press Score for its verdict."</p>
+                    }.into_any(),
                     Ok(s) => view! { <Verdict result=s /> }.into_any(),
                     Err(e) => view! { <p class="error" id="suite-error">{e}</p> }.into_any(),
                 })}
@@ -365,7 +371,8 @@ fn Verdict(result: ScoreResult) -> impl IntoView {
             <span>{counts}{metric}</span>
             {(!error_class.is_empty()).then(|| view! { <span class="tag" id="suite-error-class">{error_class}</span> })}
         </div>
-        {(!detail.is_empty()).then(|| view! { <pre class="detail" id="suite-detail">{detail}</pre> })}
+        {result.outcome.why.clone().map(|why| view! { <p class="why" id="suite-why">{why}</p> })}
+        {(!detail.is_empty() && result.outcome.why.as_deref() != Some(detail.as_str())).then(|| view! { <pre class="detail" id="suite-detail">{detail}</pre> })}
         {(!properties.is_empty()).then(|| view! {
             <table class="properties" id="suite-properties">
                 <thead><tr><th>"Property"</th><th>"Expected"</th><th>"Returned"</th><th></th></tr></thead>

@@ -157,6 +157,10 @@ impl Suite for Alchemy {
             label: v.label.name().to_string(),
             success: v.label == AlchemyLabel::Scored,
             metric: v.overall,
+            why: v
+                .judge_error
+                .as_ref()
+                .map(|e| format!("The judge could not score this answer: {e}.")),
         }
     }
 

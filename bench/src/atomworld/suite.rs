@@ -190,6 +190,7 @@ impl Suite for AtomWorld {
             } else {
                 None
             },
+            why: None,
         }
     }
 }

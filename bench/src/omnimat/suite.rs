@@ -130,6 +130,7 @@ impl Suite for OmniMatCal {
             label: v.label.name().to_string(),
             success: v.label == CalLabel::Correct,
             metric: None,
+            why: super::cal::score::why(v),
         }
     }
 
@@ -280,6 +281,12 @@ impl Suite for OmniMatQa {
             label: v.label.name().to_string(),
             success: v.label == QaLabel::Scored,
             metric: (v.label == QaLabel::Scored).then_some(v.f1),
+            why: (!v.judge_errors.is_empty()).then(|| {
+                format!(
+                    "The judge could not score this answer: {}.",
+                    v.judge_errors.join("; ")
+                )
+            }),
         }
     }
 

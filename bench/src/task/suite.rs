@@ -109,6 +109,10 @@ pub struct Outcome {
     pub success: bool,
     /// The suite's headline number for a success (AtomWorld: max_dist), if any.
     pub metric: Option<f64>,
+    /// What went wrong, in a sentence a person can act on (a judge that could not score and
+    /// why, the slots that differ), where the label alone does not say it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 /// A task made ready for a model: its messages, its group and what scoring needs.

@@ -202,6 +202,7 @@ mod tests {
             label: label.into(),
             success,
             metric,
+            why: None,
         }
     }
 

@@ -199,6 +199,7 @@ impl Suite for MatToolsCode {
             success: v.label == Label::Success,
             metric: (v.total > 0 && matches!(v.label, Label::Success | Label::Partial))
                 .then(|| v.correct as f64 / v.total as f64),
+            why: (v.label != Label::Success && !v.detail.is_empty()).then(|| v.detail.clone()),
         }
     }
 

@@ -100,6 +100,7 @@ impl Suite for MatToolsQa {
             label: v.label.name().to_string(),
             success: v.label == QaLabel::Correct,
             metric: None,
+            why: None,
         }
     }
 

@@ -155,6 +155,36 @@ fn note_of(slots: &[SlotVerdict], parsed: &Parsed, drops: bool) -> Option<String
     (!lines.is_empty()).then(|| lines.join("; "))
 }
 
+/// What a wrong verdict's slots say, in a sentence: how many slots each side has, or which
+/// slots differ (gold against predicted).
+pub fn why(v: &CalVerdict) -> Option<String> {
+    match v.label {
+        CalLabel::WrongCount => Some(format!(
+            "The answer has {} slot{} where the reference has {}.",
+            v.predicted.len(),
+            if v.predicted.len() == 1 { "" } else { "s" },
+            v.gold.len()
+        )),
+        CalLabel::WrongSlots => {
+            let wrong: Vec<String> = v
+                .slots
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| !s.exact)
+                .map(|(i, s)| format!("slot {}: {} expected, {} given", i + 1, s.gold, s.predicted))
+                .collect();
+            Some(format!(
+                "{} of {} slots differ: {}.",
+                wrong.len(),
+                v.slots.len(),
+                wrong.join("; ")
+            ))
+        }
+        CalLabel::NoAnswer => Some("The answer has no slots (no <answer> content).".into()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
