@@ -1,6 +1,6 @@
 //! Speed of AlchemyBench's exact retrieval: cosine top-25 of one query over 17,000 vectors
 //! of 3,072 dimensions (the size of the Open Materials Guide's train split and of
-//! text-embedding-3-large), `bench::alchemy::retrieval::Embeddings::top_k`. The vectors are
+//! text-embedding-3-large), `bench::retrieval::Embeddings::top_k`. The vectors are
 //! seeded random (ChaCha8), normalised once when indexed (not timed); a query is one pass
 //! over the 209 MB buffer with a 25-element heap.
 //!
@@ -16,7 +16,7 @@
 mod native {
     use std::hint::black_box;
 
-    use bench::alchemy::retrieval::Embeddings;
+    use bench::retrieval::Embeddings;
     use criterion::Criterion;
     use rand_chacha::rand_core::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;

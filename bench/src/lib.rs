@@ -15,5 +15,6 @@ pub mod mattools;
 pub mod omnimat;
 pub mod probes;
 pub mod provider;
+pub mod retrieval;
 pub mod task;
 pub mod wire;

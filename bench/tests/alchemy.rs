@@ -10,9 +10,10 @@ use std::path::PathBuf;
 
 use bench::alchemy::demo::demo_recipes;
 use bench::alchemy::judge::{correction, parse_reply, JudgeError, KEYS};
-use bench::alchemy::retrieval::{Embeddings, RecipeIndex};
+use bench::alchemy::retrieval::RecipeIndex;
 use bench::alchemy::summary::{AlchemySummary, MEAN7_LABEL, OVERALL_LABEL};
 use bench::alchemy::{Alchemy, AlchemyLabel, AlchemyTask, AlchemyVerdict, Recipe};
+use bench::retrieval::Embeddings;
 use bench::task::{Need, NeedAnswer, Registry, Role, Suite};
 use engine::interrupt::Interrupt;
 use rand_chacha::rand_core::{Rng, SeedableRng};

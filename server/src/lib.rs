@@ -11,7 +11,6 @@ pub mod cpu;
 pub mod execution;
 pub mod http;
 pub mod llm;
-pub mod recipes;
 pub mod runs;
 pub mod storage;
 pub mod suites;

@@ -143,7 +143,7 @@ const SERVER_LAYERS: [&[&str]; 6] = [
     // The effect hosts: model calls, the sandboxes.
     &["llm", "execution"],
     // The suites' adapters and agents, and the tasks they read.
-    &["suites", "agents", "recipes", "task_files", "task_sets"],
+    &["suites", "agents", "task_files", "task_sets"],
     &["runs"],
     &["http", "cli"],
 ];

@@ -215,7 +215,7 @@ fn doc(name: &str, doc: &str) -> bench::mattools::code::agent::DocEntry {
 /// query costs nothing.
 #[tokio::test]
 async fn documentation_search_by_embeddings_ranks_by_the_model() {
-    use server::agents::docs::DocIndex;
+    use server::suites::mattools::docs::DocIndex;
     let (base, fake) = common::fake_embeddings().await;
     let dir = tempfile::tempdir().unwrap();
     let storage = Storage::open(dir.path()).unwrap();

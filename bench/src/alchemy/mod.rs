@@ -18,6 +18,6 @@ pub mod summary;
 
 pub use judge::{AlchemyLabel, AlchemyVerdict, JudgeError, JudgeScores};
 pub use recipe::{import_jsonl, ImportError, Recipe, Reference};
-pub use retrieval::{Embeddings, Neighbour, RecipeIndex, RetrievalError};
+pub use retrieval::RecipeIndex;
 pub use suite::{Alchemy, AlchemyTask, Retrieval};
 pub use summary::{AlchemySummary, SplitSummary};

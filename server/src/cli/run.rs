@@ -11,9 +11,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::CliError;
 use crate::config::Config;
 use crate::llm::{Gateway, GatewayOptions};
-use crate::recipes::EmbeddingUse;
 use crate::runs;
 use crate::storage::Storage;
+use crate::suites::EmbeddingUse;
 use crate::suites::{Catalogue, LoadError, Preparation, SuiteHost};
 
 /// Arguments of `atomworld run`.

@@ -20,7 +20,6 @@ use serde::Serialize;
 
 pub use crate::config::SuitesConfig;
 use crate::llm::Gateway;
-use crate::recipes::EmbeddingUse;
 use crate::task_files::ReadTasks;
 
 /// Why a suite's tasks could not be loaded.
@@ -35,6 +34,19 @@ pub enum LoadError {
     /// A model or embeddings call failed.
     #[error(transparent)]
     Llm(#[from] crate::llm::LlmError),
+}
+
+/// What computing embeddings for a run's tasks used (AlchemyBench's references).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EmbeddingUse {
+    /// Recipes whose embedding was computed (or taken from the embeddings cache).
+    pub computed: usize,
+    /// Of those, how many came from the cache.
+    pub cached: usize,
+    /// Input tokens sent.
+    pub input_tokens: u64,
+    /// Cost in USD.
+    pub cost_usd: f64,
 }
 
 /// An agent's answer, suite-neutral: its rounds as JSON (stored with the result).

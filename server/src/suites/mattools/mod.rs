@@ -3,6 +3,9 @@
 //! `missing-files.txt` and `test_files/` beside `tasks/`, as the reference repository and
 //! `shared/data/mattools` lay them out), the test files they read, and our own QA questions.
 
+pub mod agents;
+pub mod docs;
+
 use std::path::{Path, PathBuf};
 
 use bench::mattools::code::CodeTask;
@@ -71,7 +74,7 @@ impl SuiteHost for MatToolsCode {
         Some(Box::pin(async move {
             let code_task: CodeTask = serde_json::from_value(task.json.clone())
                 .map_err(|e| AgentError::Task(format!("not a MatTools code task: {e}")))?;
-            let answer = crate::agents::answer(kind, model, &code_task, task.sample, fx).await?;
+            let answer = agents::answer(kind, model, &code_task, task.sample, fx).await?;
             Ok(neutral(answer))
         }))
     }

@@ -2,6 +2,8 @@
 //! recipes as the built-in set, and each task's references retrieved before a run (with
 //! embeddings computed through the gateway, within the run's spend cap).
 
+pub mod recipes;
+
 use std::path::Path;
 
 use bench::alchemy::{AlchemyTask, Recipe};
@@ -11,10 +13,9 @@ use futures_util::future::BoxFuture;
 use super::{LoadError, Preparation, SuiteHost, SuitesConfig, TaskSet};
 use crate::llm::spend::Budget;
 use crate::llm::Gateway;
-use crate::recipes::{
-    bm25_references, read_recipes, with_references, EmbeddingUse, ReferenceError,
-};
+use crate::suites::EmbeddingUse;
 use crate::task_files::ReadTasks;
+use recipes::{bm25_references, read_recipes, with_references, ReferenceError};
 
 /// AlchemyBench's host.
 pub struct Alchemy;

@@ -9,9 +9,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use bench::alchemy::{Embeddings, RetrievalError};
 use bench::mattools::code::agent::DocEntry;
 use bench::mattools::code::harness::{docs_run, marked_line, DOCS_MARKER, EXTRACT_DOCS};
+use bench::retrieval::{tokens, Embeddings, RetrievalError};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
@@ -20,7 +20,7 @@ use crate::llm::spend::Budget;
 use crate::llm::{Gateway, LlmError};
 
 /// The pins the documentation comes from (its cache key, with the extractor).
-const REQUIREMENTS: &str = include_str!("../../../sandbox/python/mattools-requirements.txt");
+const REQUIREMENTS: &str = include_str!("../../../../sandbox/python/mattools-requirements.txt");
 
 /// A searchable set of entries.
 pub struct DocIndex {
@@ -54,32 +54,6 @@ pub struct Found {
     pub input_tokens: u64,
     /// Their cost in USD.
     pub cost_usd: f64,
-}
-
-/// Lower-case word pieces: split at non-alphanumerics and at lower→upper case changes, so
-/// `AntiSiteGenerator.get_defects` gives `anti site generator get defects`.
-pub fn tokens(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut word = String::new();
-    let mut prev_lower = false;
-    for c in text.chars() {
-        if c.is_alphanumeric() {
-            if c.is_uppercase() && prev_lower && !word.is_empty() {
-                out.push(std::mem::take(&mut word));
-            }
-            prev_lower = c.is_lowercase() || c.is_ascii_digit();
-            word.extend(c.to_lowercase());
-        } else {
-            if !word.is_empty() {
-                out.push(std::mem::take(&mut word));
-            }
-            prev_lower = false;
-        }
-    }
-    if !word.is_empty() {
-        out.push(word);
-    }
-    out
 }
 
 impl DocIndex {
@@ -242,14 +216,6 @@ mod tests {
             signature: String::new(),
             doc: doc.into(),
         }
-    }
-
-    #[test]
-    fn tokens_split_names() {
-        assert_eq!(
-            tokens("AntiSiteGenerator.get_defects(x2)"),
-            ["anti", "site", "generator", "get", "defects", "x2"]
-        );
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! (`bench::omnimat::images`). An item whose images cannot all be read says why, and is then
 //! asked of no model.
 
+pub mod python_tool;
+
 use std::io::Read;
 use std::path::Path;
 
@@ -74,8 +76,7 @@ impl SuiteHost for OmniMat {
         }
         Some(Box::pin(async move {
             let answer =
-                crate::agents::python_tool::answer(model, &task.prepared.messages, task.sample, fx)
-                    .await?;
+                python_tool::answer(model, &task.prepared.messages, task.sample, fx).await?;
             Ok(neutral(answer))
         }))
     }

@@ -13,12 +13,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bench::alchemy::{
-    import_jsonl, AlchemyTask, ImportError, Recipe, RecipeIndex, Retrieval, RetrievalError,
-};
+use bench::alchemy::{import_jsonl, AlchemyTask, ImportError, Recipe, RecipeIndex, Retrieval};
+use bench::retrieval::RetrievalError;
 
 use crate::llm::spend::Budget;
 use crate::llm::{Gateway, LlmError};
+use crate::suites::EmbeddingUse;
 
 /// The three upstream splits, longest name first (none is a part of another, but a file
 /// name may hold more than one word).
@@ -230,19 +230,6 @@ fn parquet_recipes(file: std::fs::File) -> Result<Vec<Recipe>, String> {
     Ok(out)
 }
 
-/// What computing embeddings cost.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct EmbeddingUse {
-    /// Recipes whose embedding was computed (or taken from the embeddings cache).
-    pub computed: usize,
-    /// Of those, how many came from the cache.
-    pub cached: usize,
-    /// Input tokens sent.
-    pub input_tokens: u64,
-    /// Cost in USD.
-    pub cost_usd: f64,
-}
-
 /// Embeddings for the recipes that lack one, by embeddings model `model` (`None`: an error
 /// names the first recipe without one).
 async fn fill_embeddings(
@@ -350,7 +337,7 @@ pub const BM25_METHOD: &str = "BM25 over the key contributions: an offline stand
 /// `recipe` with its `k` best matches among `pool` (never itself) by BM25 over the key
 /// contributions, for a page that has no embeddings to search; labelled as such.
 pub fn bm25_references(recipe: Recipe, pool: &[Recipe], k: usize) -> AlchemyTask {
-    use crate::agents::docs::tokens;
+    use bench::retrieval::tokens;
     let mut builder = rank_bm25::Builder::new(rank_bm25::Params::okapi());
     let mut kept = Vec::new();
     for r in pool.iter().filter(|r| r.id != recipe.id) {

@@ -9,7 +9,7 @@ use bench::omnimat::python_tool::{
 };
 use bench::task::{Message, RunEnv};
 
-use super::{AgentAnswer, Effects};
+use crate::agents::{AgentAnswer, Effects};
 use crate::llm::LlmError;
 
 /// Answers the task given by its `messages` with `model`, running the programs it asks for.
