@@ -6,7 +6,7 @@
 //! setting are labelled with the agent's name ([`AGENT`]) and are not the paper's numbers.
 //!
 //! This module holds the pure parts (the instruction, reading a reply, the output message);
-//! the server's `agents::python_tool` makes the calls and the runs.
+//! the server's `suites::omnimat::python_tool` makes the calls and the runs.
 
 use serde::{Deserialize, Serialize};
 
