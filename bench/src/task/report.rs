@@ -199,11 +199,18 @@ impl Table {
     }
 }
 
+/// What a spreadsheet may read as the start of a formula (or a DDE command), after any
+/// leading white space it skips: ASCII and full-width forms.
+const FORMULA_STARTS: [char; 10] = [
+    '=', '+', '-', '@', '|', '%', '\u{ff1d}', '\u{ff0b}', '\u{ff0d}', '\u{ff20}',
+];
+
 /// One CSV cell: quoted when it holds a comma, quote or line break, and a text that a
-/// spreadsheet would take for a formula (leading `=`, `+`, `-`, `@`, tab or carriage return)
-/// prefixed with `'` so it stays text.
+/// spreadsheet would take for a formula (one of [`FORMULA_STARTS`] after any leading white
+/// space, or a leading tab or carriage return) prefixed with `'` so it stays text.
 pub fn csv_field(text: &str) -> String {
-    let text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+    let formula = text.trim_start().starts_with(FORMULA_STARTS) || text.starts_with(['\t', '\r']);
+    let text = if formula {
         format!("'{text}")
     } else {
         text.to_string()
@@ -238,5 +245,9 @@ mod tests {
         let paths: Vec<&str> = out.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(paths, ["a", "b.c", "b.e.0", "b.e.1"]);
         assert_eq!(csv_field("=1+1, x"), "\"'=1+1, x\"");
+        for risky in [" =1+1", "\u{ff1d}1+1", "|cmd", "\u{a0}@SUM(A1)", "%0A"] {
+            assert!(csv_field(risky).starts_with('\''), "{risky:?}");
+        }
+        assert_eq!(csv_field("Na Cl"), "Na Cl");
     }
 }
