@@ -132,6 +132,28 @@ fn eval_scores_a_new_suite_offline() {
     );
 }
 
+/// A line `eval` cannot score is named with its reason and skipped; the others are scored
+/// and written (it stopped at the first bad line and kept nothing).
+#[test]
+fn eval_names_bad_lines_and_scores_the_rest() {
+    let input = "{\"id\":\"1\",\"a\":2,\"b\":3,\"response\":\"5\"}\n\
+                 not json\n\
+                 {\"id\":\"3\",\"a\":1,\"b\":1,\"response\":\"2\"}\n";
+    let mut out = Vec::new();
+    let table =
+        server::cli::eval::run_suite(&registry(), "sums", input.as_bytes(), &mut out).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap().lines().count(), 2);
+    assert!(
+        table.contains("2 lines scored, 1 skipped:\nline 2: not a JSON object"),
+        "{table}"
+    );
+    let none = server::cli::eval::run_suite(&registry(), "sums", &b"nope\n"[..], Vec::new());
+    assert!(none
+        .unwrap_err()
+        .message
+        .contains("line 1: not a JSON object"));
+}
+
 /// An OpenAI-compatible judge that always agrees.
 async fn judge() -> String {
     async fn yes() -> axum::Json<serde_json::Value> {

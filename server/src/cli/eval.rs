@@ -86,6 +86,7 @@ pub fn run_with(
     // Lines imported from the reference's evaluation results carry its verdict: compare.
     // Recorded verdicts compared like with like: per recorded label, how many we agree with.
     let mut by_label: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    let mut skipped: Vec<String> = Vec::new();
     for (n, line) in input.lines().enumerate() {
         let n = n + 1;
         let mut text = line.map_err(|e| CliError::input(format!("line {n}: {e}")))?;
@@ -98,13 +99,21 @@ pub fn run_with(
         if text.trim().is_empty() {
             continue;
         }
-        let mut object: Map<String, Value> = serde_json::from_str(&text)
-            .map_err(|e| CliError::input(format!("line {n}: not a JSON object: {e}")))?;
-        let task =
-            task_of(&object, context).map_err(|e| CliError::input(format!("line {n}: {e}")))?;
-        let (group, outcome, verdict, full) =
-            score_line(suite.as_ref(), &object, &task, context, &runtime)
-                .map_err(|e| CliError::input(format!("line {n}: {e}")))?;
+        // A line that cannot be scored is named and skipped; the others are scored.
+        let scoring = (|| {
+            let object: Map<String, Value> =
+                serde_json::from_str(&text).map_err(|e| format!("not a JSON object: {e}"))?;
+            let task = task_of(&object, context)?;
+            let scored = score_line(suite.as_ref(), &object, &task, context, &runtime)?;
+            Ok::<_, String>((object, scored))
+        })();
+        let (mut object, (group, outcome, verdict, full)) = match scoring {
+            Ok(x) => x,
+            Err(e) => {
+                skipped.push(format!("line {n}: {e}"));
+                continue;
+            }
+        };
         verdicts.push((group.clone(), full));
         if let Some(label) = recorded_label(&object) {
             let e = by_label.entry(label.to_string()).or_default();
@@ -123,7 +132,21 @@ pub fn run_with(
         tokens: 0,
         cost_usd: 0.0,
     }));
+    if scored.is_empty() && !skipped.is_empty() {
+        return Err(CliError::input(format!(
+            "no line could be scored:\n{}",
+            skipped.join("\n")
+        )));
+    }
     let mut text = table.table(suite.columns());
+    if !skipped.is_empty() {
+        text.push_str(&format!(
+            "{} lines scored, {} skipped:\n{}\n",
+            scored.len(),
+            skipped.len(),
+            skipped.join("\n")
+        ));
+    }
     if let Some(h) = suite.headline(&verdicts) {
         text.push_str(&h.text);
     }
