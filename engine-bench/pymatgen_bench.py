@@ -10,7 +10,7 @@ displacements, permutations, translations, strains, symmetrized rewrites, substi
 removed atoms, supercells, the upstream inputs and broken texts. Pair i is drawn from a
 generator seeded with (seed, i).
 
-`time` evaluates every pair the way the AtomWorld evaluator does (spec §4 steps 2-4: parse
+`time` evaluates every pair the way the AtomWorld evaluator does (the reference evaluator's steps: parse
 both with CifParser(...).parse_structures(primitive=False, check_occu=False), compare
 compositions, StructureMatcher(primitive_cell=False, stol=0.5).fit, then get_rms_dist on a
 fit), prints one JSON line with the seconds per pass and writes the verdicts.

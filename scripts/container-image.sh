@@ -36,7 +36,7 @@ command -v "$ENGINE" >/dev/null || die "no $ENGINE (apt-get install podman runc)
 "$ENGINE" info >/dev/null 2>&1 \
   || die "$ENGINE does not answer ($ENGINE info failed: is its daemon running?)"
 build_args=()
-# crun fails on this machine kind's hybrid cgroup v1; runc works (shared/spec/sandbox.md §3).
+# crun fails on this machine kind's hybrid cgroup v1; runc works (measured on this machine kind).
 if [[ "$ENGINE" == podman ]] && command -v runc >/dev/null; then
   build_args+=(--runtime runc)
 fi

@@ -101,6 +101,7 @@ pub async fn complete_stream(
 
 /// Start a run on the server; returns its id.
 pub async fn start_run(
+    suite: &str,
     model: &str,
     per_group: usize,
     seed: u64,
@@ -108,7 +109,7 @@ pub async fn start_run(
 ) -> Result<String, String> {
     let body = RunRequest {
         model: model.to_string(),
-        suite: bench::task::Registry::DEFAULT.into(),
+        suite: suite.into(),
         per_group,
         seed,
         concurrency,

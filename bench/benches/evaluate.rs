@@ -5,58 +5,9 @@
 //! 0.3 Å, written as CIF and wrapped in `<cif>` tags), then times parsing each target and
 //! evaluating its answer as the reference does: `fit`, then on a fit `get_rms_dist`, which
 //! enumerates every lattice mapping and translation (thinned by the target's own symmetry)
-//! for an answer that is not an exact match. Project machine, 2026-11-25, fifth session
-//! (2 cores; its speed drifts by a third from hour to hour): 0.75-0.78 s natively for the set
-//! (0.31 ms per task), 0.97 s in wasm32 under node (three runs, 0.970-0.971 s; the goal is
-//! < 1 s in wasm).
-//! History: 71 s (get_rms_dist alone, before the periodicity shortcut) → 8.6 s
-//! (periodicity) → 18.4 s (fit first, as the spec says) → 5.3 s (fit visiting promising
-//! mappings first, symmetry orbits, a cap from a promising candidate, sparse tables, pruned
-//! image search, a faster CIF block splitter) → 2.4 s (the bound proved only near one row's
-//! vectors and on 8, then 16 rows before the whole table and the subset test, the fit's RMS
-//! as the cap, buffers reused between candidates) → 1.5 s (the neighbourhood bound shared by
-//! the candidates reaching one anchor partner, FxHash lookups) → 1.3 s (open candidates
-//! retried on their full table with a feasible assignment's cost; the byte-level CIF
-//! splitter, the site grid of the CIF reader) → 0.91 s natively, 1.18 s in wasm (the cosine
-//! filter of the mapping angles, reusing the fit's candidate, lazy indexes, an element-symbol
-//! index, direct parsing of plain decimals). Fifth session, wasm 1.26 s at its start (the
-//! machine slower that hour) → 0.97 s: struct1's places in a dense grid instead of a hash
-//! map (the symmetry tests were a tenth of the time), the lattice-point search of the mapping
-//! search and the Niggli reduction without pymatgen's cell list (counting sort, one reduction
-//! for two structures with the same cell), an exact floor without the libm call, CIF reading
-//! about a third faster (SIMD line search, borrowed labels, fewer allocations), and 128-bit
-//! SIMD in the wasm build (about 7 %). What is left is spread thin: distance tables and their
-//! image search about a quarter, CIF parsing a fifth, the neighbourhood bounds a seventh.
-//! Sixth session: the matcher computes numpy's arithmetic to the last bit (fused dot
-//! products, LAPACK's inverse), which wasm has to emulate (no fused multiply-add there). Timed
-//! against the fifth session's code in alternation on the same machine, four runs each:
-//! wasm 0.989-1.009 s (median 1.004) against 0.896-0.962 s (median 0.934), about 7 % more;
-//! natively no measurable change (the FMA instruction, found at run time). Most of the added
-//! time is placing the sites of each searched lattice mapping (about 400 sites per task, six
-//! emulated fused products each, two sites at a time in f64x2).
-//! Seventh session (2026-11-25, evening; the machine slower than in the afternoon: the fifth
-//! session's build took 0.97 s at 17:20 and 0.98-1.02 s at 17:50): in alternation, the
-//! fifth session's build 0.98-1.02 s (median 1.01), the sixth's final code 1.07-1.10 s, this
-//! session's final code 1.07-1.17 s (median 1.11). So the < 1 s goal is not met at this hour
-//! by the numpy-exact matcher. This session added pymatgen's memo check (cheap: a rounded
-//! comparison fails on the first differing site) and the orbit-tie settle, whose re-scoring
-//! of the best candidate (950 of the 2,500 tasks; 1 of them then searches its orbit) costs
-//! about 2 % (1.09 s without it in alternation); it took back about as much with table rows
-//! in f64x2 pairs, minima without `fmin` calls (4 % of the wasm profile) and the assignment
-//! solver on pre-sliced rows. Profile (node --cpu-prof): assignment solver 19 %, bounds
-//! 15 %, image search 10 %, table rows 9 %, tie-noting solver 4 %, allocation 5 %.
-//! Eighth session (2026-11-26): the engine's modules moved and split (issue 19) and the
-//! matcher checks an interrupt flag per candidate; in alternation with the seventh session's
-//! final build, natively 0.897-0.932 s (4 runs) against 0.896-0.928 s, in wasm 1.02-1.31 s
-//! (median 1.15, 5 runs) against 1.05-1.20 s (median 1.13): unchanged within the machine's
-//! drift.
-//!
-//! Ninth session (2026-11-26): the second verdict ("same crystal?", primitive cells and
-//! supercells) is computed by `evaluate_with_same_crystal`, not by `evaluate`, which stays
-//! the benchmark's verdict timed here; the second line times both together. One run while
-//! two other builds loaded the machine: 1.40 s for the benchmark's verdict, 4.44 s with the
-//! second (the primitive-cell reduction and supercell attempts cost about twice the
-//! reference match); 2,499 of the 2,500 perturbed answers are the same crystal.
+//! for an answer that is not an exact match. A second line times the benchmark's verdict
+//! together with the second opinion (`evaluate_with_same_crystal`: primitive cells and
+//! supercells). Figures and their history are in the commit messages that changed them.
 //!
 //! Native: `cargo bench -p bench --bench evaluate` (`ATOMWORLD_BENCH_SLOWEST=1` lists the
 //! twenty slowest tasks).

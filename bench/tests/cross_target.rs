@@ -17,7 +17,7 @@ fn model_prompt_is_the_same_on_every_target() {
         "data_NaCl\n",
         "Remove the atom at index 3 from the cif file.",
     );
-    // Length computed independently from spec §3 with Python's " ".join(parts).
+    // Length computed independently from the reference's prompt with Python's " ".join(parts).
     assert_eq!(p.len(), 550);
     assert!(p.ends_with("Action prompt: Remove the atom at index 3 from the cif file. "));
 }

@@ -73,7 +73,7 @@ fn parse_errors_point_at_the_line() {
 /// `get_rms_dist` alone would report a match), but no candidate puts every site within 0.5 of
 /// its partner. pymatgen 2026.10.24 on these pairs: `fit` False, `get_rms_dist` 0.23–0.30
 /// (the matcher differential set, cases "upstream/target_vs_input"). The reference scores a
-/// fit first (spec §4): StructureMismatch.
+/// fit first (the reference evaluator): StructureMismatch.
 #[test]
 fn an_unchanged_input_with_a_small_rms_but_no_fit_is_a_mismatch() {
     let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))

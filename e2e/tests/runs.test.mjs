@@ -90,3 +90,21 @@ test("a result row opens its task and answer in the playground", () =>
     await page.goBack();
     await page.waitForSelector("#run-progress .run-line");
   }));
+
+test("another suite from the runs page: its own baselines only, no generator fields, a finished run", () =>
+  withScreenshot(browser.page, "runs other suite", async () => {
+    const page = browser.page;
+    await page.goto(server.url + "/runs");
+    await page.waitForSelector("#run-suite option[value=omnimat-cal]", { state: "attached" });
+    await page.selectOption("#run-suite", "omnimat-cal");
+    await page.waitForFunction(() => !document.querySelector("#run-model option[value=copy-input]"));
+    const offered = await page.locator("#run-model option").evaluateAll((os) => os.map((o) => o.value));
+    assert.ok(offered.includes("reference"), offered.join(" "));
+    assert.ok(!offered.includes("empty") && !offered.includes("copy-input"), offered.join(" "));
+    assert.equal(await page.locator("#run-per-action").count(), 0, "no per-group count for given tasks");
+    await page.selectOption("#run-model", ["reference"]);
+    await page.click("#start-run");
+    await page.waitForFunction(() => [...document.querySelectorAll("#run-progress .run-line")].some((l) => /finished/.test(l.textContent)), null, { timeout: 60_000 });
+    const line = await page.locator("#run-progress .run-line").first().textContent();
+    assert.match(line, /reference · run-\w+ · finished · (\d+)\/\1 tasks · success/);
+  }));

@@ -1,4 +1,4 @@
-//! The order-sensitive comparison of AtomWorld's move_all probe (spec §4.5): the prediction
+//! The order-sensitive comparison of AtomWorld's move_all probe (the paper's Table 9 metric): the prediction
 //! must keep the cell and the order of the sites, so sites are compared one to one, without
 //! any search for a best mapping.
 

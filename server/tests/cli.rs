@@ -227,7 +227,7 @@ fn import_then_eval_compares_recorded_verdicts() {
          "rmsd": null, "max_dist": null, "frame_index": 3},
         {"correct": false, "input_cif": NACL, "action_prompt": "Remove the atom at index 9 from the cif file.",
          "target_cif": target, "generated_output": "x", "wrong_type": "OutputFormatError"},
-        // An AtomCountMismatch row keeps the extracted CIF, without tags (spec §6): the
+        // An AtomCountMismatch row keeps the extracted CIF, without tags (the reference's data sets): the
         // import puts them back, so ours agrees.
         {"correct": false, "input_cif": NACL, "action_prompt": prompt, "target_cif": target,
          "generated_output": NACL, "wrong_type": "AtomCountMismatch",

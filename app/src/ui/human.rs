@@ -120,6 +120,13 @@ pub fn Human() -> impl IntoView {
                     }).collect_view())}
                 </select>
             </label>
+            {move || runs.get().and_then(|r| r.ok()).filter(|l| l.is_empty()).map(|_| view! {
+                <p class="notice" id="human-no-runs">
+                    "No run of a suite that people score yet. Start one on "<a href="/runs">"Runs"</a>
+                    " (choose the suite, then a model or its reference baseline) or with "
+                    <code>"atomworld run --suite NAME"</code>"; it appears here to score."
+                </p>
+            })}
             {move || error.get().map(|e| view! { <p class="error" id="human-error">{e}</p> })}
             {move || {
                 let id = run.get();

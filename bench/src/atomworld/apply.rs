@@ -1,7 +1,7 @@
 //! Applying an action to a structure: the reference semantics and the physical reading.
 //!
 //! The reference semantics are those of the code that produced AtomWorld's ground truth (see
-//! the AtomWorld spec §2): Cartesian positions as read from the CIF, no minimum image for
+//! the AtomWorld reference code's actions): Cartesian positions as read from the CIF, no minimum image for
 //! `move_towards` / `insert_between`, minimum-image selection but raw-position rotation for
 //! `rotate_around`, and `delete_below` that never deletes the reference site.
 

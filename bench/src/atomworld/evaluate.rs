@@ -1,4 +1,4 @@
-//! Scoring a model's answer (AtomWorld spec §4): extract, parse, compare compositions,
+//! Scoring a model's answer (the AtomWorld reference evaluator): extract, parse, compare compositions,
 //! match. The first failing check decides the label.
 
 use std::collections::BTreeMap;
@@ -646,8 +646,8 @@ mod tests {
 
     #[test]
     fn a_mixed_site_matches_whatever_order_its_species_are_listed_in() {
-        // pymatgen compares whole site compositions: Sn0.5In0.5 is In0.5Sn0.5 (issue 23,
-        // gap 3; the matcher used to compare the first-listed element only).
+        // pymatgen compares whole site compositions: Sn0.5In0.5 is In0.5Sn0.5, not only the
+        // first-listed element.
         let target = parse_target(&mixed_site_cif(0.5, false)).unwrap();
         let answer = format!("<cif>{}</cif>", mixed_site_cif(0.5, true));
         let v = evaluate(&target, &answer, Comparison::Matcher);

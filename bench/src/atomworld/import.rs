@@ -201,7 +201,7 @@ fn task(layout: Layout, n: usize, r: &Value) -> Result<ImportedTask, ImportError
             });
         let mut output = text(r, &["generated_output"]);
         // For AtomCountMismatch rows the reference stored the CIF it had extracted, not the
-        // reply (spec §6): put the tags back so the answer scores as the reference scored it.
+        // reply (the reference's data sets): put the tags back so the answer scores as the reference scored it.
         let count_mismatch = recorded
             .as_ref()
             .is_some_and(|v| v.label == Some(Label::AtomCountMismatch));

@@ -1,4 +1,4 @@
-//! From prompt text back to an [`Action`], accepting every historical wording (spec §6):
+//! From prompt text back to an [`Action`], accepting every historical wording (the reference's data sets):
 //! numbers at any precision or in exponent notation, "Å" or "angstrom", the five supercell
 //! separators, numpy-style or comma-separated vectors.
 

@@ -1,4 +1,4 @@
-//! The model prompt of AtomWorld's LLM mode (spec §3), byte-exact.
+//! The model prompt of AtomWorld's LLM mode (the reference's prompt), byte-exact.
 
 /// The fixed parts of the prompt, joined by single spaces before the CIF and the action.
 const PREAMBLE: [&str; 6] = [

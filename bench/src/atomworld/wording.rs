@@ -1,7 +1,7 @@
 //! Action prompts in the reference's words.
 //!
-//! The default wording is that of the 2026 data set (spec §2); older and newer variants
-//! (spec §6) are selectable so that imported data sets can be re-rendered as they were.
+//! The default wording is that of the 2026 data set (the reference code); older and newer variants
+//! (the reference's data sets) are selectable so that imported data sets can be re-rendered as they were.
 
 use engine::numeric::norm;
 use engine::Structure;

@@ -1,4 +1,4 @@
-//! The AtomWorld probes (spec §5): small tasks that isolate one skill behind the main
+//! The AtomWorld probes (the AtomWorld paper): small tasks that isolate one skill behind the main
 //! benchmark.
 //!
 //! - [`points`] ("PointWorld"): the spatial actions on bare 3-D points, no crystal;

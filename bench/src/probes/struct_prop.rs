@@ -1,4 +1,4 @@
-//! StructProp: modify a CIF so that a property goes up or down (spec §5).
+//! StructProp: modify a CIF so that a property goes up or down (the AtomWorld paper).
 //!
 //! The reference scores answers with DFT, which a browser cannot run. Here the task is a
 //! statement (structure, property, direction) with a qualitative check that the answer is a

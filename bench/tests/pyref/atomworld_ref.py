@@ -3,9 +3,9 @@ and pymatgen.
 
 This module knows nothing about our Rust engine. It implements
 
-* every action's reference semantics (spec §2) on an ``ase.Atoms`` in the ASE frame
+* every action's reference semantics (the reference code) on an ``ase.Atoms`` in the ASE frame
   (a ∥ x, b in the xy-plane: ``cellpar_to_cell``), and
-* the evaluation pipeline (spec §4) with pymatgen: extraction, ``CifParser`` parsing,
+* the evaluation pipeline (the reference evaluator) with pymatgen: extraction, ``CifParser`` parsing,
   per-site-per-element composition check, ``StructureMatcher(primitive_cell=False, stol=0.5)``.
 
 The driver (``driver.py``) runs both over a task set written by ``atomworld gen`` and stores
@@ -79,7 +79,7 @@ def read_input(cif_text: str, raw: bool = True) -> Atoms:
 
 
 # --------------------------------------------------------------------------------------------
-# The actions (spec §2, reference semantics)
+# The actions (the reference's semantics)
 # --------------------------------------------------------------------------------------------
 
 
@@ -263,7 +263,7 @@ def apply_action(atoms: Atoms, p: dict) -> Atoms:
 
 
 # --------------------------------------------------------------------------------------------
-# Evaluation (spec §4, pymatgen)
+# Evaluation (as the reference evaluator runs it, with pymatgen)
 # --------------------------------------------------------------------------------------------
 
 LABELS = (

@@ -333,7 +333,7 @@ fn rms_dist(m: Match, opts: &MatcherOptions, s1: &Structure) -> RmsDist {
     }
 }
 
-/// `fit`, then on a fit `get_rms_dist`: what the AtomWorld evaluator asks (spec §4: no fit is
+/// `fit`, then on a fit `get_rms_dist`: what the AtomWorld evaluator asks (the reference evaluator: no fit is
 /// a mismatch; a fit reports the smallest-RMS match). `Ok(None)` when there is no fit. The
 /// structures are reduced, their lattice mappings enumerated and struct1's symmetry tested,
 /// once for both questions.

@@ -1,6 +1,6 @@
 //! The bubblewrap command line: what the sandbox can see and do (pure, unit-tested).
 //!
-//! The profile follows `shared/spec/sandbox.md` §2: every namespace unshared (only `lo`
+//! The profile follows what was measured on this machine kind: every namespace unshared (only `lo`
 //! inside, so no network), a non-root uid with no capabilities and no nested user
 //! namespaces, read-only binds of `/usr`, the interpreter's prefix, the venv, the worker and
 //! the data mounts, size-capped tmpfs for `/work`, `/tmp` and `/dev/shm`, the root remounted

@@ -218,7 +218,7 @@ pub fn owner(name: &str) -> Option<u32> {
 }
 
 /// The runtime to ask podman for: `runc` when it is installed (crun fails on hosts with a
-/// hybrid cgroup v1, see `shared/spec/sandbox.md` §3); none for docker (its default is runc).
+/// hybrid cgroup v1, measured on this machine kind); none for docker (its default is runc).
 pub fn default_runtime(kind: Kind) -> Option<String> {
     if kind == Kind::Docker {
         return None;

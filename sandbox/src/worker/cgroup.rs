@@ -2,7 +2,7 @@
 //! fork bomb stops at the cap instead of filling the host until the wall timeout.
 //!
 //! `RLIMIT_NPROC` is not enforced for root's uid, which the sandbox's uid maps to when the
-//! server runs as root (`shared/spec/sandbox.md` §2), hence the cgroup. Only the cgroup v1
+//! server runs as root (what was measured on this machine kind), hence the cgroup. Only the cgroup v1
 //! `pids` hierarchy is used (what this machine kind has); without it the wall timeout is the
 //! only bound, and `atomworld sandbox check` says so.
 

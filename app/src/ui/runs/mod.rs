@@ -88,6 +88,15 @@ fn duration_text(seconds: f64) -> String {
 #[component]
 pub fn Runs() -> impl IntoView {
     let models = LocalResource::new(crate::api::models);
+    let suites = LocalResource::new(crate::api::suites);
+    let suite = RwSignal::new(bench::task::Registry::DEFAULT.to_string());
+    // The chosen suite's descriptor (its baselines, whether it generates its tasks).
+    let info = move || {
+        suites
+            .get()
+            .and_then(Result::ok)
+            .and_then(|l| l.into_iter().find(|s| s.name == suite.get()))
+    };
     let earlier = LocalResource::new(|| crate::api::get::<RunList>("/api/runs"));
     let chosen = RwSignal::new(vec!["reference".to_string()]);
     let per_action = RwSignal::new(5usize);
@@ -157,6 +166,7 @@ pub fn Runs() -> impl IntoView {
 
     let start = move |_| {
         error.set(None);
+        let name = suite.get_untracked();
         let (ms, n, s, c) = (
             chosen.get_untracked(),
             per_action.get_untracked(),
@@ -170,7 +180,7 @@ pub fn Runs() -> impl IntoView {
         spawn_local(async move {
             let mut ids = Vec::new();
             for m in ms {
-                match crate::api::start_run(&m, n, s, c).await {
+                match crate::api::start_run(&name, &m, n, s, c).await {
                     Ok(id) => ids.push(id),
                     Err(e) => error.set(Some(format!("{m}: {e}"))),
                 }
@@ -331,6 +341,19 @@ pub fn Runs() -> impl IntoView {
             <h2>"Benchmark runs"</h2>
             <div class="row">
                 <label class="field">
+                    <span>"Suite"</span>
+                    <select id="run-suite" on:change=move |ev| {
+                        suite.set(event_target_value(&ev));
+                        chosen.set(Vec::new());
+                    }>
+                        {move || suites.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|s| {
+                            let name = s.name.clone();
+                            let label = if s.generates { format!("{} (generated)", s.name) } else { format!("{} ({} tasks)", s.name, s.tasks) };
+                            view! { <option value=s.name.clone() selected=move || suite.get() == name>{label}</option> }
+                        }).collect_view()}
+                    </select>
+                </label>
+                <label class="field">
                     <span>"Models (one run each; ctrl-click for several)"</span>
                     <select id="run-model" multiple size="3" on:change=move |ev| {
                         let Some(select) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok()) else { return };
@@ -345,6 +368,9 @@ pub fn Runs() -> impl IntoView {
                         {move || match models.get() {
                             Some(Ok(list)) => list
                                 .into_iter()
+                                // The chosen suite's own baselines only: another suite's would
+                                // be refused.
+                                .filter(|m| !m.baseline || info().is_some_and(|s| s.baselines.contains(&m.name)))
                                 .map(|m| {
                                     let label = if m.baseline { format!("{} (baseline)", m.name) } else { m.name.clone() };
                                     let selected = chosen.with_untracked(|c| c.contains(&m.name));
@@ -357,14 +383,16 @@ pub fn Runs() -> impl IntoView {
                         }}
                     </select>
                 </label>
-                <label class="field narrow"><span>"Per action"</span>
-                    <input id="run-per-action" type="number" min="1" max="500" prop:value=move || per_action.get().to_string()
-                        on:change=move |ev| if let Ok(v) = event_target_value(&ev).parse() { per_action.set(v) } />
-                </label>
-                <label class="field narrow"><span>"Seed"</span>
-                    <input id="run-seed" type="number" min="0" prop:value=move || seed.get().to_string()
-                        on:change=move |ev| if let Ok(v) = event_target_value(&ev).parse() { seed.set(v) } />
-                </label>
+                <Show when=move || info().is_none_or(|s| s.generates)>
+                    <label class="field narrow"><span>"Per group"</span>
+                        <input id="run-per-action" type="number" min="1" max="500" prop:value=move || per_action.get().to_string()
+                            on:change=move |ev| if let Ok(v) = event_target_value(&ev).parse() { per_action.set(v) } />
+                    </label>
+                    <label class="field narrow"><span>"Seed"</span>
+                        <input id="run-seed" type="number" min="0" prop:value=move || seed.get().to_string()
+                            on:change=move |ev| if let Ok(v) = event_target_value(&ev).parse() { seed.set(v) } />
+                    </label>
+                </Show>
                 <label class="field narrow"><span>"Concurrency"</span>
                     <input id="run-concurrency" type="number" min="1" max="32" prop:value=move || concurrency.get().to_string()
                         on:change=move |ev| if let Ok(v) = event_target_value(&ev).parse() { concurrency.set(v) } />

@@ -1,7 +1,7 @@
 //! The seeded task generator: one u64 seed and a pool give the same tasks on every target.
 //!
 //! Each task draws from its own ChaCha stream (seed, action, task number), picks a pool
-//! structure and parameters (spec §2), renders the prompt, and parses it back, so the target
+//! structure and parameters (the reference code), renders the prompt, and parses it back, so the target
 //! is always computed from the printed (rounded) values. Tasks whose target a model could
 //! pass by returning the input unchanged are rejected and redrawn by default.
 

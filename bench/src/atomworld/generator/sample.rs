@@ -1,4 +1,4 @@
-//! Random parameters of each action (AtomWorld spec §2), from one task's RNG.
+//! Random parameters of each action (the AtomWorld reference code's actions), from one task's RNG.
 
 use engine::{Element, Structure};
 

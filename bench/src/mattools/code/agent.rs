@@ -7,7 +7,7 @@
 //! - `reflect`: up to [`MAX_ROUNDS`] rounds of retrieve, generate, run; it stops when the code
 //!   returns a dict with no `None` value; otherwise a critic call gives feedback and a new
 //!   search query. Unlike the reference's published code, the run's output and the critique
-//!   do reach the next generation (`shared/spec/mattools.md` §2).
+//!   do reach the next generation (the MatTools reference code, `Grenzlinie/MatTools`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! MatTools' real-world tool-usage tasks: 49 questions (138 properties) whose answer is a
 //! Python function using pymatgen that returns a dict of properties.
 //!
-//! The flow (semantics in `shared/spec/mattools.md` §2): [`prompt`] asks for
+//! The flow (semantics as in the MatTools reference code, `Grenzlinie/MatTools`): [`prompt`] asks for
 //! `<answer><code>…</code><name>FN</name></answer>`; [`extract`] takes the code and the name
 //! out; [`harness`] wraps them into two sandbox runs: the model's code (its dict serialised
 //! inside the sandbox as tagged JSON) and then the task's own verification function on the

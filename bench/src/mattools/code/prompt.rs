@@ -1,7 +1,7 @@
 //! The prompt of a tool-usage task: the reference's question text, then the answer format.
 //!
 //! The question is `question.txt` unchanged. The answer-format paragraph is our wording of
-//! the reference's format (`shared/spec/mattools.md` §2: the code inside `<code>` as a fenced
+//! the reference's format (the MatTools reference code, `Grenzlinie/MatTools`: the code inside `<code>` as a fenced
 //! Python block, the function's name inside `<name>`, both inside `<answer>`); the
 //! reference's exact wrapper text is not part of the data we have.
 

@@ -1,4 +1,4 @@
-//! MatTools QA (spec `mattools.md` §1): multiple-choice questions on pymatgen's API, answered
+//! MatTools QA (the MatTools paper): multiple-choice questions on pymatgen's API, answered
 //! with one letter inside `<answer></answer>`.
 //!
 //! - [`item`]: the reference's file layout (`[{source, questions: [...]}]`), the importer

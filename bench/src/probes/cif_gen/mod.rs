@@ -1,5 +1,5 @@
 //! CIF-Gen: write a CIF for a formula in a named structure type, given the conventional
-//! lattice constant and hints (spec §5). The reference structures are built here, in code,
+//! lattice constant and hints (the AtomWorld paper). The reference structures are built here, in code,
 //! from textbook prototypes; no external data.
 
 pub mod evaluate;

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The tags whose line may be removed (spec §5, the reference's list).
+/// The tags whose line may be removed (the AtomWorld paper, the reference's list).
 pub const ESSENTIAL_TAGS: [&str; 13] = [
     "_cell_length_a",
     "_cell_length_b",
@@ -23,7 +23,7 @@ pub const ESSENTIAL_TAGS: [&str; 13] = [
     "_atom_site_occupancy",
 ];
 
-/// The misleading renamings (spec §5).
+/// The misleading renamings (the AtomWorld paper).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RenameScheme {

@@ -1,4 +1,4 @@
-//! Scoring a repair: fill in the placeholder, then the AtomWorld evaluation (spec §4: extract
+//! Scoring a repair: fill in the placeholder, then the AtomWorld evaluation (the reference evaluator: extract
 //! the last `<cif>` block, parse like pymatgen, compare compositions, StructureMatcher with
 //! `primitive_cell=False, stol=0.5`) against the uncorrupted CIF.
 

@@ -1,5 +1,5 @@
 //! CIF-Repair: a valid CIF with one essential line removed or its tags renamed
-//! misleadingly; the model must return a valid CIF of the same structure (spec §5).
+//! misleadingly; the model must return a valid CIF of the same structure (the AtomWorld paper).
 
 pub mod corruption;
 pub mod evaluate;

@@ -1,4 +1,4 @@
-//! The seeded PointWorld generator (spec §5 distributions).
+//! The seeded PointWorld generator (the paper's distributions).
 //!
 //! Each task draws from its own ChaCha stream (seed, action, task number). Every printed
 //! number is rounded to two decimals first and the target is computed from the rounded

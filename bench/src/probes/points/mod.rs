@@ -1,4 +1,4 @@
-//! PointWorld: the AtomWorld actions on bare points (spec §5, "pure coordinates").
+//! PointWorld: the AtomWorld actions on bare points (the AtomWorld paper, "pure coordinates").
 //!
 //! Two points in [−10, 10]³ (two decimals), one action in words, and the model returns the
 //! new list of points. No lattice, no periodicity, no elements: a model that fails here

@@ -1,16 +1,16 @@
 //! The PointWorld prompt: the reference's wrapper, the points as JSON, the action in words.
 //!
-//! The wrapper sentences are spec §5's, byte for byte. The reference
+//! The wrapper sentences are the paper's, byte for byte. The reference
 //! (`final_prompt` in AtomWorldBench) joins its parts with newlines and labels the two
 //! inputs "Initial points data:" and "Action prompt:"; we do the same. The points are
 //! printed as Python's `json.dumps(points.tolist())` prints them (`[[1.5, -2.25, 3.0], …]`).
-//! The action wordings are spec §5's (with the final full stop of the paper's table 6);
+//! The action wordings are the paper's (with the final full stop of the paper's table 6);
 //! vectors in them are printed as JSON lists too. Numbers carry at most two decimals.
 
 use super::action::{Point, PointAction};
 use engine::python::py_repr;
 
-/// The reference's instruction sentences, in order (spec §5).
+/// The reference's instruction sentences, in order (the AtomWorld paper).
 pub const WRAPPER: [&str; 6] = [
     "You are a spatial reasoning expert.",
     "You will be given an initial set of points and an action prompt describing an operation on these points.",
@@ -31,7 +31,7 @@ pub fn vector_json(v: [f64; 3]) -> String {
     format!("[{}, {}, {}]", py_repr(v[0]), py_repr(v[1]), py_repr(v[2]))
 }
 
-/// The action in words (spec §5 wordings).
+/// The action in words (the paper's wordings).
 pub fn action_prompt(action: &PointAction) -> String {
     match action {
         PointAction::Move {
