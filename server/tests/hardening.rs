@@ -535,8 +535,20 @@ fn eval_never_destroys_its_input_nor_leaves_half_an_output() {
     assert!(std::fs::read_to_string(&out)
         .unwrap()
         .contains("OutputFormatError"));
-    // A bad second line: the command fails and the earlier output stays as it was.
+    // A bad second line is named and skipped; the first is scored and written.
     std::fs::write(&input, format!("{line}\n{{broken\n")).unwrap();
+    let partial = bin()
+        .arg("eval")
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(partial.status.success());
+    assert!(String::from_utf8_lossy(&partial.stderr).contains("line 2: not a JSON object"));
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 1);
+    // Nothing scorable: the command fails, and an earlier output stays as it was.
+    std::fs::write(&input, "{broken\n").unwrap();
     let before_out = std::fs::read(&out).unwrap();
     let bad = bin()
         .arg("eval")

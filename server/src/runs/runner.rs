@@ -97,6 +97,7 @@ async fn run_one(
     gateway: &Gateway,
     code: &CodeRunner,
     budget: Option<&Arc<Budget>>,
+    run_id: &str,
 ) -> (ResultRow, bool) {
     let prompt = bench::task::prompt_text(&task.messages);
     if let Some(u) = suite.unanswerable(task) {
@@ -180,7 +181,7 @@ async fn run_one(
     match answer {
         Err(e) => row.error = Some(e.to_string()),
         Ok(c) => {
-            match score(suite, task, &c.text, gateway, code).await {
+            match score(suite, task, &c.text, gateway, code, run_id).await {
                 Ok(scored) => {
                     row.label = Some(scored.outcome.label.clone());
                     row.verdict = serde_json::from_value::<ResultVerdict>(scored.verdict).ok();
@@ -233,13 +234,21 @@ async fn score(
     response: &str,
     gateway: &Gateway,
     code: &CodeRunner,
+    run_id: &str,
 ) -> Result<bench::task::Scored, String> {
     let answers =
         super::needs::meet_all(suite.as_ref(), task, response, Some(gateway), code).await?;
     let budget = Duration::from_secs(gateway.config().limits.match_budget_secs);
     let (suite, task, response) = (suite.clone(), task.clone(), response.to_string());
+    // A run's scorings share the pool fairly with everyone else's work: one run never holds
+    // every slot; its own scorings always wait their turn.
+    let name = format!("run:{run_id}");
+    let client = crate::cpu::Client {
+        name: &name,
+        max_waiting: usize::MAX,
+    };
     CpuPool::global()
-        .run_within(budget, move |interrupt| {
+        .run_within_for(Some(client), budget, move |interrupt| {
             suite.score(&task, &response, &answers, interrupt)
         })
         .await
@@ -404,6 +413,7 @@ pub async fn execute_until(
                     &gateway,
                     &code,
                     budget.as_ref(),
+                    &run_id,
                 )
                 .await;
                 row.task = Some((*task_json).clone());

@@ -89,6 +89,17 @@ impl From<LlmError> for ApiError {
     }
 }
 
+impl From<crate::cpu::CpuError> for ApiError {
+    fn from(e: crate::cpu::CpuError) -> Self {
+        match e {
+            crate::cpu::CpuError::Busy { .. } => {
+                ApiError(StatusCode::TOO_MANY_REQUESTS, "busy", e.to_string())
+            }
+            other => ApiError::internal(other.to_string()),
+        }
+    }
+}
+
 impl From<SpawnError> for ApiError {
     fn from(e: SpawnError) -> Self {
         match e {

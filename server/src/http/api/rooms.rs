@@ -275,8 +275,14 @@ pub async fn post_attempt(
         body.prompt.clone(),
         body.answer.clone(),
     );
+    // Each participant's attempts share the pool fairly with everyone else's.
+    let participant = format!("room:{code}:{who}");
+    let client = crate::cpu::Client {
+        name: &participant,
+        max_waiting: crate::cpu::MAX_WAITING,
+    };
     let scored = CpuPool::global()
-        .run_within(budget, move |interrupt| {
+        .run_within_for(Some(client), budget, move |interrupt| {
             let resolved = bench::atomworld::task::resolve(&input, &prompt, None)
                 .map_err(|e| e.to_string())?;
             let target = parse_target(&resolved.target_cif).map_err(|e| e.to_string())?;
@@ -285,7 +291,7 @@ pub async fn post_attempt(
             Ok::<_, String>((resolved.group().to_string(), verdict))
         })
         .await
-        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map_err(ApiError::from)?
         .map_err(|e| ApiError::bad(format!("this task cannot be scored: {e}")))?;
     let (action, verdict) = scored;
     let attempt = NewAttempt {
