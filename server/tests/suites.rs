@@ -522,3 +522,26 @@ async fn a_reply_without_answer_gets_one_reminder() {
         assert_eq!(r.input_tokens, 20);
     }
 }
+
+/// AtomWorld's headline says so when no answer failed, instead of "0 of 0 failed answers".
+#[test]
+fn atomworld_headline_says_when_no_answer_failed() {
+    let cif = common::nacl_conventional();
+    let prompt = "Remove the atom at index 0 from the cif file.";
+    let target = bench::atomworld::task::resolve(&cif, prompt, None)
+        .unwrap()
+        .target_cif;
+    let line = serde_json::json!({"input_cif": cif, "action_prompt": prompt,
+        "target_cif": null, "response": format!("<cif>\n{target}\n</cif>")});
+    let table = server::cli::eval::run_suite(
+        &Registry::standard(),
+        "atomworld",
+        format!("{line}\n").as_bytes(),
+        Vec::new(),
+    )
+    .unwrap();
+    assert!(
+        table.contains("Stricter than chemistry: no answer failed"),
+        "{table}"
+    );
+}

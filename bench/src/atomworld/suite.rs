@@ -165,13 +165,21 @@ impl Suite for AtomWorld {
         if checked == 0 {
             return None;
         }
-        Some(Headline {
-            text: format!(
+        let text = if failed.is_empty() {
+            format!(
+                "Stricter than chemistry: no answer failed, so none can be the target's crystal \
+                 in another cell ({checked} answers checked by {SAME_CRYSTAL_MATCHER})\n"
+            )
+        } else {
+            format!(
                 "Stricter than chemistry: {stricter} of {} failed answers are the target's \
                  crystal in another cell by {SAME_CRYSTAL_MATCHER} (a second opinion, not the \
                  score; {checked} answers checked)\n",
                 failed.len()
-            ),
+            )
+        };
+        Some(Headline {
+            text,
             json: serde_json::json!({
                 "matcher": SAME_CRYSTAL_MATCHER,
                 "checked": checked,

@@ -31,7 +31,9 @@ pub fn success_chart(runs: &[(String, RunView)]) -> impl IntoView {
                         .per_group
                         .get(a)
                         .map_or(0.0, |g| g.success_rate);
-                    let h = (rate * 110.0).round();
+                    // A 0 % bar is drawn as a 2-unit stub, so a run that failed everything is
+                    // seen (its title and data say 0 %).
+                    let h = (rate * 110.0).round().max(2.0);
                     let x = x0 + k as f64 * width;
                     view! {
                         <g class="bar" data-action=a data-model=model.clone() data-rate=format!("{rate:.3}")>
