@@ -278,6 +278,16 @@ pub async fn send_attempt(
     .await
 }
 
+/// Resume run `id` (one that was cancelled, stopped, incomplete or interrupted).
+pub async fn resume_run(id: &str) -> Result<bench::wire::RunAction, String> {
+    // Run ids are `run-` and hex digits: nothing else goes into the path.
+    let id: String = id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    send(gloo_net::http::Request::post(&format!("/api/runs/{id}/resume")).json(&())).await
+}
+
 /// GET a host-only room document with the host token.
 async fn get_hosted<T: DeserializeOwned>(url: &str, token: &str) -> Result<T, String> {
     let res = gloo_net::http::Request::get(url)

@@ -233,6 +233,21 @@ pub fn Runs() -> impl IntoView {
                 let headline = v.summary.headline.as_ref().map(|h| view! {
                     <pre class="run-headline small" data-run=id.clone()>{h.text.clone()}</pre>
                 });
+                // A run that ended with work left (failed calls, a cap, a cancel) goes on where
+                // it stopped.
+                let resumable = !v.status.is_active() && v.status != RunStatus::Finished;
+                let resume_id = id.clone();
+                let resume = resumable.then(|| view! {
+                    <button class="secondary resume-run" data-run=id.clone() on:click=move |_| {
+                        let id = resume_id.clone();
+                        spawn_local(async move {
+                            match crate::api::resume_run(&id).await {
+                                Ok(_) => follow(id),
+                                Err(e) => error.set(Some(format!("resume {id}: {e}"))),
+                            }
+                        });
+                    }>"Resume"</button>
+                });
                 // A run of tasks the server does not hold is not a benchmark result.
                 let unverified = v.summary.counts.as_ref().and_then(|c| c.unverified_text()).map(|why| view! {
                     <p class="notice run-unverified" data-run=id.clone()>{why}</p>
@@ -247,6 +262,7 @@ pub fn Runs() -> impl IntoView {
                             s.tokens,
                             s.cost_usd,
                         )}
+                        {resume}
                     </div>
                     {unverified}
                     {headline}
