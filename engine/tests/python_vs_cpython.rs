@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use engine::python::{is_py_space, py_float, py_repr, py_strip};
 
 /// CPython's answer to `script` with `input` on stdin, or `None` (with a notice) when there is
-/// no python3 here; under CI a missing python3 fails.
+/// no python3 here; under CI (`CI` or `ATOMWORLD_REQUIRE_SHARED` set) a missing python3 fails.
 fn cpython(script: &str, input: &str) -> Option<String> {
     let child = Command::new("python3")
         .arg("-c")
@@ -20,7 +20,12 @@ fn cpython(script: &str, input: &str) -> Option<String> {
         .spawn();
     let mut child = match child {
         Ok(c) => c,
-        Err(e) if std::env::var_os("CI").is_some() => panic!("python3 is required under CI: {e}"),
+        Err(e)
+            if std::env::var_os("CI").is_some()
+                || std::env::var_os("ATOMWORLD_REQUIRE_SHARED").is_some() =>
+        {
+            panic!("python3 is required under CI: {e}")
+        }
         Err(e) => {
             eprintln!("SKIPPED: no python3 ({e})");
             return None;

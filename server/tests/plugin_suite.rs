@@ -13,7 +13,7 @@ use engine::interrupt::Interrupt;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use server::agents::{AgentAnswer, Effects};
-use server::config::{Config, ModelConfig, ProviderKind};
+use server::config::Config;
 use server::http::{router, AppState};
 use server::llm::{Gateway, GatewayOptions};
 use server::storage::Storage;
@@ -215,18 +215,7 @@ async fn a_generated_run_answered_by_the_suites_agent() {
     let dir = tempfile::tempdir().unwrap();
     let storage = Storage::open(dir.path()).unwrap();
     let config = Config {
-        models: vec![ModelConfig {
-            name: "voter".into(),
-            provider: ProviderKind::OpenaiCompatible,
-            model: "v".into(),
-            base_url: Some(alternating_model().await),
-            api_key_env: None,
-            temperature: None,
-            max_tokens: None,
-            reasoning_effort: None,
-            price_input_per_mtok: 0.0,
-            price_output_per_mtok: 0.0,
-        }],
+        models: vec![common::free_model("voter", alternating_model().await)],
         ..Config::default()
     };
     let gateway = Gateway::new(config, storage.clone(), GatewayOptions::default()).unwrap();

@@ -10,7 +10,7 @@ use common::{create_run, get_json, wait_run};
 use bench::task::{Message, Need, NeedAnswer, Outcome, Prepared, Registry, Suite, TaskError};
 use engine::interrupt::Interrupt;
 use serde::{Deserialize, Serialize};
-use server::config::{Config, Limits, ModelConfig, ProviderKind};
+use server::config::{Config, Limits};
 use server::http::{router, AppState};
 use server::llm::{Gateway, GatewayOptions};
 use server::storage::Storage;
@@ -169,18 +169,7 @@ async fn the_run_loop_runs_a_new_suite_with_its_judge() {
     let dir = tempfile::tempdir().unwrap();
     let storage = Storage::open(dir.path()).unwrap();
     let config = Config {
-        models: vec![ModelConfig {
-            name: "judge".into(),
-            provider: ProviderKind::OpenaiCompatible,
-            model: "j".into(),
-            base_url: Some(judge().await),
-            api_key_env: None,
-            temperature: None,
-            max_tokens: None,
-            reasoning_effort: None,
-            price_input_per_mtok: 0.0,
-            price_output_per_mtok: 0.0,
-        }],
+        models: vec![common::free_model("judge", judge().await)],
         limits: Limits {
             judge_model: Some("judge".into()),
             ..Limits::default()
@@ -362,18 +351,7 @@ async fn human_scores_are_saved_and_compared_with_the_judge() {
     let dir = tempfile::tempdir().unwrap();
     let storage = Storage::open(dir.path()).unwrap();
     let config = Config {
-        models: vec![ModelConfig {
-            name: "judge".into(),
-            provider: ProviderKind::OpenaiCompatible,
-            model: "j".into(),
-            base_url: Some(alchemy_judge().await),
-            api_key_env: None,
-            temperature: None,
-            max_tokens: None,
-            reasoning_effort: None,
-            price_input_per_mtok: 0.0,
-            price_output_per_mtok: 0.0,
-        }],
+        models: vec![common::free_model("judge", alchemy_judge().await)],
         limits: Limits {
             judge_model: Some("judge".into()),
             ..Limits::default()

@@ -276,13 +276,15 @@ impl Catalogue {
         }
     }
 
-    /// The same with `suite` (and `host`, when it has effects) added.
+    /// The same with `suite` (and `host`, when it has effects) added; a suite of the same
+    /// name is replaced with its host, as the registry replaces it.
     pub fn with<S: bench::task::Suite>(
         mut self,
         suite: S,
         host: Option<Arc<dyn SuiteHost>>,
     ) -> Self {
         self.registry = self.registry.with(suite);
+        self.hosts.hosts.retain(|h| h.name() != S::NAME);
         self.hosts.hosts.extend(host);
         self
     }

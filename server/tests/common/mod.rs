@@ -205,6 +205,22 @@ pub async fn serve_router(app: axum::Router) -> String {
     format!("http://{addr}")
 }
 
+/// A model `name` served by an OpenAI-compatible fake at `base_url`: no key, no price.
+pub fn free_model(name: &str, base_url: String) -> server::config::ModelConfig {
+    server::config::ModelConfig {
+        name: name.into(),
+        provider: server::config::ProviderKind::OpenaiCompatible,
+        model: name.into(),
+        base_url: Some(base_url),
+        api_key_env: None,
+        temperature: None,
+        max_tokens: None,
+        reasoning_effort: None,
+        price_input_per_mtok: 0.0,
+        price_output_per_mtok: 0.0,
+    }
+}
+
 /// An OpenAI-compatible chat completion answering `content` (a fake provider's reply).
 pub fn completion(content: &str, prompt_tokens: u64) -> axum::Json<serde_json::Value> {
     axum::Json(serde_json::json!({
