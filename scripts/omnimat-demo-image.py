@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Draw the image of our own multimodal OmniMatBench demo item (CAL c21).
 
-Writes bench/data/omnimat_images/awp_demo_c21_img.png: one unit cell of a two-dimensional
+Writes benchmarks/data/omnimat_images/awp_demo_c21_img.png: one unit cell of a two-dimensional
 centred square crystal, a black square outline with grey discs at its four corners and at
 its centre, the discs touching along the diagonals. 96 x 96 pixels, 8-bit grey, standard
 library only (zlib), so the bytes are the same wherever it runs. Run from the repository
@@ -47,6 +47,6 @@ png = (
     + chunk(b"IDAT", zlib.compress(rows, 9))
     + chunk(b"IEND", b"")
 )
-with open("bench/data/omnimat_images/awp_demo_c21_img.png", "wb") as f:
+with open("benchmarks/data/omnimat_images/awp_demo_c21_img.png", "wb") as f:
     f.write(png)
 print(len(png), "bytes")

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds (when missing) the Python reference outputs that bench/tests/actions_vs_pyref.rs and
-# bench/tests/evaluator_vs_pyref.rs compare against, and prints the variables they read:
+# Builds (when missing) the Python reference outputs that benchmarks/tests/actions_vs_pyref.rs and
+# benchmarks/tests/evaluator_vs_pyref.rs compare against, and prints the variables they read:
 #
-#   eval "$(scripts/pyref.sh)"      # then: cargo test -p bench --test actions_vs_pyref ...
+#   eval "$(scripts/pyref.sh)"      # then: cargo test -p benchmarks --test actions_vs_pyref ...
 #
 # Files live outside the repository, in ~/.cache/atomworld/oracle/ (ATOMWORLD_ORACLE_DIR),
 # keyed by the pymatgen and ASE versions, the seed, the task count and a hash of the Python
@@ -35,13 +35,13 @@ if ! [ -x "$PY" ] || ! "$PY" -c 'import pymatgen.core, ase' 2>/dev/null; then
 fi
 
 VERSIONS="$("$PY" -c 'import importlib.metadata as m; print("pmg" + m.version("pymatgen") + "-ase" + m.version("ase"))')"
-HASH="$(cat bench/tests/pyref/atomworld_ref.py bench/tests/pyref/driver.py | sha256sum | cut -c1-10)"
+HASH="$(cat benchmarks/tests/pyref/atomworld_ref.py benchmarks/tests/pyref/driver.py | sha256sum | cut -c1-10)"
 mkdir -p "$DIR"
 # The task set depends on our generator, not on Python: key it by a hash of the generator's
 # sources (the generator, the actions it applies, the prompts and no-op check it uses, the
 # structure pool), the seed and the size, so a change that yields other tasks makes a new
 # set. The outputs below copy everything they use from it, so each one is a complete case.
-GEN="gen-$(find bench/src/atomworld data/structures -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-10)"
+GEN="gen-$(find benchmarks/src/atomworld data/structures -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-10)"
 TASKS="$DIR/pyref-tasks-$GEN-seed$SEED-n$PER_ACTION.jsonl"
 # numpy's answers depend on the OpenBLAS kernels it runs (OPENBLAS_CORETYPE, read only).
 KERNEL="${OPENBLAS_CORETYPE:-native}"
@@ -57,12 +57,12 @@ if ! [ -s "$TASKS" ] && { ! [ -s "$ACTIONS" ] || ! [ -s "$EVAL" ]; }; then
 fi
 if ! [ -s "$ACTIONS" ]; then
   note "running the ASE reference of the actions -> $ACTIONS"
-  "$PY" bench/tests/pyref/driver.py actions "$TASKS" "$ACTIONS.part"
+  "$PY" benchmarks/tests/pyref/driver.py actions "$TASKS" "$ACTIONS.part"
   mv "$ACTIONS.part" "$ACTIONS"
 fi
 if ! [ -s "$EVAL" ]; then
   note "running the pymatgen evaluation pipeline -> $EVAL"
-  "$PY" bench/tests/pyref/driver.py eval "$TASKS" "$EVAL.part" --per-task "$PER_TASK"
+  "$PY" benchmarks/tests/pyref/driver.py eval "$TASKS" "$EVAL.part" --per-task "$PER_TASK"
   mv "$EVAL.part" "$EVAL"
 fi
 echo "export ATOMWORLD_ACTIONS_REF='$ACTIONS'"

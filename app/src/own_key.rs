@@ -1,10 +1,10 @@
 //! The user's own API key: kept in this browser only (in memory, or in localStorage when
 //! they ask the page to remember it) and sent only to the provider they chose, straight from
-//! the page (`bench::direct` builds the request). Nothing of it goes to our server.
+//! the page (`llm_protocol::direct` builds the request). Nothing of it goes to our server.
 
-use bench::direct::{DirectAnswer, DirectModel};
-use bench::task::Message;
+use benchmarks::task::Message;
 use leptos::prelude::*;
+use llm_protocol::direct::{DirectAnswer, DirectModel};
 use serde::{Deserialize, Serialize};
 
 /// Where a remembered key is kept (only when the user ticks "remember").

@@ -2,7 +2,7 @@
 //! `#suite-case=…` for the other suites' tasks), so a link reproduces the case on any host,
 //! static ones included.
 
-use bench::case::{decode, decode_suite_case, encode, encode_suite_case, Case, SuiteCase};
+use wire::case::{decode, decode_suite_case, encode, encode_suite_case, Case, SuiteCase};
 
 const PREFIX: &str = "#case=";
 

@@ -129,7 +129,7 @@ test("an unchanged input with no fit is explained by its closest match", { skip:
   check("closest match", async () => {
     const page = session.browser.page;
     // An upstream move task: returning its input unchanged has a smallest RMS below 0.5 but
-    // no fit (pymatgen: fit False, get_rms_dist 0.295; bench/tests/evaluator.rs).
+    // no fit (pymatgen: fit False, get_rms_dist 0.295; benchmarks/tests/evaluator.rs).
     const task = readFileSync(UPSTREAM, "utf8").trim().split("\n").map((l) => JSON.parse(l)).find((t) => t.action === "move");
     await page.locator("details.paste summary").click();
     await page.fill("#cif-paste", task.input_cif);

@@ -1,6 +1,6 @@
 //! The AtomWorld evaluation path as one function, for the speed benchmark.
 //!
-//! [`evaluate_pair`] runs the product's evaluator (`bench::atomworld::evaluate`, the code
+//! [`evaluate_pair`] runs the product's evaluator (`benchmarks::atomworld::evaluate`, the code
 //! runs, `atomworld eval` and the page use) on a (target, prediction) pair of CIF texts: the
 //! pymatgen-compatible reader, the composition and overfull-site checks, then
 //! `StructureMatcher(primitive_cell=False, stol=0.5)`'s `fit` and, on a fit, `get_rms_dist`.
@@ -9,7 +9,7 @@
 //! call this function, and `scripts/bench-matcher.sh` times all of them on the same pairs and
 //! checks that their verdicts agree.
 
-use bench::atomworld::evaluate::{self as evaluator, parse_target, Comparison, Label};
+use benchmarks::atomworld::evaluate::{self as evaluator, parse_target, Comparison, Label};
 use serde::Serialize;
 
 /// The verdict on one pair, with the labels of the AtomWorld evaluator.

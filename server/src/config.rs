@@ -57,7 +57,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// Which API a model is reached through (the protocol's own enum).
-pub use bench::provider::Provider as ProviderKind;
+pub use llm_protocol::provider::Provider as ProviderKind;
 
 /// One configured model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -118,7 +118,7 @@ impl ModelConfig {
     /// The most a call with `messages` can cost (USD): every byte of the prompt counted as a
     /// token (byte-level tokenizers never make more tokens than bytes) plus the template's
     /// tokens, [`WORST_TOKENS_PER_IMAGE`] per image, and the full output limit.
-    pub fn worst_cost(&self, messages: &[bench::task::Message]) -> f64 {
+    pub fn worst_cost(&self, messages: &[benchmarks::task::Message]) -> f64 {
         let input: u64 = messages
             .iter()
             .map(|m| {
@@ -347,7 +347,7 @@ impl Config {
             if !seen.insert(m.name.as_str()) {
                 return Err(err("the name is used twice"));
             }
-            if bench::task::Registry::standard().is_baseline(&m.name) {
+            if benchmarks::task::Registry::standard().is_baseline(&m.name) {
                 return Err(err("the name is reserved for a built-in baseline"));
             }
             if m.provider == ProviderKind::OpenaiCompatible && m.base_url.is_none() {

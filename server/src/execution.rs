@@ -1,7 +1,7 @@
 //! Where model-written code runs: the sandbox backends the configuration chooses, their
 //! limits, and what `/api/health` and `atomworld sandbox check` say about them.
 //!
-//! Two environments, as suites ask for them ([`bench::task::RunEnv`]):
+//! Two environments, as suites ask for them ([`benchmarks::task::RunEnv`]):
 //! - **python** (`[sandbox]`): the standard library only. Backends `wasm` (CPython 3.11 on
 //!   WASI inside wasmtime; compiled in with the cargo feature `wasm-sandbox`, which the
 //!   release build and `scripts/run.sh` turn on), `bwrap`, `container`, or `none`.
@@ -13,7 +13,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bench::task::{RunEnv, RunProgram, RunResult};
+use benchmarks::task::{RunEnv, RunProgram, RunResult};
 
 pub use crate::config::{PymatgenConfig, SandboxConfig};
 use sandbox::{Limits, Outcome, Program, Sandbox, SandboxError};

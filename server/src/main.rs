@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
-use bench::atomworld::Semantics;
-use bench::wire::defaults;
+use benchmarks::atomworld::Semantics;
 use server::cli::output::Output;
 use server::cli::{self, CliError};
 use server::{http, storage::Storage};
+use wire::defaults;
 
 #[derive(Parser)]
 #[command(
@@ -42,7 +42,7 @@ enum Command {
     /// Score recorded model responses offline (JSON lines in, JSON lines out).
     Eval {
         /// The benchmark suite.
-        #[arg(long, default_value = bench::task::Registry::DEFAULT)]
+        #[arg(long, default_value = benchmarks::task::Registry::DEFAULT)]
         suite: String,
         /// Input JSONL: {"input_cif", "action_prompt", "target_cif" or null, "response"}.
         input: PathBuf,
@@ -180,7 +180,7 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
                 .map_err(|e| CliError::input(format!("cannot read {}: {e}", input.display())))?;
             let mut out = Output::create(&output, &[&input])?;
             let summary = cli::eval::run_with(
-                &bench::task::Registry::standard(),
+                &benchmarks::task::Registry::standard(),
                 &suite,
                 std::io::BufReader::new(file),
                 &mut out,
@@ -220,7 +220,8 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             format,
             data_dir,
         } => Ok(finish((|| {
-            let tables = cli::report::tables(&runs, &data_dir, &bench::task::Registry::standard())?;
+            let tables =
+                cli::report::tables(&runs, &data_dir, &benchmarks::task::Registry::standard())?;
             print!("{}", cli::report::render(&tables, &format)?);
             Ok(())
         })())),

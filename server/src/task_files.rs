@@ -10,9 +10,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use bench::task::source::Position;
-use bench::task::AnySuite;
-use bench::wire::SkippedTask;
+use benchmarks::task::source::Position;
+use benchmarks::task::AnySuite;
+use wire::SkippedTask;
 
 /// Why the tasks could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -199,7 +199,7 @@ fn io(path: &Path, e: &std::io::Error) -> TaskFilesError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench::task::Registry;
+    use benchmarks::task::Registry;
 
     fn cal(subfield: &str, id: &str) -> String {
         format!(

@@ -1,13 +1,13 @@
 //! The task sets the server offers the page (`GET /api/suites/{name}/tasks`) and runs given
 //! no tasks: each suite's built-in set from its host ([`crate::suites`]): our own items
-//! shipped with `bench`, or MatTools' tool-usage tasks when the server is pointed at their
+//! shipped with `benchmarks`, or MatTools' tool-usage tasks when the server is pointed at their
 //! folder. Upstream data is never shipped; it is read where the user keeps it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use bench::task::{AnySuite, Registry, RunEnv};
-use bench::wire::{SuiteInfo, SuiteTask};
+use benchmarks::task::{AnySuite, Registry, RunEnv};
+use wire::{SuiteInfo, SuiteTask};
 
 use crate::suites::{Hosts, SuitesConfig};
 
@@ -116,7 +116,7 @@ impl TaskSets {
         Ok(SuiteTask {
             id: p.id.clone(),
             group: p.group.clone(),
-            prompt: bench::task::prompt_text(&p.messages),
+            prompt: benchmarks::task::prompt_text(&p.messages),
             messages: p.messages.clone(),
             images: host.image_stems(t),
             unavailable: suite.unanswerable(&p).map(|u| u.why),

@@ -1,5 +1,6 @@
-//! The crates depend one way only: engine ← bench ← {app, server, engine-bench}, and the
-//! sandbox (on no workspace crate) ← server. Read from `cargo metadata`, so a wrong dependency
+//! The crates depend one way only: llm-protocol (on none) ← benchmarks (also on engine) ← wire
+//! ← {app, server}; engine-bench on engine and benchmarks; the sandbox (on no workspace crate)
+//! ← server. Read from `cargo metadata`, so a wrong dependency
 //! fails here rather than in review.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
@@ -7,12 +8,17 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 /// Which workspace crates each workspace crate may depend on.
-const ALLOWED: [(&str, &[&str]); 6] = [
+const ALLOWED: [(&str, &[&str]); 8] = [
     ("engine", &[]),
-    ("bench", &["engine"]),
-    ("app", &["engine", "bench"]),
-    ("server", &["engine", "bench", "sandbox"]),
-    ("engine-bench", &["engine", "bench"]),
+    ("llm-protocol", &[]),
+    ("benchmarks", &["engine", "llm-protocol"]),
+    ("wire", &["benchmarks"]),
+    ("app", &["engine", "llm-protocol", "benchmarks", "wire"]),
+    (
+        "server",
+        &["engine", "llm-protocol", "benchmarks", "wire", "sandbox"],
+    ),
+    ("engine-bench", &["engine", "benchmarks"]),
     ("sandbox", &[]),
 ];
 
@@ -71,7 +77,7 @@ fn crates_depend_the_right_way() {
             );
         }
     }
-    for (krate, _) in ALLOWED.iter().take(5) {
+    for (krate, _) in ALLOWED.iter() {
         assert!(
             found.contains_key(*krate),
             "{krate} is not a workspace member"
@@ -80,15 +86,22 @@ fn crates_depend_the_right_way() {
 }
 
 /// The suite-neutral layers know no suite by name: a suite's name in quotes appears only in
-/// its own modules (`bench/src/<suite>/`, the server's `src/suites/`), in tests and in
-/// docs. Everything else asks the suite's descriptor (`bench::task::Suite`) or its host
+/// its own modules (`benchmarks/src/<suite>/`, the server's `src/suites/`), in tests and in
+/// docs: the task model, the protocol, the wire types, the server's other modules and the app
+/// are scanned. Everything else asks the suite's descriptor (`benchmarks::task::Suite`) or its host
 /// (`server::suites::SuiteHost`).
 #[test]
 fn no_suite_is_named_outside_its_own_modules() {
     let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
-    let names = bench::task::Registry::standard().names();
+    let names = benchmarks::task::Registry::standard().names();
     let mut found = Vec::new();
-    for dir in ["server/src", "app/src"] {
+    for dir in [
+        "server/src",
+        "app/src",
+        "wire/src",
+        "llm-protocol/src",
+        "benchmarks/src/task",
+    ] {
         for file in rust_files(&root.join(dir)) {
             let rel = file
                 .strip_prefix(root)

@@ -200,8 +200,8 @@ async fn batches_run_concurrently_within_the_endpoint_limit() {
     assert_eq!((now, most), (0, 3), "three at a time");
 }
 
-fn doc(name: &str, doc: &str) -> bench::mattools::code::agent::DocEntry {
-    bench::mattools::code::agent::DocEntry {
+fn doc(name: &str, doc: &str) -> benchmarks::mattools::code::agent::DocEntry {
+    benchmarks::mattools::code::agent::DocEntry {
         name: name.into(),
         kind: "function".into(),
         signature: String::new(),

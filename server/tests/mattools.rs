@@ -10,7 +10,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use bench::task::Registry;
+use benchmarks::task::Registry;
 use common::required;
 use serde_json::{json, Value};
 use server::cli::eval::{context, run_with, Context};

@@ -200,7 +200,7 @@ async fn the_page_gets_a_tasks_own_images_and_no_path_leaves_the_folder() {
     assert!(c21.get("unavailable").is_none(), "{c21}");
     let shipped = std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../bench/data/omnimat_images/awp_demo_c21_img.png"),
+            .join("../benchmarks/data/omnimat_images/awp_demo_c21_img.png"),
     )
     .unwrap();
     assert_eq!(

@@ -7,8 +7,8 @@ mod common;
 
 use std::sync::Arc;
 
-use bench::task::source::{Located, Position};
-use bench::task::{Generator, Headline, Message, Outcome, Prepared, Suite, TaskError};
+use benchmarks::task::source::{Located, Position};
+use benchmarks::task::{Generator, Headline, Message, Outcome, Prepared, Suite, TaskError};
 use engine::interrupt::Interrupt;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -122,7 +122,7 @@ impl Suite for Parity {
         &self,
         n: &u64,
         response: &str,
-        _: &[bench::task::NeedAnswer],
+        _: &[benchmarks::task::NeedAnswer],
         _: &Interrupt,
     ) -> ParityVerdict {
         ParityVerdict {

@@ -39,7 +39,7 @@ fn input() -> String {
 }
 
 fn truth() -> String {
-    let r = bench::atomworld::task::resolve(&input(), PROMPT, None).unwrap();
+    let r = benchmarks::atomworld::task::resolve(&input(), PROMPT, None).unwrap();
     format!("<cif>\n{}\n</cif>", r.target_cif)
 }
 

@@ -7,7 +7,7 @@ mod common;
 
 use common::{create_run, get_json, wait_run};
 
-use bench::task::{Message, Need, NeedAnswer, Outcome, Prepared, Registry, Suite, TaskError};
+use benchmarks::task::{Message, Need, NeedAnswer, Outcome, Prepared, Registry, Suite, TaskError};
 use engine::interrupt::Interrupt;
 use serde::{Deserialize, Serialize};
 use server::config::{Config, Limits};
@@ -221,7 +221,7 @@ fn eval_scores_omnimat_cal_predictions() {
     );
     let mut out = Vec::new();
     server::cli::eval::run_suite(
-        &bench::task::Registry::standard(),
+        &benchmarks::task::Registry::standard(),
         "omnimat-cal",
         input.as_bytes(),
         &mut out,
@@ -328,7 +328,7 @@ async fn alchemy_judge() -> String {
     ) -> axum::Json<serde_json::Value> {
         let text = body["messages"].to_string();
         let s = 1.0 + (text.len() % 9) as f64 * 0.5;
-        let keys = bench::alchemy::judge::KEYS;
+        let keys = benchmarks::alchemy::judge::KEYS;
         let scores: serde_json::Map<String, serde_json::Value> = keys
             .iter()
             .map(|k| (k.to_string(), serde_json::json!(s)))
@@ -506,7 +506,7 @@ async fn a_reply_without_answer_gets_one_reminder() {
 fn atomworld_headline_says_when_no_answer_failed() {
     let cif = common::nacl_conventional();
     let prompt = "Remove the atom at index 0 from the cif file.";
-    let target = bench::atomworld::task::resolve(&cif, prompt, None)
+    let target = benchmarks::atomworld::task::resolve(&cif, prompt, None)
         .unwrap()
         .target_cif;
     let line = serde_json::json!({"input_cif": cif, "action_prompt": prompt,

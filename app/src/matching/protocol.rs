@@ -2,9 +2,9 @@
 //!
 //! Shared by the page (`app`) and the worker (`matcher`, `src/bin/matcher.rs`): the worker
 //! runs [`Job::run`], and so does the page when no worker can be started, so the verdict is
-//! the same either way (the same bench functions, on the same wasm engine).
+//! the same either way (the same `benchmarks` functions, on the same wasm engine).
 
-use bench::atomworld::evaluate::{
+use benchmarks::atomworld::evaluate::{
     evaluate_with_same_crystal, explain_mismatch, parse_target, Comparison, Verdict,
 };
 use engine::cif::PymatgenCif;

@@ -2,7 +2,7 @@
 //! as you type; a valid edit rewrites the prompt in the reference wording (so the prompt stays
 //! the single source of truth, and the form and the text never disagree).
 
-use bench::atomworld::action::Action;
+use benchmarks::atomworld::action::Action;
 use leptos::prelude::*;
 use serde_json::Value;
 

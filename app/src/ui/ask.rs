@@ -3,10 +3,10 @@
 //! model, ask, cancel. Used by the playground, the probes and the suites; the caller owns
 //! the answer text.
 
-use bench::direct::DirectModel;
-use bench::provider::Provider;
-use bench::task::Message;
+use benchmarks::task::Message;
 use leptos::prelude::*;
+use llm_protocol::direct::DirectModel;
+use llm_protocol::provider::Provider;
 
 use crate::api::StreamNews;
 use crate::own_key::{use_own_keys, OwnKey};
@@ -27,7 +27,7 @@ pub fn AskModel(
     /// The exact messages to send instead of `prompt` alone (a suite task's system and user
     /// messages); empty by default.
     #[prop(optional, into)]
-    messages: Signal<Vec<bench::task::Message>>,
+    messages: Signal<Vec<benchmarks::task::Message>>,
 ) -> impl IntoView {
     let models = LocalResource::new(crate::api::models);
     let own_keys = use_own_keys();

@@ -191,7 +191,7 @@ pub fn StructureCanvas(
         Command::Delete => {
             if let (Some(edit), Some(&index)) = (on_edit, picked.get_untracked().last()) {
                 edit.run(EditRequest::Apply(
-                    bench::atomworld::action::Action::Remove { index },
+                    benchmarks::atomworld::action::Action::Remove { index },
                 ));
             }
         }

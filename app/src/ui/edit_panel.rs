@@ -2,7 +2,7 @@
 //! panel only asks; the playground applies the edit (with the benchmark's own actions) and
 //! keeps the undo history.
 
-use bench::atomworld::action::Action;
+use benchmarks::atomworld::action::Action;
 use engine::Element;
 use leptos::prelude::*;
 

@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use bench::alchemy::judge::KEYS;
-use bench::wire::{CriterionAgreement, HumanScore, HumanScores, ResultRow, Results, RunList};
+use benchmarks::alchemy::judge::KEYS;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use wire::{CriterionAgreement, HumanScore, HumanScores, ResultRow, Results, RunList};
 
 /// The run named in the address (`?run=<id>`), if any.
 fn run_in_address() -> Option<String> {

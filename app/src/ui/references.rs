@@ -3,8 +3,8 @@
 //! a task that has references, how they were found and each one's recipe id, similarity and
 //! text.
 
-use bench::wire::SuiteTask;
 use leptos::prelude::*;
+use wire::SuiteTask;
 
 /// The K chooser, offering `choices`.
 #[component]

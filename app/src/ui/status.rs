@@ -6,7 +6,7 @@ use leptos::task::spawn_local;
 /// Shows the server's health answer.
 #[component]
 pub fn ServerStatus() -> impl IntoView {
-    let (status, set_status) = signal(None::<Result<bench::wire::Health, String>>);
+    let (status, set_status) = signal(None::<Result<wire::Health, String>>);
     spawn_local(async move {
         set_status.set(Some(crate::api::health().await));
     });

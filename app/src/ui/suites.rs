@@ -5,12 +5,12 @@
 //! class of the paper's taxonomy. An OmniMatBench item's images are shown under its prompt
 //! (served by the server from its images folder), or why they are unavailable.
 
-use bench::case::{SuiteCase, CASE_VERSION};
-use bench::wire::{ScoreRequest, ScoreResult, SuiteInfo, SuiteTask};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use wire::case::{SuiteCase, CASE_VERSION};
+use wire::{ScoreRequest, ScoreResult, SuiteInfo, SuiteTask};
 
-use bench::mattools::code::highlight::highlight;
+use benchmarks::mattools::code::highlight::highlight;
 
 /// A starting point for a MatTools answer (the layout the prompt asks for).
 const CODE_TEMPLATE: &str = "<answer><code>```python\nfrom pymatgen.core import Structure\n\n\ndef compute():\n    path = 'tool_source_code/pymatgen-analysis-defects/tests/test_files/GaN.vasp'\n    structure = Structure.from_file(path)\n    return {}\n```</code><name>compute</name></answer>";
@@ -78,7 +78,7 @@ pub fn Suites() -> impl IntoView {
             return;
         };
         let suite = chosen.get_untracked();
-        let request = bench::wire::ReferencesRequest { task: base.task, k };
+        let request = wire::ReferencesRequest { task: base.task, k };
         spawn_local(async move {
             let r = crate::api::suite_references(&suite, &request).await;
             // A later choice may have replaced this one meanwhile.

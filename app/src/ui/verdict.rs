@@ -1,7 +1,7 @@
 //! How a verdict is shown: the label, the check that decided, and the numbers with units.
 
-use bench::atomworld::evaluate::{Label, Verdict};
-use bench::atomworld::same_crystal::{SameCrystal, SAME_CRYSTAL_MATCHER};
+use benchmarks::atomworld::evaluate::{Label, Verdict};
+use benchmarks::atomworld::same_crystal::{SameCrystal, SAME_CRYSTAL_MATCHER};
 use leptos::prelude::*;
 
 fn num(x: Option<f64>, digits: usize) -> String {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use bench::atomworld::{apply, parse_prompt, Semantics};
+use benchmarks::atomworld::{apply, parse_prompt, Semantics};
 use engine::cif::{read_cif, write_cif};
 
 use super::CliError;

@@ -16,8 +16,8 @@
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 
-use bench::task::summary::{Row, Summary};
-use bench::task::{AnySuite, NeedAnswer, Outcome, PreparedTask, Registry};
+use benchmarks::task::summary::{Row, Summary};
+use benchmarks::task::{AnySuite, NeedAnswer, Outcome, PreparedTask, Registry};
 use engine::interrupt::Interrupt;
 use serde_json::{Map, Value};
 
@@ -202,7 +202,7 @@ fn score_line(
     let response = match (object.get("response"), object.get("prediction")) {
         (Some(Value::String(r)), _) => r.as_str(),
         (None, Some(p)) => {
-            predicted = bench::omnimat::cal::prediction_text(p);
+            predicted = benchmarks::omnimat::cal::prediction_text(p);
             predicted.as_str()
         }
         _ => return Err("no \"response\" text (or \"prediction\")".into()),
@@ -239,7 +239,7 @@ pub fn context(
     let s = registry
         .get(suite)
         .map_err(|e| CliError::input(e.to_string()))?;
-    let runs_code = s.scoring_env() == Some(bench::task::RunEnv::Pymatgen);
+    let runs_code = s.scoring_env() == Some(benchmarks::task::RunEnv::Pymatgen);
     let Some(path) = tasks else {
         if runs_code {
             return Err(CliError::input(format!(

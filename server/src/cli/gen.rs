@@ -2,8 +2,8 @@
 
 use std::io::Write;
 
-use bench::atomworld::generator::{generate, TaskSetSpec};
-use bench::atomworld::noop::copy_would_pass;
+use benchmarks::atomworld::generator::{generate, TaskSetSpec};
+use benchmarks::atomworld::noop::copy_would_pass;
 use serde_json::json;
 
 use super::CliError;

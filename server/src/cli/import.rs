@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use bench::atomworld::import::{import, Layout};
+use benchmarks::atomworld::import::{import, Layout};
 use serde_json::json;
 
 use super::CliError;

@@ -1,4 +1,4 @@
-//! Command-line subcommands other than `serve`, thin over `bench`.
+//! Command-line subcommands other than `serve`, thin over `benchmarks`.
 
 pub mod apply;
 pub mod cache;

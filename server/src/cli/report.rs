@@ -1,13 +1,13 @@
 //! `atomworld report RUN… [--format md|csv|json]`: the tables of finished (or partial) runs,
 //! one column per run, each number the mean ± standard deviation over the run's repeats
-//! (`bench::task::report`). Runs of several suites give one table per suite, in the order
+//! (`benchmarks::task::report`). Runs of several suites give one table per suite, in the order
 //! their first run is named.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use bench::task::report::{report, Repeat, RunColumn, Table};
-use bench::task::Registry;
+use benchmarks::task::report::{report, Repeat, RunColumn, Table};
+use benchmarks::task::Registry;
 
 use super::CliError;
 use crate::storage::Storage;
@@ -49,7 +49,7 @@ pub fn tables(
         }
         // Tasks a client gave that the server does not hold are not the benchmark's.
         let unverified = match &spec.tasks {
-            bench::wire::TaskSource::Imported(set) if set.unverified > 0 => {
+            wire::TaskSource::Imported(set) if set.unverified > 0 => {
                 format!(" UNVERIFIED: {} client tasks", set.unverified)
             }
             _ => String::new(),

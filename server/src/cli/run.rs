@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
-use bench::task::{AnySuite, Registry};
-use bench::wire::{defaults, ImportedTasks, RunSpec, TaskSource};
+use benchmarks::task::{AnySuite, Registry};
 use indicatif::{ProgressBar, ProgressStyle};
+use wire::{defaults, ImportedTasks, RunSpec, TaskSource};
 
 use super::CliError;
 use crate::config::Config;
@@ -279,7 +279,7 @@ pub async fn run_with(args: RunArgs, suites: &Catalogue) -> Result<String, CliEr
                     suite.name()
                 )));
             }
-            TaskSource::Imported(bench::wire::ImportedTasks {
+            TaskSource::Imported(wire::ImportedTasks {
                 imported_from: source,
                 tasks,
                 skipped: Vec::new(),
@@ -329,7 +329,7 @@ pub async fn run_with(args: RunArgs, suites: &Catalogue) -> Result<String, CliEr
     );
     let b = bar.clone();
     let code = crate::execution::CodeRunner::from_config(&gateway.config().sandbox);
-    if suite.scoring_env() == Some(bench::task::RunEnv::Pymatgen) {
+    if suite.scoring_env() == Some(benchmarks::task::RunEnv::Pymatgen) {
         let c = code.clone();
         let state = tokio::task::spawn_blocking(move || c.check_pymatgen())
             .await

@@ -18,7 +18,7 @@ use crate::llm::{Gateway, GatewayOptions};
 use crate::runs::Runs;
 use crate::storage::Storage;
 use crate::suites::Catalogue;
-use bench::wire::{Health, HealthStatus};
+use wire::{Health, HealthStatus};
 
 pub mod api;
 mod errors;
@@ -143,8 +143,8 @@ impl AppState {
     }
 }
 
-fn sandbox_health(s: crate::execution::SandboxState) -> bench::wire::SandboxHealth {
-    bench::wire::SandboxHealth {
+fn sandbox_health(s: crate::execution::SandboxState) -> wire::SandboxHealth {
+    wire::SandboxHealth {
         backend: s.backend,
         available: s.available,
         detail: s.detail,
@@ -154,7 +154,7 @@ fn sandbox_health(s: crate::execution::SandboxState) -> bench::wire::SandboxHeal
 /// `GET /api/health`: the server's version and build, and whether its database takes a write.
 #[utoipa::path(get, path = "/api/health", responses(
     (status = 200, description = "serving; the database takes writes", body = Health),
-    (status = 503, description = "the database does not take writes", body = bench::wire::ApiError)))]
+    (status = 503, description = "the database does not take writes", body = wire::ApiError)))]
 pub async fn health(State(state): State<AppState>) -> Response {
     let storage = state.storage.clone();
     // A write that is rolled back: a read-only or full database is not "ok".

@@ -17,8 +17,8 @@ pub use retry::RetryPolicy;
 
 use serde::{Deserialize, Serialize};
 
-pub use bench::task::{Message, Role};
-pub use bench::wire::Completion;
+pub use benchmarks::task::{Message, Role};
+pub use wire::Completion;
 
 /// Why a model call failed. Messages never contain API keys.
 #[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize)]
@@ -57,11 +57,11 @@ pub enum LlmError {
     NotCached,
 }
 
-impl From<bench::provider::ProtocolError> for LlmError {
-    fn from(e: bench::provider::ProtocolError) -> Self {
+impl From<llm_protocol::provider::ProtocolError> for LlmError {
+    fn from(e: llm_protocol::provider::ProtocolError) -> Self {
         match e {
-            bench::provider::ProtocolError::Malformed(m) => LlmError::Malformed(m),
-            bench::provider::ProtocolError::Stream(m) => LlmError::Stream(m),
+            llm_protocol::provider::ProtocolError::Malformed(m) => LlmError::Malformed(m),
+            llm_protocol::provider::ProtocolError::Stream(m) => LlmError::Stream(m),
         }
     }
 }

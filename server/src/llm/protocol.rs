@@ -1,12 +1,12 @@
-//! The providers' protocol ([`bench::provider`], shared with the page's own-key calls) for
+//! The providers' protocol ([`llm_protocol::provider`], shared with the page's own-key calls) for
 //! configured models: where a model's requests go and how it decodes.
 
-use bench::provider::{self, Caller, Decoding};
+use llm_protocol::provider::{self, Caller, Decoding};
 
 use super::{LlmError, Message};
 use crate::config::{EmbeddingModelConfig, ModelConfig, ProviderKind};
 
-pub use bench::provider::{error_message, HttpCall, StreamDecoder};
+pub use llm_protocol::provider::{error_message, HttpCall, StreamDecoder};
 
 /// The endpoint base of `provider` with an optional configured `base` (without a trailing
 /// slash); OpenAI's default can be moved by `OPENAI_BASE_URL`.
@@ -58,7 +58,7 @@ pub fn build_embeddings(e: &EmbeddingModelConfig, texts: &[String], key: Option<
 }
 
 /// The vectors and input tokens of an embeddings answer to `n` inputs (see
-/// [`bench::provider::parse_embeddings`]).
+/// [`llm_protocol::provider::parse_embeddings`]).
 pub fn parse_embeddings(
     body: &serde_json::Value,
     n: usize,
@@ -119,7 +119,7 @@ mod tests {
     fn with_image() -> Vec<Message> {
         vec![
             Message::system("Be terse."),
-            Message::user("Count the atoms.").with_images(vec![bench::task::Image {
+            Message::user("Count the atoms.").with_images(vec![benchmarks::task::Image {
                 media_type: "image/png".into(),
                 data: "iVBORw0KGgo=".into(),
             }]),
@@ -153,8 +153,8 @@ mod tests {
                     {"inline_data": {"mime_type": "image/png", "data": "iVBORw0KGgo="}}]}]})
         );
         // The browser's own-key calls send the same messages.
-        let direct = bench::direct::DirectModel {
-            provider: bench::provider::Provider::Anthropic,
+        let direct = llm_protocol::direct::DirectModel {
+            provider: llm_protocol::provider::Provider::Anthropic,
             base_url: String::new(),
             model: "mod-1".into(),
         };

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use bench::wire::{Progress, RunSpec, RunStatus};
+use wire::{Progress, RunSpec, RunStatus};
 
 use super::RunError;
 use crate::execution::CodeRunner;
@@ -58,7 +58,7 @@ impl Runs {
     }
 
     /// The suites runs may use.
-    pub fn registry(&self) -> &bench::task::Registry {
+    pub fn registry(&self) -> &benchmarks::task::Registry {
         &self.suites.registry
     }
 

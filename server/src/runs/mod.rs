@@ -1,7 +1,7 @@
 //! Benchmark runs: a suite, a task set, a model and settings, executed task by task with
 //! every result stored as it finishes, so that a killed server resumes without losing or
 //! repeating work. Suite-neutral: the run loop knows tasks only through
-//! [`bench::task::AnySuite`], found in a [`Registry`] by the spec's suite name.
+//! [`benchmarks::task::AnySuite`], found in a [`Registry`] by the spec's suite name.
 
 mod manager;
 pub mod needs;
@@ -12,9 +12,9 @@ pub use runner::{execute, execute_until, RunError, RunOutcome};
 
 use std::sync::Arc;
 
-use bench::task::summary::{Row, Summary};
-use bench::task::{AnySuite, Registry};
-use bench::wire::{ResultRow, RunSpec, RunSummary, TaskCounts, TaskSource};
+use benchmarks::task::summary::{Row, Summary};
+use benchmarks::task::{AnySuite, Registry};
+use wire::{ResultRow, RunSpec, RunSummary, TaskCounts, TaskSource};
 
 use crate::config::Config;
 
@@ -222,7 +222,7 @@ pub fn summarise(
     suite: Option<&dyn AnySuite>,
     preparation_cost_usd: f64,
 ) -> RunSummary {
-    let outcomes: Vec<Option<bench::task::Outcome>> =
+    let outcomes: Vec<Option<benchmarks::task::Outcome>> =
         rows.iter().map(ResultRow::table_outcome).collect();
     let table = Summary::of(rows.iter().zip(&outcomes).map(|(r, o)| Row {
         group: &r.group,

@@ -1,7 +1,7 @@
 //! Meeting a suite's needs: judge calls through the gateway, programs in the sandbox, in
-//! stages ([`bench::task::Suite::more_needs`]) until the suite needs nothing more.
+//! stages ([`benchmarks::task::Suite::more_needs`]) until the suite needs nothing more.
 
-use bench::task::{AnySuite, Need, NeedAnswer, PreparedTask, MAX_NEED_STAGES};
+use benchmarks::task::{AnySuite, Need, NeedAnswer, PreparedTask, MAX_NEED_STAGES};
 
 use crate::execution::CodeRunner;
 use crate::llm::Gateway;

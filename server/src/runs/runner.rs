@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bench::task::{AnySuite, PreparedTask};
-use bench::wire::{Progress, ResultRow, ResultVerdict, RunSpec, RunStatus};
+use benchmarks::task::{AnySuite, PreparedTask};
 use tokio::sync::{Mutex, Semaphore};
+use wire::{Progress, ResultRow, ResultVerdict, RunSpec, RunStatus};
 
 use super::Answerer;
 use crate::cpu::CpuPool;
@@ -99,7 +99,7 @@ async fn run_one(
     budget: Option<&Arc<Budget>>,
     run_id: &str,
 ) -> (ResultRow, bool) {
-    let prompt = bench::task::prompt_text(&task.messages);
+    let prompt = benchmarks::task::prompt_text(&task.messages);
     if let Some(u) = suite.unanswerable(task) {
         // Asked of no one (an OmniMatBench item whose images are unavailable): its verdict
         // says why, under its own group, and no call is made.
@@ -204,7 +204,7 @@ fn unasked_row(
     task: &PreparedTask,
     sample: u32,
     prompt: String,
-    u: bench::task::Unasked<bench::task::Scored>,
+    u: benchmarks::task::Unasked<benchmarks::task::Scored>,
 ) -> ResultRow {
     ResultRow {
         task_id: task.id.clone(),
@@ -235,7 +235,7 @@ async fn score(
     gateway: &Gateway,
     code: &CodeRunner,
     run_id: &str,
-) -> Result<bench::task::Scored, String> {
+) -> Result<benchmarks::task::Scored, String> {
     let answers =
         super::needs::meet_all(suite.as_ref(), task, response, Some(gateway), code).await?;
     let budget = Duration::from_secs(gateway.config().limits.match_budget_secs);

@@ -1,7 +1,7 @@
 //! A person's own scores of a run's results (AlchemyBench's human scoring).
 
-use bench::wire::HumanScore;
 use rusqlite::params;
+use wire::HumanScore;
 
 use super::{Storage, StorageError};
 

@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use bench::wire::{
+use rusqlite::{params, OptionalExtension, Row};
+use serde::{Deserialize, Serialize};
+use wire::{
     AttemptDetail, AttemptKind, AttemptView, LabelCount, RoomActionRow, RoomCell, RoomInfo,
     RoomSummary,
 };
-use rusqlite::{params, OptionalExtension, Row};
-use serde::{Deserialize, Serialize};
 
 use super::{Storage, StorageError};
 

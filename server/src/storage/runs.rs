@@ -1,8 +1,8 @@
 //! The runs and results tables.
 
-use bench::wire::{ResultRow, ResultVerdict, RunSpec, RunStatus};
 use rusqlite::{params, OptionalExtension};
 use sha2::{Digest, Sha256};
+use wire::{ResultRow, ResultVerdict, RunSpec, RunStatus};
 
 use super::{Storage, StorageError};
 

@@ -1,8 +1,8 @@
 //! The server's side of each suite: what it does that needs files, the network or the
 //! configuration (task folders and sets, recipes and their references, images). The suite's
 //! pure side (prompts, scoring, its files' layout, its agents and needs) is its
-//! [`bench::task::Suite`]; the generic layers (runs, CLI, HTTP) reach a suite only through
-//! these two, found by the suite's name in [`Hosts`] and in the [`bench::task::Registry`].
+//! [`benchmarks::task::Suite`]; the generic layers (runs, CLI, HTTP) reach a suite only through
+//! these two, found by the suite's name in [`Hosts`] and in the [`benchmarks::task::Registry`].
 //!
 //! A suite without effects of its own needs no host here: [`Hosts::get`] gives it the plain
 //! one (its tasks read from files by [`crate::task_files`], asked as they are).
@@ -14,7 +14,7 @@ pub mod omnimat;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bench::task::{AnySuite, Registry};
+use benchmarks::task::{AnySuite, Registry};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 
@@ -83,7 +83,7 @@ pub fn neutral<R: Serialize>(answer: crate::agents::AgentAnswer<R>) -> AgentRepl
 /// JSON, and the sample.
 pub struct AgentTask<'a> {
     /// The prepared task.
-    pub prepared: &'a bench::task::PreparedTask,
+    pub prepared: &'a benchmarks::task::PreparedTask,
     /// The task as its suite's JSON.
     pub json: &'a serde_json::Value,
     /// The sample index.
@@ -107,7 +107,7 @@ pub struct Preparation<'a> {
 
 /// The server's side of one suite. Every method has the plain behaviour by default.
 pub trait SuiteHost: Send + Sync {
-    /// The suite's name (its [`bench::task::Suite::NAME`]).
+    /// The suite's name (its [`benchmarks::task::Suite::NAME`]).
     fn name(&self) -> &'static str;
 
     /// The task set the server offers the page and runs given no tasks, if any.
@@ -257,7 +257,7 @@ impl Hosts {
 }
 
 /// The suites a server runs: each suite's pure side (the [`Registry`]) and its host here.
-/// A suite is added as one [`bench::task::Suite`] and, when it has effects, one
+/// A suite is added as one [`benchmarks::task::Suite`] and, when it has effects, one
 /// [`SuiteHost`]; nothing else names it.
 #[derive(Clone)]
 pub struct Catalogue {
@@ -278,7 +278,7 @@ impl Catalogue {
 
     /// The same with `suite` (and `host`, when it has effects) added; a suite of the same
     /// name is replaced with its host, as the registry replaces it.
-    pub fn with<S: bench::task::Suite>(
+    pub fn with<S: benchmarks::task::Suite>(
         mut self,
         suite: S,
         host: Option<Arc<dyn SuiteHost>>,
@@ -309,7 +309,7 @@ mod tests {
     /// Every host belongs to a suite of the standard registry, once.
     #[test]
     fn hosts_name_registered_suites() {
-        let registry = bench::task::Registry::standard();
+        let registry = benchmarks::task::Registry::standard();
         let hosts = Hosts::standard();
         let mut names: Vec<&str> = hosts.all().map(|h| h.name()).collect();
         for name in &names {

@@ -1,7 +1,7 @@
 //! The answer: ask a model or paste an answer, see the verdict computed in the page, share
 //! the case.
 
-use bench::atomworld::evaluate::Verdict;
+use benchmarks::atomworld::evaluate::Verdict;
 use leptos::prelude::*;
 
 use super::super::ask::AskModel;

@@ -1,21 +1,21 @@
 //! The AtomWorld playground: pick a structure and an action, see the exact prompt a model
 //! receives and the ground truth next to the input, with the touched sites highlighted.
 
-use bench::atomworld::evaluate::Comparison;
-use bench::atomworld::generator::pool::{pool, PoolEntry};
-use bench::atomworld::generator::rng::TaskRng;
-use bench::atomworld::generator::sample::sample;
-use bench::atomworld::prompt::model_prompt;
-use bench::atomworld::{
+use benchmarks::atomworld::evaluate::Comparison;
+use benchmarks::atomworld::generator::pool::{pool, PoolEntry};
+use benchmarks::atomworld::generator::rng::TaskRng;
+use benchmarks::atomworld::generator::sample::sample;
+use benchmarks::atomworld::prompt::model_prompt;
+use benchmarks::atomworld::{
     apply, parse_prompt, readings_differ, render_prompt, target_of, ActionKind, Applied,
     PromptStyle, Semantics,
 };
-use bench::case::{Case, CaseStructure, CASE_VERSION};
 use engine::cif::{read_cif, write_cif};
 use engine::format::Format;
 use engine::symmetry::{space_group, DEFAULT_SYMPREC};
 use engine::Structure;
 use leptos::prelude::*;
+use wire::case::{Case, CaseStructure, CASE_VERSION};
 
 mod answer_panel;
 mod picker;

@@ -1,8 +1,8 @@
 //! The task: action and seed, the editable prompt with its parsed form, the reading shown,
 //! and the full prompt a model receives.
 
-use bench::atomworld::render_prompt;
-use bench::atomworld::{Action, ActionKind, Applied, PromptStyle, Semantics};
+use benchmarks::atomworld::render_prompt;
+use benchmarks::atomworld::{Action, ActionKind, Applied, PromptStyle, Semantics};
 use engine::Structure;
 use leptos::prelude::*;
 
@@ -121,7 +121,7 @@ pub fn TaskPanel(
             {move || {
                 let Some(Err(_)) = parsed.get() else { return None };
                 let structure = input.get()?;
-                let suggestion = bench::atomworld::suggest::suggest(&prompt.get(), &structure)?;
+                let suggestion = benchmarks::atomworld::suggest::suggest(&prompt.get(), &structure)?;
                 let shown = suggestion.clone();
                 Some(view! {
                     <p class="notice" id="prompt-suggestion">

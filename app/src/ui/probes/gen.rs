@@ -1,8 +1,8 @@
 //! The CIF-Gen probe: a formula and structure type in words; the model writes a CIF; it is
 //! scored against our reference structure with primitive cells and supercells allowed.
 
-use bench::probes::cif_gen::evaluate::{evaluate, GenLabel};
-use bench::probes::cif_gen::generator::{generate, GenTaskSpec};
+use benchmarks::probes::cif_gen::evaluate::{evaluate, GenLabel};
+use benchmarks::probes::cif_gen::generator::{generate, GenTaskSpec};
 use engine::cif::read_cif;
 use leptos::prelude::*;
 

@@ -2,11 +2,11 @@
 //! inside `<answer>` tags; scored by the minimum-total-distance pairing against an explicit
 //! threshold.
 
-use bench::probes::points::action::Point;
-use bench::probes::points::action::PointActionKind;
-use bench::probes::points::generator::{generate, PointTaskSpec, COORD_RANGE};
-use bench::probes::points::prompt::points_json;
-use bench::probes::points::score::{evaluate, PointLabel, PASS_THRESHOLD};
+use benchmarks::probes::points::action::Point;
+use benchmarks::probes::points::action::PointActionKind;
+use benchmarks::probes::points::generator::{generate, PointTaskSpec, COORD_RANGE};
+use benchmarks::probes::points::prompt::points_json;
+use benchmarks::probes::points::score::{evaluate, PointLabel, PASS_THRESHOLD};
 use engine::{Element, Lattice, Site, Structure};
 use leptos::prelude::*;
 

@@ -2,9 +2,9 @@
 //! shown as a diff; the model repairs it; the repaired CIF is scored as an AtomWorld answer
 //! against the original.
 
-use bench::probes::cif_repair::corruption::Corruption;
-use bench::probes::cif_repair::evaluate::{evaluate, PLACEHOLDER};
-use bench::probes::cif_repair::generator::{generate, RepairTaskSpec};
+use benchmarks::probes::cif_repair::corruption::Corruption;
+use benchmarks::probes::cif_repair::evaluate::{evaluate, PLACEHOLDER};
+use benchmarks::probes::cif_repair::generator::{generate, RepairTaskSpec};
 use engine::cif::read_cif;
 use leptos::prelude::*;
 

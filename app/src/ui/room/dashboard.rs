@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use bench::wire::{AttemptKind, AttemptView, RoomSummary};
 use leptos::prelude::*;
+use wire::{AttemptKind, AttemptView, RoomSummary};
 
 use super::{plain_label, when};
 

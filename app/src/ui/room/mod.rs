@@ -5,11 +5,11 @@
 mod dashboard;
 mod send;
 
-use bench::case::{encode, Case, CaseStructure, CASE_VERSION};
-use bench::wire::{RoomCreate, RoomCreated};
 use leptos::prelude::*;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use wire::case::{encode, Case, CaseStructure, CASE_VERSION};
+use wire::{RoomCreate, RoomCreated};
 
 pub use send::RoomSend;
 

@@ -1,8 +1,8 @@
 //! The playground's room banner: "In room CODE as NAME" and a button that sends the current
 //! task and answer to the room (the server scores it and says what it found).
 
-use bench::wire::{AttemptKind, RoomAttempt};
 use leptos::prelude::*;
+use wire::{AttemptKind, RoomAttempt};
 
 use super::{forget, load, plain_label, Member, MEMBER_KEY};
 

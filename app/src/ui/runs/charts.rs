@@ -1,10 +1,10 @@
 //! The runs page's charts as inline SVG: success rate per action (one bar per run in each
 //! action's group) and the distribution of max_dist over successes.
 
-use bench::atomworld::evaluate::Label;
-use bench::atomworld::ActionKind;
-use bench::wire::{ResultRow, RunView};
+use benchmarks::atomworld::evaluate::Label;
+use benchmarks::atomworld::ActionKind;
 use leptos::prelude::*;
+use wire::{ResultRow, RunView};
 
 /// Bar colours, one per run shown (cycled).
 pub const RUN_COLOURS: [&str; 6] = [
@@ -163,14 +163,16 @@ fn headline_figures(runs: &[(String, RunView)]) -> Vec<Figures> {
         let Some(h) = &v.summary.headline else {
             continue;
         };
-        if let Ok(s) = serde_json::from_value::<bench::omnimat::cal::CalSummary>(h.json.clone()) {
+        if let Ok(s) =
+            serde_json::from_value::<benchmarks::omnimat::cal::CalSummary>(h.json.clone())
+        {
             for (name, sub) in s.per_subfield {
                 subfields
                     .entry(name)
                     .or_insert_with(|| vec![None; runs.len()])[k] = Some(sub.slot_accuracy.exact);
             }
         } else if let Ok(s) =
-            serde_json::from_value::<bench::alchemy::summary::AlchemySummary>(h.json.clone())
+            serde_json::from_value::<benchmarks::alchemy::summary::AlchemySummary>(h.json.clone())
         {
             for c in s.all.criteria {
                 let row = match criteria.iter().position(|(key, _)| *key == c.key) {

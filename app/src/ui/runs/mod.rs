@@ -8,15 +8,15 @@ mod charts;
 
 use std::collections::{BTreeMap, HashMap};
 
-use bench::atomworld::evaluate::Label;
-use bench::atomworld::prompt::split_model_prompt;
-use bench::atomworld::{ActionKind, AtomWorldTask, Semantics};
-use bench::case::{encode, Case, CaseStructure, CASE_VERSION};
-use bench::task::summary::PROVIDER_ERROR;
-use bench::wire::{ResultRow, Results, RunList, RunStatus, RunView};
+use benchmarks::atomworld::evaluate::Label;
+use benchmarks::atomworld::prompt::split_model_prompt;
+use benchmarks::atomworld::{ActionKind, AtomWorldTask, Semantics};
+use benchmarks::task::summary::PROVIDER_ERROR;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
+use wire::case::{encode, Case, CaseStructure, CASE_VERSION};
+use wire::{ResultRow, Results, RunList, RunStatus, RunView};
 
 /// The run ids in the page's address (`?runs=a,b`).
 fn runs_in_address() -> Vec<String> {
@@ -89,7 +89,7 @@ fn duration_text(seconds: f64) -> String {
 pub fn Runs() -> impl IntoView {
     let models = LocalResource::new(crate::api::models);
     let suites = LocalResource::new(crate::api::suites);
-    let suite = RwSignal::new(bench::task::Registry::DEFAULT.to_string());
+    let suite = RwSignal::new(benchmarks::task::Registry::DEFAULT.to_string());
     // The chosen suite's descriptor (its baselines, whether it generates its tasks).
     let info = move || {
         suites
@@ -319,7 +319,7 @@ pub fn Runs() -> impl IntoView {
                     .map_or("—".into(), |d| format!("{d:.4}"));
                 // Other suites' verdicts carry their own "detail" (MatTools: the error).
                 let other_detail = match &r.verdict {
-                    Some(bench::wire::ResultVerdict::Other(v)) => {
+                    Some(wire::ResultVerdict::Other(v)) => {
                         v.get("detail").and_then(|d| d.as_str()).map(str::to_string)
                     }
                     _ => None,

@@ -4,8 +4,8 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use bench::wire::CaseCreated;
 use sha2::{Digest, Sha256};
+use wire::CaseCreated;
 
 use super::{authorise, ApiError};
 use crate::http::AppState;
@@ -19,11 +19,11 @@ pub const MAX_CASE_BYTES: usize = 256 * 1024;
 #[utoipa::path(post, path = "/api/cases", request_body(content = Object,
     description = "any JSON of at most 256 KiB (the page's case)"), responses(
     (status = 201, body = CaseCreated),
-    (status = 401, description = "passcode required", body = bench::wire::ApiError),
-    (status = 413, description = "too large", body = bench::wire::ApiError),
+    (status = 401, description = "passcode required", body = wire::ApiError),
+    (status = 413, description = "too large", body = wire::ApiError),
     (status = 429, description = "rate limited, or the address's case quota is used up",
-     body = bench::wire::ApiError),
-    (status = 507, description = "the store is full", body = bench::wire::ApiError)))]
+     body = wire::ApiError),
+    (status = 507, description = "the store is full", body = wire::ApiError)))]
 pub async fn put_case(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -76,7 +76,7 @@ pub async fn put_case(
 /// `GET /api/cases/{id}`.
 #[utoipa::path(get, path = "/api/cases/{id}", params(("id" = String, Path, description = "case id")),
     responses((status = 200, description = "the case as stored", body = Object),
-              (status = 404, description = "no such case (or expired)", body = bench::wire::ApiError)))]
+              (status = 404, description = "no such case (or expired)", body = wire::ApiError)))]
 pub async fn get_case(
     State(state): State<AppState>,
     Path(id): Path<String>,

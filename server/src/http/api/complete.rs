@@ -4,7 +4,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Json;
-use bench::wire::{CompleteRequest, StreamDelta, StreamRestart};
+use wire::{CompleteRequest, StreamDelta, StreamRestart};
 
 use super::{authorise, ApiError};
 use crate::http::AppState;
@@ -17,11 +17,11 @@ fn to_json(value: &impl serde::Serialize) -> String {
 /// `POST /api/complete`: one model call (through cache, retries and caps).
 #[utoipa::path(post, path = "/api/complete", request_body = CompleteRequest, responses(
     (status = 200, body = Completion),
-    (status = 401, description = "passcode required", body = bench::wire::ApiError),
-    (status = 402, description = "a spend cap is reached", body = bench::wire::ApiError),
-    (status = 404, description = "no such model", body = bench::wire::ApiError),
-    (status = 429, description = "rate limited", body = bench::wire::ApiError),
-    (status = 502, description = "the provider failed", body = bench::wire::ApiError)))]
+    (status = 401, description = "passcode required", body = wire::ApiError),
+    (status = 402, description = "a spend cap is reached", body = wire::ApiError),
+    (status = 404, description = "no such model", body = wire::ApiError),
+    (status = 429, description = "rate limited", body = wire::ApiError),
+    (status = 502, description = "the provider failed", body = wire::ApiError)))]
 pub async fn complete(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -69,9 +69,9 @@ impl Drop for AbortOnDrop {
 #[utoipa::path(post, path = "/api/complete/stream", request_body = CompleteRequest, responses(
     (status = 200, description = "text/event-stream: delta (StreamDelta), restart \
      (StreamRestart), then done (Completion) or error (ApiError)"),
-    (status = 401, description = "passcode required", body = bench::wire::ApiError),
-    (status = 404, description = "no such model", body = bench::wire::ApiError),
-    (status = 429, description = "rate limited", body = bench::wire::ApiError)))]
+    (status = 401, description = "passcode required", body = wire::ApiError),
+    (status = 404, description = "no such model", body = wire::ApiError),
+    (status = 429, description = "rate limited", body = wire::ApiError)))]
 pub async fn complete_stream(
     State(state): State<AppState>,
     headers: HeaderMap,

@@ -6,13 +6,13 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use bench::alchemy::judge::KEYS;
-use bench::wire::{CriterionAgreement, HumanScore, HumanScores, ResultRow};
+use benchmarks::alchemy::judge::KEYS;
+use wire::{CriterionAgreement, HumanScore, HumanScores, ResultRow};
 
 use super::runs::{rows_of, run_of};
 use super::{authorise, ApiError};
 use crate::http::AppState;
-use bench::task::report::csv_field;
+use benchmarks::task::report::csv_field;
 
 /// The judge's score of `row` on `criterion`, if it scored it.
 fn judge_score(row: &ResultRow, criterion: &str) -> Option<f64> {
@@ -33,7 +33,7 @@ fn agreement(rows: &[ResultRow], scores: &[HumanScore]) -> Vec<CriterionAgreemen
                     Some((judge_score(row, criterion)?, s.score?))
                 })
                 .collect();
-            let a = bench::alchemy::summary::agreement(&pairs);
+            let a = benchmarks::alchemy::summary::agreement(&pairs);
             CriterionAgreement {
                 criterion: criterion.to_string(),
                 n: a.n,
@@ -60,7 +60,7 @@ fn load(state: &AppState, id: &str) -> Result<HumanScores, ApiError> {
 /// `GET /api/runs/{id}/human-scores`: the scores given and the agreement with the judge.
 #[utoipa::path(get, path = "/api/runs/{id}/human-scores",
     params(("id" = String, Path, description = "run id")),
-    responses((status = 200, body = HumanScores), (status = 404, body = bench::wire::ApiError)))]
+    responses((status = 200, body = HumanScores), (status = 404, body = wire::ApiError)))]
 pub async fn get_human_scores(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -74,9 +74,9 @@ pub async fn get_human_scores(
     params(("id" = String, Path, description = "run id")),
     responses((status = 200, body = HumanScores),
     (status = 400, description = "not a criterion, a result of the run, or a score 1-5 in steps of 0.5",
-        body = bench::wire::ApiError),
-    (status = 401, description = "passcode required", body = bench::wire::ApiError),
-    (status = 404, body = bench::wire::ApiError)))]
+        body = wire::ApiError),
+    (status = 401, description = "passcode required", body = wire::ApiError),
+    (status = 404, body = wire::ApiError)))]
 pub async fn put_human_score(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -120,7 +120,7 @@ pub async fn put_human_score(
 /// and the person's score.
 #[utoipa::path(get, path = "/api/runs/{id}/human-scores.csv",
     params(("id" = String, Path, description = "run id")),
-    responses((status = 200, description = "text/csv"), (status = 404, body = bench::wire::ApiError)))]
+    responses((status = 200, description = "text/csv"), (status = 404, body = wire::ApiError)))]
 pub async fn human_scores_csv(
     State(state): State<AppState>,
     Path(id): Path<String>,

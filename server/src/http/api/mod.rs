@@ -3,7 +3,7 @@
 //!
 //! Errors have one shape: `{"error": {"code": "...", "message": "..."}}` with a fitting HTTP
 //! status. The browser can only name configured models, never an upstream URL. Bodies and
-//! answers are the types of `bench::wire`, which the page reads too.
+//! answers are the types of `wire`, which the page reads too.
 
 mod cases;
 mod complete;
@@ -29,7 +29,7 @@ pub use suites::{
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use bench::wire::{ApiError as WireError, ErrorBody};
+use wire::{ApiError as WireError, ErrorBody};
 
 use super::AppState;
 use crate::llm::LlmError;

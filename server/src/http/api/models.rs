@@ -2,7 +2,7 @@
 
 use axum::extract::State;
 use axum::Json;
-use bench::wire::{ModelInfo, ModelList};
+use wire::{ModelInfo, ModelList};
 
 use crate::http::AppState;
 

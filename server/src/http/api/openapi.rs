@@ -1,9 +1,8 @@
 //! `GET /api/openapi.json`: the API description, generated from the handlers' annotations
-//! and the wire types (`bench::wire`), so it cannot drift from what the server answers.
+//! and the wire types (`wire`), so it cannot drift from what the server answers.
 
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use bench::wire;
 use utoipa::OpenApi;
 
 /// The API's OpenAPI document.
@@ -99,7 +98,7 @@ use utoipa::OpenApi;
         wire::RoomActionRow,
         wire::LabelCount,
         wire::RoomSummary,
-        bench::task::Outcome,
+        benchmarks::task::Outcome,
     ))
 )]
 pub struct ApiDoc;

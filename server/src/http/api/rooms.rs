@@ -9,13 +9,13 @@ use std::time::Duration;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
-use bench::atomworld::evaluate::{evaluate_with_same_crystal, parse_target};
-use bench::wire::{
+use benchmarks::atomworld::evaluate::{evaluate_with_same_crystal, parse_target};
+use rand::Rng;
+use sha2::{Digest, Sha256};
+use wire::{
     AttemptDetail, AttemptKind, AttemptScored, RoomAttempt, RoomCreate, RoomCreated, RoomInfo,
     RoomSummary,
 };
-use rand::Rng;
-use sha2::{Digest, Sha256};
 
 use super::{authorise, ApiError};
 use crate::cpu::CpuPool;
@@ -126,11 +126,11 @@ fn hosted_room(state: &AppState, code: &str, headers: &HeaderMap) -> Result<Room
 /// `POST /api/rooms`: open a room for `ttl_hours` hours.
 #[utoipa::path(post, path = "/api/rooms", request_body = RoomCreate, responses(
     (status = 201, body = RoomCreated),
-    (status = 400, description = "no name, or a time outside 1 hour to 7 days", body = bench::wire::ApiError),
-    (status = 401, description = "passcode required", body = bench::wire::ApiError),
+    (status = 400, description = "no name, or a time outside 1 hour to 7 days", body = wire::ApiError),
+    (status = 401, description = "passcode required", body = wire::ApiError),
     (status = 429, description = "rate limited, or this address has as many open rooms as it may",
-     body = bench::wire::ApiError),
-    (status = 507, description = "the server has as many open rooms as it may", body = bench::wire::ApiError)))]
+     body = wire::ApiError),
+    (status = 507, description = "the server has as many open rooms as it may", body = wire::ApiError)))]
 pub async fn create_room(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -204,7 +204,7 @@ pub async fn create_room(
 #[utoipa::path(get, path = "/api/rooms/{code}",
     params(("code" = String, Path, description = "the room's code")),
     responses((status = 200, body = RoomInfo),
-    (status = 404, description = "no open room with this code", body = bench::wire::ApiError)))]
+    (status = 404, description = "no open room with this code", body = wire::ApiError)))]
 pub async fn get_room(
     State(state): State<AppState>,
     Path(code): Path<String>,
@@ -218,8 +218,8 @@ pub async fn get_room(
     params(("code" = String, Path, description = "the room's code"),
            ("X-Room-Token" = String, Header, description = "the host token")),
     responses((status = 204, description = "closed and deleted"),
-    (status = 403, description = "not the host", body = bench::wire::ApiError),
-    (status = 404, description = "no open room with this code", body = bench::wire::ApiError)))]
+    (status = 403, description = "not the host", body = wire::ApiError),
+    (status = 404, description = "no open room with this code", body = wire::ApiError)))]
 pub async fn close_room(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -239,10 +239,10 @@ pub async fn close_room(
     params(("code" = String, Path, description = "the room's code")),
     responses((status = 201, body = AttemptScored),
     (status = 400, description = "no nickname, a task that cannot be scored, or too long",
-     body = bench::wire::ApiError),
-    (status = 404, description = "no open room with this code", body = bench::wire::ApiError),
-    (status = 429, description = "rate limited", body = bench::wire::ApiError),
-    (status = 507, description = "the room is full", body = bench::wire::ApiError)))]
+     body = wire::ApiError),
+    (status = 404, description = "no open room with this code", body = wire::ApiError),
+    (status = 429, description = "rate limited", body = wire::ApiError),
+    (status = 507, description = "the room is full", body = wire::ApiError)))]
 pub async fn post_attempt(
     State(state): State<AppState>,
     Path(code): Path<String>,
@@ -283,7 +283,7 @@ pub async fn post_attempt(
     };
     let scored = CpuPool::global()
         .run_within_for(Some(client), budget, move |interrupt| {
-            let resolved = bench::atomworld::task::resolve(&input, &prompt, None)
+            let resolved = benchmarks::atomworld::task::resolve(&input, &prompt, None)
                 .map_err(|e| e.to_string())?;
             let target = parse_target(&resolved.target_cif).map_err(|e| e.to_string())?;
             let verdict =
@@ -337,8 +337,8 @@ pub async fn post_attempt(
     params(("code" = String, Path, description = "the room's code"),
            ("X-Room-Token" = String, Header, description = "the host token")),
     responses((status = 200, body = RoomSummary),
-    (status = 403, description = "not the host", body = bench::wire::ApiError),
-    (status = 404, description = "no open room with this code", body = bench::wire::ApiError)))]
+    (status = 403, description = "not the host", body = wire::ApiError),
+    (status = 404, description = "no open room with this code", body = wire::ApiError)))]
 pub async fn room_summary(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -360,8 +360,8 @@ pub async fn room_summary(
            ("id" = i64, Path, description = "the attempt's number"),
            ("X-Room-Token" = String, Header, description = "the host token")),
     responses((status = 200, body = AttemptDetail),
-    (status = 403, description = "not the host", body = bench::wire::ApiError),
-    (status = 404, description = "no such room or attempt", body = bench::wire::ApiError)))]
+    (status = 403, description = "not the host", body = wire::ApiError),
+    (status = 404, description = "no such room or attempt", body = wire::ApiError)))]
 pub async fn get_attempt(
     State(state): State<AppState>,
     headers: HeaderMap,

@@ -5,12 +5,12 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use bench::task::report::csv_field;
-use bench::wire::{
+use benchmarks::task::report::csv_field;
+use serde::Deserialize;
+use wire::{
     defaults, ImportedTasks, ProgressEvent, ResultRow, Results, RunAction, RunCreated, RunList,
     RunListItem, RunRequest, RunSpec, RunStatus, RunView, TaskSource,
 };
-use serde::Deserialize;
 
 use super::{authorise, ApiError};
 use crate::cpu::CpuPool;
@@ -27,7 +27,7 @@ fn too_many() -> ApiError {
 /// How many of `given` are not tasks of `held` (the server's own set): none with the same
 /// key, or one whose content differs (a changed reference or verification).
 fn not_held(
-    suite: &dyn bench::task::AnySuite,
+    suite: &dyn benchmarks::task::AnySuite,
     given: &[serde_json::Value],
     held: &[serde_json::Value],
 ) -> usize {
@@ -47,9 +47,9 @@ fn not_held(
 /// `POST /api/runs`: create a run and start it in the background.
 #[utoipa::path(post, path = "/api/runs", request_body = RunRequest, responses(
     (status = 201, body = RunCreated),
-    (status = 400, description = "a task that cannot run (named), or too many", body = bench::wire::ApiError),
-    (status = 401, description = "passcode required", body = bench::wire::ApiError),
-    (status = 404, description = "no such model", body = bench::wire::ApiError)))]
+    (status = 400, description = "a task that cannot run (named), or too many", body = wire::ApiError),
+    (status = 401, description = "passcode required", body = wire::ApiError),
+    (status = 404, description = "no such model", body = wire::ApiError)))]
 pub async fn start_run(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -147,8 +147,8 @@ pub async fn start_run(
 /// `POST /api/runs/{id}/cancel`: stop starting new tasks (those in flight finish and are
 /// kept); the run's status becomes `cancelled` once they have.
 #[utoipa::path(post, path = "/api/runs/{id}/cancel", params(("id" = String, Path, description = "run id")), responses(
-    (status = 202, body = RunAction), (status = 404, body = bench::wire::ApiError),
-    (status = 409, description = "not running", body = bench::wire::ApiError)))]
+    (status = 202, body = RunAction), (status = 404, body = wire::ApiError),
+    (status = 409, description = "not running", body = wire::ApiError)))]
 pub async fn cancel_run(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -167,8 +167,8 @@ pub async fn cancel_run(
 
 /// `POST /api/runs/{id}/resume`: execute an unfinished run again from where it stopped.
 #[utoipa::path(post, path = "/api/runs/{id}/resume", params(("id" = String, Path, description = "run id")), responses(
-    (status = 202, body = RunAction), (status = 404, body = bench::wire::ApiError),
-    (status = 409, description = "finished or already running", body = bench::wire::ApiError)))]
+    (status = 202, body = RunAction), (status = 404, body = wire::ApiError),
+    (status = 409, description = "finished or already running", body = wire::ApiError)))]
 pub async fn resume_run(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -219,10 +219,10 @@ pub(super) fn rows_of(state: &AppState, id: &str) -> Result<Vec<ResultRow>, ApiE
 fn summary_of(
     state: &AppState,
     id: &str,
-    spec: &bench::wire::RunSpec,
+    spec: &wire::RunSpec,
     rows: &[ResultRow],
-    suite: Option<&dyn bench::task::AnySuite>,
-) -> Result<bench::wire::RunSummary, ApiError> {
+    suite: Option<&dyn benchmarks::task::AnySuite>,
+) -> Result<wire::RunSummary, ApiError> {
     let preparation = state
         .storage
         .preparation_cost(id)
@@ -232,7 +232,7 @@ fn summary_of(
 
 /// `GET /api/runs/{id}`: spec, status, live progress and the summary so far.
 #[utoipa::path(get, path = "/api/runs/{id}", params(("id" = String, Path, description = "run id")), responses(
-    (status = 200, body = RunView), (status = 404, body = bench::wire::ApiError)))]
+    (status = 200, body = RunView), (status = 404, body = wire::ApiError)))]
 pub async fn get_run(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -258,7 +258,7 @@ const EVENT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250
 /// reports a run no longer executing.
 #[utoipa::path(get, path = "/api/runs/{id}/events", params(("id" = String, Path, description = "run id")), responses(
     (status = 200, description = "text/event-stream of progress events (ProgressEvent)"),
-    (status = 404, body = bench::wire::ApiError)))]
+    (status = 404, body = wire::ApiError)))]
 pub async fn run_events(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -333,7 +333,7 @@ fn csv(rows: &[ResultRow]) -> String {
     ("format" = Option<String>, Query, description = "json (default), jsonl, csv or table")),
     responses((status = 200, description = "json: Results; jsonl: one ResultRow a line; csv; \
      table: the results table as text", body = Results),
-    (status = 400, description = "unknown format", body = bench::wire::ApiError), (status = 404, body = bench::wire::ApiError)))]
+    (status = 400, description = "unknown format", body = wire::ApiError), (status = 404, body = wire::ApiError)))]
 pub async fn run_results(
     State(state): State<AppState>,
     Path(id): Path<String>,

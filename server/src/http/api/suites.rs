@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use bench::wire::{ReferencesRequest, ScoreRequest, ScoreResult, SuiteList, SuiteTask, SuiteTasks};
+use wire::{ReferencesRequest, ScoreRequest, ScoreResult, SuiteList, SuiteTask, SuiteTasks};
 
 use super::{authorise, ApiError};
 use crate::cpu::CpuPool;
@@ -30,7 +30,7 @@ pub async fn list_suites(State(state): State<AppState>) -> Json<SuiteList> {
 #[utoipa::path(get, path = "/api/suites/{name}/tasks",
     params(("name" = String, Path, description = "the suite")),
     responses((status = 200, body = SuiteTasks),
-    (status = 404, description = "no such suite", body = bench::wire::ApiError)))]
+    (status = 404, description = "no such suite", body = wire::ApiError)))]
 pub async fn suite_tasks(
     State(state): State<AppState>,
     Path(name): Path<String>,
@@ -58,14 +58,14 @@ pub async fn suite_tasks(
         ("id" = String, Path, description = "the task's key (OmniMatBench: subfield/id, percent-encoded)"),
         ("stem" = String, Path, description = "one of the task's image stems")),
     responses((status = 200, description = "the image (PNG, JPEG, GIF or WebP)"),
-    (status = 400, description = "not a plain file name", body = bench::wire::ApiError),
+    (status = 400, description = "not a plain file name", body = wire::ApiError),
     (status = 404, description = "no such task or stem, or its file is unavailable",
-        body = bench::wire::ApiError)))]
+        body = wire::ApiError)))]
 pub async fn task_image(
     State(state): State<AppState>,
     Path((name, id, stem)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
-    if !bench::omnimat::images::safe_stem(&stem) {
+    if !benchmarks::omnimat::images::safe_stem(&stem) {
         return Err(ApiError::bad(format!(
             "image stem {stem:?} is not a plain file name"
         )));
@@ -105,12 +105,12 @@ pub async fn task_image(
     params(("name" = String, Path, description = "a suite that takes references (alchemy)")),
     responses((status = 200, body = SuiteTask),
     (status = 400, description = "not a task of the suite, or a K it does not take (AlchemyBench: \
-        0, 1, 5, 10, 25)", body = bench::wire::ApiError),
-    (status = 401, description = "passcode required", body = bench::wire::ApiError),
+        0, 1, 5, 10, 25)", body = wire::ApiError),
+    (status = 401, description = "passcode required", body = wire::ApiError),
     (status = 404, description = "no such suite, or it takes no references",
-        body = bench::wire::ApiError),
+        body = wire::ApiError),
     (status = 502, description = "the embeddings model failed (or 402, 503, 504 as for \
-        completions)", body = bench::wire::ApiError)))]
+        completions)", body = wire::ApiError)))]
 pub async fn suite_references(
     State(state): State<AppState>,
     Path(name): Path<String>,
@@ -150,10 +150,10 @@ pub async fn suite_references(
 #[utoipa::path(post, path = "/api/score", request_body = ScoreRequest, responses(
     (status = 200, body = ScoreResult),
     (status = 400, description = "not a task of the suite, or the answer is too long",
-        body = bench::wire::ApiError),
-    (status = 401, description = "passcode required", body = bench::wire::ApiError),
-    (status = 404, description = "no such suite", body = bench::wire::ApiError),
-    (status = 429, description = "rate limited", body = bench::wire::ApiError)))]
+        body = wire::ApiError),
+    (status = 401, description = "passcode required", body = wire::ApiError),
+    (status = 404, description = "no such suite", body = wire::ApiError),
+    (status = 429, description = "rate limited", body = wire::ApiError)))]
 pub async fn score(
     State(state): State<AppState>,
     headers: HeaderMap,

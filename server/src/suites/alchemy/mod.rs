@@ -6,8 +6,8 @@ pub mod recipes;
 
 use std::path::Path;
 
-use bench::alchemy::{AlchemyTask, Recipe};
-use bench::task::{AnySuite, Suite};
+use benchmarks::alchemy::{AlchemyTask, Recipe};
+use benchmarks::task::{AnySuite, Suite};
 use futures_util::future::BoxFuture;
 
 use super::{LoadError, Preparation, SuiteHost, SuitesConfig, TaskSet};
@@ -22,14 +22,15 @@ pub struct Alchemy;
 
 impl SuiteHost for Alchemy {
     fn name(&self) -> &'static str {
-        bench::alchemy::Alchemy::NAME
+        benchmarks::alchemy::Alchemy::NAME
     }
 
     fn task_set(&self, _config: &SuitesConfig) -> Option<TaskSet> {
-        let tasks = without_references(bench::alchemy::demo::demo_recipes().unwrap_or_default());
+        let tasks =
+            without_references(benchmarks::alchemy::demo::demo_recipes().unwrap_or_default());
         Some((
             tasks,
-            "our own recipes (bench/data/alchemy_demo.jsonl), one-shot prompt".into(),
+            "our own recipes (benchmarks/data/alchemy_demo.jsonl), one-shot prompt".into(),
         ))
     }
 

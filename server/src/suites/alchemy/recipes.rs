@@ -6,15 +6,15 @@
 //! recipe without a `split` takes the split its file name names (`train`,
 //! `test_standard_impact`, `test_high_impact`), as the upstream files are split by file.
 //! [`with_references`] gives each recipe its K nearest train recipes by exact cosine
-//! (`bench::alchemy::RecipeIndex`) over the stored `contributions_embedding`s, and computes
+//! (`benchmarks::alchemy::RecipeIndex`) over the stored `contributions_embedding`s, and computes
 //! the missing ones through the gateway's embeddings endpoint (cached) when an embeddings
 //! model is chosen.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bench::alchemy::{import_jsonl, AlchemyTask, ImportError, Recipe, RecipeIndex, Retrieval};
-use bench::retrieval::RetrievalError;
+use benchmarks::alchemy::{import_jsonl, AlchemyTask, ImportError, Recipe, RecipeIndex, Retrieval};
+use benchmarks::retrieval::RetrievalError;
 
 use crate::llm::spend::Budget;
 use crate::llm::{Gateway, LlmError};
@@ -337,7 +337,7 @@ pub const BM25_METHOD: &str = "BM25 over the key contributions: an offline stand
 /// `recipe` with its `k` best matches among `pool` (never itself) by BM25 over the key
 /// contributions, for a page that has no embeddings to search; labelled as such.
 pub fn bm25_references(recipe: Recipe, pool: &[Recipe], k: usize) -> AlchemyTask {
-    use bench::retrieval::tokens;
+    use benchmarks::retrieval::tokens;
     let mut builder = rank_bm25::Builder::new(rank_bm25::Params::okapi());
     let mut kept = Vec::new();
     for r in pool.iter().filter(|r| r.id != recipe.id) {

@@ -1,14 +1,14 @@
 //! MatTools' agents for the tool-usage tasks (`single`, `rag` and the self-reflection loop;
-//! their pure parts are `bench::mattools::code::agent`). Every round (its prompt, the
+//! their pure parts are `benchmarks::mattools::code::agent`). Every round (its prompt, the
 //! retrieved entries, the code's run, the critique) is returned to be stored with the result.
 
-use bench::mattools::code::agent::{
+use benchmarks::mattools::code::agent::{
     complete, critic_messages, generation_messages, parse_critique, AgentKind, DocEntry, Round,
     MAX_ROUNDS, TOP_K,
 };
-use bench::mattools::code::extract::extract;
-use bench::mattools::code::harness::solution_run;
-use bench::mattools::code::CodeTask;
+use benchmarks::mattools::code::extract::extract;
+use benchmarks::mattools::code::harness::solution_run;
+use benchmarks::mattools::code::CodeTask;
 
 use super::docs;
 use crate::agents::{AgentAnswer, Effects};
@@ -100,7 +100,7 @@ pub async fn answer(
             }
         };
         let prompt = match kind {
-            AgentKind::Single => bench::mattools::code::prompt::messages(&task.question),
+            AgentKind::Single => benchmarks::mattools::code::prompt::messages(&task.question),
             _ => generation_messages(&task.question, &docs, out.rounds.last()),
         };
         let c = fx

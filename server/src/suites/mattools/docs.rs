@@ -1,5 +1,5 @@
 //! The documentation index of the pinned stack: extracted once in the pymatgen sandbox
-//! (`bench::mattools::code::harness::docs_run`), cached on disk by the stack's pins, and
+//! (`benchmarks::mattools::code::harness::docs_run`), cached on disk by the stack's pins, and
 //! searched by BM25 (Okapi, the `rank-bm25` crate) offline, or by cosine similarity of
 //! embeddings from a configured embeddings model ([`DocIndex::search_embedded`]: every
 //! entry is embedded once per process through the gateway, whose cache keeps the vectors
@@ -9,9 +9,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use bench::mattools::code::agent::DocEntry;
-use bench::mattools::code::harness::{docs_run, marked_line, DOCS_MARKER, EXTRACT_DOCS};
-use bench::retrieval::{tokens, Embeddings, RetrievalError};
+use benchmarks::mattools::code::agent::DocEntry;
+use benchmarks::mattools::code::harness::{docs_run, marked_line, DOCS_MARKER, EXTRACT_DOCS};
+use benchmarks::retrieval::{tokens, Embeddings, RetrievalError};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 

@@ -8,10 +8,10 @@ pub mod docs;
 
 use std::path::{Path, PathBuf};
 
-use bench::mattools::code::CodeTask;
-use bench::task::AnySuite;
+use benchmarks::mattools::code::CodeTask;
+use benchmarks::task::AnySuite;
 
-use bench::mattools::code::agent::AgentKind;
+use benchmarks::mattools::code::agent::AgentKind;
 use futures_util::future::BoxFuture;
 
 use super::{
@@ -21,14 +21,14 @@ use crate::agents::Effects;
 use crate::task_files::ReadTasks;
 
 /// The name of the sandbox data set holding the test files.
-const DATA_SET: &str = bench::mattools::code::harness::DATA_SET;
+const DATA_SET: &str = benchmarks::mattools::code::harness::DATA_SET;
 
 /// The tool-usage suite's host.
 pub struct MatToolsCode;
 
 impl SuiteHost for MatToolsCode {
     fn name(&self) -> &'static str {
-        <bench::mattools::code::MatToolsCode as bench::task::Suite>::NAME
+        <benchmarks::mattools::code::MatToolsCode as benchmarks::task::Suite>::NAME
     }
 
     /// The tasks of `[suites] mattools_dir`; none when it is not set (the page says how).
@@ -95,15 +95,15 @@ pub struct MatToolsQa;
 
 impl SuiteHost for MatToolsQa {
     fn name(&self) -> &'static str {
-        <bench::mattools::qa::suite::MatToolsQa as bench::task::Suite>::NAME
+        <benchmarks::mattools::qa::suite::MatToolsQa as benchmarks::task::Suite>::NAME
     }
 
     fn task_set(&self, _config: &SuitesConfig) -> Option<TaskSet> {
-        use bench::mattools::qa::item::{parse_qa_bundle, BUNDLE};
+        use benchmarks::mattools::qa::item::{parse_qa_bundle, BUNDLE};
         let qa = parse_qa_bundle(BUNDLE).unwrap_or_default();
         Some((
             values(&qa),
-            "our own questions on pymatgen 2024.8.9 (bench/data/mattools_qa.json)".into(),
+            "our own questions on pymatgen 2024.8.9 (benchmarks/data/mattools_qa.json)".into(),
         ))
     }
 }

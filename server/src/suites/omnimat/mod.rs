@@ -3,7 +3,7 @@
 //! Images: our demo items' own images are built in; other stems are looked up in
 //! `[suites] omnimat_images_dir` (`ATOMWORLD_OMNIMAT_IMAGES_DIR`, `atomworld run --images DIR`)
 //! as `<dir>/<stem>.{png,jpg,jpeg,gif,webp}`, at most 5 MiB an image and 20 MiB an item
-//! (`bench::omnimat::images`). An item whose images cannot all be read says why, and is then
+//! (`benchmarks::omnimat::images`). An item whose images cannot all be read says why, and is then
 //! asked of no model.
 
 pub mod python_tool;
@@ -11,10 +11,10 @@ pub mod python_tool;
 use std::io::Read;
 use std::path::Path;
 
-use bench::omnimat::images::{
+use benchmarks::omnimat::images::{
     safe_stem, sniff_media_type, stems, EXTENSIONS, MAX_IMAGE_BYTES, MAX_ITEM_IMAGE_BYTES,
 };
-use bench::task::Suite;
+use benchmarks::task::Suite;
 
 use futures_util::future::BoxFuture;
 
@@ -30,12 +30,12 @@ pub struct OmniMat {
 impl OmniMat {
     /// The calculation suite's host.
     pub const CAL: OmniMat = OmniMat {
-        name: bench::omnimat::OmniMatCal::NAME,
+        name: benchmarks::omnimat::OmniMatCal::NAME,
         qa: false,
     };
     /// The question-answer suite's host.
     pub const QA: OmniMat = OmniMat {
-        name: bench::omnimat::OmniMatQa::NAME,
+        name: benchmarks::omnimat::OmniMatQa::NAME,
         qa: true,
     };
 }
@@ -46,7 +46,7 @@ impl SuiteHost for OmniMat {
     }
 
     fn task_set(&self, _config: &SuitesConfig) -> Option<TaskSet> {
-        let (cal, qa) = bench::omnimat::demo::demo_items();
+        let (cal, qa) = benchmarks::omnimat::demo::demo_items();
         let tasks = if self.qa {
             qa.iter()
                 .filter_map(|t| serde_json::to_value(t).ok())
@@ -58,7 +58,7 @@ impl SuiteHost for OmniMat {
         };
         Some((
             tasks,
-            "our own demo items (bench/data/omnimat_demo.json)".into(),
+            "our own demo items (benchmarks/data/omnimat_demo.json)".into(),
         ))
     }
 
@@ -71,7 +71,7 @@ impl SuiteHost for OmniMat {
         task: AgentTask<'a>,
         fx: &'a Effects<'a>,
     ) -> Option<BoxFuture<'a, Result<AgentReply, AgentError>>> {
-        if agent != bench::omnimat::python_tool::AGENT {
+        if agent != benchmarks::omnimat::python_tool::AGENT {
             return None;
         }
         Some(Box::pin(async move {
@@ -97,7 +97,7 @@ impl SuiteHost for OmniMat {
             match load_image(dir, stem) {
                 Ok((bytes, media)) => {
                     total += bytes.len() as u64;
-                    images.push(bench::task::Image::from_bytes(media, &bytes));
+                    images.push(benchmarks::task::Image::from_bytes(media, &bytes));
                 }
                 Err(e) => {
                     why = Some(e);
@@ -143,7 +143,7 @@ pub fn load_image(dir: Option<&Path>, stem: &str) -> Result<(Vec<u8>, &'static s
             "images unavailable (stem {stem:?} is not a plain file name)"
         ));
     }
-    if let Some(bytes) = bench::omnimat::demo::demo_image(stem) {
+    if let Some(bytes) = benchmarks::omnimat::demo::demo_image(stem) {
         if let Some(media) = sniff_media_type(bytes) {
             return Ok((bytes.to_vec(), media));
         }

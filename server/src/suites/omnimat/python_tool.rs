@@ -1,13 +1,13 @@
-//! OmniMatBench with code execution (our own setting; see `bench::omnimat::python_tool`): the
+//! OmniMatBench with code execution (our own setting; see `benchmarks::omnimat::python_tool`): the
 //! model may run up to three standard-library Python programs in the `python` (wasm)
 //! sandbox before it answers. A model call that fails ends the answer with the error; a run
 //! the sandbox cannot make is told to the model as such, and the exchange goes on.
 
-use bench::omnimat::python_tool::{
+use benchmarks::omnimat::python_tool::{
     assistant, output_message, program_of, run_program, with_tool, ToolRound, MAX_RUNS,
     NO_MORE_RUNS,
 };
-use bench::task::{Message, RunEnv};
+use benchmarks::task::{Message, RunEnv};
 
 use crate::agents::{AgentAnswer, Effects};
 use crate::llm::LlmError;
