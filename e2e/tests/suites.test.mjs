@@ -63,11 +63,11 @@ test("MatTools: working code succeeds in the sandbox; a hallucinated attribute i
     await page.click("#suite-score");
     await page.waitForSelector("#suite-label", { timeout: 120_000 });
     assert.equal(await page.locator("#suite-label").textContent(), "Success");
-    assert.match(await page.locator("#suite-properties").textContent(), /Ga_N/);
+    assert.match(await page.locator("#suite-table").textContent(), /Ga_N/);
     await page.fill("#suite-answer", working.replace("d.name", "d.nmae"));
     await page.click("#suite-score");
     await page.waitForFunction(() => document.querySelector("#suite-label")?.textContent === "FunctionError", null, { timeout: 120_000 });
-    assert.equal(await page.locator("#suite-error-class").textContent(), "API Hallucination");
+    assert.equal(await page.locator("#suite-tags .tag").textContent(), "API Hallucination");
   }));
 
 test("OmniMatBench: a pasted calculation answer is scored slot by slot", () =>
@@ -81,6 +81,11 @@ test("OmniMatBench: a pasted calculation answer is scored slot by slot", () =>
     // One slot for the first item's two: the slot counts differ.
     assert.equal(await page.locator("#suite-label").textContent(), "WrongCount");
     assert.match(await page.locator("#suite-verdict").textContent(), /slots/);
+    // The slots side by side: the answer's one slot beside the first of the reference's two.
+    const rows = page.locator("#suite-table tbody tr");
+    assert.equal(await rows.count(), 2);
+    assert.match(await rows.nth(0).textContent(), /not a number/);
+    assert.match(await page.locator("#suite-verdict").textContent(), /slots read from <answer> as JSON/);
   }));
 
 test("the selectors and their labels never overlap, on desktop, tablet and phone widths", () =>

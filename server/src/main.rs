@@ -96,14 +96,17 @@ enum Command {
         #[arg(long, default_value = "data/local")]
         data_dir: PathBuf,
     },
-    /// Write a seeded AtomWorld task set as JSON lines.
+    /// Write a suite's seeded task set as JSON lines (the suites that generate their tasks).
     Gen {
+        /// The benchmark suite.
+        #[arg(long, default_value = benchmarks::task::Registry::DEFAULT)]
+        suite: String,
         /// The seed.
         #[arg(long, default_value_t = defaults::SEED)]
         seed: u64,
-        /// Tasks per action.
-        #[arg(long, default_value_t = defaults::PER_ACTION_CLI)]
-        per_action: usize,
+        /// Tasks per group (AtomWorld: per action).
+        #[arg(long, alias = "per-action", default_value_t = defaults::PER_ACTION_CLI)]
+        per_group: usize,
         /// Output JSONL file.
         #[arg(short, long)]
         output: PathBuf,
@@ -205,12 +208,17 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             Ok(())
         })())),
         Command::Gen {
+            suite,
             seed,
-            per_action,
+            per_group,
             output,
         } => Ok(finish((|| {
+            let registry = benchmarks::task::Registry::standard();
+            let suite = registry
+                .get(&suite)
+                .map_err(|e| cli::CliError::input(e.to_string()))?;
             let mut out = Output::create(&output, &[])?;
-            let report = cli::gen::run(seed, per_action, &mut out)?;
+            let report = cli::gen::run(suite.as_ref(), seed, per_group, &mut out)?;
             out.commit()?;
             eprintln!("{report}");
             Ok(())

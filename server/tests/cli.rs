@@ -149,6 +149,35 @@ fn gen_writes_a_reproducible_task_set() {
     let text = std::fs::read_to_string(&a).unwrap();
     assert_eq!(text, std::fs::read_to_string(&b).unwrap());
     assert_eq!(text.lines().count(), 20);
+    // What the Python reference's driver reads beside the task.
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    for key in ["structure", "parameters", "readings_differ", "target_cif"] {
+        assert!(first.get(key).is_some(), "{key} missing from {first}");
+    }
+}
+
+#[test]
+fn gen_of_a_suite_without_a_generator_says_where_its_tasks_come_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a.jsonl");
+    let run = bin()
+        .args(["gen", "--suite", "mattools-qa", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("suite mattools-qa has no task generator"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "no file is left behind");
+    let run = bin()
+        .args(["gen", "--suite", "no-such", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&run.stderr).contains("no-such"));
 }
 
 #[test]

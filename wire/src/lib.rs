@@ -793,6 +793,9 @@ pub struct ScoreResult {
     /// The suite's own verdict.
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub verdict: serde_json::Value,
+    /// What a page shows of the verdict beyond its label, as the suite declares it.
+    #[serde(default)]
+    pub view: benchmarks::task::VerdictView,
 }
 
 /// One score a person gave a result on one criterion (AlchemyBench's human scoring).

@@ -5,6 +5,7 @@
 //! class of the paper's taxonomy. An OmniMatBench item's images are shown under its prompt
 //! (served by the server from its images folder), or why they are unavailable.
 
+use benchmarks::task::ViewTable;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wire::case::{SuiteCase, CASE_VERSION};
@@ -329,72 +330,40 @@ fn path_part(text: &str) -> String {
         .collect()
 }
 
-/// A scored answer: the label, then the suite's details.
+/// A scored answer: the label, then what the suite declares worth showing of its verdict
+/// (facts, tags, a comparison table, texts), then the whole verdict folded.
 #[component]
 fn Verdict(result: ScoreResult) -> impl IntoView {
-    let v = result.verdict.clone();
-    let text = |key: &str| {
-        v.get(key)
-            .and_then(|x| x.as_str())
-            .unwrap_or_default()
-            .to_string()
-    };
     let class = if result.outcome.success {
         "verdict ok"
     } else {
         "verdict bad"
     };
-    let metric = result
-        .outcome
-        .metric
-        .map(|m| format!(" · {:.3}", m))
-        .unwrap_or_default();
-    let properties: Vec<serde_json::Value> = v
-        .get("properties")
-        .and_then(|p| p.as_array())
-        .cloned()
-        .unwrap_or_default();
-    let error_class = v
-        .get("error_class")
-        .and_then(|c| c.as_str())
-        .map(taxonomy_name)
-        .unwrap_or_default();
-    let output = text("output");
-    let detail = text("detail");
-    let counts = match (v.get("correct"), v.get("total")) {
-        (Some(c), Some(t)) => format!(" · {c} of {t} properties"),
-        _ => String::new(),
-    };
+    let metric = result.outcome.metric.map(|m| format!("{:.3}", m));
+    let view = result.view.clone();
+    let facts = metric
+        .into_iter()
+        .chain(view.facts)
+        .map(|f| format!(" · {f}"))
+        .collect::<String>();
     view! {
         <div class=class>
             <strong id="suite-label">{result.outcome.label.clone()}</strong>
-            <span>{counts}{metric}</span>
-            {(!error_class.is_empty()).then(|| view! { <span class="tag" id="suite-error-class">{error_class}</span> })}
+            <span>{facts}</span>
+            {(!view.tags.is_empty()).then(|| view! {
+                <span id="suite-tags">
+                    {view.tags.into_iter().map(|t| view! { <span class="tag">{t}</span> }).collect_view()}
+                </span>
+            })}
         </div>
         {result.outcome.why.clone().map(|why| view! { <p class="why" id="suite-why">{why}</p> })}
-        {(!detail.is_empty() && result.outcome.why.as_deref() != Some(detail.as_str())).then(|| view! { <pre class="detail" id="suite-detail">{detail}</pre> })}
-        {(!properties.is_empty()).then(|| view! {
-            <table class="properties" id="suite-properties">
-                <thead><tr><th>"Property"</th><th>"Expected"</th><th>"Returned"</th><th></th></tr></thead>
-                <tbody>
-                    {properties.into_iter().map(|p| {
-                        let name = p.get("name").and_then(|x| x.as_str()).unwrap_or_default().to_string();
-                        let expected = p.get("expected").map(|x| x.to_string()).unwrap_or_default();
-                        let returned = p.get("returned").and_then(|x| x.as_str()).unwrap_or("(missing)").to_string();
-                        let ok = p.get("ok").and_then(|x| x.as_bool()).unwrap_or(false);
-                        view! {
-                            <tr class:bad=!ok>
-                                <td>{name}</td><td><code>{expected}</code></td><td><code>{returned}</code></td>
-                                <td>{if ok { "✓" } else { "✗" }}</td>
-                            </tr>
-                        }
-                    }).collect_view()}
-                </tbody>
-            </table>
-        })}
-        {(!output.is_empty()).then(|| view! {
-            <details><summary>"Output"</summary><pre id="suite-output">{output}</pre></details>
-        })}
+        {view.table.map(|table| view! { <VerdictTable table /> })}
+        {view.texts.into_iter().map(|t| view! {
+            <details class="verdict-text" open=t.open>
+                <summary>{t.title}</summary>
+                <pre>{t.body}</pre>
+            </details>
+        }).collect_view()}
         <details>
             <summary>"Full verdict"</summary>
             <pre>{serde_json::to_string_pretty(&result.verdict).unwrap_or_default()}</pre>
@@ -402,16 +371,27 @@ fn Verdict(result: ScoreResult) -> impl IntoView {
     }
 }
 
-/// The paper's name of an error class as the verdict stores it.
-fn taxonomy_name(class: &str) -> String {
-    match class {
-        "ImportError" => "Import Error",
-        "ApiHallucination" => "API Hallucination",
-        "IncorrectParameter" => "Incorrect Parameter",
-        "SyntaxError" => "Syntax Error",
-        "TypeMismatch" => "Type Mismatch",
-        "LogicError" => "Logic Error",
-        other => other,
+/// A verdict's comparison table; a row judged wrong is marked.
+#[component]
+fn VerdictTable(table: ViewTable) -> impl IntoView {
+    let judged = table.rows.iter().any(|r| r.ok.is_some());
+    view! {
+        <table class="properties" id="suite-table">
+            <thead><tr>
+                {table.columns.into_iter().map(|c| view! { <th>{c}</th> }).collect_view()}
+                {judged.then(|| view! { <th></th> })}
+            </tr></thead>
+            <tbody>
+                {table.rows.into_iter().map(|row| {
+                    let mark = row.ok.map(|ok| if ok { "✓" } else { "✗" });
+                    view! {
+                        <tr class:bad=row.ok == Some(false)>
+                            {row.cells.into_iter().map(|c| view! { <td><code>{c}</code></td> }).collect_view()}
+                            {judged.then(|| view! { <td>{mark.unwrap_or_default()}</td> })}
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
     }
-    .to_string()
 }

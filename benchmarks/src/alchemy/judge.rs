@@ -21,7 +21,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::task::{Message, NeedAnswer};
+use crate::task::{Message, NeedAnswer, VerdictView, ViewTable};
 
 /// The eight keys of a judge's JSON, in the order of the protocol: seven criteria, then the
 /// overall score.
@@ -354,6 +354,48 @@ pub struct AlchemyVerdict {
     pub judge_raw: Vec<String>,
 }
 
+impl AlchemyVerdict {
+    /// What a page shows: the judge's eight scores by criterion, the mean of the seven, the
+    /// scores off the 0.5 grid, and the replies it could not read.
+    pub fn view(&self) -> VerdictView {
+        let mut view = VerdictView::default();
+        if let Some(mean7) = self.mean7 {
+            view.facts
+                .push(format!("mean of the seven criteria {mean7:.2}"));
+        }
+        if self.reasked {
+            view.facts.push("the judge was asked twice".into());
+        }
+        if let Some(scores) = &self.scores {
+            let table = KEYS.iter().zip(scores.values()).fold(
+                ViewTable::new(&["Criterion", "Score (1-5)"]),
+                |t, (key, value)| t.row(vec![criterion_name(key), format!("{value}")], None),
+            );
+            view.table = Some(table);
+        }
+        view.tags.extend(
+            self.off_grid
+                .iter()
+                .map(|k| format!("{} off the 0.5 grid", criterion_name(k))),
+        );
+        view.text(
+            "The judge's unreadable replies",
+            &self.judge_raw.join("\n\n---\n\n"),
+            false,
+        )
+    }
+}
+
+/// A judge key as a heading: `procedure_completeness_score` → "Procedure completeness".
+fn criterion_name(key: &str) -> String {
+    let words = key.trim_end_matches("_score").replace('_', " ");
+    let mut chars = words.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 /// A judge answer's text, or why there is none.
 fn reply_of(answer: Option<&NeedAnswer>) -> Result<&str, JudgeError> {
     match answer {
@@ -430,6 +472,29 @@ mod tests {
     use super::*;
 
     const GOOD: &str = r#"{"materials_appropriateness_score": 4, "equipment_appropriateness_score": 3.5, "procedure_completeness_score": 4.0, "procedure_similarity_score": 3, "procedure_feasibility_score": 4.5, "characterization_appropriateness_score": 2, "characterization_similarity_score": 2.5, "overall_score": 3.5}"#;
+
+    #[test]
+    fn the_page_shows_each_criterion_by_name() {
+        let r = parse_reply(GOOD).unwrap();
+        let v = AlchemyVerdict {
+            label: AlchemyLabel::Scored,
+            overall: Some(r.scores.overall_score),
+            mean7: Some(r.scores.mean7()),
+            scores: Some(r.scores),
+            off_grid: vec!["overall_score".into()],
+            reasked: false,
+            judge_error: None,
+            judge_raw: Vec::new(),
+        };
+        let view = v.view();
+        let table = view.table.expect("a criteria table");
+        assert_eq!(table.rows.len(), 8);
+        assert_eq!(table.rows[0].cells, ["Materials appropriateness", "4"]);
+        assert_eq!(table.rows[7].cells, ["Overall", "3.5"]);
+        assert_eq!(view.facts, ["mean of the seven criteria 3.36"]);
+        assert_eq!(view.tags, ["Overall off the 0.5 grid"]);
+        assert!(view.texts.is_empty());
+    }
 
     #[test]
     fn last_fence_wins_over_later_braces() {

@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use super::judge::{judge_messages, reask, verdict, AlchemyLabel, AlchemyVerdict};
 use super::prompt::prompt;
 use super::recipe::{Recipe, Reference};
-use crate::task::{Headline, Message, Need, NeedAnswer, Outcome, Prepared, Suite, TaskError};
+use crate::task::{
+    Headline, Message, Need, NeedAnswer, Outcome, Prepared, Suite, TaskError, VerdictView,
+};
 
 /// The baseline that answers with the ground-truth recipe.
 pub const REFERENCE: &str = "reference";
@@ -162,6 +164,10 @@ impl Suite for Alchemy {
                 .as_ref()
                 .map(|e| format!("The judge could not score this answer: {e}.")),
         }
+    }
+
+    fn view(v: &AlchemyVerdict) -> VerdictView {
+        v.view()
     }
 
     /// Per split: each criterion's mean and σ, the judge's overall and the mean of the seven

@@ -73,6 +73,41 @@ impl Suite for AtomWorld {
         Ok(tasks.iter().map(|t| t.task()).collect())
     }
 
+    /// Each task with its structure's name, its action's parameters and whether its
+    /// readings differ (what the Python reference's driver reads), and the draws left out.
+    fn generated_lines(
+        &self,
+        params: &serde_json::Value,
+    ) -> Result<(Vec<serde_json::Value>, String), TaskError> {
+        let spec = TaskSetSpec::deserialize(params)
+            .map_err(|e| TaskError(format!("not an AtomWorld task set: {e}")))?;
+        let (tasks, report) = generate(&spec, &copy_would_pass);
+        let lines = tasks
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "id": t.id,
+                    "action": t.action.kind().name(),
+                    "structure": t.structure_name,
+                    "input_cif": t.input_cif,
+                    "action_prompt": t.prompt,
+                    "target_cif": t.target_cif,
+                    "parameters": t.action,
+                    "readings_differ": t.readings_differ,
+                })
+            })
+            .collect();
+        let rejected: usize = report.no_ops_rejected.values().sum();
+        let failed: usize = report.failed.values().sum();
+        let report = format!(
+            "{} tasks (seed {}, pool {}); {rejected} no-op draws rejected; {failed} tasks impossible",
+            tasks.len(),
+            spec.seed,
+            spec.pool
+        );
+        Ok((lines, report))
+    }
+
     /// The upstream layouts [`super::import`] reads (task triples as JSON lines, the
     /// reference's `data/simple/<Action>.json`, its `evaluation_results.json`).
     fn read_tasks(&self, _name: &str, text: &str) -> Result<Vec<Located>, TaskError> {

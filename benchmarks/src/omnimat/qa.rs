@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::item::{KeyPoint, QaItem};
-use crate::task::{Message, NeedAnswer};
+use crate::task::{Message, NeedAnswer, VerdictView, ViewTable};
 use engine::python::py_strip;
 
 /// What scoring a QA answer needs of its item.
@@ -455,6 +455,61 @@ pub fn judges_to_reask(reference: &QaReference, answers: &[NeedAnswer]) -> (bool
 }
 
 impl QaVerdict {
+    /// What a page shows: precision, recall and F1, each key point's weight and the quality
+    /// the recall judge gave it, the units the precision judge counted, and its reasoning.
+    pub fn view(&self) -> VerdictView {
+        let mut view = VerdictView::default();
+        let num = |x: Option<f64>| x.map_or_else(|| "—".to_string(), |x| format!("{x:.4}"));
+        if self.label == QaLabel::Scored {
+            view.facts.push(format!(
+                "precision {} · recall {} · F1 {:.4}",
+                num(self.precision),
+                num(self.recall),
+                self.f1
+            ));
+        }
+        if let Some(r) = &self.recall_detail {
+            let table = r.points.iter().fold(
+                ViewTable::new(&["Key point", "Weight", "Met", "Quality"]),
+                |t, p| {
+                    t.row(
+                        vec![
+                            p.id.clone(),
+                            format!("{}", p.weight),
+                            p.met.map_or_else(|| "—".into(), |m| format!("{m}")),
+                            format!("{}", p.quality),
+                        ],
+                        None,
+                    )
+                },
+            );
+            view.table = Some(table);
+        }
+        let units = self.precision_detail.as_ref().map(|p| {
+            format!(
+                "Supported ({}):\n{}\n\nNot supported ({}):\n{}",
+                p.tp.len(),
+                p.tp.join("\n"),
+                p.fp.len(),
+                p.fp.join("\n")
+            )
+        });
+        let reasoning = self
+            .recall_detail
+            .as_ref()
+            .and_then(|r| r.reasoning.clone());
+        view.text(
+            "Units the precision judge counted",
+            units.as_deref().unwrap_or_default(),
+            false,
+        )
+        .text(
+            "The recall judge's reasoning",
+            reasoning.as_deref().unwrap_or_default(),
+            false,
+        )
+    }
+
     /// The verdict on an item whose images are unavailable (`why`): no answer was asked for.
     pub fn images_unavailable(why: &str) -> Self {
         QaVerdict {

@@ -13,6 +13,7 @@ use super::qa::{judge_messages, judges_to_reask, score_answers, QaLabel, QaRefer
 use crate::task::source::{self, Located};
 use crate::task::{
     Headline, Message, Need, NeedAnswer, Outcome, Prepared, Role, Suite, TaskError, Unasked,
+    VerdictView,
 };
 
 /// The baseline that answers with the gold (CAL) or the reference answer (QA).
@@ -132,6 +133,10 @@ impl Suite for OmniMatCal {
             metric: None,
             why: super::cal::score::why(v),
         }
+    }
+
+    fn view(v: &CalVerdict) -> VerdictView {
+        super::cal::score::view(v)
     }
 
     /// Slot accuracy pooled and per subfield (macro), both modes, labelled.
@@ -288,6 +293,10 @@ impl Suite for OmniMatQa {
                 )
             }),
         }
+    }
+
+    fn view(v: &QaVerdict) -> VerdictView {
+        v.view()
     }
 
     /// Macro-F1 over subfields and pooled F1, with the judge failures counted.

@@ -18,6 +18,7 @@ pub mod report;
 pub mod source;
 mod suite;
 pub mod summary;
+mod view;
 
 /// The chat messages a task asks with are the provider protocol's own (one definition for the
 /// page, the server and every suite).
@@ -27,3 +28,4 @@ pub use suite::{
     AnySuite, Generator, Headline, Need, NeedAnswer, Outcome, Prepared, PreparedTask, RunEnv,
     RunProgram, RunResult, Scored, Suite, TaskError, Unasked, MAX_NEED_STAGES,
 };
+pub use view::{VerdictView, ViewRow, ViewTable, ViewText};

@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::source::Located;
-use super::Message;
+use super::{Message, VerdictView};
 
 /// Why a task cannot be prepared or scored (the task's fault, not the answer's).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
@@ -171,6 +171,23 @@ pub trait Suite: Send + Sync + 'static {
         )))
     }
 
+    /// The generated tasks as `atomworld gen` writes them, one JSON object a line, and a
+    /// line on how they were drawn. By default the tasks as [`generate`](Self::generate)
+    /// makes them; a suite may add what its tools read beside (AtomWorld: the structure's
+    /// name, the action's parameters).
+    fn generated_lines(
+        &self,
+        params: &serde_json::Value,
+    ) -> Result<(Vec<serde_json::Value>, String), TaskError> {
+        let tasks = self.generate(params)?;
+        let lines = tasks
+            .iter()
+            .map(|t| serde_json::to_value(t).map_err(|e| TaskError(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
+        let report = format!("{} tasks", lines.len());
+        Ok((lines, report))
+    }
+
     /// The agents that may answer the suite's tasks instead of one model call, by name.
     fn agents(&self) -> &'static [&'static str] {
         &[]
@@ -254,6 +271,12 @@ pub trait Suite: Send + Sync + 'static {
 
     /// What a table needs of `verdict`.
     fn outcome(verdict: &Self::Verdict) -> Outcome;
+
+    /// What a page shows of `verdict` beyond its label and [`Outcome::why`] (by default,
+    /// nothing: the label says it).
+    fn view(_verdict: &Self::Verdict) -> VerdictView {
+        VerdictView::default()
+    }
 
     /// The suite's own headline numbers over a run's verdicts (with their groups), beyond
     /// the results table: MatTools' runnable and success rates, OmniMatBench's slot accuracy
@@ -345,6 +368,8 @@ pub struct Scored {
     pub outcome: Outcome,
     /// The suite's own verdict, as JSON.
     pub verdict: serde_json::Value,
+    /// What a page shows of it ([`Suite::view`]).
+    pub view: VerdictView,
     /// The verdict as `atomworld eval` writes it ([`Suite::eval_verdict`]).
     pub compact: serde_json::Value,
 }
@@ -364,6 +389,11 @@ pub trait AnySuite: Send + Sync {
     }
     /// The tasks drawn with `params`, as the suite's JSON (see [`Suite::generate`]).
     fn generate(&self, params: &serde_json::Value) -> Result<Vec<serde_json::Value>, TaskError>;
+    /// See [`Suite::generated_lines`].
+    fn generated_lines(
+        &self,
+        params: &serde_json::Value,
+    ) -> Result<(Vec<serde_json::Value>, String), TaskError>;
     /// See [`Suite::agents`].
     fn agents(&self) -> &'static [&'static str];
     /// See [`Suite::retrieves`].
@@ -435,6 +465,13 @@ impl<S: Suite> AnySuite for S {
             .collect()
     }
 
+    fn generated_lines(
+        &self,
+        params: &serde_json::Value,
+    ) -> Result<(Vec<serde_json::Value>, String), TaskError> {
+        Suite::generated_lines(self, params)
+    }
+
     fn agents(&self) -> &'static [&'static str] {
         Suite::agents(self)
     }
@@ -491,6 +528,7 @@ impl<S: Suite> AnySuite for S {
             why: u.why,
             verdict: Scored {
                 outcome: S::outcome(&u.verdict),
+                view: S::view(&u.verdict),
                 compact: S::eval_verdict(&u.verdict),
                 verdict,
             },
@@ -530,6 +568,7 @@ impl<S: Suite> AnySuite for S {
         let verdict = serde_json::to_value(&v).map_err(|e| TaskError(e.to_string()))?;
         Ok(Scored {
             outcome: S::outcome(&v),
+            view: S::view(&v),
             compact: S::eval_verdict(&v),
             verdict,
         })

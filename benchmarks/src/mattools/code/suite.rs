@@ -11,7 +11,7 @@ use super::task::CodeTask;
 use super::verdict::Metrics;
 use super::verdict::{after_solution, after_verification, CodeVerdict, ErrorClass, Label};
 use crate::task::{
-    Headline, Need, NeedAnswer, Outcome, Prepared, RunEnv, RunResult, Suite, TaskError,
+    Headline, Need, NeedAnswer, Outcome, Prepared, RunEnv, RunResult, Suite, TaskError, VerdictView,
 };
 
 /// The agents of [`Suite::agents`]: [`AgentKind`]'s names.
@@ -201,6 +201,10 @@ impl Suite for MatToolsCode {
                 .then(|| v.correct as f64 / v.total as f64),
             why: (v.label != Label::Success && !v.detail.is_empty()).then(|| v.detail.clone()),
         }
+    }
+
+    fn view(v: &CodeVerdict) -> VerdictView {
+        v.view()
     }
 
     /// Function Runnable Rate and Task Success Rate, over the tasks with data and over all.

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::harness::{marked, printed, python_repr, REFREADS_MARKER, RESULT_MARKER, VERIFY_MARKER};
 use super::task::CodeTask;
-use crate::task::RunResult;
+use crate::task::{RunResult, VerdictView, ViewTable};
 
 /// Most characters of program output kept in a verdict.
 const OUTPUT_KEPT: usize = 4000;
@@ -125,6 +125,47 @@ pub struct CodeVerdict {
 }
 
 impl CodeVerdict {
+    /// What a page shows: the properties right, the error class, each property's expected
+    /// and returned value, the reference's counting where it differs, the program's output.
+    pub fn view(&self) -> VerdictView {
+        let mut view = VerdictView::default();
+        if self.total > 0 && matches!(self.label, Label::Success | Label::Partial) {
+            view.facts
+                .push(format!("{} of {} properties", self.correct, self.total));
+        }
+        view.tags
+            .extend(self.error_class.map(|c| c.name().to_string()));
+        if !self.properties.is_empty() {
+            let table = self.properties.iter().fold(
+                ViewTable::new(&["Property", "Expected", "Returned"]),
+                |t, p| {
+                    t.row(
+                        vec![
+                            p.name.clone(),
+                            p.expected.to_string(),
+                            p.returned.clone().unwrap_or_else(|| "(missing)".into()),
+                        ],
+                        Some(p.ok),
+                    )
+                },
+            );
+            view.table = Some(table);
+        }
+        // A failure's detail is its `Outcome::why` already.
+        let detail = if self.label == Label::Success {
+            self.detail.as_str()
+        } else {
+            ""
+        };
+        view.text("Detail", detail, true)
+            .text(
+                "As the reference counts it",
+                self.reference_function_error.as_deref().unwrap_or_default(),
+                true,
+            )
+            .text("Output", &self.output, false)
+    }
+
     fn new(label: Label, task: &CodeTask, detail: impl Into<String>) -> Self {
         CodeVerdict {
             label,

@@ -7,7 +7,9 @@ use super::item::{parse_qa_bundle, parse_qa_file, Letter, QaTask};
 use super::prompt::question_prompt;
 use super::score::{score_answer, QaLabel, QaVerdict};
 use crate::task::source::{self, Located, Position};
-use crate::task::{Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError};
+use crate::task::{
+    Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError, VerdictView,
+};
 
 /// The MatTools QA benchmark (`mattools-qa`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -102,6 +104,16 @@ impl Suite for MatToolsQa {
             metric: None,
             why: None,
         }
+    }
+
+    fn view(v: &QaVerdict) -> VerdictView {
+        let mut view = VerdictView::default();
+        view.facts
+            .push(format!("the right choice is {}", v.expected));
+        if let Some(letter) = v.letter {
+            view.facts.push(format!("answered {letter}"));
+        }
+        view.text("Why", v.detail.as_deref().unwrap_or_default(), true)
     }
 
     /// Accuracy per file with its 95 % Wilson interval.

@@ -38,6 +38,21 @@ pub enum Route {
     WholeText,
 }
 
+impl Route {
+    /// Where the slots were found, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Route::Empty => "an empty answer",
+            Route::List => "a list",
+            Route::Boxed => "the first \\boxed{}",
+            Route::Json => "the whole answer as JSON",
+            Route::AnswerJson => "<answer> as JSON",
+            Route::AnswerText => "<answer> as one slot",
+            Route::WholeText => "the whole answer as one slot",
+        }
+    }
+}
+
 /// A prediction cut into slots.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parsed {

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::prediction::{parse_prediction, reference_drops, Parsed, Route};
 use super::slot::{score_slot, Quirk, SlotVerdict};
+use crate::task::{VerdictView, ViewTable};
 
 /// The verdict's label.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,6 +156,37 @@ fn note_of(slots: &[SlotVerdict], parsed: &Parsed, drops: bool) -> Option<String
     (!lines.is_empty()).then(|| lines.join("; "))
 }
 
+/// What a page shows of a CAL verdict: each slot's gold and prediction, matched in exact mode
+/// (and whether within 10 %), how the prediction was cut into slots, and the reference's
+/// behaviour where it decided a slot.
+pub fn view(v: &CalVerdict) -> VerdictView {
+    let mut view = VerdictView::default();
+    if !v.slots.is_empty() {
+        let table = v.slots.iter().enumerate().fold(
+            ViewTable::new(&["Slot", "Reference", "Answer", "Within 10 %"]),
+            |t, (i, s)| {
+                t.row(
+                    vec![
+                        (i + 1).to_string(),
+                        s.gold.clone(),
+                        s.predicted.clone(),
+                        if s.threshold { "yes" } else { "no" }.into(),
+                    ],
+                    Some(s.exact),
+                )
+            },
+        );
+        view.table = Some(table);
+        view.facts
+            .push(format!("slots read from {}", v.route.describe()));
+    }
+    view.text(
+        "How the reference decided",
+        v.note.as_deref().unwrap_or_default(),
+        true,
+    )
+}
+
 /// What a wrong verdict's slots say, in a sentence: how many slots each side has, or which
 /// slots differ (gold against predicted).
 pub fn why(v: &CalVerdict) -> Option<String> {
@@ -191,6 +223,21 @@ mod tests {
 
     fn gold(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_page_shows_each_slot_beside_the_reference() {
+        let v = score_response(&gold(&["1.5", "2"]), "<answer>[\"1.6\"]</answer>");
+        let view = view(&v);
+        let table = view.table.expect("a slot table");
+        assert_eq!(
+            table.columns,
+            ["Slot", "Reference", "Answer", "Within 10 %"]
+        );
+        assert_eq!(table.rows[0].cells, ["1", "1.5", "1.6", "yes"]);
+        assert_eq!(table.rows[0].ok, Some(false));
+        assert_eq!(table.rows[1].cells, ["2", "2", "", "no"]);
+        assert_eq!(view.facts, ["slots read from <answer> as JSON"]);
     }
 
     #[test]

@@ -99,6 +99,10 @@ use utoipa::OpenApi;
         wire::LabelCount,
         wire::RoomSummary,
         benchmarks::task::Outcome,
+        benchmarks::task::VerdictView,
+        benchmarks::task::ViewTable,
+        benchmarks::task::ViewRow,
+        benchmarks::task::ViewText,
     ))
 )]
 pub struct ApiDoc;

@@ -200,5 +200,6 @@ pub async fn score(
     Ok(Json(ScoreResult {
         outcome: scored.outcome,
         verdict: scored.verdict,
+        view: scored.view,
     }))
 }
