@@ -92,8 +92,18 @@ async fn two_models_with_three_repeats_each_are_tabled_as_mean_and_std() {
         "{}",
         String::from_utf8_lossy(&report.stderr)
     );
-    let tables: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
-    let table = &tables[0];
+    let report: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let table = &report["numbers"][0];
+    // The paper's Table 1: accuracy per file, a row per file, accuracy and its interval.
+    let paper = &report["paper"][0];
+    assert_eq!(paper["source"], "MatTools, Table 1");
+    assert_eq!(paper["columns"].as_array().unwrap().len(), 6);
+    let paper_rows: BTreeMap<String, serde_json::Value> = paper["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["label"].as_str().unwrap().to_string(), r["cells"].clone()))
+        .collect();
     assert_eq!(table["suite"], "mattools-qa");
     assert_eq!(table["repeats"], serde_json::json!([3, 3]));
     let rows: BTreeMap<String, serde_json::Value> = table["rows"]
@@ -138,7 +148,12 @@ async fn two_models_with_three_repeats_each_are_tabled_as_mean_and_std() {
         // The letters in turn make the repeats differ: a standard deviation above zero.
         assert!(check("success_rate", &overall) > 0.0);
         for (file, counts) in &per_file {
-            check(&format!("{file}.accuracy"), counts);
+            let std = check(&format!("{file}.accuracy"), counts);
+            // The paper table's accuracy cell of this run is the same mean and std.
+            let values: Vec<f64> = counts.iter().map(|(c, n)| *c as f64 / *n as f64).collect();
+            let cell = &paper_rows[file][col * 3];
+            assert!((cell["mean"].as_f64().unwrap() - mean_std(&values).0).abs() < 1e-12);
+            assert!((cell["std"].as_f64().unwrap() - std).abs() < 1e-12);
         }
     }
 
@@ -152,7 +167,13 @@ async fn two_models_with_three_repeats_each_are_tabled_as_mean_and_std() {
         .unwrap();
     let md = String::from_utf8(md.stdout).unwrap();
     assert!(
-        md.starts_with("### mattools-qa\n\n| number | fake ("),
+        md.starts_with(
+            "#### Accuracy per question file, with its 95 % Wilson interval (MatTools, Table 1)\n\n| file | fake ("
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("\n### mattools-qa\n\n| number | fake ("),
         "{md}"
     );
     assert!(md.contains("(3 repeats) |"), "{md}");
@@ -169,7 +190,7 @@ async fn two_models_with_three_repeats_each_are_tabled_as_mean_and_std() {
         .output()
         .unwrap();
     let csv = String::from_utf8(csv.stdout).unwrap();
-    assert!(csv.starts_with("suite,number,column,mean,std,n\n"), "{csv}");
+    assert!(csv.starts_with("table,row,column,mean,std,n\n"), "{csv}");
     assert_eq!(
         csv.lines().filter(|l| l.contains(",success_rate,")).count(),
         2

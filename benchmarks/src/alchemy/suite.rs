@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::judge::{judge_messages, reask, verdict, AlchemyLabel, AlchemyVerdict};
 use super::prompt::prompt;
 use super::recipe::{Recipe, Reference};
+use crate::task::layout::{Layout, Rows};
 use crate::task::{
     Headline, Message, Need, NeedAnswer, Outcome, Prepared, Suite, TaskError, VerdictView,
 };
@@ -168,6 +169,25 @@ impl Suite for Alchemy {
 
     fn view(v: &AlchemyVerdict) -> VerdictView {
         v.view()
+    }
+
+    fn layouts(&self) -> &'static [Layout] {
+        &[Layout {
+            title: "Judge scores per criterion (1-5), every item",
+            source: "AlchemyBench, Tables 5 and 10",
+            row_heading: "criterion",
+            rows: Rows::Each {
+                at: "all.criteria",
+                label: Some("key"),
+            },
+            values: &[
+                ("mean", "stat.mean"),
+                ("σ", "stat.sd"),
+                ("min", "stat.min"),
+                ("max", "stat.max"),
+            ],
+            mean_row: false,
+        }]
     }
 
     /// Per split: each criterion's mean and σ, the judge's overall and the mean of the seven

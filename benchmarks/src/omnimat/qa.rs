@@ -600,6 +600,13 @@ pub struct SubfieldQa {
     /// F1 and are left out), 0 with none.
     #[serde(default)]
     pub macro_f1_reference: f64,
+    /// Mean item precision (failures and missing answers count 0, as for F1; an item counts
+    /// only when both judges scored it).
+    #[serde(default)]
+    pub precision: f64,
+    /// Mean item recall (failures and missing answers count 0, as for F1).
+    #[serde(default)]
+    pub recall: f64,
 }
 
 /// The QA summary: per subfield macro-F1 and the headline, their unweighted mean.
@@ -626,6 +633,7 @@ impl QaSummary {
     /// Summarise `(subfield, verdict)` rows.
     pub fn of<'a>(rows: impl IntoIterator<Item = (&'a str, &'a QaVerdict)>) -> Self {
         let mut sums: BTreeMap<String, (SubfieldQa, f64)> = BTreeMap::new();
+        let mut pr: BTreeMap<String, (f64, f64)> = BTreeMap::new();
         let (mut total, mut n, mut failed, mut skipped) = (0.0, 0usize, 0usize, 0usize);
         for (subfield, v) in rows {
             if v.label == QaLabel::ImagesUnavailable {
@@ -644,6 +652,11 @@ impl QaSummary {
                 QaLabel::ImagesUnavailable => {}
             }
             *sum += v.f1;
+            let p = pr.entry(subfield.to_string()).or_default();
+            if v.label == QaLabel::Scored {
+                p.0 += v.precision.unwrap_or(0.0);
+                p.1 += v.recall.unwrap_or(0.0);
+            }
             total += v.f1;
             n += 1;
         }
@@ -651,6 +664,9 @@ impl QaSummary {
             .into_iter()
             .map(|(k, (mut s, sum))| {
                 s.macro_f1 = sum / s.items.max(1) as f64;
+                let (p, r) = pr.get(&k).copied().unwrap_or_default();
+                s.precision = p / s.items.max(1) as f64;
+                s.recall = r / s.items.max(1) as f64;
                 // Judge failures have F1 0 here and no F1 in the reference's table.
                 let judged = s.items - s.judge_failed;
                 s.macro_f1_reference = if judged == 0 {

@@ -10,6 +10,7 @@ use super::images::IMAGES_UNAVAILABLE;
 use super::item::{CalItem, QaItem};
 use super::prompt::{answer_text, cal_messages, py_dumps, qa_messages, ANSWER_REMINDER};
 use super::qa::{judge_messages, judges_to_reask, score_answers, QaLabel, QaReference, QaVerdict};
+use crate::task::layout::{Layout, Rows};
 use crate::task::source::{self, Located};
 use crate::task::{
     Headline, Message, Need, NeedAnswer, Outcome, Prepared, Role, Suite, TaskError, Unasked,
@@ -137,6 +138,23 @@ impl Suite for OmniMatCal {
 
     fn view(v: &CalVerdict) -> VerdictView {
         super::cal::score::view(v)
+    }
+
+    fn layouts(&self) -> &'static [Layout] {
+        &[Layout {
+            title: "CAL slot accuracy per subfield",
+            source: "OmniMatBench, Fig. 4 (strict: exact mode)",
+            row_heading: "subfield",
+            rows: Rows::Each {
+                at: "per_subfield",
+                label: None,
+            },
+            values: &[
+                ("exact", "slot_accuracy.exact"),
+                ("within 10 %", "slot_accuracy.threshold"),
+            ],
+            mean_row: true,
+        }]
     }
 
     /// Slot accuracy pooled and per subfield (macro), both modes, labelled.
@@ -297,6 +315,38 @@ impl Suite for OmniMatQa {
 
     fn view(v: &QaVerdict) -> VerdictView {
         v.view()
+    }
+
+    fn layouts(&self) -> &'static [Layout] {
+        &[
+            Layout {
+                title: "QA precision, recall and macro-F1 per subfield",
+                source: "OmniMatBench, Table 4 by subfield (the paper's grouping into four \
+                         domains is not published in a form we can read)",
+                row_heading: "subfield",
+                rows: Rows::Each {
+                    at: "per_subfield",
+                    label: None,
+                },
+                values: &[
+                    ("precision", "precision"),
+                    ("recall", "recall"),
+                    ("F1", "macro_f1"),
+                ],
+                mean_row: true,
+            },
+            Layout {
+                title: "Overall score (CAL slot accuracy + QA macro-F1) / 2 per subfield",
+                source: "OmniMatBench, Eq. 3 and Table 3 (CAL in exact mode)",
+                row_heading: "subfield",
+                rows: Rows::MeanOf(&[
+                    (OmniMatCal::NAME, "per_subfield", "slot_accuracy.exact"),
+                    (OmniMatQa::NAME, "per_subfield", "macro_f1"),
+                ]),
+                values: &[("overall", "")],
+                mean_row: true,
+            },
+        ]
     }
 
     /// Macro-F1 over subfields and pooled F1, with the judge failures counted.

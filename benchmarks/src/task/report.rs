@@ -25,12 +25,15 @@ pub struct Repeat {
 pub struct RunColumn {
     /// The column's heading (the model, and the run's id).
     pub heading: String,
+    /// The model (or baseline) that answered: what joins a model's runs of several suites.
+    pub model: String,
     /// Its repeats, in order.
     pub repeats: Vec<Repeat>,
 }
 
 /// One number of one run over its repeats.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Cell {
     /// The mean over the repeats.
     pub mean: f64,
@@ -78,6 +81,64 @@ pub struct Table {
     /// The rows: a number's path in the headline (`success_rate` for the table's), and one
     /// cell per column (`None` where that run has no such number).
     pub rows: Vec<(String, Vec<Option<Cell>>)>,
+}
+
+/// A report over runs of one or several suites: the papers' tables ([`super::layout`]) and,
+/// per suite, every headline number.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Report {
+    /// The papers' tables, in the order of the suites' runs.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
+    pub paper: Vec<super::layout::PaperTable>,
+    /// Per suite, every number of its headline.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
+    pub numbers: Vec<Table>,
+}
+
+/// The formats a report is written in.
+pub const FORMATS: [&str; 3] = ["md", "csv", "json"];
+
+impl Report {
+    /// The report of each suite's runs.
+    pub fn of(runs: &[super::layout::SuiteRuns]) -> Report {
+        Report {
+            paper: super::layout::paper_tables(runs),
+            numbers: runs.iter().map(|s| report(s.suite, s.runs)).collect(),
+        }
+    }
+
+    /// As Markdown: the papers' tables, then every number.
+    pub fn markdown(&self) -> String {
+        let paper = self.paper.iter().map(|t| t.markdown());
+        let numbers = self.numbers.iter().map(Table::markdown);
+        paper.chain(numbers).collect::<Vec<_>>().join("\n")
+    }
+
+    /// As CSV, one line per cell: `table,row,column,mean,std,n` (the numbers' tables are
+    /// named `<suite>: every number`, their rows by the number's path).
+    pub fn csv(&self) -> String {
+        let mut s = String::from("table,row,column,mean,std,n\n");
+        for t in &self.paper {
+            s.push_str(&t.csv());
+        }
+        for t in &self.numbers {
+            s.push_str(&t.csv());
+        }
+        s
+    }
+
+    /// In `format` (one of [`FORMATS`]).
+    pub fn render(&self, format: &str) -> Result<String, String> {
+        match format {
+            "md" => Ok(self.markdown()),
+            "csv" => Ok(self.csv()),
+            "json" => serde_json::to_string_pretty(self)
+                .map(|s| s + "\n")
+                .map_err(|e| e.to_string()),
+            other => Err(format!("no format {other} (one of {})", FORMATS.join(", "))),
+        }
+    }
 }
 
 /// The report of `runs` of `suite`.
@@ -178,7 +239,8 @@ impl Table {
         s
     }
 
-    /// As CSV: `suite,number,column,mean,std,n`, one line per cell.
+    /// As CSV lines `table,row,column,mean,std,n` (no header), one per cell: the table is
+    /// `<suite>: every number`, the row the number's path.
     pub fn csv(&self) -> String {
         let mut s = String::new();
         for (path, cells) in &self.rows {
@@ -186,7 +248,7 @@ impl Table {
                 let Some(c) = c else { continue };
                 s.push_str(&format!(
                     "{},{},{},{},{},{}\n",
-                    csv_field(&self.suite),
+                    csv_field(&format!("{}: every number", self.suite)),
                     csv_field(path),
                     csv_field(column),
                     c.mean,

@@ -7,6 +7,7 @@ use engine::interrupt::Interrupt;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use super::layout::Layout;
 use super::source::Located;
 use super::{Message, VerdictView};
 
@@ -286,6 +287,12 @@ pub trait Suite: Send + Sync + 'static {
         None
     }
 
+    /// The paper's tables over the headline's numbers (by default none beyond the report's
+    /// rows of every headline number).
+    fn layouts(&self) -> &'static [Layout] {
+        &[]
+    }
+
     /// The verdict as `atomworld eval` writes it on each line (by default, whole).
     fn eval_verdict(verdict: &Self::Verdict) -> serde_json::Value {
         serde_json::to_value(verdict).unwrap_or(serde_json::Value::Null)
@@ -439,6 +446,8 @@ pub trait AnySuite: Send + Sync {
     /// The suite's headline numbers over verdicts given as JSON with their groups (verdicts
     /// that do not read as the suite's are left out).
     fn headline(&self, rows: &[(String, serde_json::Value)]) -> Option<Headline>;
+    /// See [`Suite::layouts`].
+    fn layouts(&self) -> &'static [Layout];
     /// The suite's baselines, by name.
     fn baselines(&self) -> &'static [&'static str];
     /// Baseline `name`'s answer to `task`.
@@ -581,6 +590,10 @@ impl<S: Suite> AnySuite for S {
             .collect();
         let refs: Vec<(&str, &S::Verdict)> = typed.iter().map(|(g, v)| (*g, v)).collect();
         Suite::headline(self, &refs)
+    }
+
+    fn layouts(&self) -> &'static [Layout] {
+        Suite::layouts(self)
     }
 
     fn baselines(&self) -> &'static [&'static str] {

@@ -5,6 +5,7 @@
 
 mod manager;
 pub mod needs;
+pub mod report;
 mod runner;
 
 pub use manager::{Runs, SpawnError};

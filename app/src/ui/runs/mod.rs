@@ -463,7 +463,6 @@ pub fn Runs() -> impl IntoView {
     }
 }
 
-/// Wait `ms` milliseconds without blocking the page.
 /// An agent's rounds (MatTools' self-reflection): each round's search, what it retrieved,
 /// how its code ran, and the critique that led to the next round.
 #[component]
@@ -510,6 +509,7 @@ fn Rounds(transcript: serde_json::Value) -> impl IntoView {
     }
 }
 
+/// Wait `ms` milliseconds without blocking the page.
 async fn gloo_timers_sleep(ms: i32) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
         if let Some(w) = web_sys::window() {

@@ -10,9 +10,55 @@ use super::prompt::messages;
 use super::task::CodeTask;
 use super::verdict::Metrics;
 use super::verdict::{after_solution, after_verification, CodeVerdict, ErrorClass, Label};
+use crate::task::layout::{Layout, Rows};
 use crate::task::{
     Headline, Need, NeedAnswer, Outcome, Prepared, RunEnv, RunResult, Suite, TaskError, VerdictView,
 };
+
+/// MatTools' figures and its error taxonomy.
+const LAYOUTS: [Layout; 2] = [
+    Layout {
+        title: "Function Runnable Rate and Task Success Rate",
+        source: "MatTools, Figs. 4-6 (mean ± std of 3 runs)",
+        row_heading: "rate",
+        rows: Rows::Listed(&[
+            ("Function Runnable Rate", "function_runnable_rate"),
+            ("Task Success Rate", "task_success_rate"),
+            (
+                "Function Runnable Rate, as the reference counts",
+                "as_the_reference_counts.function_runnable_rate",
+            ),
+            (
+                "Task Success Rate, as the reference counts",
+                "as_the_reference_counts.task_success_rate",
+            ),
+        ]),
+        values: &[("", "")],
+        mean_row: false,
+    },
+    Layout {
+        title: "Failed answers by error class",
+        source: "MatTools, Table 2",
+        row_heading: "error class",
+        rows: Rows::Listed(&[
+            ("Import Error", "counts.error_classes.Import Error"),
+            (
+                "API Hallucination",
+                "counts.error_classes.API Hallucination",
+            ),
+            (
+                "Incorrect Parameter",
+                "counts.error_classes.Incorrect Parameter",
+            ),
+            ("Syntax Error", "counts.error_classes.Syntax Error"),
+            ("Type Mismatch", "counts.error_classes.Type Mismatch"),
+            ("Logic Error", "counts.error_classes.Logic Error"),
+            ("Other", "counts.error_classes.Other"),
+        ]),
+        values: &[("", "")],
+        mean_row: false,
+    },
+];
 
 /// The agents of [`Suite::agents`]: [`AgentKind`]'s names.
 const AGENTS: [&str; 3] = ["single", "rag", "reflect"];
@@ -205,6 +251,10 @@ impl Suite for MatToolsCode {
 
     fn view(v: &CodeVerdict) -> VerdictView {
         v.view()
+    }
+
+    fn layouts(&self) -> &'static [Layout] {
+        &LAYOUTS
     }
 
     /// Function Runnable Rate and Task Success Rate, over the tasks with data and over all.

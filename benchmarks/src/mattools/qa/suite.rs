@@ -6,6 +6,7 @@ use engine::interrupt::Interrupt;
 use super::item::{parse_qa_bundle, parse_qa_file, Letter, QaTask};
 use super::prompt::question_prompt;
 use super::score::{score_answer, QaLabel, QaVerdict};
+use crate::task::layout::{Layout, Rows};
 use crate::task::source::{self, Located, Position};
 use crate::task::{
     Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError, VerdictView,
@@ -114,6 +115,20 @@ impl Suite for MatToolsQa {
             view.facts.push(format!("answered {letter}"));
         }
         view.text("Why", v.detail.as_deref().unwrap_or_default(), true)
+    }
+
+    fn layouts(&self) -> &'static [Layout] {
+        &[Layout {
+            title: "Accuracy per question file, with its 95 % Wilson interval",
+            source: "MatTools, Table 1",
+            row_heading: "file",
+            rows: Rows::Each {
+                at: "",
+                label: None,
+            },
+            values: &[("accuracy", "accuracy"), ("low", "low"), ("high", "high")],
+            mean_row: false,
+        }]
     }
 
     /// Accuracy per file with its 95 % Wilson interval.

@@ -1,0 +1,162 @@
+//! The papers' tables laid out over several runs: OmniMatBench's overall score joins a
+//! model's CAL and QA runs subfield by subfield ((CAL slot accuracy + QA macro-F1) / 2, the
+//! paper's Eq. 3), repeat by repeat; every number here is recomputed by hand.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+use benchmarks::omnimat::cal::score_response;
+use benchmarks::omnimat::qa::{QaLabel, QaVerdict};
+use benchmarks::task::layout::{PaperTable, SuiteRuns};
+use benchmarks::task::report::{Repeat, Report, RunColumn};
+use benchmarks::task::Registry;
+
+/// A CAL verdict on a one-slot item: right or wrong.
+fn cal(subfield: &str, right: bool) -> (String, serde_json::Value) {
+    let answer = if right {
+        "<answer>[\"1\"]</answer>"
+    } else {
+        "<answer>[\"7\"]</answer>"
+    };
+    let v = score_response(&["1".to_string()], answer);
+    (subfield.into(), serde_json::to_value(v).unwrap())
+}
+
+/// A QA verdict both judges scored.
+fn qa(subfield: &str, precision: f64, recall: f64) -> (String, serde_json::Value) {
+    let f1 = 2.0 * precision * recall / (precision + recall);
+    let v = QaVerdict {
+        label: QaLabel::Scored,
+        f1,
+        precision: Some(precision),
+        recall: Some(recall),
+        precision_detail: None,
+        recall_detail: None,
+        judge_errors: Vec::new(),
+        answer: "x".into(),
+    };
+    (subfield.into(), serde_json::to_value(v).unwrap())
+}
+
+fn run(model: &str, repeats: Vec<Vec<(String, serde_json::Value)>>) -> RunColumn {
+    RunColumn {
+        heading: format!("{model} (run)"),
+        model: model.into(),
+        repeats: repeats
+            .into_iter()
+            .map(|verdicts| Repeat {
+                answers: verdicts.len(),
+                successes: 0,
+                verdicts,
+            })
+            .collect(),
+    }
+}
+
+fn table<'a>(report: &'a Report, title: &str) -> &'a PaperTable {
+    report
+        .paper
+        .iter()
+        .find(|t| t.title.starts_with(title))
+        .unwrap_or_else(|| panic!("no table {title}"))
+}
+
+fn cell(t: &PaperTable, row: &str, col: usize) -> Option<(f64, Option<f64>)> {
+    let r = t.rows.iter().find(|r| r.label == row).unwrap();
+    r.cells[col].map(|c| (c.mean, c.std))
+}
+
+#[test]
+fn overall_joins_a_models_cal_and_qa_runs_subfield_by_subfield() {
+    let registry = Registry::standard();
+    let (cal_suite, qa_suite) = (
+        registry.get("omnimat-cal").unwrap(),
+        registry.get("omnimat-qa").unwrap(),
+    );
+    // Model m: CAL A right in both repeats, B right in the second; QA per repeat.
+    let cal_runs = [
+        run(
+            "m",
+            vec![
+                vec![cal("A", true), cal("B", false)],
+                vec![cal("A", true), cal("B", true)],
+            ],
+        ),
+        // Model n ran CAL only: no overall for it.
+        run("n", vec![vec![cal("A", false), cal("B", false)]]),
+    ];
+    let qa_runs = [run(
+        "m",
+        vec![
+            vec![qa("A", 0.5, 0.5), qa("B", 1.0, 0.6)],
+            vec![qa("A", 0.25, 0.25), qa("B", 1.0, 1.0)],
+        ],
+    )];
+    let report = Report::of(&[
+        SuiteRuns {
+            suite: cal_suite.as_ref(),
+            runs: &cal_runs,
+        },
+        SuiteRuns {
+            suite: qa_suite.as_ref(),
+            runs: &qa_runs,
+        },
+    ]);
+
+    let overall = table(&report, "Overall score");
+    assert_eq!(overall.columns, ["m"]);
+    assert_eq!(overall.repeats, [2]);
+    let std2 = |a: f64, b: f64| ((a - b).abs() / 2f64.sqrt());
+    // A: repeat 1 (1 + 0.5) / 2 = 0.75, repeat 2 (1 + 0.25) / 2 = 0.625.
+    let (mean, std) = cell(overall, "A", 0).unwrap();
+    assert!((mean - 0.6875).abs() < 1e-12);
+    assert!((std.unwrap() - std2(0.75, 0.625)).abs() < 1e-12);
+    // B: F1 of (1, 0.6) = 0.75; repeat 1 (0 + 0.75) / 2, repeat 2 (1 + 1) / 2.
+    let (mean, _) = cell(overall, "B", 0).unwrap();
+    assert!((mean - (0.375 + 1.0) / 2.0).abs() < 1e-12);
+    // The mean row averages the subfields (the paper's average over subfields).
+    let (mean, _) = cell(overall, "mean", 0).unwrap();
+    assert!((mean - (0.6875 + 0.6875) / 2.0).abs() < 1e-12);
+
+    // CAL per subfield: a column per (run, mode); n's A is 0 in its one repeat.
+    let per = table(&report, "CAL slot accuracy per subfield");
+    assert_eq!(
+        per.columns,
+        [
+            "m (run): exact",
+            "m (run): within 10 %",
+            "n (run): exact",
+            "n (run): within 10 %"
+        ]
+    );
+    assert_eq!(cell(per, "A", 0), Some((1.0, Some(0.0))));
+    assert_eq!(cell(per, "A", 2), Some((0.0, None)));
+    // QA precision/recall/F1 per subfield, the mean of the repeats.
+    let qa_table = table(&report, "QA precision, recall and macro-F1");
+    assert_eq!(cell(qa_table, "A", 0).unwrap().0, 0.375);
+    assert_eq!(cell(qa_table, "B", 1).unwrap().0, 0.8);
+    // Every table is in the Markdown and the CSV.
+    let md = report.markdown();
+    assert!(md.contains("#### Overall score (CAL slot accuracy + QA macro-F1) / 2 per subfield (OmniMatBench, Eq. 3 and Table 3 (CAL in exact mode))"), "{md}");
+    assert!(
+        md.contains("| mean | 0.6875 ± 0.0000 |") || md.contains("| mean | 0.6875 |"),
+        "{md}"
+    );
+    let csv = report.csv();
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("Overall score") || l.starts_with("\"Overall score")),
+        "{csv}"
+    );
+}
+
+#[test]
+fn a_joined_table_needs_every_part() {
+    let registry = Registry::standard();
+    let cal_suite = registry.get("omnimat-cal").unwrap();
+    let cal_runs = [run("m", vec![vec![cal("A", true)]])];
+    let report = Report::of(&[SuiteRuns {
+        suite: cal_suite.as_ref(),
+        runs: &cal_runs,
+    }]);
+    assert!(report.paper.iter().all(|t| !t.title.starts_with("Overall")));
+    assert_eq!(report.paper.len(), 1);
+}
