@@ -104,7 +104,7 @@ fn overall_joins_a_models_cal_and_qa_runs_subfield_by_subfield() {
     let overall = table(&report, "Overall score");
     assert_eq!(overall.columns, ["m"]);
     assert_eq!(overall.repeats, [2]);
-    let std2 = |a: f64, b: f64| ((a - b).abs() / 2f64.sqrt());
+    let std2 = |a: f64, b: f64| (a - b).abs() / 2f64.sqrt();
     // A: repeat 1 (1 + 0.5) / 2 = 0.75, repeat 2 (1 + 0.25) / 2 = 0.625.
     let (mean, std) = cell(overall, "A", 0).unwrap();
     assert!((mean - 0.6875).abs() < 1e-12);
