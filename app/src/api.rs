@@ -333,3 +333,16 @@ pub async fn close_room(code: &str, token: &str) -> Result<(), String> {
 fn url_part(text: &str) -> String {
     text.chars().filter(char::is_ascii_alphanumeric).collect()
 }
+
+/// `text` as one URL path segment or query value (everything but unreserved characters
+/// percent-encoded).
+pub fn url_segment(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

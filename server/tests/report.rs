@@ -195,6 +195,45 @@ async fn two_models_with_three_repeats_each_are_tabled_as_mean_and_std() {
         csv.lines().filter(|l| l.contains(",success_rate,")).count(),
         2
     );
+    // The same report over HTTP, for the Runs page: the same JSON; an unknown run is 404, a
+    // request naming none is 400.
+    let dist = tempfile::tempdir().unwrap();
+    std::fs::write(dist.path().join("index.html"), "<!doctype html>").unwrap();
+    let state = server::http::AppState::new(Storage::open(&data).unwrap()).unwrap();
+    let app = server::http::router(state, dist.path());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let runs = ids
+        .iter()
+        .map(|(_, id)| id.as_str())
+        .collect::<Vec<_>>()
+        .join(",");
+    let http: serde_json::Value = reqwest::get(format!("http://{addr}/api/report?runs={runs}"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(http, report);
+    let csv_http = reqwest::get(format!("http://{addr}/api/report?runs={runs}&format=csv"))
+        .await
+        .unwrap();
+    assert_eq!(
+        csv_http.headers()["content-type"],
+        "text/csv; charset=utf-8"
+    );
+    assert_eq!(csv_http.text().await.unwrap(), csv);
+    let missing = reqwest::get(format!("http://{addr}/api/report?runs={runs},run-nope"))
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+    assert!(missing.text().await.unwrap().contains("no run run-nope"));
+    let empty = reqwest::get(format!("http://{addr}/api/report?runs=,"))
+        .await
+        .unwrap();
+    assert_eq!(empty.status(), 400);
+
     // An unknown run is named.
     let none = bin()
         .args(["report", "run-nope", "--data-dir"])

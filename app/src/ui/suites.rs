@@ -302,9 +302,9 @@ fn TaskImages(suite: String, task: SuiteTask) -> impl IntoView {
                 {images.into_iter().map(|stem| {
                     let src = format!(
                         "/api/suites/{}/tasks/{}/images/{}",
-                        path_part(&suite),
-                        path_part(&id),
-                        path_part(&stem)
+                        crate::api::url_segment(&suite),
+                        crate::api::url_segment(&id),
+                        crate::api::url_segment(&stem)
                     );
                     view! {
                         <figure>
@@ -316,18 +316,6 @@ fn TaskImages(suite: String, task: SuiteTask) -> impl IntoView {
             </div>
         })}
     }
-}
-
-/// `text` as one URL path segment (everything but unreserved characters percent-encoded).
-fn path_part(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// A scored answer: the label, then what the suite declares worth showing of its verdict

@@ -266,17 +266,25 @@ fn table(
         })
         .collect();
     if layout.mean_row && !rows.is_empty() {
+        // The mean of the rows that have a number; the label says when some have none.
+        let mut fewest = rows.len();
         let cells = (0..columns.len())
             .map(|c| {
-                let means: Option<Vec<f64>> =
-                    rows.iter().map(|r| r.cells[c].map(|x| x.mean)).collect();
-                means.and_then(|m| Cell::of(&[m.iter().sum::<f64>() / m.len() as f64]))
+                let means: Vec<f64> = rows
+                    .iter()
+                    .filter_map(|r| r.cells[c].map(|x| x.mean))
+                    .collect();
+                fewest = fewest.min(means.len());
+                (!means.is_empty())
+                    .then(|| Cell::of(&[means.iter().sum::<f64>() / means.len() as f64]))?
             })
             .collect();
-        rows.push(PaperRow {
-            label: "mean".into(),
-            cells,
-        });
+        let label = if fewest == rows.len() {
+            "mean".to_string()
+        } else {
+            "mean of the rows with a number".to_string()
+        };
+        rows.push(PaperRow { label, cells });
     }
     PaperTable {
         suite: suite.to_string(),

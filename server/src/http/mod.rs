@@ -254,6 +254,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .route("/api/runs/{id}", get(api::get_run))
         .route("/api/runs/{id}/results", get(api::run_results))
         .route("/api/runs/{id}/events", get(api::run_events))
+        .route("/api/report", get(api::report))
         .route("/api/cases/{id}", get(api::get_case))
         .route("/api/suites", get(api::list_suites))
         .route("/api/runs/{id}/human-scores", get(api::get_human_scores))

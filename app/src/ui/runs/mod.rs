@@ -1,16 +1,17 @@
 //! The Runs page: start benchmark runs on the server (one per chosen model), follow their
-//! progress with an ETA, compare them in a bar chart of success rate per action and a chart
-//! of max_dist, and browse every result in a filterable table whose rows open as cases.
+//! progress with an ETA, compare them in a bar chart of success rate per group (and, where
+//! verdicts have one, a chart of max_dist), read the papers' tables of finished runs with
+//! their downloads, and browse every result in a filterable table whose rows open as cases.
 //! Runs live on the server and the page keeps their ids in its address, so a reload (or a
 //! shared address) shows them again.
 
 mod charts;
+mod tables;
 
 use std::collections::{BTreeMap, HashMap};
 
-use benchmarks::atomworld::evaluate::Label;
 use benchmarks::atomworld::prompt::split_model_prompt;
-use benchmarks::atomworld::{ActionKind, AtomWorldTask, Semantics};
+use benchmarks::atomworld::{AtomWorldTask, Semantics};
 use benchmarks::task::summary::PROVIDER_ERROR;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -286,12 +287,32 @@ pub fn Runs() -> impl IntoView {
                 )
             })
             .collect();
+        // Only verdicts that measure a distance (AtomWorld's) have a max_dist to chart.
+        let distances = hist.iter().any(|(_, h)| h.iter().sum::<usize>() > 0);
         Some(view! {
-            <h3>"Success rate per action"</h3>
+            <h3>"Success rate per group"</h3>
             {charts::success_chart(&runs)}
-            <h3>"max_dist of the successes"</h3>
-            {charts::max_dist_chart(&hist)}
+            {distances.then(|| view! {
+                <h3>"max_dist of the successes"</h3>
+                {charts::max_dist_chart(&hist)}
+            })}
             {charts::headline_charts(&runs)}
+        })
+    };
+
+    // The papers' tables, once every shown run has finished and its results are in.
+    let paper_tables = move || {
+        let ids = shown.get();
+        let done = results.with(|r| ids.iter().all(|id| r.contains_key(id)));
+        (!ids.is_empty() && done).then(|| view! { <tables::PaperTables ids /> })
+    };
+    // The distinct values `of` the shown results, sorted (the filters' choices).
+    let seen = move |of: fn(&ResultRow) -> Option<String>| {
+        results.with(|r| {
+            r.values()
+                .flatten()
+                .filter_map(of)
+                .collect::<std::collections::BTreeSet<String>>()
         })
     };
 
@@ -313,20 +334,20 @@ pub fn Runs() -> impl IntoView {
             .map(|(model, r)| {
                 let label = r.label.clone().unwrap_or_else(|| PROVIDER_ERROR.to_string());
                 let shown_label = label.clone();
+                // The suite's own number and reason (rows stored before outcomes were kept: the
+                // AtomWorld verdict's).
                 let verdict = r.verdict.as_ref().and_then(|v| v.atomworld());
-                let md = verdict
-                    .and_then(|v| v.max_dist)
+                let md = r
+                    .outcome
+                    .as_ref()
+                    .and_then(|o| o.metric)
+                    .or_else(|| verdict.and_then(|v| v.max_dist))
                     .map_or("—".into(), |d| format!("{d:.4}"));
-                // Other suites' verdicts carry their own "detail" (MatTools: the error).
-                let other_detail = match &r.verdict {
-                    Some(wire::ResultVerdict::Other(v)) => {
-                        v.get("detail").and_then(|d| d.as_str()).map(str::to_string)
-                    }
-                    _ => None,
-                };
-                let detail = verdict
-                    .map(|v| v.detail.clone())
-                    .or(other_detail)
+                let detail = r
+                    .outcome
+                    .as_ref()
+                    .and_then(|o| o.why.clone())
+                    .or_else(|| verdict.map(|v| v.detail.clone()))
                     .or_else(|| r.error.clone())
                     .unwrap_or_default();
                 let rounds = r.transcript.clone();
@@ -444,19 +465,20 @@ pub fn Runs() -> impl IntoView {
             {move || error.get().map(|e| view! { <p class="error">{e}</p> })}
             <div id="run-progress" class="muted">{progress}</div>
             {charts}
+            {paper_tables}
             <div class="row">
                 <select id="filter-action" on:change=move |ev| filter_action.set(event_target_value(&ev))>
-                    <option value="">"all actions"</option>
-                    {ActionKind::BENCHMARK.iter().map(|a| view! { <option value=a.name()>{a.name()}</option> }).collect_view()}
+                    <option value="">"every group"</option>
+                    {move || seen(|r| Some(r.group.clone())).into_iter().map(|g| view! { <option value=g.clone()>{g.clone()}</option> }).collect_view()}
                 </select>
                 <select id="filter-label" on:change=move |ev| filter_label.set(event_target_value(&ev))>
-                    <option value="">"all verdicts"</option>
-                    {Label::ALL.iter().map(|l| l.name()).chain([PROVIDER_ERROR])
-                        .map(|l| view! { <option value=l>{l}</option> }).collect_view()}
+                    <option value="">"every verdict"</option>
+                    {move || seen(|r| Some(r.label.clone().unwrap_or_else(|| PROVIDER_ERROR.to_string())))
+                        .into_iter().map(|l| view! { <option value=l.clone()>{l.clone()}</option> }).collect_view()}
                 </select>
             </div>
             <table id="results" class="results">
-                <thead><tr><th>"model"</th><th>"task"</th><th>"action"</th><th>"verdict"</th><th>"max_dist"</th><th>"detail"</th><th></th></tr></thead>
+                <thead><tr><th>"model"</th><th>"task"</th><th>"group"</th><th>"verdict"</th><th>"metric"</th><th>"detail"</th><th></th></tr></thead>
                 <tbody>{rows}</tbody>
             </table>
         </section>

@@ -10,6 +10,7 @@ mod complete;
 mod human;
 mod models;
 mod openapi;
+mod report;
 mod rooms;
 mod runs;
 mod suites;
@@ -18,6 +19,7 @@ pub use cases::{get_case, put_case, MAX_CASE_BYTES};
 pub use complete::{complete, complete_stream};
 pub use human::{get_human_scores, human_scores_csv, put_human_score};
 pub use models::models;
+pub use report::report;
 pub use rooms::{close_room, create_room, get_attempt, get_room, post_attempt, room_summary};
 pub use runs::{
     cancel_run, get_run, list_runs, resume_run, run_events, run_results, start_run, MAX_RUN_TASKS,

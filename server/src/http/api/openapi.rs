@@ -17,6 +17,7 @@ use utoipa::OpenApi;
     ),
     paths(
         crate::http::health,
+        crate::http::api::report::report,
         super::models::models,
         super::complete::complete,
         super::complete::complete_stream,

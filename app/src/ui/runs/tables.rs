@@ -1,0 +1,78 @@
+//! The papers' tables of the shown runs (`GET /api/report`), as `atomworld report` prints
+//! them: each with its source in the paper, a column per model (mean ± std over repeats),
+//! and links to the same report as CSV, Markdown and JSON.
+
+use benchmarks::task::layout::PaperTable;
+use benchmarks::task::report::Report;
+use leptos::prelude::*;
+
+/// The report's address for `ids` in `format`.
+fn report_url(ids: &[String], format: &str) -> String {
+    let runs: Vec<String> = ids.iter().map(|id| crate::api::url_segment(id)).collect();
+    format!("/api/report?runs={}&format={format}", runs.join(","))
+}
+
+/// The papers' tables of the finished runs `ids`.
+#[component]
+pub fn PaperTables(ids: Vec<String>) -> impl IntoView {
+    let url = report_url(&ids, "json");
+    let report = LocalResource::new(move || {
+        let url = url.clone();
+        async move { crate::api::get::<Report>(&url).await }
+    });
+    let links = ["csv", "md", "json"].map(|f| {
+        let href = report_url(&ids, f);
+        let name = match f {
+            "csv" => "CSV",
+            "md" => "Markdown",
+            _ => "JSON",
+        };
+        view! { <a class="export" data-format=f href=href download>{name}</a> }
+    });
+    view! {
+        <section id="paper-tables">
+            <h3>"The papers' tables"</h3>
+            <p class="exports">"Download: " {links.into_iter().collect_view()}</p>
+            {move || match report.get() {
+                None => view! { <p class="muted">"tabling…"</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="error">{e}</p> }.into_any(),
+                Some(Ok(r)) if r.paper.is_empty() => view! {
+                    <p class="muted">"These runs' suites declare no paper tables; every number is in the downloads."</p>
+                }.into_any(),
+                Some(Ok(r)) => r.paper.into_iter().map(|t| view! { <OneTable table=t /> }).collect_view().into_any(),
+            }}
+        </section>
+    }
+}
+
+/// One paper table.
+#[component]
+fn OneTable(table: PaperTable) -> impl IntoView {
+    let repeats = table.repeats.clone();
+    view! {
+        <figure class="paper-table">
+            <figcaption><strong>{table.title.clone()}</strong>" "<span class="small muted">{format!("({})", table.source)}</span></figcaption>
+            <div class="scroll-x">
+                <table class="results">
+                    <thead><tr>
+                        <th>{table.row_heading.clone()}</th>
+                        {table.columns.iter().zip(repeats).map(|(c, n)| {
+                            let times = if n > 1 { format!(" ×{n}") } else { String::new() };
+                            view! { <th>{format!("{c}{times}")}</th> }
+                        }).collect_view()}
+                    </tr></thead>
+                    <tbody>
+                        {table.rows.into_iter().map(|row| view! {
+                            <tr>
+                                <td>{row.label}</td>
+                                {row.cells.into_iter().map(|c| view! {
+                                    <td class="num">{c.map_or_else(|| "–".to_string(), |c| c.text())}</td>
+                                }).collect_view()}
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </div>
+        </figure>
+    }
+}

@@ -1,0 +1,89 @@
+// The papers' tables on the Runs page: OmniMatBench's overall score joins a model's CAL and
+// QA runs subfield by subfield, MatTools' failed answers are counted by the paper's error
+// classes, and the same report downloads as CSV.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { startServer, launchBrowser, withScreenshot, repoRoot } from "../harness.mjs";
+
+const mattools = path.resolve(repoRoot, "..", "shared", "data", "mattools");
+
+let server;
+let browser;
+before(async () => {
+  server = await startServer({ env: { ATOMWORLD_MATTOOLS_DIR: mattools } });
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** Start a run from the page's origin and return its id. */
+const startRun = (page, body) =>
+  page.evaluate(async (body) => {
+    const res = await fetch("/api/runs", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${res.status} ${await res.text()}`);
+    return (await res.json()).run_id;
+  }, body);
+
+/** The cells of the paper table whose caption starts with `title`, row label → cell texts. */
+const tableRows = (page, title) =>
+  page.evaluate((title) => {
+    const figure = [...document.querySelectorAll("#paper-tables figure")].find((f) =>
+      f.querySelector("figcaption strong")?.textContent.startsWith(title));
+    if (!figure) return null;
+    return Object.fromEntries([...figure.querySelectorAll("tbody tr")].map((tr) => {
+      const cells = [...tr.querySelectorAll("td")].map((td) => td.textContent.trim());
+      return [cells[0], cells.slice(1)];
+    }));
+  }, title);
+
+test("the runs page shows OmniMatBench's overall table and MatTools' error classes, and exports them", () =>
+  withScreenshot(browser.page, "runs tables", async () => {
+    const page = browser.page;
+    await page.goto(server.url + "/runs");
+    const ids = [];
+    ids.push(await startRun(page, { suite: "omnimat-cal", model: "reference" }));
+    ids.push(await startRun(page, { suite: "omnimat-qa", model: "reference" }));
+    ids.push(await startRun(page, { suite: "mattools-code", model: "empty" }));
+    await page.goto(`${server.url}/runs?runs=${ids.join(",")}`);
+    await page.waitForSelector("#paper-tables figure", { timeout: 180_000 });
+    await page.waitForFunction(() => document.querySelectorAll("#paper-tables figure").length >= 5, null, { timeout: 30_000 });
+
+    // CAL: the reference answers every demo item right; QA: no judge is configured here, so
+    // every item's F1 is 0 (the page says the judge failed). Overall = (1 + 0) / 2 in each
+    // subfield with both kinds of item; a subfield with one kind only has no overall ("–").
+    const overall = await tableRows(page, "Overall score");
+    assert.ok(overall, "an overall table");
+    const labels = Object.keys(overall);
+    assert.match(labels.at(-1), /^mean/);
+    const valued = Object.entries(overall).filter(([, cells]) => cells[0] !== "–");
+    assert.ok(valued.length >= 3, JSON.stringify(overall));
+    for (const [label, cells] of valued) {
+      assert.deepEqual(cells, ["0.5000"], `${label}: ${cells}`);
+    }
+    const cal = await tableRows(page, "CAL slot accuracy per subfield");
+    assert.ok(Object.values(cal).every((cells) => cells[0] === "1"), JSON.stringify(cal));
+
+    // MatTools: the `empty` baseline's answers are all function errors, each in a class.
+    const classes = await tableRows(page, "Failed answers by error class");
+    assert.deepEqual(Object.keys(classes), ["Import Error", "API Hallucination", "Incorrect Parameter",
+      "Syntax Error", "Type Mismatch", "Logic Error", "Other"]);
+    const failed = Object.values(classes).reduce((a, [c]) => a + Number(c), 0);
+    const rates = await tableRows(page, "Function Runnable Rate");
+    assert.equal(rates["Function Runnable Rate"][0], "0");
+    assert.ok(failed > 0, JSON.stringify(classes));
+
+    // The CSV download holds the same overall cells.
+    const href = await page.locator("#paper-tables a.export[data-format=csv]").getAttribute("href");
+    const csv = await page.evaluate(async (href) => (await fetch(href)).text(), href);
+    assert.ok(csv.startsWith("table,row,column,mean,std,n\n"), csv.slice(0, 80));
+    const overallLines = csv.split("\n").filter((l) => l.startsWith("\"Overall score") || l.startsWith("Overall score"));
+    assert.equal(overallLines.length, valued.length, overallLines.join("\n"));
+    assert.ok(overallLines.every((l) => l.endsWith(",0.5,,1")), overallLines.join("\n"));
+  }));
