@@ -119,7 +119,7 @@ fn eval_scores_a_new_suite_offline() {
         .as_str()
         .unwrap()
         .contains("offline"));
-    assert!(table.starts_with("action"), "{table}");
+    assert!(table.starts_with("group"), "{table}");
     assert!(
         table.contains("negative") && table.contains("Wrong"),
         "{table}"
@@ -318,6 +318,96 @@ fn alchemy_runs_resolve_rag_references_from_the_train_split() {
     );
     // No judge is configured: the answer is not scored, and the table says so.
     assert_eq!(rows[0].label.as_deref(), Some("JudgeFailed"));
+}
+
+/// `--rag-k 0,2`: one run per K (each stored with its condition), then their report side by
+/// side: the judge's scores per criterion, a column per K, each cell the stored verdict's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rag_k_sweep_runs_each_k_and_reports_them_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = |id: &str, e: [f32; 2]| {
+        serde_json::json!({
+            "id": id,
+            "contribution": format!("## Key Contributions\n- Novel materials or compounds: {id}"),
+            "recipe": format!("## Materials\n- {id} precursor\n## Synthesis Procedure\n1. Heat."),
+            "contributions_embedding": e,
+        })
+        .to_string()
+    };
+    let train = [
+        recipe("a", [1.0, 0.0]),
+        recipe("bb", [0.0, 1.0]),
+        recipe("ccc", [1.0, 1.0]),
+    ];
+    std::fs::write(dir.path().join("train.jsonl"), train.join("\n")).unwrap();
+    std::fs::write(dir.path().join("test.jsonl"), recipe("q", [1.0, 0.2])).unwrap();
+    let config = common::fake_model_config(
+        dir.path(),
+        &alchemy_judge().await,
+        "[limits]\njudge_model = \"fake\"\n",
+    );
+    let data = dir.path().join("data");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
+        .args([
+            "run",
+            "--suite",
+            "alchemy",
+            "--model",
+            "reference",
+            "--rag-k",
+            "0,2",
+        ])
+        .arg("--tasks")
+        .arg(dir.path().join("test.jsonl"))
+        .arg("--train")
+        .arg(dir.path().join("train.jsonl"))
+        .arg("--config")
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(&data)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let storage = Storage::open(&data).unwrap();
+    let mut runs = storage.list_runs().unwrap();
+    runs.sort_by_key(|(_, spec, _)| spec.condition.clone());
+    let conditions: Vec<Option<String>> =
+        runs.iter().map(|(_, s, _)| s.condition.clone()).collect();
+    assert_eq!(conditions, [Some("K = 0".into()), Some("K = 2".into())]);
+    for (id, spec, _) in &runs {
+        let k = spec.condition.as_deref().unwrap();
+        assert!(stdout.contains(&format!("## {k} ({id})")), "{stdout}");
+        // The report's overall_score cell of this run is its one verdict's score.
+        let rows = storage.results(id).unwrap();
+        let score = rows[0]
+            .verdict
+            .as_ref()
+            .map(|v| serde_json::to_value(v).unwrap())
+            .unwrap()["scores"]["overall_score"]
+            .as_f64()
+            .unwrap();
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with("| overall_score |"))
+            .unwrap_or_else(|| panic!("{stdout}"));
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // The report's header (the runs' own summaries have criterion tables too).
+        let column = stdout
+            .lines()
+            .rfind(|l| l.starts_with("| criterion |"))
+            .unwrap()
+            .split('|')
+            .map(str::trim)
+            .position(|c| c == format!("reference · {k} ({id}): mean"))
+            .unwrap_or_else(|| panic!("{stdout}"));
+        assert_eq!(cells[column].parse::<f64>().unwrap(), score, "{line}");
+    }
 }
 
 /// A judge for AlchemyBench that gives every criterion the same score, taken from the length

@@ -273,6 +273,10 @@ pub struct RunSpec {
     /// stored embeddings); none: BM25, and stored embeddings only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embeddings: Option<String>,
+    /// What else sets this run's condition apart, in words, for reports (AlchemyBench's
+    /// `K = 5` references per recipe); none: model and agent say it all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
 }
 
 /// Defaults of a run, named once for the CLI, the API and the page.

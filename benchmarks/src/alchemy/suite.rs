@@ -14,9 +14,25 @@ use super::judge::{judge_messages, reask, verdict, AlchemyLabel, AlchemyVerdict}
 use super::prompt::prompt;
 use super::recipe::{Recipe, Reference};
 use crate::task::layout::{Layout, Rows};
+use crate::task::summary::TableWords;
 use crate::task::{
     Headline, Message, Need, NeedAnswer, Outcome, Prepared, Suite, TaskError, VerdictView,
 };
+
+/// A criterion's numbers in the paper's tables.
+const CRITERION_STATS: [(&str, &str); 4] = [
+    ("mean", "stat.mean"),
+    ("σ", "stat.sd"),
+    ("min", "stat.min"),
+    ("max", "stat.max"),
+];
+/// The same numbers of a [`super::summary::Stat`] itself.
+const STATS: [(&str, &str); 4] = [
+    ("mean", "mean"),
+    ("σ", "sd"),
+    ("min", "min"),
+    ("max", "max"),
+];
 
 /// The baseline that answers with the ground-truth recipe.
 pub const REFERENCE: &str = "reference";
@@ -88,6 +104,13 @@ impl Suite for Alchemy {
     /// The RAG condition (K > 0 references) ranks recipes by embeddings.
     fn retrieves(&self, _agent: Option<&str>, references: usize) -> bool {
         references > 0
+    }
+
+    fn table_words(&self) -> TableWords {
+        TableWords {
+            group: "split",
+            metric: "judge's overall",
+        }
     }
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {
@@ -172,22 +195,30 @@ impl Suite for Alchemy {
     }
 
     fn layouts(&self) -> &'static [Layout] {
-        &[Layout {
-            title: "Judge scores per criterion (1-5), every item",
-            source: "AlchemyBench, Tables 5 and 10",
-            row_heading: "criterion",
-            rows: Rows::Each {
-                at: "all.criteria",
-                label: Some("key"),
+        &[
+            Layout {
+                title: "Judge scores per criterion (1-5), every item",
+                source: "AlchemyBench, Tables 5 and 10",
+                row_heading: "criterion",
+                rows: Rows::Each {
+                    at: "all.criteria",
+                    label: Some("key"),
+                },
+                values: &CRITERION_STATS,
+                mean_row: false,
             },
-            values: &[
-                ("mean", "stat.mean"),
-                ("σ", "stat.sd"),
-                ("min", "stat.min"),
-                ("max", "stat.max"),
-            ],
-            mean_row: false,
-        }]
+            Layout {
+                title: "The judge's overall score and the mean of the seven criteria, every item",
+                source: "AlchemyBench, Tables 5 and 10",
+                row_heading: "criterion",
+                rows: Rows::Listed(&[
+                    ("overall_score", "all.overall"),
+                    ("mean of the 7 criteria", "all.mean7"),
+                ]),
+                values: &STATS,
+                mean_row: false,
+            },
+        ]
     }
 
     /// Per split: each criterion's mean and σ, the judge's overall and the mean of the seven

@@ -11,6 +11,7 @@ use super::prompt::model_prompt;
 use super::same_crystal::SAME_CRYSTAL_MATCHER;
 use super::task::AtomWorldTask;
 use crate::task::source::{Located, Position};
+use crate::task::summary::TableWords;
 use crate::task::{Generator, Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError};
 use engine::cif::PymatgenCif;
 
@@ -120,6 +121,13 @@ impl Suite for AtomWorld {
                 Ok((Position::Item(i + 1), value))
             })
             .collect()
+    }
+
+    fn table_words(&self) -> TableWords {
+        TableWords {
+            group: "action",
+            metric: "max_dist",
+        }
     }
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {

@@ -12,6 +12,7 @@ use super::prompt::{answer_text, cal_messages, py_dumps, qa_messages, ANSWER_REM
 use super::qa::{judge_messages, judges_to_reask, score_answers, QaLabel, QaReference, QaVerdict};
 use crate::task::layout::{Layout, Rows};
 use crate::task::source::{self, Located};
+use crate::task::summary::TableWords;
 use crate::task::{
     Headline, Message, Need, NeedAnswer, Outcome, Prepared, Role, Suite, TaskError, Unasked,
     VerdictView,
@@ -77,6 +78,13 @@ impl Suite for OmniMatCal {
 
     fn has_images(&self) -> bool {
         true
+    }
+
+    fn table_words(&self) -> TableWords {
+        TableWords {
+            group: "subfield",
+            metric: "metric",
+        }
     }
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {
@@ -223,6 +231,13 @@ impl Suite for OmniMatQa {
 
     fn has_images(&self) -> bool {
         true
+    }
+
+    fn table_words(&self) -> TableWords {
+        TableWords {
+            group: "subfield",
+            metric: "F1",
+        }
     }
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::layout::Layout;
 use super::source::Located;
+use super::summary::TableWords;
 use super::{Message, VerdictView};
 
 /// Why a task cannot be prepared or scored (the task's fault, not the answer's).
@@ -226,6 +227,11 @@ pub trait Suite: Send + Sync + 'static {
     /// column heading.
     fn columns(&self) -> &'static [(&'static str, &'static str)];
 
+    /// What the results table calls its rows and its metric.
+    fn table_words(&self) -> TableWords {
+        TableWords::default()
+    }
+
     /// Messages, group and scoring state of `task`.
     fn prepare(&self, task: &Self::Task) -> Result<Prepared<Self::State>, TaskError>;
 
@@ -388,6 +394,8 @@ pub trait AnySuite: Send + Sync {
     fn name(&self) -> &'static str;
     /// Failure labels and their short headings, in table order.
     fn columns(&self) -> &'static [(&'static str, &'static str)];
+    /// See [`Suite::table_words`].
+    fn table_words(&self) -> TableWords;
     /// See [`Suite::generator`].
     fn generator(&self, seed: u64, per_group: usize) -> Option<Generator>;
     /// Whether the suite has a generator.
@@ -461,6 +469,10 @@ impl<S: Suite> AnySuite for S {
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {
         Suite::columns(self)
+    }
+
+    fn table_words(&self) -> TableWords {
+        Suite::table_words(self)
     }
 
     fn generator(&self, seed: u64, per_group: usize) -> Option<Generator> {

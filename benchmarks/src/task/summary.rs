@@ -66,6 +66,25 @@ pub struct Row<'a> {
     pub cost_usd: f64,
 }
 
+/// What a suite calls the rows and the number of its results table ("action" and "max_dist"
+/// for AtomWorld, as its paper prints them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableWords {
+    /// The rows' heading.
+    pub group: &'static str,
+    /// The heading of the mean metric over the successes.
+    pub metric: &'static str,
+}
+
+impl Default for TableWords {
+    fn default() -> Self {
+        TableWords {
+            group: "group",
+            metric: "metric",
+        }
+    }
+}
+
 impl Summary {
     /// The table of `rows`.
     pub fn of<'a>(rows: impl IntoIterator<Item = Row<'a>>) -> Self {
@@ -110,7 +129,7 @@ impl Summary {
     /// The table as text. `columns` are the suite's failure labels with their headings
     /// ([`Suite::columns`](super::Suite::columns)); a `Provider` column follows when any
     /// model call failed, and a column for any other label that occurs.
-    pub fn table(&self, columns: &[(&str, &str)]) -> String {
+    pub fn table(&self, columns: &[(&str, &str)], words: TableWords) -> String {
         let mut cols: Vec<(String, String)> = columns
             .iter()
             .map(|(l, h)| (l.to_string(), h.to_string()))
@@ -143,9 +162,10 @@ impl Summary {
             .max()
             .unwrap_or(0)
             .max(16);
+        let metric_width = words.metric.chars().count().max(9);
         let mut s = format!(
-            "{:<first$} {:>5} {:>8} {:>9}",
-            "action", "n", "success", "max_dist"
+            "{:<first$} {:>5} {:>8} {:>metric_width$}",
+            words.group, "n", "success", words.metric
         );
         for (_, h) in &cols {
             s.push_str(&format!(" {h:>w$}", w = width(h)));
@@ -153,7 +173,7 @@ impl Summary {
         s.push('\n');
         for (name, g) in &self.per_group {
             s.push_str(&format!(
-                "{:<first$} {:>5} {:>8.3} {:>9}",
+                "{:<first$} {:>5} {:>8.3} {:>metric_width$}",
                 name,
                 g.n,
                 g.success_rate,
@@ -246,7 +266,11 @@ mod tests {
         assert!((m.mean_metric.unwrap() - 0.2).abs() < 1e-15);
         assert_eq!(m.errors["StructureMismatch"], 1);
         assert_eq!(s.per_group["swap"].errors[PROVIDER_ERROR], 1);
-        let t = s.table(&[("StructureMismatch", "Match")]);
+        let words = TableWords {
+            group: "action",
+            metric: "max_dist",
+        };
+        let t = s.table(&[("StructureMismatch", "Match")], words);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(
             lines[0],

@@ -138,7 +138,7 @@ pub fn run_with(
             skipped.join("\n")
         )));
     }
-    let mut text = table.table(suite.columns());
+    let mut text = table.table(suite.columns(), suite.table_words());
     if !skipped.is_empty() {
         text.push_str(&format!(
             "{} lines scored, {} skipped:\n{}\n",

@@ -73,8 +73,14 @@ pub struct RunArgs {
     pub agent: Option<String>,
     /// AlchemyBench's RAG condition: give each recipe its K nearest train recipes (exact
     /// cosine over `contributions_embedding`) as references; 0 is the one-shot prompt.
-    #[arg(long, default_value_t = 0)]
-    pub rag_k: usize,
+    /// Several (`0,1,5,10,25`, the paper's Fig. 4) run one after another, then print their
+    /// report side by side.
+    #[arg(long, value_delimiter = ',', default_value = "0", num_args = 1)]
+    pub rag_k: Vec<usize>,
+    /// The run's condition beyond model and agent, for reports (set by a `--rag-k` sweep
+    /// or a K above 0).
+    #[arg(skip)]
+    pub condition: Option<String>,
     /// The train split (recipes as JSONL or Parquet, with or without embeddings) that
     /// --rag-k retrieves from.
     #[arg(long)]
@@ -114,7 +120,7 @@ fn embeddings_choice(
     }
     let retrieves = registry
         .get(&args.suite)
-        .is_ok_and(|s| s.retrieves(args.agent.as_deref(), args.rag_k));
+        .is_ok_and(|s| s.retrieves(args.agent.as_deref(), args.k()));
     match (retrieves, args.embeddings_model.is_some()) {
         (true, _) => Ok(Some(name)),
         // The configuration's default only serves runs that retrieve.
@@ -158,7 +164,7 @@ async fn imported(
     let how = Preparation {
         gateway,
         embeddings,
-        references: args.rag_k,
+        references: args.k(),
         reference_pool: args.train.as_deref(),
     };
     let (tasks, used) = host.prepare(read.tasks, &how).await.map_err(load_error)?;
@@ -200,8 +206,41 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
     run_with(args, &Catalogue::standard()).await
 }
 
-/// [`run`] with `suites`.
+/// [`run`] with `suites`: one run, or one per K of a `--rag-k` sweep followed by their
+/// report.
 pub async fn run_with(args: RunArgs, suites: &Catalogue) -> Result<String, CliError> {
+    if args.rag_k.len() < 2 {
+        let mut args = args;
+        let k = args.k();
+        args.condition = (k > 0).then(|| format!("K = {k}"));
+        return one(args, suites).await.map(|(_, text)| text);
+    }
+    let mut ids = Vec::new();
+    let mut out = String::new();
+    for &k in &args.rag_k {
+        let mut single = args.clone();
+        single.rag_k = vec![k];
+        single.condition = Some(format!("K = {k}"));
+        let (id, text) = one(single, suites).await?;
+        out.push_str(&format!("## K = {k} ({id})\n\n{text}\n"));
+        ids.push(id);
+    }
+    let storage = Storage::open(&args.data_dir).map_err(|e| CliError::failure(e.to_string()))?;
+    let report = crate::runs::report::report(&storage, &ids, &suites.registry)
+        .map_err(|e| CliError::failure(e.to_string()))?;
+    out.push_str(&report.markdown());
+    Ok(out)
+}
+
+impl RunArgs {
+    /// The one K of a single run.
+    fn k(&self) -> usize {
+        self.rag_k.first().copied().unwrap_or(0)
+    }
+}
+
+/// One run (or its resumption); returns its id and summary table.
+async fn one(args: RunArgs, suites: &Catalogue) -> Result<(String, String), CliError> {
     let mut config =
         Config::load(args.config.as_deref()).map_err(|e| CliError::input(e.to_string()))?;
     let (registry, hosts) = (&suites.registry, &suites.hosts);
@@ -301,6 +340,7 @@ pub async fn run_with(args: RunArgs, suites: &Catalogue) -> Result<String, CliEr
         concurrency: args.concurrency.max(1),
         agent: args.agent.clone(),
         embeddings: spec_embeddings,
+        condition: args.condition.clone(),
     };
     runs::check_spec(&spec, gateway.config(), registry)
         .map_err(|e| CliError::input(e.to_string()))?;
@@ -379,7 +419,7 @@ pub async fn run_with(args: RunArgs, suites: &Catalogue) -> Result<String, CliEr
         std::fs::write(path, text)
             .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?;
     }
-    Ok(runs::summary_text(&summary, suite.columns()))
+    Ok((run_id, runs::summary_text(&summary, Some(suite.as_ref()))))
 }
 
 #[cfg(test)]

@@ -253,10 +253,13 @@ pub fn summarise(
     }
 }
 
-/// The summary as text: the table in `columns`, the suite's headline, and what preparing
-/// the tasks cost when it cost anything.
-pub fn summary_text(summary: &RunSummary, columns: &[(&str, &str)]) -> String {
-    let mut text = summary.table.table(columns);
+/// The summary as text: the table with `suite`'s columns and words, its headline, and what
+/// preparing the tasks cost when it cost anything.
+pub fn summary_text(summary: &RunSummary, suite: Option<&dyn AnySuite>) -> String {
+    let (columns, words) = suite.map_or((&[][..], Default::default()), |s| {
+        (s.columns(), s.table_words())
+    });
+    let mut text = summary.table.table(columns, words);
     if let Some(h) = &summary.headline {
         text.push_str(&h.text);
     }

@@ -62,8 +62,13 @@ pub fn report(
             }
             _ => String::new(),
         };
+        let condition = spec
+            .condition
+            .as_deref()
+            .map(|c| format!(" · {c}"))
+            .unwrap_or_default();
         let column = RunColumn {
-            heading: format!("{} ({id}){unverified}", spec.model),
+            heading: format!("{}{condition} ({id}){unverified}", spec.model),
             model: format!("{}{unverified}", spec.model),
             repeats: repeats.into_values().collect(),
         };

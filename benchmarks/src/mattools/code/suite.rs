@@ -11,6 +11,7 @@ use super::task::CodeTask;
 use super::verdict::Metrics;
 use super::verdict::{after_solution, after_verification, CodeVerdict, ErrorClass, Label};
 use crate::task::layout::{Layout, Rows};
+use crate::task::summary::TableWords;
 use crate::task::{
     Headline, Need, NeedAnswer, Outcome, Prepared, RunEnv, RunResult, Suite, TaskError, VerdictView,
 };
@@ -105,6 +106,13 @@ impl Suite for MatToolsCode {
 
     fn key(task: &CodeTask) -> String {
         task.name.clone()
+    }
+
+    fn table_words(&self) -> TableWords {
+        TableWords {
+            group: "task group",
+            metric: "share of properties right",
+        }
     }
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {

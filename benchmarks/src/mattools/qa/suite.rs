@@ -8,6 +8,7 @@ use super::prompt::question_prompt;
 use super::score::{score_answer, QaLabel, QaVerdict};
 use crate::task::layout::{Layout, Rows};
 use crate::task::source::{self, Located, Position};
+use crate::task::summary::TableWords;
 use crate::task::{
     Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError, VerdictView,
 };
@@ -61,6 +62,13 @@ impl Suite for MatToolsQa {
                 Ok((Position::Item(i + 1), value))
             })
             .collect()
+    }
+
+    fn table_words(&self) -> TableWords {
+        TableWords {
+            group: "file",
+            metric: "metric",
+        }
     }
 
     fn columns(&self) -> &'static [(&'static str, &'static str)] {

@@ -139,6 +139,7 @@ pub async fn start_run(
         .flatten(),
         suite: body.suite,
         agent: body.agent,
+        condition: None,
     };
     let run_id = state.runs.start(&spec)?;
     Ok((StatusCode::CREATED, Json(RunCreated { run_id })))
@@ -354,9 +355,8 @@ pub async fn run_results(
         "csv" => ([(header::CONTENT_TYPE, "text/csv")], csv(&rows)).into_response(),
         "table" => {
             let suite = state.runs.registry().get(&spec.suite).ok();
-            let columns = suite.as_ref().map(|s| s.columns()).unwrap_or(&[]);
             let summary = summary_of(&state, &id, &spec, &rows, suite.as_deref())?;
-            let table = runs::summary_text(&summary, columns);
+            let table = runs::summary_text(&summary, suite.as_deref());
             ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], table).into_response()
         }
         other => {
