@@ -828,8 +828,14 @@ pub struct CriterionAgreement {
     pub n: usize,
     /// Pearson's r (absent below two pairs or without spread).
     pub pearson: Option<f64>,
+    /// Its two-sided p-value (Student's t, as scipy's `pearsonr`; absent below three pairs).
+    #[serde(default)]
+    pub pearson_p: Option<f64>,
     /// Spearman's ρ (average ranks for ties).
     pub spearman: Option<f64>,
+    /// Its two-sided p-value (as scipy's `spearmanr`).
+    #[serde(default)]
+    pub spearman_p: Option<f64>,
 }
 
 /// `GET /api/runs/{id}/human-scores`.

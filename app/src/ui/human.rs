@@ -1,7 +1,8 @@
 //! The human-scoring page (`/human?run=<id>`): a person scores an AlchemyBench run's
 //! predicted recipes 1–5 on the judge's eight criteria, next to the judge's scores; every
 //! score is saved on the server at once; the page shows how the person agrees with the judge
-//! (Pearson and Spearman per criterion over what was scored) and exports a CSV.
+//! (Pearson and Spearman with their p-values per criterion over what was scored) and exports
+//! a CSV.
 
 use std::collections::BTreeMap;
 
@@ -178,16 +179,28 @@ pub fn Human() -> impl IntoView {
 #[component]
 fn Agreement(rows: Signal<Vec<CriterionAgreement>>) -> impl IntoView {
     let num = |x: Option<f64>| x.map_or("—".to_string(), |v| format!("{v:.3}"));
+    // Two-sided p-values (Student's t, as scipy), in the papers' style.
+    let p = |x: Option<f64>| {
+        x.map_or("—".to_string(), |v| {
+            if v < 0.001 {
+                "< 0.001".to_string()
+            } else {
+                format!("{v:.3}")
+            }
+        })
+    };
     view! {
         <table class="agreement" id="human-agreement">
-            <thead><tr><th>"Criterion"</th><th>"scored"</th><th>"Pearson r"</th><th>"Spearman ρ"</th></tr></thead>
+            <thead><tr><th>"Criterion"</th><th>"scored"</th><th>"Pearson r"</th><th>"p"</th><th>"Spearman ρ"</th><th>"p"</th></tr></thead>
             <tbody>
                 {move || rows.get().into_iter().map(|a| view! {
                     <tr data-criterion=a.criterion.clone()>
                         <td>{heading(&a.criterion)}</td>
                         <td class="n">{a.n}</td>
                         <td class="pearson">{num(a.pearson)}</td>
+                        <td class="pearson-p">{p(a.pearson_p)}</td>
                         <td class="spearman">{num(a.spearman)}</td>
+                        <td class="spearman-p">{p(a.spearman_p)}</td>
                     </tr>
                 }).collect_view()}
             </tbody>

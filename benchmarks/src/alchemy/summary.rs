@@ -253,6 +253,24 @@ pub fn spearman(xs: &[f64], ys: &[f64]) -> Option<f64> {
     pearson(&ranks(xs), &ranks(ys))
 }
 
+/// The two-sided p-value of a correlation `r` over `n` pairs under the null hypothesis of
+/// no correlation: Student's t with n − 2 degrees of freedom, t = r·√((n−2)/(1−r²)), as
+/// scipy's `pearsonr` and `spearmanr` compute it (the papers' tables come from scipy).
+/// `None` below three pairs.
+pub fn p_value(r: f64, n: usize) -> Option<f64> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    if n < 3 || !r.is_finite() {
+        return None;
+    }
+    let df = (n - 2) as f64;
+    if r.abs() >= 1.0 {
+        return Some(0.0);
+    }
+    let t = r * (df / (1.0 - r * r)).sqrt();
+    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
+    Some((2.0 * dist.sf(t.abs())).min(1.0))
+}
+
 /// How a person's scores agree with the judge's on the items they scored.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Agreement {
@@ -260,18 +278,26 @@ pub struct Agreement {
     pub n: usize,
     /// Pearson's r.
     pub pearson: Option<f64>,
+    /// Its two-sided p-value ([`p_value`]).
+    pub pearson_p: Option<f64>,
     /// Spearman's ρ.
     pub spearman: Option<f64>,
+    /// Its two-sided p-value ([`p_value`]).
+    pub spearman_p: Option<f64>,
 }
 
 /// The agreement over `(judge, person)` score pairs (for one criterion or the overall
 /// score); pairs the person left empty are simply not given.
 pub fn agreement(pairs: &[(f64, f64)]) -> Agreement {
     let (judge, person): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+    let n = pairs.len();
+    let (r, rho) = (pearson(&judge, &person), spearman(&judge, &person));
     Agreement {
-        n: pairs.len(),
-        pearson: pearson(&judge, &person),
-        spearman: spearman(&judge, &person),
+        n,
+        pearson: r,
+        pearson_p: r.and_then(|r| p_value(r, n)),
+        spearman: rho,
+        spearman_p: rho.and_then(|r| p_value(r, n)),
     }
 }
 
@@ -293,6 +319,33 @@ mod tests {
         assert_eq!((s.min, s.max), (Some(2.0), Some(9.0)));
         assert_eq!(Stat::of(&[3.0]).sd, None);
         assert_eq!(Stat::of(&[]).mean, None);
+    }
+
+    /// p-values as scipy 1.15.2 gives them (`scipy.stats.pearsonr(x, y).pvalue`,
+    /// `spearmanr`), on the pairs below.
+    #[test]
+    fn p_values_agree_with_scipy() {
+        let a = agreement(
+            &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+                .into_iter()
+                .zip([2.0, 1.0, 4.0, 3.0, 6.0, 5.0])
+                .collect::<Vec<_>>(),
+        );
+        let near = |x: Option<f64>, y: f64| {
+            let x = x.unwrap();
+            assert!((x - y).abs() <= 1e-12 * y.max(1e-300) + 1e-15, "{x} vs {y}");
+        };
+        near(a.pearson_p, 0.04156268221574357);
+        near(a.spearman_p, 0.04156268221574334);
+        let xs = [1.5, 2.0, 2.0, 3.5, 4.0, 5.0, 4.5];
+        let ys = [1.0, 2.5, 2.0, 3.0, 4.5, 5.0, 3.0];
+        let a = agreement(&xs.into_iter().zip(ys).collect::<Vec<_>>());
+        near(a.pearson, 0.8722783759886469);
+        near(a.pearson_p, 0.010440791696539003);
+        near(a.spearman, 0.9272727272727274);
+        near(a.spearman_p, 0.0026336810953398473);
+        assert_eq!(p_value(0.5, 2), None);
+        assert_eq!(p_value(1.0, 5), Some(0.0));
     }
 
     #[test]

@@ -38,7 +38,9 @@ fn agreement(rows: &[ResultRow], scores: &[HumanScore]) -> Vec<CriterionAgreemen
                 criterion: criterion.to_string(),
                 n: a.n,
                 pearson: a.pearson,
+                pearson_p: a.pearson_p,
                 spearman: a.spearman,
+                spearman_p: a.spearman_p,
             }
         })
         .collect()
