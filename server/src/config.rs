@@ -74,9 +74,13 @@ pub struct ModelConfig {
     /// Environment variable with the API key (overrides the provider default).
     #[serde(default)]
     pub api_key_env: Option<String>,
-    /// Sampling temperature (the AtomWorld reference used 1.0).
+    /// Sampling temperature (the AtomWorld reference used 1.0). Unset: the suite's paper
+    /// setting where it has one (MatTools 0.7, AlchemyBench 0), else the provider's default.
     #[serde(default)]
     pub temperature: Option<f64>,
+    /// Nucleus sampling's `top_p`; unset: the provider's default.
+    #[serde(default)]
+    pub top_p: Option<f64>,
     /// Output token limit.
     #[serde(default)]
     pub max_tokens: Option<u32>,
@@ -328,6 +332,7 @@ impl Config {
                     base_url: Some(base),
                     api_key_env: Some("OPENAI_API_KEY".into()),
                     temperature: None,
+                    top_p: None,
                     max_tokens: None,
                     reasoning_effort: None,
                     price_input_per_mtok: 0.0,

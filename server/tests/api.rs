@@ -59,6 +59,7 @@ async fn start_with(
             base_url: Some(base),
             api_key_env: Some("AW_API_TEST_KEY".into()),
             temperature: None,
+            top_p: None,
             max_tokens: None,
             reasoning_effort: None,
             price_input_per_mtok: 1.0,

@@ -160,6 +160,7 @@ fn model(name: &str, provider: ProviderKind, base: &str, key_env: &str) -> Model
         base_url: Some(base.into()),
         api_key_env: Some(key_env.into()),
         temperature: Some(1.0),
+        top_p: None,
         max_tokens: None,
         reasoning_effort: None,
         price_input_per_mtok: 2.0,

@@ -6,6 +6,7 @@
 mod common;
 
 use common::{create_run, get_json, wait_run};
+use std::sync::{Arc, Mutex};
 
 use benchmarks::task::{Message, Need, NeedAnswer, Outcome, Prepared, Registry, Suite, TaskError};
 use engine::interrupt::Interrupt;
@@ -611,5 +612,76 @@ fn atomworld_headline_says_when_no_answer_failed() {
     assert!(
         table.contains("Stricter than chemistry: no answer failed"),
         "{table}"
+    );
+}
+
+/// A provider that records each request's sampling settings and answers `<answer>A</answer>`.
+async fn recording() -> (String, Arc<Mutex<Vec<serde_json::Value>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(body): axum::Json<serde_json::Value>| {
+            let log = log.clone();
+            async move {
+                log.lock().unwrap().push(
+                    serde_json::json!({"temperature": body["temperature"], "top_p": body["top_p"]}),
+                );
+                common::completion("<answer>A</answer>", 1)
+            }
+        }),
+    );
+    (common::spawn_app(app).await, seen)
+}
+
+/// The paper's temperature reaches a model that sets none (MatTools: 0.7); a model's own
+/// temperature and `top_p` are sent as configured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_sample_at_the_papers_temperature_unless_the_model_sets_its_own() {
+    let (base, seen) = recording().await;
+    let dir = tempfile::tempdir().unwrap();
+    let own = format!(
+        "[[models]]\nname = \"own\"\nprovider = \"openai-compatible\"\nmodel = \"o\"\n\
+         base_url = \"{base}\"\ntemperature = 0.2\ntop_p = 0.9\n"
+    );
+    let config = common::fake_model_config(dir.path(), &base, &own);
+    for model in ["fake", "own"] {
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
+            .args([
+                "run",
+                "--suite",
+                "mattools-qa",
+                "--model",
+                model,
+                "--config",
+            ])
+            .arg(&config)
+            .arg("--data-dir")
+            .arg(dir.path().join(model))
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let seen = seen.lock().unwrap().clone();
+    let half = seen.len() / 2;
+    assert!(half > 0);
+    assert!(
+        seen[..half]
+            .iter()
+            .all(|s| s["temperature"] == 0.7 && s["top_p"].is_null()),
+        "{:?}",
+        &seen[..half]
+    );
+    assert!(
+        seen[half..]
+            .iter()
+            .all(|s| s["temperature"] == 0.2 && s["top_p"] == 0.9),
+        "{:?}",
+        &seen[half..]
     );
 }

@@ -15,6 +15,7 @@ use super::prompt::prompt;
 use super::recipe::{Recipe, Reference};
 use crate::task::layout::{Layout, Rows};
 use crate::task::summary::TableWords;
+use crate::task::PaperTemperatures;
 use crate::task::{
     Headline, Message, Need, NeedAnswer, Outcome, Prepared, Suite, TaskError, VerdictView,
 };
@@ -104,6 +105,14 @@ impl Suite for Alchemy {
     /// The RAG condition (K > 0 references) ranks recipes by embeddings.
     fn retrieves(&self, _agent: Option<&str>, references: usize) -> bool {
         references > 0
+    }
+
+    /// AlchemyBench decodes at 0 and judges (GPT-4o) at 0.
+    fn paper_temperatures(&self) -> PaperTemperatures {
+        PaperTemperatures {
+            answer: Some(0.0),
+            judge: Some(0.0),
+        }
     }
 
     fn table_words(&self) -> TableWords {

@@ -13,6 +13,7 @@ use super::qa::{judge_messages, judges_to_reask, score_answers, QaLabel, QaRefer
 use crate::task::layout::{Layout, Rows};
 use crate::task::source::{self, Located};
 use crate::task::summary::TableWords;
+use crate::task::PaperTemperatures;
 use crate::task::{
     Headline, Message, Need, NeedAnswer, Outcome, Prepared, Role, Suite, TaskError, Unasked,
     VerdictView,
@@ -78,6 +79,14 @@ impl Suite for OmniMatCal {
 
     fn has_images(&self) -> bool {
         true
+    }
+
+    /// OmniMatBench's judge (Gemini 2.5 Flash) runs at 0; the answers' setting is not published.
+    fn paper_temperatures(&self) -> PaperTemperatures {
+        PaperTemperatures {
+            answer: None,
+            judge: Some(0.0),
+        }
     }
 
     fn table_words(&self) -> TableWords {
@@ -231,6 +240,14 @@ impl Suite for OmniMatQa {
 
     fn has_images(&self) -> bool {
         true
+    }
+
+    /// OmniMatBench's judge (Gemini 2.5 Flash) runs at 0; the answers' setting is not published.
+    fn paper_temperatures(&self) -> PaperTemperatures {
+        PaperTemperatures {
+            answer: None,
+            judge: Some(0.0),
+        }
     }
 
     fn table_words(&self) -> TableWords {

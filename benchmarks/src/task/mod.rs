@@ -26,7 +26,8 @@ mod view;
 pub use llm_protocol::{chat, prompt_text, Image, Message, Role};
 pub use registry::{Registry, UnknownSuite};
 pub use suite::{
-    AnySuite, Generator, Headline, Need, NeedAnswer, Outcome, Prepared, PreparedTask, RunEnv,
-    RunProgram, RunResult, Scored, Suite, TaskError, Unasked, MAX_NEED_STAGES,
+    AnySuite, Generator, Headline, Need, NeedAnswer, Outcome, PaperTemperatures, Prepared,
+    PreparedTask, RunEnv, RunProgram, RunResult, Scored, Suite, TaskError, Unasked,
+    MAX_NEED_STAGES,
 };
 pub use view::{VerdictView, ViewRow, ViewTable, ViewText};

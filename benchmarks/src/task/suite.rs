@@ -232,6 +232,11 @@ pub trait Suite: Send + Sync + 'static {
         TableWords::default()
     }
 
+    /// The temperatures the suite's paper used, for models that set none of their own.
+    fn paper_temperatures(&self) -> PaperTemperatures {
+        PaperTemperatures::default()
+    }
+
     /// Messages, group and scoring state of `task`.
     fn prepare(&self, task: &Self::Task) -> Result<Prepared<Self::State>, TaskError>;
 
@@ -316,6 +321,17 @@ pub trait Suite: Send + Sync + 'static {
     }
 }
 
+/// The sampling temperatures of a suite's paper ([`Suite::paper_temperatures`]): a run
+/// applies them to models whose configuration sets no temperature, so the paper's setting
+/// needs no second model entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PaperTemperatures {
+    /// The answering model's.
+    pub answer: Option<f64>,
+    /// The judge's.
+    pub judge: Option<f64>,
+}
+
 /// A suite's seeded generator, asked for a task set ([`Suite::generator`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Generator {
@@ -396,6 +412,8 @@ pub trait AnySuite: Send + Sync {
     fn columns(&self) -> &'static [(&'static str, &'static str)];
     /// See [`Suite::table_words`].
     fn table_words(&self) -> TableWords;
+    /// See [`Suite::paper_temperatures`].
+    fn paper_temperatures(&self) -> PaperTemperatures;
     /// See [`Suite::generator`].
     fn generator(&self, seed: u64, per_group: usize) -> Option<Generator>;
     /// Whether the suite has a generator.
@@ -473,6 +491,10 @@ impl<S: Suite> AnySuite for S {
 
     fn table_words(&self) -> TableWords {
         Suite::table_words(self)
+    }
+
+    fn paper_temperatures(&self) -> PaperTemperatures {
+        Suite::paper_temperatures(self)
     }
 
     fn generator(&self, seed: u64, per_group: usize) -> Option<Generator> {

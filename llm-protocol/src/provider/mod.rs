@@ -119,6 +119,8 @@ pub struct HttpCall {
 pub struct Decoding {
     /// Sampling temperature.
     pub temperature: Option<f64>,
+    /// Nucleus sampling: the smallest set of tokens whose probability reaches `top_p`.
+    pub top_p: Option<f64>,
     /// Most answer tokens (Anthropic requires a number: [`ANTHROPIC_MAX_TOKENS`] if unset).
     pub max_tokens: Option<u64>,
     /// OpenAI's `reasoning_effort`.
@@ -156,6 +158,9 @@ pub fn build(
             if let Some(t) = decoding.temperature {
                 body["temperature"] = json!(t);
             }
+            if let Some(p) = decoding.top_p {
+                body["top_p"] = json!(p);
+            }
             if let Some(n) = decoding.max_tokens {
                 body["max_completion_tokens"] = json!(n);
             }
@@ -184,6 +189,9 @@ pub fn build(
             if let Some(t) = decoding.temperature {
                 body["temperature"] = json!(t);
             }
+            if let Some(p) = decoding.top_p {
+                body["top_p"] = json!(p);
+            }
             let mut headers = vec![json_type, ("anthropic-version".into(), "2023-06-01".into())];
             if caller == Caller::Browser {
                 headers.push((
@@ -204,6 +212,9 @@ pub fn build(
             let mut config = json!({});
             if let Some(t) = decoding.temperature {
                 config["temperature"] = json!(t);
+            }
+            if let Some(p) = decoding.top_p {
+                config["topP"] = json!(p);
             }
             if let Some(n) = decoding.max_tokens {
                 config["maxOutputTokens"] = json!(n);

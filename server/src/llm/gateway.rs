@@ -40,6 +40,8 @@ pub struct Gateway {
     limits: Arc<HashMap<String, Arc<Semaphore>>>,
     options: GatewayOptions,
     daily: Option<Arc<Budget>>,
+    /// The temperature of models that set none (a suite's paper setting), if any.
+    default_temperature: Option<f64>,
 }
 
 /// Largest part of a provider's error body that is read (bytes).
@@ -48,7 +50,7 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 /// The key of a request in the response cache: provider, endpoint, model, messages, sampling
 /// parameters and the sample index.
 pub fn cache_key(m: &ModelConfig, messages: &[Message], sample: u32) -> String {
-    let canonical = json!({
+    let mut canonical = json!({
         "provider": m.provider,
         "base_url": m.base_url,
         "model": m.model,
@@ -58,6 +60,10 @@ pub fn cache_key(m: &ModelConfig, messages: &[Message], sample: u32) -> String {
         "reasoning_effort": m.reasoning_effort,
         "sample": sample,
     });
+    // Only when set, so that the keys of answers cached before `top_p` existed still match.
+    if let Some(p) = m.top_p {
+        canonical["top_p"] = json!(p);
+    }
     hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
 }
 
@@ -158,7 +164,18 @@ impl Gateway {
             limits: Arc::new(limits),
             options,
             daily,
+            default_temperature: None,
         })
+    }
+
+    /// This gateway, calling models that set no temperature of their own at `temperature`
+    /// (a suite's paper setting: MatTools 0.7, AlchemyBench 0; its judge's 0). Limits,
+    /// caps, cache and counters are shared with `self`.
+    pub fn with_default_temperature(&self, temperature: Option<f64>) -> Gateway {
+        Gateway {
+            default_temperature: temperature,
+            ..self.clone()
+        }
     }
 
     /// The configuration in use.
@@ -187,11 +204,18 @@ impl Gateway {
         messages: &[Message],
         sample: u32,
     ) -> Result<Prepared<'_>, LlmError> {
-        let m = self
+        let found = self
             .config
             .model(name)
             .ok_or_else(|| LlmError::UnknownModel(name.to_string()))?;
-        let key = cache_key(m, messages, sample);
+        let m = match (found.temperature, self.default_temperature) {
+            (None, Some(t)) => std::borrow::Cow::Owned(ModelConfig {
+                temperature: Some(t),
+                ..found.clone()
+            }),
+            _ => std::borrow::Cow::Borrowed(found),
+        };
+        let key = cache_key(&m, messages, sample);
         if self.options.cache || self.options.replay_only {
             if let Ok(Some((text, input_tokens, output_tokens))) = self.storage.cache_get(&key) {
                 return Ok(Prepared::Cached(Completion {
@@ -208,14 +232,16 @@ impl Gateway {
             return Err(LlmError::NotCached);
         }
         let api_key = api_key(m.provider, m.api_key_env.as_deref())?;
-        Ok(Prepared::Call(Call {
+        let semaphore = self.limits.get(&endpoint_key(&m)).cloned();
+        let worst_cost = m.worst_cost(messages);
+        Ok(Prepared::Call(Box::new(Call {
             m,
             cache_key: key,
             api_key,
             secrets: self.secrets(),
-            semaphore: self.limits.get(&endpoint_key(m)).cloned(),
-            worst_cost: m.worst_cost(messages),
-        }))
+            semaphore,
+            worst_cost,
+        })))
     }
 
     /// Take the provider's concurrency slot, then reserve the call's worst case against the
@@ -314,7 +340,7 @@ impl Gateway {
             Prepared::Cached(c) => return Ok(c),
             Prepared::Call(call) => call,
         };
-        let http = build(call.m, messages, call.api_key.as_deref());
+        let http = build(&call.m, messages, call.api_key.as_deref());
         let admitted = self.admit(&call, budget).await?;
         let policy = self.policy();
         let mut attempts = 0;
@@ -361,7 +387,7 @@ impl Gateway {
             }
             Prepared::Call(call) => call,
         };
-        let http = build_stream(call.m, messages, call.api_key.as_deref());
+        let http = build_stream(&call.m, messages, call.api_key.as_deref());
         let admitted = self.admit(&call, None).await?;
         let policy = self.policy();
         let mut attempts = 0;
@@ -658,7 +684,9 @@ impl Gateway {
 
 /// A request that goes to the provider (not served from the cache).
 struct Call<'a> {
-    m: &'a ModelConfig,
+    /// The model as called: its configuration, its temperature filled in by the gateway's
+    /// default where it sets none.
+    m: std::borrow::Cow<'a, ModelConfig>,
     cache_key: String,
     api_key: Option<String>,
     /// Every configured key: removed from errors, logs and answers.
@@ -703,7 +731,7 @@ async fn read_capped(mut res: reqwest::Response, limit: usize) -> String {
 
 enum Prepared<'a> {
     Cached(Completion),
-    Call(Call<'a>),
+    Call(Box<Call<'a>>),
 }
 
 /// What a streamed call reports while it runs.
@@ -748,6 +776,7 @@ mod tests {
             base_url: Some("http://h/v1".into()),
             api_key_env: None,
             temperature: Some(0.0),
+            top_p: None,
             max_tokens: Some(100),
             reasoning_effort: None,
             price_input_per_mtok: 0.0,

@@ -26,6 +26,7 @@ fn base_url_of(provider: ProviderKind, base: Option<&str>) -> String {
 pub fn build(m: &ModelConfig, messages: &[Message], key: Option<&str>) -> HttpCall {
     let decoding = Decoding {
         temperature: m.temperature,
+        top_p: m.top_p,
         max_tokens: m.max_tokens.map(u64::from),
         reasoning_effort: m.reasoning_effort.clone(),
     };
@@ -80,6 +81,7 @@ mod tests {
             base_url: Some("http://h/v1/".into()),
             api_key_env: None,
             temperature: Some(1.0),
+            top_p: None,
             max_tokens: Some(100),
             reasoning_effort: None,
             price_input_per_mtok: 0.0,
@@ -102,6 +104,22 @@ mod tests {
         let g = build(&model(ProviderKind::Gemini), &[Message::user("hi")], None);
         assert_eq!(g.url, "http://h/v1/models/mod-1:generateContent");
         assert!(g.body.get("systemInstruction").is_none(), "{}", g.body);
+    }
+
+    #[test]
+    fn top_p_goes_where_each_provider_takes_it() {
+        let with = |p| {
+            let m = ModelConfig {
+                top_p: Some(0.9),
+                ..model(p)
+            };
+            build(&m, &[Message::user("hi")], None).body
+        };
+        assert_eq!(with(ProviderKind::OpenaiCompatible)["top_p"], 0.9);
+        assert_eq!(with(ProviderKind::Anthropic)["top_p"], 0.9);
+        assert_eq!(with(ProviderKind::Gemini)["generationConfig"]["topP"], 0.9);
+        let without = build(&model(ProviderKind::Anthropic), &[Message::user("hi")], None);
+        assert!(without.body.get("top_p").is_none());
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub async fn meet_all(
     gateway: Option<&Gateway>,
     code: &CodeRunner,
 ) -> Result<Vec<NeedAnswer>, String> {
+    // The judge at the suite's paper temperature where its configuration sets none.
+    let judging = gateway.map(|g| g.with_default_temperature(suite.paper_temperatures().judge));
+    let gateway = judging.as_ref();
     let mut answers = Vec::new();
     let mut needs = suite.needs(task, response).map_err(|e| e.to_string())?;
     for _ in 0..=MAX_NEED_STAGES {

@@ -304,6 +304,8 @@ pub async fn execute_until(
         .load_run(run_id)?
         .ok_or_else(|| RunError::UnknownRun(run_id.to_string()))?;
     let suite = super::check_spec(&spec, gateway.config(), &suites.registry)?;
+    // The paper's temperature for models that set none (judges get theirs in `needs`).
+    let gateway = &gateway.with_default_temperature(suite.paper_temperatures().answer);
     let answerer = Answerer::of(suite.as_ref(), &spec.model);
     let agent: Option<Arc<str>> = spec.agent.as_deref().map(Arc::from);
     let embeddings: Option<Arc<str>> = spec.embeddings.as_deref().map(Arc::from);

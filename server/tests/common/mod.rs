@@ -214,6 +214,7 @@ pub fn free_model(name: &str, base_url: String) -> server::config::ModelConfig {
         base_url: Some(base_url),
         api_key_env: None,
         temperature: None,
+        top_p: None,
         max_tokens: None,
         reasoning_effort: None,
         price_input_per_mtok: 0.0,

@@ -12,6 +12,7 @@ use super::verdict::Metrics;
 use super::verdict::{after_solution, after_verification, CodeVerdict, ErrorClass, Label};
 use crate::task::layout::{Layout, Rows};
 use crate::task::summary::TableWords;
+use crate::task::PaperTemperatures;
 use crate::task::{
     Headline, Need, NeedAnswer, Outcome, Prepared, RunEnv, RunResult, Suite, TaskError, VerdictView,
 };
@@ -106,6 +107,14 @@ impl Suite for MatToolsCode {
 
     fn key(task: &CodeTask) -> String {
         task.name.clone()
+    }
+
+    /// MatTools' paper samples at 0.7.
+    fn paper_temperatures(&self) -> PaperTemperatures {
+        PaperTemperatures {
+            answer: Some(0.7),
+            judge: None,
+        }
     }
 
     fn table_words(&self) -> TableWords {

@@ -9,6 +9,7 @@ use super::score::{score_answer, QaLabel, QaVerdict};
 use crate::task::layout::{Layout, Rows};
 use crate::task::source::{self, Located, Position};
 use crate::task::summary::TableWords;
+use crate::task::PaperTemperatures;
 use crate::task::{
     Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError, VerdictView,
 };
@@ -62,6 +63,14 @@ impl Suite for MatToolsQa {
                 Ok((Position::Item(i + 1), value))
             })
             .collect()
+    }
+
+    /// MatTools' paper samples at 0.7.
+    fn paper_temperatures(&self) -> PaperTemperatures {
+        PaperTemperatures {
+            answer: Some(0.7),
+            judge: None,
+        }
     }
 
     fn table_words(&self) -> TableWords {
