@@ -359,6 +359,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
         let state = http::AppState::with_gateway(storage, gateway, passcode, rate_limit);
         state.check_sandbox();
         state.resume_runs();
+        http::assets::precompress_in_background(dist.clone());
         let app = http::router(state, &dist);
         let listener = tokio::net::TcpListener::bind(addr)
             .await

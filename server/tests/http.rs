@@ -79,6 +79,44 @@ async fn wasm_is_served_compressed_with_mime_and_immutable_cache() {
     }
 }
 
+/// Once the app's files are precompressed, a browser gets the brotli sibling's very bytes
+/// (no pass per request), with the wasm's type and cache headers; one that takes no brotli
+/// gets the gzip sibling, and one that takes neither the file itself.
+#[tokio::test]
+async fn precompressed_siblings_are_served_as_they_are() {
+    let (dist, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write_dist(dist.path());
+    let done = server::http::assets::precompress(dist.path()).unwrap();
+    assert_eq!(
+        done.written, 1,
+        "the wasm (index.html is under the size worth compressing)"
+    );
+    let base = start(dist.path(), data.path()).await;
+    let client = reqwest::Client::new();
+    let wasm = "app-0123456789abcdef_bg.wasm";
+    for (enc, sibling) in [("br", Some("br")), ("gzip", Some("gz")), ("identity", None)] {
+        let res = client
+            .get(format!("{base}/{wasm}"))
+            .header("accept-encoding", enc)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.headers()["content-type"], "application/wasm");
+        assert_eq!(
+            res.headers()["cache-control"],
+            "public, max-age=31536000, immutable"
+        );
+        let encoding = res.headers().get("content-encoding").cloned();
+        let bytes = res.bytes().await.unwrap();
+        let expected = match sibling {
+            Some(ext) => std::fs::read(dist.path().join(format!("{wasm}.{ext}"))).unwrap(),
+            None => std::fs::read(dist.path().join(wasm)).unwrap(),
+        };
+        assert_eq!(encoding.is_some(), sibling.is_some(), "{enc}");
+        assert_eq!(bytes.as_ref(), expected.as_slice(), "{enc}");
+    }
+}
+
 #[tokio::test]
 async fn client_routes_fall_back_to_the_app() {
     let (dist, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

@@ -21,6 +21,7 @@ use crate::suites::Catalogue;
 use wire::{Health, HealthStatus};
 
 pub mod api;
+pub mod assets;
 mod errors;
 mod headers;
 pub mod listener;
@@ -227,7 +228,10 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// `index.html` so that client routes such as `/c/<id>` load the app.
 pub fn router(state: AppState, dist: &Path) -> Router {
     sweep_rooms(&state);
-    let static_files = ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html")));
+    let static_files = ServeDir::new(dist)
+        .precompressed_br()
+        .precompressed_gzip()
+        .fallback(ServeFile::new(dist.join("index.html")));
     let csp = HeaderValue::from_str(&headers::content_security_policy(dist))
         .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"));
     // Endpoints that cost money, start work or store data: rate limited per client.

@@ -118,7 +118,11 @@ mod tests {
         assert_eq!(with(ProviderKind::OpenaiCompatible)["top_p"], 0.9);
         assert_eq!(with(ProviderKind::Anthropic)["top_p"], 0.9);
         assert_eq!(with(ProviderKind::Gemini)["generationConfig"]["topP"], 0.9);
-        let without = build(&model(ProviderKind::Anthropic), &[Message::user("hi")], None);
+        let without = build(
+            &model(ProviderKind::Anthropic),
+            &[Message::user("hi")],
+            None,
+        );
         assert!(without.body.get("top_p").is_none());
     }
 
