@@ -529,6 +529,61 @@ async fn human_scores_are_saved_and_compared_with_the_judge() {
         .await
         .unwrap();
     assert_eq!(after["scores"].as_array().unwrap().len(), 3);
+
+    // Two named people score the first three recipes' overall score; each sees only their
+    // own, and their agreement is ICC(3,k) over the recipes all three people scored.
+    let ana = [4.0, 2.0, 5.0];
+    let ben = [3.5, 2.0, 4.0];
+    for (who, marks) in [("ana", ana), ("ben", ben)] {
+        for (i, m) in marks.iter().enumerate() {
+            let body = serde_json::json!({"task_id": rows[i]["task_id"], "criterion": "overall_score",
+                "score": m, "scorer": format!("  {who} ")});
+            let r = c.put(&url).json(&body).send().await.unwrap();
+            assert_eq!(r.status(), 200);
+        }
+    }
+    let theirs = get_json(&c, format!("{url}?scorer=ana")).await;
+    let mine: Vec<f64> = theirs["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["score"].as_f64().unwrap())
+        .collect();
+    assert_eq!(mine, ana, "ana's own scores only, her name trimmed");
+    assert_eq!(theirs["scorers"].as_array().unwrap().len(), 3, "{theirs}");
+    // The unnamed scorer still has three overall scores (recipes 1-3): a 3 × 3 matrix.
+    let unnamed: Vec<f64> = (1..=3)
+        .map(|i| {
+            after["scores"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["task_id"] == rows[i]["task_id"])
+                .and_then(|s| s["score"].as_f64())
+                .unwrap_or(f64::NAN)
+        })
+        .collect();
+    let consensus = theirs["consensus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["criterion"] == "overall_score")
+        .unwrap()
+        .clone();
+    assert_eq!(consensus["raters"], 3, "{consensus}");
+    // Recipes 1 and 2 are the only ones all three scored (the unnamed one removed recipe 0).
+    assert_eq!(consensus["items"], 2, "{consensus}");
+    let matrix = vec![
+        vec![unnamed[0], ana[1], ben[1]],
+        vec![unnamed[1], ana[2], ben[2]],
+    ];
+    let expected = benchmarks::alchemy::summary::icc3k(&matrix);
+    assert!(expected.is_some(), "{matrix:?}");
+    assert_eq!(consensus["icc3k"].as_f64(), expected, "{consensus}");
+    // A name too long is refused.
+    let long = serde_json::json!({"task_id": rows[0]["task_id"], "criterion": "overall_score",
+        "score": 3, "scorer": "x".repeat(41)});
+    assert_eq!(c.put(&url).json(&long).send().await.unwrap().status(), 400);
 }
 
 /// OmniMatBench's one reminder: a reply without `<answer>` is asked again once with the

@@ -816,6 +816,10 @@ pub struct HumanScore {
     pub criterion: String,
     /// 1 to 5 in steps of 0.5; `null` removes the score.
     pub score: Option<f64>,
+    /// Who scored (a name of at most 40 characters; empty: the unnamed scorer). Several
+    /// people may score the same results; each sees and changes only their own.
+    #[serde(default)]
+    pub scorer: String,
 }
 
 /// How the person's scores agree with the judge's on one criterion.
@@ -842,8 +846,29 @@ pub struct CriterionAgreement {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HumanScores {
-    /// Every score given.
+    /// Every score the asked scorer gave.
     pub scores: Vec<HumanScore>,
-    /// Agreement with the judge per criterion, over what was scored.
+    /// The asked scorer's agreement with the judge per criterion, over what they scored.
     pub agreement: Vec<CriterionAgreement>,
+    /// Everyone who scored this run, with how many scores each gave.
+    #[serde(default)]
+    pub scorers: Vec<(String, usize)>,
+    /// Per criterion, the agreement among the people (ICC(3,k)) over the results every one
+    /// of them scored.
+    #[serde(default)]
+    pub consensus: Vec<CriterionConsensus>,
+}
+
+/// How several people's scores agree on one criterion (AlchemyBench's experts: ICC(3,k)).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CriterionConsensus {
+    /// The criterion.
+    pub criterion: String,
+    /// The people (k) compared: everyone who scored this criterion.
+    pub raters: usize,
+    /// Results every one of them scored (n).
+    pub items: usize,
+    /// ICC(3,k) (absent below two people or two common results, or without spread).
+    pub icc3k: Option<f64>,
 }

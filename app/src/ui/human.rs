@@ -21,6 +21,23 @@ fn run_in_address() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// Where this browser keeps the scorer's name.
+const SCORER_KEY: &str = "atomworld.scorer";
+
+/// The scorer's name remembered in this browser ("" if none).
+fn remembered_scorer() -> String {
+    web_sys::window()
+        .and_then(|w| w.local_storage().ok().flatten())
+        .and_then(|s| s.get_item(SCORER_KEY).ok().flatten())
+        .unwrap_or_default()
+}
+
+fn remember_scorer(name: &str) {
+    if let Some(s) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
+        let _ = s.set_item(SCORER_KEY, name);
+    }
+}
+
 /// A criterion's short heading.
 fn heading(key: &str) -> String {
     key.trim_end_matches("_score").replace('_', " ")
@@ -58,14 +75,21 @@ pub fn Human() -> impl IntoView {
     });
     let scores = RwSignal::new(None::<HumanScores>);
     let error = RwSignal::new(None::<String>);
+    // Who scores: several people may score the same run, each under their name.
+    let scorer = RwSignal::new(remembered_scorer());
     Effect::new(move |_| {
         let id = run.get();
+        let who = scorer.get();
         scores.set(None);
         if id.is_empty() {
             return;
         }
         spawn_local(async move {
-            match crate::api::get::<HumanScores>(&format!("/api/runs/{id}/human-scores")).await {
+            let url = format!(
+                "/api/runs/{id}/human-scores?scorer={}",
+                crate::api::url_segment(&who)
+            );
+            match crate::api::get::<HumanScores>(&url).await {
                 Ok(s) => scores.set(Some(s)),
                 Err(e) => error.set(Some(e)),
             }
@@ -92,6 +116,7 @@ pub fn Human() -> impl IntoView {
                 sample,
                 criterion,
                 score,
+                scorer: scorer.get_untracked(),
             };
             match crate::api::put_human_score(&id, &body).await {
                 Ok(s) => {
@@ -128,14 +153,25 @@ pub fn Human() -> impl IntoView {
                     <code>"atomworld run --suite NAME"</code>"; it appears here to score."
                 </p>
             })}
+            <label class="field">
+                <span>"Your name (each person's scores are kept apart)"</span>
+                <input id="human-scorer" type="text" maxlength="40" placeholder="unnamed"
+                    prop:value=move || scorer.get()
+                    on:change=move |e| {
+                        let name = event_target_value(&e).trim().to_string();
+                        remember_scorer(&name);
+                        scorer.set(name);
+                    } />
+            </label>
             {move || error.get().map(|e| view! { <p class="error" id="human-error">{e}</p> })}
             {move || {
                 let id = run.get();
                 (!id.is_empty()).then(|| view! {
-                    <p><a id="human-csv" href=format!("/api/runs/{id}/human-scores.csv") download="human-scores.csv">"Export CSV"</a></p>
+                    <p><a id="human-csv" href=format!("/api/runs/{id}/human-scores.csv?scorer={}", crate::api::url_segment(&scorer.get())) download="human-scores.csv">"Export CSV"</a></p>
                 })
             }}
             <Agreement rows=Signal::derive(move || scores.get().map(|s| s.agreement).unwrap_or_default()) />
+            <Consensus scores=Signal::derive(move || scores.get()) />
             <table class="human-table" id="human-table">
                 <thead><tr>
                     <th>"Recipe"</th>
@@ -172,6 +208,39 @@ pub fn Human() -> impl IntoView {
                 </tbody>
             </table>
         </div>
+    }
+}
+
+/// How the people who scored this run agree among themselves, once there are two.
+#[component]
+fn Consensus(scores: Signal<Option<HumanScores>>) -> impl IntoView {
+    move || {
+        let s = scores.get()?;
+        (s.scorers.len() >= 2).then(|| {
+            let who = s
+                .scorers
+                .iter()
+                .map(|(n, c)| format!("{} ({c})", if n.is_empty() { "unnamed" } else { n }))
+                .collect::<Vec<_>>()
+                .join(", ");
+            view! {
+                <h3>"Agreement among the people"</h3>
+                <p class="small muted">{format!("Scored by {who}. ICC(3,k) over the recipes every one of them scored, as AlchemyBench reports its experts' agreement.")}</p>
+                <table class="agreement" id="human-consensus">
+                    <thead><tr><th>"Criterion"</th><th>"people"</th><th>"recipes"</th><th>"ICC(3,k)"</th></tr></thead>
+                    <tbody>
+                        {s.consensus.into_iter().map(|c| view! {
+                            <tr data-criterion=c.criterion.clone()>
+                                <td>{heading(&c.criterion)}</td>
+                                <td>{c.raters}</td>
+                                <td>{c.items}</td>
+                                <td class="icc">{c.icc3k.map_or("—".to_string(), |v| format!("{v:.3}"))}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }
+        })
     }
 }
 

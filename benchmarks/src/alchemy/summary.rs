@@ -271,6 +271,38 @@ pub fn p_value(r: f64, n: usize) -> Option<f64> {
     Some((2.0 * dist.sf(t.abs())).min(1.0))
 }
 
+/// ICC(3,k) of Shrout and Fleiss (1979): the consistency of the mean of k fixed raters,
+/// (BMS − EMS) / BMS from the two-way ANOVA of `scores` (one row per item, one column per
+/// rater, every item scored by every rater). What AlchemyBench reports for its experts'
+/// agreement. `None` below two items or two raters, for ragged rows, or when the items do not
+/// differ (BMS = 0).
+pub fn icc3k(scores: &[Vec<f64>]) -> Option<f64> {
+    let n = scores.len();
+    let k = scores.first()?.len();
+    if n < 2
+        || k < 2
+        || scores
+            .iter()
+            .any(|r| r.len() != k || r.iter().any(|v| !v.is_finite()))
+    {
+        return None;
+    }
+    let grand = scores.iter().flatten().sum::<f64>() / (n * k) as f64;
+    let rows: f64 = scores
+        .iter()
+        .map(|r| (r.iter().sum::<f64>() / k as f64 - grand).powi(2))
+        .sum::<f64>()
+        * k as f64;
+    let cols: f64 = (0..k)
+        .map(|j| (scores.iter().map(|r| r[j]).sum::<f64>() / n as f64 - grand).powi(2))
+        .sum::<f64>()
+        * n as f64;
+    let total: f64 = scores.iter().flatten().map(|v| (v - grand).powi(2)).sum();
+    let bms = rows / (n - 1) as f64;
+    let ems = (total - rows - cols) / ((n - 1) * (k - 1)) as f64;
+    (bms > 0.0).then(|| (bms - ems) / bms)
+}
+
 /// How a person's scores agree with the judge's on the items they scored.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Agreement {
@@ -346,6 +378,32 @@ mod tests {
         near(a.spearman_p, 0.0026336810953398473);
         assert_eq!(p_value(0.5, 2), None);
         assert_eq!(p_value(1.0, 5), Some(0.0));
+    }
+
+    /// Shrout and Fleiss (1979), Table 2: six targets, four judges; their Table 4 gives
+    /// ICC(3,4) = 0.91 (to two decimals). By hand: BMS = 11.24, EMS = 1.02.
+    #[test]
+    fn icc3k_of_shrout_and_fleiss() {
+        let data = [
+            [9.0, 2.0, 5.0, 8.0],
+            [6.0, 1.0, 3.0, 2.0],
+            [8.0, 4.0, 6.0, 8.0],
+            [7.0, 1.0, 2.0, 6.0],
+            [10.0, 5.0, 6.0, 9.0],
+            [6.0, 2.0, 4.0, 7.0],
+        ];
+        let rows: Vec<Vec<f64>> = data.iter().map(|r| r.to_vec()).collect();
+        let icc = icc3k(&rows).unwrap();
+        assert!(
+            (icc - (11.241_666_666_666_667 - 1.019_444_444_444_444_4) / 11.241_666_666_666_667)
+                .abs()
+                < 1e-12,
+            "{icc}"
+        );
+        assert_eq!((icc * 100.0).round() / 100.0, 0.91);
+        assert_eq!(icc3k(&rows[..1]), None);
+        assert_eq!(icc3k(&[vec![3.0, 3.0], vec![3.0, 3.0]]), None);
+        assert_eq!(icc3k(&[vec![3.0, 3.0], vec![3.0]]), None);
     }
 
     #[test]

@@ -167,6 +167,23 @@ fn migrations() -> Migrations<'static> {
         // What preparing a run's tasks cost before its first answer (AlchemyBench's
         // embeddings), counted in the run's spend.
         M::up("ALTER TABLE runs ADD COLUMN preparation_cost_usd REAL NOT NULL DEFAULT 0;"),
+        // Several people may score the same results (their agreement is AlchemyBench's
+        // ICC(3,k)): a score belongs to its scorer too; earlier scores are the unnamed one's.
+        M::up(
+            "CREATE TABLE human_scores_by_scorer (
+                 run_id TEXT NOT NULL,
+                 task_id TEXT NOT NULL,
+                 sample INTEGER NOT NULL,
+                 criterion TEXT NOT NULL,
+                 scorer TEXT NOT NULL DEFAULT '',
+                 score REAL NOT NULL,
+                 updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+                 PRIMARY KEY (run_id, task_id, sample, criterion, scorer));
+             INSERT INTO human_scores_by_scorer (run_id, task_id, sample, criterion, score, updated_at)
+                 SELECT run_id, task_id, sample, criterion, score, updated_at FROM human_scores;
+             DROP TABLE human_scores;
+             ALTER TABLE human_scores_by_scorer RENAME TO human_scores;",
+        ),
     ])
 }
 
@@ -482,15 +499,36 @@ mod tests {
         assert!(migrations().validate().is_ok());
     }
 
+    /// Scores given before scorers had names survive the migration as the unnamed scorer's.
+    #[test]
+    fn human_scores_keep_their_values_when_scorers_get_names() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+            migrations().to_version(&mut conn, 9).unwrap();
+            conn.execute(
+                "INSERT INTO human_scores (run_id, task_id, sample, criterion, score)
+                 VALUES ('r', 't', 0, 'overall_score', 4.5)",
+                [],
+            )
+            .unwrap();
+        }
+        let s = Storage::open(dir.path()).unwrap();
+        assert_eq!(s.schema_version().unwrap(), 10);
+        let kept = s.human_scores("r").unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!((kept[0].score, kept[0].scorer.as_str()), (Some(4.5), ""));
+    }
+
     #[test]
     fn open_creates_wal_database_and_reopens() {
         let dir = tempfile::tempdir().unwrap();
         let s = Storage::open(&dir.path().join("nested")).unwrap();
         assert!(s.path().is_file());
         assert_eq!(s.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 9);
+        assert_eq!(s.schema_version().unwrap(), 10);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 9);
+        assert_eq!(again.schema_version().unwrap(), 10);
     }
 }

@@ -1,13 +1,15 @@
-//! `GET/PUT /api/runs/{id}/human-scores` and `GET /api/runs/{id}/human-scores.csv`: a
-//! person's own 1-5 scores of an AlchemyBench run's results, next to the judge's, and how
-//! the two agree (Pearson and Spearman per criterion over what the person scored).
+//! `GET/PUT /api/runs/{id}/human-scores` and `GET /api/runs/{id}/human-scores.csv`: people's
+//! own 1-5 scores of an AlchemyBench run's results, each under their name (`?scorer=`), next
+//! to the judge's; how a person agrees with the judge (Pearson and Spearman with p-values per
+//! criterion over what they scored) and how the people agree among themselves (ICC(3,k)).
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use benchmarks::alchemy::judge::KEYS;
-use wire::{CriterionAgreement, HumanScore, HumanScores, ResultRow};
+use serde::Deserialize;
+use wire::{CriterionAgreement, CriterionConsensus, HumanScore, HumanScores, ResultRow};
 
 use super::runs::{rows_of, run_of};
 use super::{authorise, ApiError};
@@ -46,28 +48,92 @@ fn agreement(rows: &[ResultRow], scores: &[HumanScore]) -> Vec<CriterionAgreemen
         .collect()
 }
 
-fn load(state: &AppState, id: &str) -> Result<HumanScores, ApiError> {
+/// Per criterion, ICC(3,k) among everyone who scored it, over the results all of them scored.
+fn consensus(all: &[HumanScore]) -> Vec<CriterionConsensus> {
+    KEYS.iter()
+        .map(|criterion| {
+            let mine: Vec<&HumanScore> = all
+                .iter()
+                .filter(|s| s.criterion == *criterion && s.score.is_some())
+                .collect();
+            let mut people: Vec<&str> = mine.iter().map(|s| s.scorer.as_str()).collect();
+            people.sort_unstable();
+            people.dedup();
+            let mut results: Vec<(&str, u32)> = mine
+                .iter()
+                .map(|s| (s.task_id.as_str(), s.sample))
+                .collect();
+            results.sort_unstable();
+            results.dedup();
+            let matrix: Vec<Vec<f64>> = results
+                .iter()
+                .filter_map(|(task, sample)| {
+                    people
+                        .iter()
+                        .map(|p| {
+                            mine.iter()
+                                .find(|s| {
+                                    s.scorer == *p && s.task_id == *task && s.sample == *sample
+                                })
+                                .and_then(|s| s.score)
+                        })
+                        .collect::<Option<Vec<f64>>>()
+                })
+                .collect();
+            CriterionConsensus {
+                criterion: criterion.to_string(),
+                raters: people.len(),
+                items: matrix.len(),
+                icc3k: benchmarks::alchemy::summary::icc3k(&matrix),
+            }
+        })
+        .collect()
+}
+
+/// Who scores: `?scorer=NAME` (absent: the unnamed scorer).
+#[derive(Debug, Default, Deserialize)]
+pub struct ScorerQuery {
+    #[serde(default)]
+    scorer: String,
+}
+
+/// The most characters of a scorer's name.
+const MAX_SCORER_CHARS: usize = 40;
+
+fn load(state: &AppState, id: &str, scorer: &str) -> Result<HumanScores, ApiError> {
     run_of(state, id)?;
     let rows = rows_of(state, id)?;
-    let scores = state
+    let all = state
         .storage
         .human_scores(id)
         .map_err(|e| ApiError::internal(e.to_string()))?;
+    let mut scorers: Vec<(String, usize)> = Vec::new();
+    for s in &all {
+        match scorers.iter_mut().find(|(n, _)| *n == s.scorer) {
+            Some((_, count)) => *count += 1,
+            None => scorers.push((s.scorer.clone(), 1)),
+        }
+    }
+    let scores: Vec<HumanScore> = all.iter().filter(|s| s.scorer == scorer).cloned().collect();
     Ok(HumanScores {
         agreement: agreement(&rows, &scores),
+        consensus: consensus(&all),
+        scorers,
         scores,
     })
 }
 
 /// `GET /api/runs/{id}/human-scores`: the scores given and the agreement with the judge.
 #[utoipa::path(get, path = "/api/runs/{id}/human-scores",
-    params(("id" = String, Path, description = "run id")),
+    params(("id" = String, Path, description = "run id"),
+        ("scorer" = Option<String>, Query, description = "whose scores (absent: the unnamed scorer's)")),
     responses((status = 200, body = HumanScores), (status = 404, body = wire::ApiError)))]
 pub async fn get_human_scores(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    Query(q): Query<ScorerQuery>,
 ) -> Result<Json<HumanScores>, ApiError> {
-    load(&state, &id).map(Json)
+    load(&state, &id, q.scorer.trim()).map(Json)
 }
 
 /// `PUT /api/runs/{id}/human-scores`: set (or with `score: null`, remove) one score; answers
@@ -83,9 +149,16 @@ pub async fn put_human_score(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    Json(score): Json<HumanScore>,
+    Json(mut score): Json<HumanScore>,
 ) -> Result<Json<HumanScores>, ApiError> {
     authorise(&state, &headers)?;
+    score.scorer = score.scorer.trim().to_string();
+    if score.scorer.chars().count() > MAX_SCORER_CHARS || score.scorer.chars().any(char::is_control)
+    {
+        return Err(ApiError::bad(format!(
+            "a scorer's name has at most {MAX_SCORER_CHARS} characters and no control characters"
+        )));
+    }
     if !KEYS.contains(&score.criterion.as_str()) {
         return Err(ApiError::bad(format!(
             "criterion {:?} is not one of the judge's: {}",
@@ -115,19 +188,21 @@ pub async fn put_human_score(
         .storage
         .put_human_score(&id, &score)
         .map_err(|e| ApiError::internal(e.to_string()))?;
-    load(&state, &id).map(Json)
+    load(&state, &id, &score.scorer).map(Json)
 }
 
 /// `GET /api/runs/{id}/human-scores.csv`: one line per result and criterion with the judge's
-/// and the person's score.
+/// and the person's (`?scorer=`) score.
 #[utoipa::path(get, path = "/api/runs/{id}/human-scores.csv",
-    params(("id" = String, Path, description = "run id")),
+    params(("id" = String, Path, description = "run id"),
+        ("scorer" = Option<String>, Query, description = "whose scores (absent: the unnamed scorer's)")),
     responses((status = 200, description = "text/csv"), (status = 404, body = wire::ApiError)))]
 pub async fn human_scores_csv(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    Query(q): Query<ScorerQuery>,
 ) -> Result<Response, ApiError> {
-    let scores = load(&state, &id)?.scores;
+    let scores = load(&state, &id, q.scorer.trim())?.scores;
     let rows = rows_of(&state, &id)?;
     let mut body = String::from("task_id,sample,criterion,judge,person\n");
     for r in &rows {

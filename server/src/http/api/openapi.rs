@@ -87,6 +87,7 @@ use utoipa::OpenApi;
         wire::HumanScore,
         wire::HumanScores,
         wire::CriterionAgreement,
+        wire::CriterionConsensus,
         wire::RoomCreate,
         wire::RoomCreated,
         wire::RoomInfo,
