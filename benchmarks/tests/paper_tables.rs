@@ -160,3 +160,60 @@ fn a_joined_table_needs_every_part() {
     assert!(report.paper.iter().all(|t| !t.title.starts_with("Overall")));
     assert_eq!(report.paper.len(), 1);
 }
+
+#[test]
+fn atomworld_figures_per_action_from_its_own_verdicts() {
+    use engine::interrupt::Interrupt;
+    let registry = Registry::standard();
+    let suite = registry.get("atomworld").unwrap();
+    let generator = suite.generator(7, 1).unwrap();
+    let tasks = suite.generate(&generator.params).unwrap();
+    // The reference answers every task right; `copy-input` answers with the input.
+    let mut repeats = Vec::new();
+    for baseline in ["reference", "copy-input"] {
+        let mut verdicts = Vec::new();
+        for t in &tasks {
+            let p = suite.prepare_json(t).unwrap();
+            let answer = suite.baseline_answer(baseline, &p).unwrap();
+            let scored = suite.score(&p, &answer, &[], &Interrupt::new()).unwrap();
+            verdicts.push((p.group.clone(), scored.verdict));
+        }
+        repeats.push(run(baseline, vec![verdicts]));
+    }
+    let report = Report::of(&[SuiteRuns {
+        suite: suite.as_ref(),
+        runs: &repeats,
+    }]);
+    let success = table(&report, "Success rate per action");
+    assert_eq!(success.rows.len(), 11, "ten actions and the mean");
+    for row in &success.rows {
+        assert_eq!(row.cells[0].map(|c| c.mean), Some(1.0), "{}", row.label);
+        assert_eq!(row.cells[1].map(|c| c.mean), Some(0.0), "{}", row.label);
+    }
+    // copy-input's failures by type add up to all its answers in every action.
+    let stack = table(&report, "Answers by failure type per action");
+    assert_eq!(
+        stack.columns.len(),
+        10,
+        "five failure types for each of two runs"
+    );
+    for row in &stack.rows {
+        let copy: f64 = row.cells[5..].iter().map(|c| c.unwrap().mean).sum();
+        assert!((copy - 1.0).abs() < 1e-12, "{}: {copy}", row.label);
+    }
+    let spread = table(&report, "max_dist of the successes per action");
+    for row in &spread.rows {
+        let (q1, med, q3, max) = (
+            row.cells[0].unwrap().mean,
+            row.cells[1].unwrap().mean,
+            row.cells[2].unwrap().mean,
+            row.cells[3].unwrap().mean,
+        );
+        assert!(
+            q1 <= med && med <= q3 && q3 <= max && max < 1e-6,
+            "{}",
+            row.label
+        );
+        assert!(row.cells[4].is_none(), "copy-input has no success");
+    }
+}

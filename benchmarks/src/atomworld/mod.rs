@@ -3,6 +3,7 @@
 pub mod action;
 pub mod apply;
 pub mod evaluate;
+pub mod figures;
 pub mod generator;
 pub mod import;
 pub mod noop;

@@ -10,6 +10,7 @@ use super::noop::copy_would_pass;
 use super::prompt::model_prompt;
 use super::same_crystal::SAME_CRYSTAL_MATCHER;
 use super::task::AtomWorldTask;
+use crate::task::layout::Layout;
 use crate::task::source::{Located, Position};
 use crate::task::summary::TableWords;
 use crate::task::{Generator, Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError};
@@ -191,9 +192,14 @@ impl Suite for AtomWorld {
         out
     }
 
-    /// How often the benchmark is stricter than chemistry: failed answers that are the
-    /// target's crystal in another cell ([`super::same_crystal`]).
+    /// The paper's figures per action ([`super::figures`]), and how often the benchmark is
+    /// stricter than chemistry: failed answers that are the target's crystal in another cell
+    /// ([`super::same_crystal`]).
     fn headline(&self, rows: &[(&str, &Verdict)]) -> Option<Headline> {
+        if rows.is_empty() {
+            return None;
+        }
+        let per_action = super::figures::per_action(rows);
         let checked = rows.iter().filter(|(_, v)| v.same_crystal.is_some());
         let failed: Vec<&Verdict> = checked
             .clone()
@@ -205,10 +211,9 @@ impl Suite for AtomWorld {
             .filter(|v| v.same_crystal.is_some_and(|s| s.fit))
             .count();
         let checked = checked.count();
-        if checked == 0 {
-            return None;
-        }
-        let text = if failed.is_empty() {
+        let text = if checked == 0 {
+            String::new()
+        } else if failed.is_empty() {
             format!(
                 "Stricter than chemistry: no answer failed, so none can be the target's crystal \
                  in another cell ({checked} answers checked by {SAME_CRYSTAL_MATCHER})\n"
@@ -228,8 +233,13 @@ impl Suite for AtomWorld {
                 "checked": checked,
                 "failed": failed.len(),
                 "stricter_than_chemistry": stricter,
+                "per_action": per_action,
             }),
         })
+    }
+
+    fn layouts(&self) -> &'static [Layout] {
+        &super::figures::LAYOUTS
     }
 
     fn outcome(v: &Verdict) -> Outcome {

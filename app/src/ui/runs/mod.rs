@@ -231,7 +231,7 @@ pub fn Runs() -> impl IntoView {
                 };
                 let colour = charts::RUN_COLOURS[k % charts::RUN_COLOURS.len()];
                 // The suite's own numbers (AtomWorld: how often it is stricter than chemistry).
-                let headline = v.summary.headline.as_ref().map(|h| view! {
+                let headline = v.summary.headline.as_ref().filter(|h| !h.text.is_empty()).map(|h| view! {
                     <pre class="run-headline small" data-run=id.clone()>{h.text.clone()}</pre>
                 });
                 // A run that ended with work left (failed calls, a cap, a cancel) goes on where
