@@ -89,6 +89,30 @@ test("human scores are saved, survive a reload and are compared with the judge's
     const pearson = await page.locator('#human-agreement tr[data-criterion="overall_score"] .pearson').textContent();
     assert.equal(pearson, expected, `judge ${judged}, mine ${mine}`);
     assert.match(await page.locator("#human-csv").getAttribute("href"), /human-scores\.csv$/);
+
+    // A second person, by name, scores the same three recipes: they start from nothing, and
+    // once they have scored, the people's agreement (ICC(3,k) over the three) appears.
+    await page.fill("#human-scorer", "ana");
+    await page.dispatchEvent("#human-scorer", "change");
+    await page.waitForFunction(() => document.querySelector('#human-agreement tr[data-criterion="overall_score"] .n')?.textContent === "0");
+    const hers = ["2.5", "3", "4.5"];
+    for (let i = 0; i < hers.length; i++) {
+      await page.locator('#human-table select.mine[data-criterion="overall_score"]').nth(i).selectOption(hers[i]);
+      await page.waitForFunction(
+        (n) => document.querySelector('#human-agreement tr[data-criterion="overall_score"] .n')?.textContent === String(n),
+        i + 1,
+      );
+    }
+    const row = page.locator('#human-consensus tr[data-criterion="overall_score"]');
+    await row.waitFor();
+    const cells = await row.locator("td").allTextContents();
+    assert.deepEqual(cells.slice(1, 3), ["2", "3"], cells.join(" | "));
+    // ICC(3,2) of [[2, 2.5], [3.5, 3], [5, 4.5]] by hand: BMS = 19/6, EMS = 1/6.
+    assert.equal(cells[3], (18 / 19).toFixed(3));
+    assert.match(await page.locator("#human-csv").getAttribute("href"), /human-scores\.csv\?scorer=ana$/);
+    // The name is kept in this browser: back to the unnamed scorer for the tests that follow.
+    await page.fill("#human-scorer", "");
+    await page.dispatchEvent("#human-scorer", "change");
   }));
 
 test("the Runs page charts the judge's mean score per criterion and prints the suite's figures", () =>

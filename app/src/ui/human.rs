@@ -38,6 +38,18 @@ fn remember_scorer(name: &str) {
     }
 }
 
+/// The CSV export of `run`'s scores by `scorer` (the unnamed scorer's without a query).
+fn csv_link(run: &str, scorer: &str) -> String {
+    if scorer.is_empty() {
+        format!("/api/runs/{run}/human-scores.csv")
+    } else {
+        format!(
+            "/api/runs/{run}/human-scores.csv?scorer={}",
+            crate::api::url_segment(scorer)
+        )
+    }
+}
+
 /// A criterion's short heading.
 fn heading(key: &str) -> String {
     key.trim_end_matches("_score").replace('_', " ")
@@ -167,7 +179,7 @@ pub fn Human() -> impl IntoView {
             {move || {
                 let id = run.get();
                 (!id.is_empty()).then(|| view! {
-                    <p><a id="human-csv" href=format!("/api/runs/{id}/human-scores.csv?scorer={}", crate::api::url_segment(&scorer.get())) download="human-scores.csv">"Export CSV"</a></p>
+                    <p><a id="human-csv" href=csv_link(&id, &scorer.get()) download="human-scores.csv">"Export CSV"</a></p>
                 })
             }}
             <Agreement rows=Signal::derive(move || scores.get().map(|s| s.agreement).unwrap_or_default()) />
