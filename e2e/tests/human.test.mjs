@@ -115,12 +115,14 @@ test("human scores are saved, survive a reload and are compared with the judge's
     await page.dispatchEvent("#human-scorer", "change");
   }));
 
-test("the Runs page charts the judge's mean score per criterion and prints the suite's figures", () =>
+test("the Runs page charts the judge's mean score per criterion in the paper's table and prints the suite's figures", () =>
   check("alchemy run charts", async () => {
     const page = browser.page;
     await page.goto(`${server.url}/runs?runs=${runId}`);
-    await page.waitForSelector('.headline-chart[data-kind="criteria"] .bar');
-    const bars = page.locator('.headline-chart[data-kind="criteria"] .bar');
+    // The paper table of the judge's scores per criterion, charted by each run's mean.
+    const chart = '#paper-tables figure:has(figcaption strong:text-is("Judge scores per criterion (1-5), every item")) .table-chart';
+    await page.waitForSelector(`${chart} .bar`);
+    const bars = page.locator(`${chart} .bar`);
     assert.ok((await bars.count()) >= 7, `${await bars.count()} criteria charted`);
     for (const v of await bars.evaluateAll((gs) => gs.map((g) => Number(g.dataset.value)))) {
       assert.ok(v >= 1 && v <= 5, `mean ${v} outside 1–5`);

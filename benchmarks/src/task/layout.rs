@@ -61,6 +61,9 @@ pub struct PaperTable {
     pub row_heading: String,
     /// The column headings: the run's heading, then the value's when a row has several.
     pub columns: Vec<String>,
+    /// The numbers of a row (their headings), repeated for each run in `columns`.
+    #[serde(default)]
+    pub values: Vec<String>,
     /// Repeats behind each column.
     pub repeats: Vec<usize>,
     /// Each row's label and cells (`None`: the run has no such number).
@@ -292,6 +295,7 @@ fn table(
         source: layout.source.to_string(),
         row_heading: layout.row_heading.to_string(),
         columns,
+        values: layout.values.iter().map(|(v, _)| v.to_string()).collect(),
         repeats,
         rows,
     }

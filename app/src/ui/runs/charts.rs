@@ -1,8 +1,9 @@
-//! The runs page's charts as inline SVG: success rate per action (one bar per run in each
-//! action's group) and the distribution of max_dist over successes.
+//! The runs page's charts as inline SVG: success rate per group (one bar per run in each
+//! group: AtomWorld's actions, OmniMatBench's subfields, …), the distribution of max_dist over
+//! successes, and a paper table's first number as bars.
 
 use benchmarks::atomworld::evaluate::Label;
-use benchmarks::atomworld::ActionKind;
+use benchmarks::task::layout::PaperTable;
 use leptos::prelude::*;
 use wire::{ResultRow, RunView};
 
@@ -11,13 +12,17 @@ pub const RUN_COLOURS: [&str; 6] = [
     "#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#d53f8c", "#718096",
 ];
 
-/// Success rate per action, one bar group per action, one bar per run.
+/// Success rate per group, one bar group per group the runs have, one bar per run.
 pub fn success_chart(runs: &[(String, RunView)]) -> impl IntoView {
     let group = 58.0;
     let width = (group - 12.0) / runs.len().max(1) as f64;
-    let bars = ActionKind::BENCHMARK
+    let groups: std::collections::BTreeSet<String> = runs
         .iter()
-        .map(|k| k.name())
+        .flat_map(|(_, v)| v.summary.table.per_group.keys().cloned())
+        .collect();
+    let span = 20.0 + groups.len().max(1) as f64 * group;
+    let bars = groups
+        .into_iter()
         .enumerate()
         .map(|(i, a)| {
             let x0 = 10.0 + i as f64 * group;
@@ -29,14 +34,14 @@ pub fn success_chart(runs: &[(String, RunView)]) -> impl IntoView {
                         .summary
                         .table
                         .per_group
-                        .get(a)
+                        .get(&a)
                         .map_or(0.0, |g| g.success_rate);
                     // A 0 % bar is drawn as a 2-unit stub, so a run that failed everything is
                     // seen (its title and data say 0 %).
                     let h = (rate * 110.0).round().max(2.0);
                     let x = x0 + k as f64 * width;
                     view! {
-                        <g class="bar" data-action=a data-model=model.clone() data-rate=format!("{rate:.3}")>
+                        <g class="bar" data-action=a.clone() data-model=model.clone() data-rate=format!("{rate:.3}")>
                             <rect x=x y=125.0 - h width=width - 1.0 height=h fill=RUN_COLOURS[k % RUN_COLOURS.len()]>
                                 <title>{format!("{model}, {a}: {:.0}%", rate * 100.0)}</title>
                             </rect>
@@ -44,14 +49,14 @@ pub fn success_chart(runs: &[(String, RunView)]) -> impl IntoView {
                     }
                 })
                 .collect_view();
-            // One word a line (`insert` over `between`): whole names are wider than a group
-            // and ran into their neighbours.
+            // A few short lines (`insert` over `between`): whole names are wider than a group
+            // and ran into their neighbours; the bar's title has the name whole.
             let centre = x0 + (group - 12.0) / 2.0;
-            let words = a
-                .split('_')
+            let words = label_lines(&a)
+                .into_iter()
                 .enumerate()
                 .map(|(line, word)| view! {
-                    <tspan x=centre dy=if line == 0 { "0" } else { "9" }>{word.to_string()}</tspan>
+                    <tspan x=centre dy=if line == 0 { "0" } else { "9" }>{word}</tspan>
                 })
                 .collect_view();
             view! {
@@ -61,13 +66,33 @@ pub fn success_chart(runs: &[(String, RunView)]) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <svg id="success-chart" viewBox="0 0 600 152" class="chart" role="img" aria-label="success rate per action and run">
-            <line x1="5" y1="125" x2="595" y2="125" stroke="#999"></line>
-            <line x1="5" y1="15" x2="595" y2="15" stroke="#ddd" stroke-dasharray="3 3"></line>
-            <text x="597" y="18" font-size="7" text-anchor="end">"100%"</text>
+        <svg id="success-chart" viewBox=format!("0 0 {span} 166") class="chart" role="img" aria-label="success rate per group and run">
+            <line x1="5" y1="125" x2=span - 5.0 y2="125" stroke="#999"></line>
+            <line x1="5" y1="15" x2=span - 5.0 y2="15" stroke="#ddd" stroke-dasharray="3 3"></line>
+            <text x=span - 3.0 y="18" font-size="7" text-anchor="end">"100%"</text>
             {bars}
         </svg>
     }
+}
+
+/// A group's name in at most three lines of about ten characters (words split at spaces and
+/// underscores; what does not fit ends in "…").
+fn label_lines(name: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in name.split(['_', ' ']).filter(|w| !w.is_empty()) {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= 10 => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    if lines.len() > 3 {
+        lines.truncate(3);
+        lines[2].push('…');
+    }
+    lines
 }
 
 /// Bins of the max_dist histogram (normalised units; the matcher accepts ≤ 0.5).
@@ -141,119 +166,76 @@ pub fn max_dist_chart(runs: &[(String, [usize; BINS])]) -> impl IntoView {
     }
 }
 
-/// One labelled figure per run, for a suite's headline chart.
-struct Figures {
-    /// What is charted, for the heading.
-    title: &'static str,
-    /// The chart's kind (`data-kind`, for tests and styling).
-    kind: &'static str,
-    /// The scale's top (1 for rates, 5 for the judge's 1–5 scores).
-    top: f64,
-    /// Per label, each run's value (`None`: that run has none).
-    rows: Vec<(String, Vec<Option<f64>>)>,
-}
-
-/// The suites' own figures from each run's headline: OmniMatBench's slot accuracy per
-/// subfield (exact mode) and AlchemyBench's mean judge score per criterion (all splits).
-fn headline_figures(runs: &[(String, RunView)]) -> Vec<Figures> {
-    use std::collections::BTreeMap;
-    let mut subfields: BTreeMap<String, Vec<Option<f64>>> = BTreeMap::new();
-    let mut criteria: Vec<(String, Vec<Option<f64>>)> = Vec::new();
-    for (k, (_, v)) in runs.iter().enumerate() {
-        let Some(h) = &v.summary.headline else {
-            continue;
-        };
-        if let Ok(s) =
-            serde_json::from_value::<benchmarks::omnimat::cal::CalSummary>(h.json.clone())
-        {
-            for (name, sub) in s.per_subfield {
-                subfields
-                    .entry(name)
-                    .or_insert_with(|| vec![None; runs.len()])[k] = Some(sub.slot_accuracy.exact);
-            }
-        } else if let Ok(s) =
-            serde_json::from_value::<benchmarks::alchemy::summary::AlchemySummary>(h.json.clone())
-        {
-            for c in s.all.criteria {
-                let row = match criteria.iter().position(|(key, _)| *key == c.key) {
-                    Some(i) => i,
-                    None => {
-                        criteria.push((c.key.clone(), vec![None; runs.len()]));
-                        criteria.len() - 1
-                    }
-                };
-                criteria[row].1[k] = c.stat.mean;
-            }
-        }
-    }
-    let mut out = Vec::new();
-    if !subfields.is_empty() {
-        out.push(Figures {
-            title: "Slot accuracy per subfield (exact mode)",
-            kind: "subfields",
-            top: 1.0,
-            rows: subfields.into_iter().collect(),
-        });
-    }
-    if !criteria.is_empty() {
-        out.push(Figures {
-            title: "Judge's mean score per criterion (1–5, all splits)",
-            kind: "criteria",
-            top: 5.0,
-            rows: criteria,
-        });
-    }
-    out
-}
-
-/// The suites' headline charts (horizontal bars, one per run in each row), when the runs
-/// shown have any.
-pub fn headline_charts(runs: &[(String, RunView)]) -> impl IntoView {
-    headline_figures(runs)
-        .into_iter()
-        .map(|f| {
-            let per_row = runs.len().max(1) as f64;
-            let row_h = 8.0 * per_row + 6.0;
-            let height = 12.0 + row_h * f.rows.len() as f64;
-            let rows = f
-                .rows
+/// A paper table as bars: per row, one bar per run for the table's first number (rates,
+/// means), the scale's top 1 when every value is at most 1, else the largest.
+pub fn table_chart(table: &PaperTable) -> impl IntoView {
+    let per_run = table.values.len().max(1);
+    let runs: Vec<&str> = table
+        .columns
+        .iter()
+        .step_by(per_run)
+        .map(|c| c.rsplit_once(": ").map_or(c.as_str(), |(run, _)| run))
+        .collect();
+    let values: Vec<(String, Vec<Option<f64>>)> = table
+        .rows
+        .iter()
+        .map(|r| {
+            let firsts = r
+                .cells
+                .iter()
+                .step_by(per_run)
+                .map(|c| c.map(|c| c.mean))
+                .collect();
+            (r.label.clone(), firsts)
+        })
+        .collect();
+    let largest = values
+        .iter()
+        .flat_map(|(_, v)| v.iter().flatten())
+        .fold(0.0f64, |a, b| a.max(*b));
+    let top = if largest <= 1.0 { 1.0 } else { largest };
+    let row_h = 8.0 * runs.len().max(1) as f64 + 6.0;
+    let height = 12.0 + row_h * values.len() as f64;
+    let rows = values
+        .iter()
+        .enumerate()
+        .map(|(r, (label, vs))| {
+            let y0 = 8.0 + r as f64 * row_h;
+            let bars = vs
                 .iter()
                 .enumerate()
-                .map(|(r, (label, values))| {
-                    let y0 = 8.0 + r as f64 * row_h;
-                    let bars = values
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(k, v)| v.map(|v| (k, v)))
-                        .map(|(k, v)| {
-                            let w = (v / f.top).clamp(0.0, 1.0) * 330.0;
-                            let y = y0 + k as f64 * 8.0;
-                            let model = runs.get(k).map(|(m, _)| m.clone()).unwrap_or_default();
-                            view! {
-                                <g class="bar" data-label=label.clone() data-model=model.clone() data-value=format!("{v:.3}")>
-                                    <rect x="200" y=y width=w height="7" fill=RUN_COLOURS[k % RUN_COLOURS.len()]>
-                                        <title>{format!("{model}, {label}: {v:.3}")}</title>
-                                    </rect>
-                                    <text x=204.0 + w y=y + 6.0 font-size="7">{format!("{v:.2}")}</text>
-                                </g>
-                            }
-                        })
-                        .collect_view();
-                    // Long names are shortened on the chart; the bar's title has them whole.
-                    let short: String = label.replace('_', " ").chars().take(44).collect();
+                .filter_map(|(k, v)| v.map(|v| (k, v)))
+                .map(|(k, v)| {
+                    let w = (v / top).clamp(0.0, 1.0) * 330.0;
+                    let y = y0 + k as f64 * 8.0;
+                    let run = runs.get(k).copied().unwrap_or_default().to_string();
                     view! {
-                        <text x="195" y=y0 + 6.0 font-size="7" text-anchor="end">{short}</text>
-                        {bars}
+                        <g class="bar" data-label=label.clone() data-run=run.clone() data-value=format!("{v:.3}")>
+                            <rect x="200" y=y width=w height="7" fill=RUN_COLOURS[k % RUN_COLOURS.len()]>
+                                <title>{format!("{run}, {label}: {v:.3}")}</title>
+                            </rect>
+                            <text x=204.0 + w y=y + 6.0 font-size="7">{format!("{v:.2}")}</text>
+                        </g>
                     }
                 })
                 .collect_view();
+            // Long names are shortened on the chart; the bar's title has them whole.
+            let short: String = label.replace('_', " ").chars().take(44).collect();
             view! {
-                <h3>{f.title}</h3>
-                <svg class="chart headline-chart" data-kind=f.kind viewBox=format!("0 0 600 {height}") role="img" aria-label=f.title>
-                    <line x1="200" y1="2" x2="200" y2=height - 2.0 stroke="#999"></line>
-                    {rows}
-                </svg>
+                <text x="195" y=y0 + 6.0 font-size="7" text-anchor="end">{short}</text>
+                {bars}
             }
         })
-        .collect_view()
+        .collect_view();
+    let what = format!(
+        "{}: {}",
+        table.title,
+        table.values.first().cloned().unwrap_or_default()
+    );
+    view! {
+        <svg class="chart table-chart" viewBox=format!("0 0 600 {height}") role="img" aria-label=what>
+            <line x1="200" y1="2" x2="200" y2=height - 2.0 stroke="#999"></line>
+            {rows}
+        </svg>
+    }
 }

@@ -296,7 +296,6 @@ pub fn Runs() -> impl IntoView {
                 <h3>"max_dist of the successes"</h3>
                 {charts::max_dist_chart(&hist)}
             })}
-            {charts::headline_charts(&runs)}
         })
     };
 

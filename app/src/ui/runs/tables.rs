@@ -1,6 +1,7 @@
 //! The papers' tables of the shown runs (`GET /api/report`), as `atomworld report` prints
-//! them: each with its source in the paper, a column per model (mean ± std over repeats),
-//! and links to the same report as CSV, Markdown and JSON.
+//! them: each with its source in the paper, a chart of its first number per run, a column
+//! per model (mean ± std over repeats), and links to the same report as CSV, Markdown and
+//! JSON.
 
 use benchmarks::task::layout::PaperTable;
 use benchmarks::task::report::Report;
@@ -52,6 +53,7 @@ fn OneTable(table: PaperTable) -> impl IntoView {
     view! {
         <figure class="paper-table">
             <figcaption><strong>{table.title.clone()}</strong>" "<span class="small muted">{format!("({})", table.source)}</span></figcaption>
+            {super::charts::table_chart(&table)}
             <div class="scroll-x">
                 <table class="results">
                     <thead><tr>
