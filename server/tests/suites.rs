@@ -246,31 +246,33 @@ fn eval_scores_omnimat_cal_predictions() {
     assert_eq!(lines[1]["verdict"]["item_exact"], 0.0);
 }
 
+/// One AlchemyBench recipe line with its stored contribution embedding.
+fn recipe(id: &str, embedding: &[f32]) -> String {
+    serde_json::json!({
+        "id": id,
+        "contribution": format!("## Key Contributions\n- Novel materials or compounds: {id}"),
+        "recipe": format!("## Materials\n- {id} precursor\n## Synthesis Procedure\n1. Heat."),
+        "contributions_embedding": embedding,
+    })
+    .to_string()
+}
+
 /// `atomworld run --suite alchemy --rag-k 2 --train T`: each recipe gets its two nearest train
 /// recipes by cosine over the stored embeddings (never itself), nearest first, in its task.
 #[test]
 fn alchemy_runs_resolve_rag_references_from_the_train_split() {
     let dir = tempfile::tempdir().unwrap();
-    let recipe = |id: &str, e: [f32; 3]| {
-        serde_json::json!({
-            "id": id,
-            "contribution": format!("## Key Contributions\n- Novel materials or compounds: {id}"),
-            "recipe": format!("## Materials\n- {id} precursor\n## Synthesis Procedure\n1. Heat."),
-            "contributions_embedding": e,
-        })
-        .to_string()
-    };
     let train = [
-        recipe("far", [0.0, 0.0, 1.0]),
-        recipe("near", [1.0, 0.1, 0.0]),
-        recipe("middle", [1.0, 1.0, 0.0]),
-        recipe("query", [1.0, 0.0, 0.0]),
+        recipe("far", &[0.0, 0.0, 1.0]),
+        recipe("near", &[1.0, 0.1, 0.0]),
+        recipe("middle", &[1.0, 1.0, 0.0]),
+        recipe("query", &[1.0, 0.0, 0.0]),
     ]
     .join("\n");
     std::fs::write(dir.path().join("train.jsonl"), train).unwrap();
     std::fs::write(
         dir.path().join("test.jsonl"),
-        recipe("query", [1.0, 0.0, 0.0]),
+        recipe("query", &[1.0, 0.0, 0.0]),
     )
     .unwrap();
     let data = dir.path().join("data");
@@ -326,22 +328,13 @@ fn alchemy_runs_resolve_rag_references_from_the_train_split() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rag_k_sweep_runs_each_k_and_reports_them_side_by_side() {
     let dir = tempfile::tempdir().unwrap();
-    let recipe = |id: &str, e: [f32; 2]| {
-        serde_json::json!({
-            "id": id,
-            "contribution": format!("## Key Contributions\n- Novel materials or compounds: {id}"),
-            "recipe": format!("## Materials\n- {id} precursor\n## Synthesis Procedure\n1. Heat."),
-            "contributions_embedding": e,
-        })
-        .to_string()
-    };
     let train = [
-        recipe("a", [1.0, 0.0]),
-        recipe("bb", [0.0, 1.0]),
-        recipe("ccc", [1.0, 1.0]),
+        recipe("a", &[1.0, 0.0]),
+        recipe("bb", &[0.0, 1.0]),
+        recipe("ccc", &[1.0, 1.0]),
     ];
     std::fs::write(dir.path().join("train.jsonl"), train.join("\n")).unwrap();
-    std::fs::write(dir.path().join("test.jsonl"), recipe("q", [1.0, 0.2])).unwrap();
+    std::fs::write(dir.path().join("test.jsonl"), recipe("q", &[1.0, 0.2])).unwrap();
     let config = common::fake_model_config(
         dir.path(),
         &alchemy_judge().await,

@@ -19,6 +19,12 @@ use crate::task::{
     VerdictView,
 };
 
+/// OmniMatBench's judge (Gemini 2.5 Flash) runs at 0; the answers' setting is not published.
+const PAPER_TEMPERATURES: PaperTemperatures = PaperTemperatures {
+    answer: None,
+    judge: Some(0.0),
+};
+
 /// The baseline that answers with the gold (CAL) or the reference answer (QA).
 pub const REFERENCE: &str = "reference";
 
@@ -81,12 +87,8 @@ impl Suite for OmniMatCal {
         true
     }
 
-    /// OmniMatBench's judge (Gemini 2.5 Flash) runs at 0; the answers' setting is not published.
     fn paper_temperatures(&self) -> PaperTemperatures {
-        PaperTemperatures {
-            answer: None,
-            judge: Some(0.0),
-        }
+        PAPER_TEMPERATURES
     }
 
     fn table_words(&self) -> TableWords {
@@ -242,12 +244,8 @@ impl Suite for OmniMatQa {
         true
     }
 
-    /// OmniMatBench's judge (Gemini 2.5 Flash) runs at 0; the answers' setting is not published.
     fn paper_temperatures(&self) -> PaperTemperatures {
-        PaperTemperatures {
-            answer: None,
-            judge: Some(0.0),
-        }
+        PAPER_TEMPERATURES
     }
 
     fn table_words(&self) -> TableWords {
