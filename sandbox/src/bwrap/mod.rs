@@ -174,11 +174,7 @@ impl BwrapBackend {
     /// Workers started and waiting (warm mode).
     /// Dead ones found are dropped and replaced in the background.
     pub fn idle_workers(&self) -> usize {
-        let (alive, dead) = self.inner.idle.reap();
-        for _ in 0..dead {
-            self.inner.replace();
-        }
-        alive
+        self.inner.idle.alive_replacing(|| self.inner.replace())
     }
 
     /// Starts workers until `n` are idle (warm mode; a no-op when cold).
@@ -186,11 +182,7 @@ impl BwrapBackend {
         if !self.inner.config.warm {
             return Ok(());
         }
-        while self.inner.idle.reap().0 < n {
-            let w = self.inner.spawn().await?;
-            self.inner.idle.put(w);
-        }
-        Ok(())
+        self.inner.idle.fill(n, || self.inner.spawn()).await
     }
 }
 

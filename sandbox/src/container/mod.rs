@@ -204,11 +204,7 @@ impl ContainerBackend {
     /// Containers started and waiting (warm mode).
     /// Dead ones found are dropped and replaced in the background.
     pub fn idle_workers(&self) -> usize {
-        let (alive, dead) = self.inner.idle.reap();
-        for _ in 0..dead {
-            self.inner.replace();
-        }
-        alive
+        self.inner.idle.alive_replacing(|| self.inner.replace())
     }
 
     /// Starts containers until `n` are idle (warm mode; a no-op when cold).
@@ -216,11 +212,7 @@ impl ContainerBackend {
         if !self.inner.config.warm {
             return Ok(());
         }
-        while self.inner.idle.reap().0 < n {
-            let w = self.inner.spawn(false).await?;
-            self.inner.idle.put(w);
-        }
-        Ok(())
+        self.inner.idle.fill(n, || self.inner.spawn(false)).await
     }
 }
 

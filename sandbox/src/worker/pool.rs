@@ -438,6 +438,28 @@ impl<W: BorrowMut<Worker>> Idle<W> {
             v.push(w);
         }
     }
+
+    /// How many are waiting and alive; `replace` is called once for each dead one dropped
+    /// (a backend starts its replacement in the background).
+    pub fn alive_replacing(&self, replace: impl Fn()) -> usize {
+        let (alive, dead) = self.reap();
+        for _ in 0..dead {
+            replace();
+        }
+        alive
+    }
+
+    /// Starts workers with `spawn` until `n` are waiting and alive.
+    pub async fn fill<F, Fut>(&self, n: usize, mut spawn: F) -> Result<(), SandboxError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<W, SandboxError>>,
+    {
+        while self.reap().0 < n {
+            self.put(spawn().await?);
+        }
+        Ok(())
+    }
 }
 
 /// What became of a run on a worker: `None` when it was cancelled, `Some(Err(_))` when it
