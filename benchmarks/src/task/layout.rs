@@ -88,11 +88,13 @@ pub struct SuiteRuns<'a> {
     pub runs: &'a [RunColumn],
 }
 
-/// Every layout of every suite in `runs`, laid out over those runs (a joined layout over the
-/// models that ran all its parts).
-pub fn paper_tables(runs: &[SuiteRuns]) -> Vec<PaperTable> {
-    let headlines: Vec<Vec<Vec<serde_json::Value>>> = runs
-        .iter()
+/// Each suite's headline numbers (JSON; null without a headline) per run and repeat, in the
+/// order of `runs`: computed once for the papers' tables and the report's every number.
+pub type Headlines = Vec<Vec<Vec<serde_json::Value>>>;
+
+/// The [`Headlines`] of `runs`.
+pub fn headlines(runs: &[SuiteRuns]) -> Headlines {
+    runs.iter()
         .map(|s| {
             s.runs
                 .iter()
@@ -108,12 +110,17 @@ pub fn paper_tables(runs: &[SuiteRuns]) -> Vec<PaperTable> {
                 })
                 .collect()
         })
-        .collect();
+        .collect()
+}
+
+/// Every layout of every suite in `runs`, laid out over those runs (a joined layout over the
+/// models that ran all its parts); `headlines` are theirs ([`headlines`]).
+pub fn paper_tables(runs: &[SuiteRuns], headlines: &Headlines) -> Vec<PaperTable> {
     let mut out = Vec::new();
-    for (s, heads) in runs.iter().zip(&headlines) {
+    for (s, heads) in runs.iter().zip(headlines) {
         for layout in s.suite.layouts() {
             let table = match layout.rows {
-                Rows::MeanOf(parts) => joined(s.suite.name(), layout, parts, runs, &headlines),
+                Rows::MeanOf(parts) => joined(s.suite.name(), layout, parts, runs, headlines),
                 _ => single(s.suite.name(), layout, s.runs, heads),
             };
             if table

@@ -6,7 +6,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::AnySuite;
 
 /// One repeat of a run: its answers' groups and verdicts (as JSON), and how many succeeded.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -102,9 +101,14 @@ pub const FORMATS: [&str; 3] = ["md", "csv", "json"];
 impl Report {
     /// The report of each suite's runs.
     pub fn of(runs: &[super::layout::SuiteRuns]) -> Report {
+        let heads = super::layout::headlines(runs);
         Report {
-            paper: super::layout::paper_tables(runs),
-            numbers: runs.iter().map(|s| report(s.suite, s.runs)).collect(),
+            paper: super::layout::paper_tables(runs, &heads),
+            numbers: runs
+                .iter()
+                .zip(&heads)
+                .map(|(s, h)| report(s.suite.name(), s.runs, h))
+                .collect(),
         }
     }
 
@@ -141,18 +145,17 @@ impl Report {
     }
 }
 
-/// The report of `runs` of `suite`.
-pub fn report(suite: &dyn AnySuite, runs: &[RunColumn]) -> Table {
+/// Every number of `runs` of suite `suite`: the success rate and each number of the
+/// headlines `heads` (per run and repeat, as [`super::layout::headlines`] gives them).
+fn report(suite: &str, runs: &[RunColumn], heads: &[Vec<serde_json::Value>]) -> Table {
     let mut rows: Vec<(String, Vec<Vec<f64>>)> = Vec::new();
     for (col, run) in runs.iter().enumerate() {
-        for repeat in &run.repeats {
+        for (repeat, head) in run.repeats.iter().zip(&heads[col]) {
             let mut numbers = vec![(
                 "success_rate".to_string(),
                 ratio(repeat.successes, repeat.answers),
             )];
-            if let Some(h) = suite.headline(&repeat.verdicts) {
-                flatten("", &h.json, &mut numbers);
-            }
+            flatten("", head, &mut numbers);
             for (path, value) in numbers {
                 let at = match rows.iter().position(|(p, _)| *p == path) {
                     Some(i) => i,
@@ -166,7 +169,7 @@ pub fn report(suite: &dyn AnySuite, runs: &[RunColumn]) -> Table {
         }
     }
     Table {
-        suite: suite.name().to_string(),
+        suite: suite.to_string(),
         columns: runs.iter().map(|r| r.heading.clone()).collect(),
         repeats: runs.iter().map(|r| r.repeats.len()).collect(),
         rows: rows
