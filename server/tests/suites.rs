@@ -257,6 +257,33 @@ fn recipe(id: &str, embedding: &[f32]) -> String {
     .to_string()
 }
 
+/// `run --suite alchemy --model reference --rag-k K` of `dir`'s test.jsonl with its
+/// train.jsonl as the references' pool, into `data`.
+fn alchemy_rag_run(
+    dir: &std::path::Path,
+    k: &str,
+    data: &std::path::Path,
+) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = [
+        "run",
+        "--suite",
+        "alchemy",
+        "--model",
+        "reference",
+        "--rag-k",
+        k,
+        "--tasks",
+    ]
+    .map(Into::into)
+    .into();
+    args.push(dir.join("test.jsonl").into());
+    args.push("--train".into());
+    args.push(dir.join("train.jsonl").into());
+    args.push("--data-dir".into());
+    args.push(data.into());
+    args
+}
+
 /// `atomworld run --suite alchemy --rag-k 2 --train T`: each recipe gets its two nearest train
 /// recipes by cosine over the stored embeddings (never itself), nearest first, in its task.
 #[test]
@@ -277,21 +304,7 @@ fn alchemy_runs_resolve_rag_references_from_the_train_split() {
     .unwrap();
     let data = dir.path().join("data");
     let out = common::bin()
-        .args([
-            "run",
-            "--suite",
-            "alchemy",
-            "--model",
-            "reference",
-            "--rag-k",
-            "2",
-        ])
-        .arg("--tasks")
-        .arg(dir.path().join("test.jsonl"))
-        .arg("--train")
-        .arg(dir.path().join("train.jsonl"))
-        .arg("--data-dir")
-        .arg(&data)
+        .args(alchemy_rag_run(dir.path(), "2", &data))
         .output()
         .unwrap();
     assert!(
@@ -342,23 +355,9 @@ async fn a_rag_k_sweep_runs_each_k_and_reports_them_side_by_side() {
     );
     let data = dir.path().join("data");
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
-        .args([
-            "run",
-            "--suite",
-            "alchemy",
-            "--model",
-            "reference",
-            "--rag-k",
-            "0,2",
-        ])
-        .arg("--tasks")
-        .arg(dir.path().join("test.jsonl"))
-        .arg("--train")
-        .arg(dir.path().join("train.jsonl"))
+        .args(alchemy_rag_run(dir.path(), "0,2", &data))
         .arg("--config")
         .arg(&config)
-        .arg("--data-dir")
-        .arg(&data)
         .output()
         .await
         .unwrap();

@@ -6,7 +6,6 @@
 
 use serde::{Deserialize, Serialize};
 
-
 /// One repeat of a run: its answers' groups and verdicts (as JSON), and how many succeeded.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Repeat {
