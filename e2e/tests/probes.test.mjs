@@ -51,7 +51,7 @@ test("pure coordinates: the points are drawn, the ground truth passes, a moved p
 test("CIF-Repair: the corruption is shown as a diff; the original repairs it; the damaged file does not", () =>
   check("probe repair", async () => {
     const page = browser.page;
-    await page.click("button[data-probe=cif-repair]");
+    await page.click("button[data-probe=repair]");
     await page.waitForSelector("#repair-diff");
     assert.ok((await page.locator("#repair-diff tr").count()) >= 2, "at least one changed line");
     assert.match(await page.locator("#probe-prompt").textContent(), /^You are a CIF repair assistant\./);
@@ -68,7 +68,7 @@ test("CIF-Repair: the corruption is shown as a diff; the original repairs it; th
 test("CIF-Gen: the reference structure scores Success; the wrong element a composition mismatch", () =>
   check("probe gen", async () => {
     const page = browser.page;
-    await page.click("button[data-probe=cif-gen]");
+    await page.click("button[data-probe=gen]");
     await page.waitForSelector("#gen-task");
     await page.waitForFunction(() => JSON.parse(document.querySelector("#viewer").dataset.sites || "[]").length >= 1);
     await page.click("#paste-truth");

@@ -87,3 +87,38 @@ test("the runs page shows OmniMatBench's overall table and MatTools' error class
     assert.equal(overallLines.length, valued.length, overallLines.join("\n"));
     assert.ok(overallLines.every((l) => l.endsWith(",0.5,,1")), overallLines.join("\n"));
   }));
+
+test("a probe run from the runs page: CIF-Repair's 22 corruptions, the reference repairs all, the copy none", () =>
+  withScreenshot(browser.page, "runs probe", async () => {
+    const page = browser.page;
+    await page.goto(server.url + "/runs");
+    await page.waitForSelector("#run-suite option[value=cif-repair]", { state: "attached" });
+    await page.selectOption("#run-suite", "cif-repair");
+    await page.waitForSelector("#run-model option[value=copy-input]", { state: "attached" });
+    await page.selectOption("#run-model", ["reference", "copy-input"]);
+    await page.fill("#run-per-action", "1");
+    await page.dispatchEvent("#run-per-action", "change");
+    await page.click("#start-run");
+    await page.waitForFunction(() => {
+      const lines = [...document.querySelectorAll("#run-progress .run-line")];
+      return lines.length === 2 && lines.every((l) => l.textContent.includes("finished"));
+    }, null, { timeout: 120_000 });
+    const lines = await page.locator("#run-progress .run-line").allTextContents();
+    assert.match(lines.find((l) => l.includes("reference")), /22\/22 tasks · success 1\.000/);
+    assert.match(lines.find((l) => l.includes("copy-input")), /22\/22 tasks · success 0\.000/);
+    await page.waitForSelector("#paper-tables figure", { timeout: 60_000 });
+    const rows = await tableRows(page, "CIF-Repair success rate per corruption");
+    assert.ok(rows, "the probe's table");
+    const labels = Object.keys(rows);
+    assert.equal(labels.length, 23, labels.join(" | "));
+    assert.ok(labels.includes("remove _cell_length_a") && labels.includes("rename _cell_* → _lattice_*"), labels.join(" | "));
+    assert.match(labels.at(-1), /^mean/);
+    // One column per run, in the order the page lists them.
+    const models = await page.locator("#paper-tables figure thead th").evaluateAll((ths) => ths.map((t) => t.textContent));
+    const ref = models.findIndex((m) => m.startsWith("reference")) - 1;
+    assert.ok(ref >= 0, models.join(" | "));
+    for (const [label, cells] of Object.entries(rows)) {
+      assert.equal(cells[ref], "1", `${label}: ${cells}`);
+      assert.equal(cells[1 - ref], "0", `${label}: ${cells}`);
+    }
+  }));

@@ -78,7 +78,7 @@ pub fn per_action(rows: &[(&str, &Verdict)]) -> BTreeMap<String, ActionFigures> 
 }
 
 /// Quartiles and the largest of sorted `xs` (none when empty).
-fn spread(xs: &[f64]) -> Option<Spread> {
+pub(crate) fn spread(xs: &[f64]) -> Option<Spread> {
     Some(Spread {
         q1: percentile(xs, 25.0)?,
         median: percentile(xs, 50.0)?,

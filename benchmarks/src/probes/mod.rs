@@ -6,7 +6,11 @@
 //! - [`cif_gen`]: write a CIF for a named structure type, checked against structures we
 //!   build ourselves;
 //! - [`struct_prop`]: modify a CIF to raise or lower a property (statement only; the
-//!   scoring hook is open).
+//!   scoring hook is open);
+//! - [`move_all`]: every atom shifted by one vector, compared site by site in order.
+//!
+//! Each is also a [`Suite`](crate::task::Suite) (its `suite` module), so it runs over a
+//! model in batch like the benchmarks, its numbers per group in [`figures`].
 //!
 //! Every probe has a serde task type, a seeded generator drawing from
 //! [`TaskRng`](crate::atomworld::generator::rng::TaskRng) streams of its own, the exact
@@ -14,6 +18,8 @@
 
 pub mod cif_gen;
 pub mod cif_repair;
+pub mod figures;
+pub mod move_all;
 pub mod points;
 pub mod struct_prop;
 

@@ -34,6 +34,11 @@ impl Registry {
                 Arc::new(crate::mattools::qa::suite::MatToolsQa),
                 Arc::new(crate::mattools::code::MatToolsCode),
                 Arc::new(crate::alchemy::Alchemy),
+                Arc::new(crate::probes::points::PointWorld),
+                Arc::new(crate::probes::cif_repair::CifRepair),
+                Arc::new(crate::probes::cif_gen::CifGen),
+                Arc::new(crate::probes::struct_prop::StructProp),
+                Arc::new(crate::probes::move_all::MoveAll),
             ],
         }
     }

@@ -22,8 +22,8 @@ impl Probe {
     fn id(self) -> &'static str {
         match self {
             Probe::Points => "points",
-            Probe::Repair => "cif-repair",
-            Probe::Gen => "cif-gen",
+            Probe::Repair => "repair",
+            Probe::Gen => "gen",
         }
     }
 

@@ -96,6 +96,37 @@ pub fn generate(spec: &GenTaskSpec) -> Vec<CifGenTask> {
         .collect()
 }
 
+/// Everything that determines a CIF-Gen set with every structure type equally often.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GenSetSpec {
+    /// The seed.
+    pub seed: u64,
+    /// Tasks per structure type, each one of that type's examples drawn uniformly.
+    pub per_prototype: usize,
+}
+
+/// `spec.per_prototype` tasks of each structure type; task `k` of a type does not depend on
+/// how many are asked for.
+pub fn generate_each(spec: &GenSetSpec) -> Vec<CifGenTask> {
+    let mut tasks = Vec::new();
+    for (p, prototype) in Prototype::ALL.iter().enumerate() {
+        let examples: Vec<&Example> = EXAMPLES
+            .iter()
+            .filter(|e| e.prototype == *prototype)
+            .collect();
+        if examples.is_empty() {
+            continue;
+        }
+        for number in 0..spec.per_prototype {
+            let mut rng = TaskRng::new(spec.seed, STREAM + 1 + p as u32, number as u32);
+            let example = examples[rng.below(examples.len())];
+            let id = format!("cif_gen-{p:02}-{number:04}");
+            tasks.extend(task_for(example, id).ok());
+        }
+    }
+    tasks
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

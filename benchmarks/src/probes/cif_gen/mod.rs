@@ -7,9 +7,11 @@ pub mod examples;
 pub mod generator;
 pub mod prompt;
 pub mod prototype;
+pub mod suite;
 
 pub use evaluate::{evaluate, gen_matcher_options, GenLabel, GenVerdict};
 pub use examples::{Example, EXAMPLES};
-pub use generator::{generate, CifGenTask, GenTaskSpec};
+pub use generator::{generate, generate_each, CifGenTask, GenSetSpec, GenTaskSpec};
 pub use prompt::model_prompt;
 pub use prototype::{build, BuildError, Params, Prototype};
+pub use suite::CifGen;

@@ -61,6 +61,21 @@ impl RenameScheme {
         RenameScheme::CellLengthAngleToCell,
     ];
 
+    /// What the scheme renames, as a table row names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RenameScheme::CellAxesToXyz => "_cell_length_a/b/c → x/y/z",
+            RenameScheme::CellAxesToUvw => "_cell_length_a/b/c → u/v/w",
+            RenameScheme::CellAxesToIjk => "_cell_length_a/b/c → i/j/k",
+            RenameScheme::FractAxesToAbc => "_atom_site_fract_x/y/z → a/b/c",
+            RenameScheme::FractAxesToUvw => "_atom_site_fract_x/y/z → u/v/w",
+            RenameScheme::FractAxesToIjk => "_atom_site_fract_x/y/z → i/j/k",
+            RenameScheme::AtomSiteToAtom => "_atom_site_* → _atom_*",
+            RenameScheme::CellToLattice => "_cell_* → _lattice_*",
+            RenameScheme::CellLengthAngleToCell => "_cell_length_*, _cell_angle_* → _cell_*",
+        }
+    }
+
     /// The new name of `tag` under this scheme, or `None` when the scheme leaves it alone.
     pub fn rename(self, tag: &str) -> Option<String> {
         let axes = |prefix: &str, from: [&str; 3], to: [&str; 3]| {
@@ -113,6 +128,15 @@ pub enum Corruption {
 }
 
 impl Corruption {
+    /// The name the corruption is tabled under: `remove _cell_length_a`, `rename _cell_* →
+    /// _lattice_*`.
+    pub fn name(&self) -> String {
+        match self {
+            Corruption::RemovedLine { tag, .. } => format!("remove {tag}"),
+            Corruption::Renamed { scheme, .. } => format!("rename {}", scheme.name()),
+        }
+    }
+
     /// The value a `[VALUE_TO_BE_INSERTED]` placeholder stands for, if the corruption
     /// removed one.
     pub fn removed_value(&self) -> Option<&str> {

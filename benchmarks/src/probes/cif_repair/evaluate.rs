@@ -5,9 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::generator::CifRepairTask;
-use crate::atomworld::evaluate::{
-    evaluate as evaluate_cif, parse_target, Comparison, TaskError, Verdict,
-};
+use crate::atomworld::evaluate::{evaluate_within, parse_target, Comparison, TaskError, Verdict};
+use engine::cif::PymatgenCif;
+use engine::interrupt::Interrupt;
 
 /// What a model may write for a value it cannot recover.
 pub const PLACEHOLDER: &str = "[VALUE_TO_BE_INSERTED]";
@@ -27,14 +27,30 @@ pub struct RepairVerdict {
 /// by the removed line's value (when the corruption removed one) before the answer is read.
 pub fn evaluate(task: &CifRepairTask, response: &str) -> Result<RepairVerdict, TaskError> {
     let target = parse_target(&task.original_cif)?;
+    Ok(evaluate_against(
+        &target,
+        task.corruption.removed_value(),
+        response,
+        &Interrupt::default(),
+    ))
+}
+
+/// [`evaluate`] against the parsed original, with the value the corruption removed (if
+/// any); a raised `interrupt` ends matching with `EvaluationTimeout`.
+pub fn evaluate_against(
+    original: &PymatgenCif,
+    removed_value: Option<&str>,
+    response: &str,
+    interrupt: &Interrupt,
+) -> RepairVerdict {
     let count = response.matches(PLACEHOLDER).count();
-    let (text, replaced) = match task.corruption.removed_value() {
+    let (text, replaced) = match removed_value {
         Some(value) if count > 0 => (response.replace(PLACEHOLDER, value), count),
         _ => (response.to_string(), 0),
     };
-    Ok(RepairVerdict {
-        verdict: evaluate_cif(&target, &text, Comparison::Matcher),
+    RepairVerdict {
+        verdict: evaluate_within(original, &text, Comparison::Matcher, interrupt),
         placeholders_replaced: replaced,
         placeholders_left: count - replaced,
-    })
+    }
 }

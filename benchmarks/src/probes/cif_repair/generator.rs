@@ -88,28 +88,77 @@ pub fn generate_from(spec: &RepairTaskSpec, entries: &[PoolEntry]) -> Vec<CifRep
                     scheme: RenameScheme::ALL[rng.below(RenameScheme::ALL.len())],
                 }
             };
-            let Ok(structure) = read_cif(&entry.mineral_cif) else {
-                continue;
-            };
-            let original_cif = write_cif(&structure);
-            let Some(c) = corrupt(&original_cif, request) else {
-                continue;
-            };
-            tasks.push(CifRepairTask {
-                id: format!("cif_repair-{number:04}"),
-                structure_name: entry.name.clone(),
-                corrupted_still_parses: parse_cif_like_pymatgen_detailed(&c.text).is_ok(),
-                prompt: model_prompt(&c.text),
-                prompt_origin: PromptOrigin::Ours,
-                original_cif,
-                corrupted_cif: c.text,
-                corruption: c.corruption,
-                changes: c.changes,
-            });
-            break;
+            if let Some(t) = task_for(entry, request, format!("cif_repair-{number:04}")) {
+                tasks.push(t);
+                break;
+            }
         }
     }
     tasks
+}
+
+/// Every corruption the paper lists, in a fixed order: the 13 essential lines removed,
+/// then the 9 misleading renamings (the paper's 22 kinds of damage).
+pub fn every_corruption() -> Vec<CorruptionRequest> {
+    let removals = (0..ESSENTIAL_TAGS.len()).map(|tag| CorruptionRequest::RemoveLine { tag });
+    let renames = RenameScheme::ALL
+        .iter()
+        .map(|&scheme| CorruptionRequest::Rename { scheme });
+    removals.chain(renames).collect()
+}
+
+/// Everything that determines a CIF-Repair set with every corruption equally often.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RepairSetSpec {
+    /// The seed.
+    pub seed: u64,
+    /// The structure pool's identifier.
+    pub pool: String,
+    /// Tasks per corruption (each on a structure drawn from the pool).
+    pub per_corruption: usize,
+}
+
+/// `spec.per_corruption` tasks of each of the 22 corruptions over the shipped pool; task
+/// `k` of a corruption does not depend on how many are asked for.
+pub fn generate_each(spec: &RepairSetSpec) -> Vec<CifRepairTask> {
+    generate_each_from(spec, &pool())
+}
+
+/// [`generate_each`] over a given pool.
+pub fn generate_each_from(spec: &RepairSetSpec, entries: &[PoolEntry]) -> Vec<CifRepairTask> {
+    let mut tasks = Vec::new();
+    if entries.is_empty() {
+        return tasks;
+    }
+    for (c, request) in every_corruption().into_iter().enumerate() {
+        for number in 0..spec.per_corruption {
+            let mut rng = TaskRng::new(spec.seed, STREAM + 1 + c as u32, number as u32);
+            let id = format!("cif_repair-{c:02}-{number:04}");
+            let made = (0..MAX_ATTEMPTS)
+                .find_map(|_| task_for(&entries[rng.below(entries.len())], request, id.clone()));
+            tasks.extend(made);
+        }
+    }
+    tasks
+}
+
+/// The task of corrupting `entry` by `request`, or `None` when that corruption does not
+/// apply to it.
+fn task_for(entry: &PoolEntry, request: CorruptionRequest, id: String) -> Option<CifRepairTask> {
+    let structure = read_cif(&entry.mineral_cif).ok()?;
+    let original_cif = write_cif(&structure);
+    let c = corrupt(&original_cif, request)?;
+    Some(CifRepairTask {
+        id,
+        structure_name: entry.name.clone(),
+        corrupted_still_parses: parse_cif_like_pymatgen_detailed(&c.text).is_ok(),
+        prompt: model_prompt(&c.text),
+        prompt_origin: PromptOrigin::Ours,
+        original_cif,
+        corrupted_cif: c.text,
+        corruption: c.corruption,
+        changes: c.changes,
+    })
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod apply;
 pub mod generator;
 pub mod prompt;
 pub mod score;
+pub mod suite;
 
 pub use action::{Axis, Point, PointAction, PointActionKind};
 pub use answer::{extract_answer, parse_points, AnswerError};
@@ -17,3 +18,4 @@ pub use apply::apply;
 pub use generator::{generate, PointTask, PointTaskSpec};
 pub use prompt::{action_prompt, model_prompt, points_json};
 pub use score::{evaluate, PointLabel, PointVerdict, PASS_THRESHOLD};
+pub use suite::PointWorld;

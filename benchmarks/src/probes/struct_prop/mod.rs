@@ -14,6 +14,9 @@ use crate::atomworld::generator::pool::{pool, PoolEntry, POOL_ID};
 use crate::atomworld::generator::rng::TaskRng;
 use crate::probes::{PromptOrigin, PROBE_STREAM_BASE};
 
+pub mod suite;
+pub use suite::StructProp;
+
 /// The StructProp probe's stream.
 const STREAM: u32 = PROBE_STREAM_BASE + 0x300;
 
@@ -141,6 +144,60 @@ pub fn generate_from(spec: &PropTaskSpec, entries: &[PoolEntry]) -> Vec<StructPr
             })
         })
         .collect()
+}
+
+/// Every goal (property and direction), in a fixed order.
+pub fn every_goal() -> Vec<(Property, Direction)> {
+    Property::ALL
+        .iter()
+        .flat_map(|p| [(*p, Direction::Increase), (*p, Direction::Decrease)])
+        .collect()
+}
+
+/// The name a goal is tabled under: `increase band gap`.
+pub fn goal_name(property: Property, direction: Direction) -> String {
+    format!("{} {}", direction.verb(), property.name())
+}
+
+/// Everything that determines a StructProp set with every goal equally often.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PropSetSpec {
+    /// The seed.
+    pub seed: u64,
+    /// The structure pool's identifier.
+    pub pool: String,
+    /// Tasks per goal, each on a structure drawn from the pool.
+    pub per_goal: usize,
+}
+
+/// `spec.per_goal` tasks of each goal over the shipped pool; task `k` of a goal does not
+/// depend on how many are asked for.
+pub fn generate_each(spec: &PropSetSpec) -> Vec<StructPropTask> {
+    let entries = pool();
+    if entries.is_empty() {
+        return Vec::new();
+    }
+    let mut tasks = Vec::new();
+    for (g, (property, direction)) in every_goal().into_iter().enumerate() {
+        for number in 0..spec.per_goal {
+            let mut rng = TaskRng::new(spec.seed, STREAM + 1 + g as u32, number as u32);
+            let entry = &entries[rng.below(entries.len())];
+            let Ok(structure) = read_cif(&entry.mineral_cif) else {
+                continue;
+            };
+            let input_cif = write_cif(&structure);
+            tasks.push(StructPropTask {
+                id: format!("struct_prop-{g:02}-{number:04}"),
+                structure_name: entry.name.clone(),
+                prompt: model_prompt(&input_cif, property, direction),
+                prompt_origin: PromptOrigin::Ours,
+                input_cif,
+                property,
+                direction,
+            });
+        }
+    }
+    tasks
 }
 
 /// A property value before and after the model's change, from a scorer.
