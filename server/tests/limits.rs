@@ -158,12 +158,15 @@ async fn send(
 ) -> reqwest::Response {
     let url = format!("{base}{path}");
     let mut r = match method {
+        "GET" => c.get(url),
         "POST" => c.post(url),
         "PUT" => c.put(url),
         "DELETE" => c.delete(url),
         other => panic!("method {other}"),
+    };
+    if method != "GET" {
+        r = r.json(body);
     }
-    .json(body);
     r = match pass {
         Pass::None => r,
         Pass::Bearer(p) => r.bearer_auth(p),
@@ -207,6 +210,40 @@ const OPEN_BY_DESIGN: [(&str, &str, &str); 2] = [
     ("DELETE", "/api/rooms/{code}", "the host token"),
 ];
 
+/// Reads that show other people's prompts, answers or scores: the passcode, when one is set.
+const PRIVATE_READS: [&str; 7] = [
+    "/api/runs",
+    "/api/runs/{id}",
+    "/api/runs/{id}/results",
+    "/api/runs/{id}/events",
+    "/api/report",
+    "/api/runs/{id}/human-scores",
+    "/api/runs/{id}/human-scores.csv",
+];
+
+/// Reads open to anyone, and why.
+const OPEN_READS: [(&str, &str); 10] = [
+    ("/api/health", "the server's state, no one's data"),
+    ("/api/models", "the configured models' names and prices"),
+    ("/api/suites", "the suites and the server's own task counts"),
+    ("/api/suites/{name}/tasks", "the server's own tasks"),
+    (
+        "/api/suites/{name}/tasks/{id}/images/{stem}",
+        "the server's own tasks' images",
+    ),
+    ("/api/cases/{id}", "a share link: its unguessable id admits"),
+    ("/api/rooms/{code}", "participants hold the room code"),
+    (
+        "/api/rooms/{code}/summary",
+        "participants hold the room code",
+    ),
+    (
+        "/api/rooms/{code}/attempts/{id}",
+        "participants hold the room code",
+    ),
+    ("/api/openapi.json", "the API's description"),
+];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_passcode_guards_every_endpoint_that_costs_money_or_starts_work() {
     let f = Fake::default();
@@ -245,6 +282,21 @@ async fn the_passcode_guards_every_endpoint_that_costs_money_or_starts_work() {
     assert_eq!(
         writes, expected,
         "a writing route was added or removed: guard it or list why it is open"
+    );
+    let mut reads = BTreeSet::new();
+    for (path, ops) in doc["paths"].as_object().unwrap() {
+        if ops.get("get").is_some() {
+            reads.insert(path.as_str());
+        }
+    }
+    let listed: BTreeSet<&str> = PRIVATE_READS
+        .iter()
+        .copied()
+        .chain(OPEN_READS.iter().map(|(p, _)| *p))
+        .collect();
+    assert_eq!(
+        reads, listed,
+        "a read was added or removed: guard it or list why it is open"
     );
 
     // A run that holds the provider (two tasks, one at a time), so cancel and resume have
@@ -311,9 +363,52 @@ async fn the_passcode_guards_every_endpoint_that_costs_money_or_starts_work() {
         hits,
         "a refused call reached the provider"
     );
-    let runs = get_json(&c, format!("{base}/api/runs")).await;
+    // The reads of runs: refused without the passcode, answered with it.
+    for path in PRIVATE_READS {
+        let url = path.replace("{id}", &id);
+        let url = if path == "/api/report" {
+            format!("{url}?runs={id}")
+        } else {
+            url
+        };
+        for pass in [Pass::None, Pass::Bearer("wrong")] {
+            let r = send(&c, base, "GET", &url, &json!(null), pass).await;
+            assert_eq!(r.status(), 401, "GET {path}");
+        }
+        if path != "/api/runs/{id}/events" {
+            let r = send(&c, base, "GET", &url, &json!(null), Pass::Header(PASS)).await;
+            assert!(
+                r.status() == 200 || r.status() == 409,
+                "GET {path}: {}",
+                r.status()
+            );
+        }
+    }
+    let runs: Value = send(
+        &c,
+        base,
+        "GET",
+        "/api/runs",
+        &json!(null),
+        Pass::Bearer(PASS),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
     assert_eq!(runs["runs"].as_array().unwrap().len(), 1, "{runs}");
-    let run = get_json(&c, format!("{base}/api/runs/{id}")).await;
+    let run: Value = send(
+        &c,
+        base,
+        "GET",
+        &format!("/api/runs/{id}"),
+        &json!(null),
+        Pass::Bearer(PASS),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
     assert_eq!(
         run["status"], "running",
         "a refused cancel stopped the run: {run}"
@@ -334,7 +429,17 @@ async fn the_passcode_guards_every_endpoint_that_costs_money_or_starts_work() {
     .await;
     ok(&r, 202, "cancel");
     f.hold.store(false, Ordering::SeqCst);
-    let run = wait_run(&c, base, &id, |r| r["status"] == "cancelled").await;
+    // Polling the run reads it: with the passcode.
+    let mut with_pass = reqwest::header::HeaderMap::new();
+    with_pass.insert(
+        "x-atomworld-passcode",
+        reqwest::header::HeaderValue::from_static(PASS),
+    );
+    let reader = reqwest::Client::builder()
+        .default_headers(with_pass)
+        .build()
+        .unwrap();
+    let run = wait_run(&reader, base, &id, |r| r["status"] == "cancelled").await;
     assert_eq!(run["status"], "cancelled", "{run}");
     let r = send(
         &c,
@@ -346,7 +451,7 @@ async fn the_passcode_guards_every_endpoint_that_costs_money_or_starts_work() {
     )
     .await;
     ok(&r, 202, "resume");
-    let run = wait_run(&c, base, &id, |r| r["status"] == "finished").await;
+    let run = wait_run(&reader, base, &id, |r| r["status"] == "finished").await;
     assert_eq!(run["status"], "finished", "{run}");
     for (method, path, status) in [
         ("POST", "/api/complete", 200),

@@ -432,24 +432,66 @@ pub struct ProgressEvent {
     pub progress: Option<Progress>,
 }
 
-/// One row of `GET /api/runs`.
+/// One row of `GET /api/runs`: what a list of runs shows, never the run's tasks (a run's
+/// whole spec is `GET /api/runs/{id}`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunListItem {
     /// Run id.
     pub id: String,
-    /// Its spec.
-    pub spec: RunSpec,
+    /// Its suite.
+    pub suite: String,
+    /// Its model (or baseline).
+    pub model: String,
+    /// The agent that answered, if not one model call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The condition of a sweep (`K = 5`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// Repeats of every task.
+    pub samples: u32,
+    /// How many tasks were given to it; `None` when its suite's generator drew them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub given_tasks: Option<usize>,
     /// Its status.
     pub status: RunStatus,
+    /// When it was created (UTC, ISO 8601).
+    pub created_at: String,
 }
 
-/// `GET /api/runs`.
+/// `GET /api/runs`: one page of runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunList {
     /// Newest first.
     pub runs: Vec<RunListItem>,
+    /// Runs in all pages (of the asked suite, if one was asked).
+    pub total: usize,
+    /// Runs skipped before this page.
+    pub offset: usize,
+    /// The most runs a page holds.
+    pub limit: usize,
+}
+
+/// The query of `GET /api/runs`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
+pub struct RunListQuery {
+    /// Runs per page (default [`RunListQuery::DEFAULT_LIMIT`], at most
+    /// [`RunListQuery::MAX_LIMIT`]).
+    pub limit: Option<usize>,
+    /// Runs to skip (newest first).
+    pub offset: Option<usize>,
+    /// Only this suite's runs.
+    pub suite: Option<String>,
+}
+
+impl RunListQuery {
+    /// Runs per page when none is asked.
+    pub const DEFAULT_LIMIT: usize = 100;
+    /// The most runs per page.
+    pub const MAX_LIMIT: usize = 500;
 }
 
 /// `GET /api/runs/{id}`.

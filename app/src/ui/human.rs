@@ -66,12 +66,14 @@ pub fn Human() -> impl IntoView {
             .filter(|s| s.human_scored)
             .map(|s| s.name)
             .collect();
-        crate::api::get::<RunList>("/api/runs").await.map(|l| {
-            l.runs
-                .into_iter()
-                .filter(|r| scored.contains(&r.spec.suite))
-                .collect::<Vec<_>>()
-        })
+        crate::api::get::<RunList>("/api/runs?limit=500")
+            .await
+            .map(|l| {
+                l.runs
+                    .into_iter()
+                    .filter(|r| scored.contains(&r.suite))
+                    .collect::<Vec<_>>()
+            })
     });
     let run = RwSignal::new(run_in_address().unwrap_or_default());
     let results = LocalResource::new(move || {
@@ -153,7 +155,7 @@ pub fn Human() -> impl IntoView {
                     <option value="" selected=move || run.get().is_empty()>"Choose a run…"</option>
                     {move || runs.get().and_then(|r| r.ok()).map(|list| list.into_iter().map(|r| {
                         let selected = r.id == run.get_untracked();
-                        let label = format!("{} · {} · {:?}", r.id, r.spec.model, r.status);
+                        let label = format!("{} · {} · {:?}", r.id, r.model, r.status);
                         view! { <option value=r.id.clone() selected=selected>{label}</option> }
                     }).collect_view())}
                 </select>

@@ -9,7 +9,7 @@ use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post, put};
 use axum::{Json, Router};
-use tower_http::compression::CompressionLayer;
+use tower_http::compression::{CompressionLayer, CompressionLevel};
 use tower_http::services::{ServeDir, ServeFile};
 
 use crate::build_info::build_info;
@@ -251,21 +251,30 @@ pub fn router(state: AppState, dist: &Path) -> Router {
             state.clone(),
             rate_limit::limit,
         ));
-    let api = Router::new()
-        .route("/api/health", get(health))
-        .route("/api/models", get(api::models))
+    // Reads of what people asked and answered in runs: the passcode, when one is set.
+    let private_reads = Router::new()
         .route("/api/runs", get(api::list_runs))
         .route("/api/runs/{id}", get(api::get_run))
         .route("/api/runs/{id}/results", get(api::run_results))
         .route("/api/runs/{id}/events", get(api::run_events))
         .route("/api/report", get(api::report))
-        .route("/api/cases/{id}", get(api::get_case))
-        .route("/api/suites", get(api::list_suites))
         .route("/api/runs/{id}/human-scores", get(api::get_human_scores))
         .route(
             "/api/runs/{id}/human-scores.csv",
             get(api::human_scores_csv),
         )
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            api::private_read,
+        ));
+    // Open reads: the server's state and its own tasks (no one's answers); a case by its id
+    // (a share link is made to be passed on: its unguessable id admits); a room by its code
+    // (participants hold the code, not the passcode); the API's description.
+    let api = Router::new()
+        .route("/api/health", get(health))
+        .route("/api/models", get(api::models))
+        .route("/api/cases/{id}", get(api::get_case))
+        .route("/api/suites", get(api::list_suites))
         .route("/api/suites/{name}/tasks", get(api::suite_tasks))
         .route(
             "/api/suites/{name}/tasks/{id}/images/{stem}",
@@ -280,6 +289,7 @@ pub fn router(state: AppState, dist: &Path) -> Router {
         .route("/api/openapi.json", get(api::openapi))
         .route("/api/{*rest}", any(errors::no_such_route))
         .merge(limited)
+        .merge(private_reads)
         .with_state(state)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(errors::json_errors));
@@ -288,5 +298,13 @@ pub fn router(state: AppState, dist: &Path) -> Router {
             std::sync::Arc::new(csp),
             headers::add,
         ))
-        .layer(CompressionLayer::new().gzip(true).br(true))
+        // What is compressed here is made per request (API answers; the app's files have
+        // their siblings made once, see `assets`): the fastest level, since brotli's default
+        // (quality 11) spends milliseconds per kilobyte that every other request waits for.
+        .layer(
+            CompressionLayer::new()
+                .gzip(true)
+                .br(true)
+                .quality(CompressionLevel::Fastest),
+        )
 }

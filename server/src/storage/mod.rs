@@ -184,6 +184,29 @@ fn migrations() -> Migrations<'static> {
              DROP TABLE human_scores;
              ALTER TABLE human_scores_by_scorer RENAME TO human_scores;",
         ),
+        // What a list of runs shows of each (suite, model, agent, condition, repeats, how
+        // many tasks were given) and its status, in a table of its own: a run's row holds its
+        // whole spec, and SQLite reads every overflow page of a long spec to reach the
+        // columns after it, so listing from `runs` read every task list.
+        M::up(
+            "CREATE TABLE run_briefs (
+                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                 id TEXT NOT NULL UNIQUE REFERENCES runs(id),
+                 suite TEXT NOT NULL,
+                 brief TEXT NOT NULL,
+                 status TEXT NOT NULL,
+                 created_at TEXT NOT NULL);
+             CREATE INDEX run_briefs_by_suite ON run_briefs(suite, seq);
+             INSERT INTO run_briefs (id, suite, brief, status, created_at)
+                 SELECT id, json_extract(spec, '$.suite'), json_object(
+                     'model', json_extract(spec, '$.model'),
+                     'agent', json_extract(spec, '$.agent'),
+                     'condition', json_extract(spec, '$.condition'),
+                     'samples', json_extract(spec, '$.samples'),
+                     'given_tasks', json_array_length(spec, '$.tasks.tasks')),
+                     status, created_at
+                 FROM runs WHERE json_extract(spec, '$.suite') IS NOT NULL ORDER BY rowid;",
+        ),
     ])
 }
 
@@ -514,10 +537,41 @@ mod tests {
             .unwrap();
         }
         let s = Storage::open(dir.path()).unwrap();
-        assert_eq!(s.schema_version().unwrap(), 10);
+        assert_eq!(s.schema_version().unwrap(), 11);
         let kept = s.human_scores("r").unwrap();
         assert_eq!(kept.len(), 1);
         assert_eq!((kept[0].score, kept[0].scorer.as_str()), (Some(4.5), ""));
+    }
+
+    /// Runs stored before briefs existed get theirs from their specs.
+    #[test]
+    fn runs_before_briefs_are_listed_from_their_specs() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+            migrations().to_version(&mut conn, 10).unwrap();
+            conn.execute(
+                "INSERT INTO runs (id, spec, status) VALUES ('run-old', ?1, 'finished')",
+                [
+                    r#"{"suite":"alchemy","model":"m","samples":2,"concurrency":1,
+                     "condition":"K = 5","tasks":{"imported_from":"f","tasks":[{},{},{}]}}"#,
+                ],
+            )
+            .unwrap();
+        }
+        let s = Storage::open(dir.path()).unwrap();
+        let (items, total) = s.list_run_items(None, 10, 0).unwrap();
+        assert_eq!(total, 1);
+        let r = &items[0];
+        assert_eq!(
+            (r.id.as_str(), r.suite.as_str(), r.model.as_str()),
+            ("run-old", "alchemy", "m")
+        );
+        assert_eq!(
+            (r.samples, r.given_tasks, r.condition.as_deref()),
+            (2, Some(3), Some("K = 5"))
+        );
+        assert_eq!(r.agent, None);
     }
 
     #[test]
@@ -526,9 +580,9 @@ mod tests {
         let s = Storage::open(&dir.path().join("nested")).unwrap();
         assert!(s.path().is_file());
         assert_eq!(s.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 10);
+        assert_eq!(s.schema_version().unwrap(), 11);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 10);
+        assert_eq!(again.schema_version().unwrap(), 11);
     }
 }

@@ -28,6 +28,11 @@ impl Storage {
                 "INSERT INTO runs (id, spec, status) VALUES (?1, ?2, 'created')",
                 params![id, text],
             )?;
+            c.execute(
+                "INSERT INTO run_briefs (id, suite, brief, status, created_at)
+                 SELECT id, ?2, ?3, status, created_at FROM runs WHERE id = ?1",
+                params![id, spec.suite, brief(spec).to_string()],
+            )?;
             Ok(id)
         })
     }
@@ -88,6 +93,10 @@ impl Storage {
                     "UPDATE runs SET status = 'interrupted' WHERE id = ?1",
                     [&id],
                 )?;
+                c.execute(
+                    "UPDATE run_briefs SET status = 'interrupted' WHERE id = ?1",
+                    [&id],
+                )?;
                 out.push(Unfinished::Held(id));
             } else {
                 c.execute(
@@ -120,6 +129,10 @@ impl Storage {
         self.with_conn(|c| {
             c.execute(
                 "UPDATE runs SET status = ?2 WHERE id = ?1",
+                params![id, status.name()],
+            )?;
+            c.execute(
+                "UPDATE run_briefs SET status = ?2 WHERE id = ?1",
                 params![id, status.name()],
             )
         })?;
@@ -228,6 +241,61 @@ impl Storage {
         })
     }
 
+    /// One page of runs as a list shows them (newest first, of `suite` if given), read from
+    /// `run_briefs`, never their specs; and how many runs there are in all pages.
+    pub fn list_run_items(
+        &self,
+        suite: Option<&str>,
+        limit: usize,
+        offset: usize,
+    ) -> Result<(Vec<wire::RunListItem>, usize), StorageError> {
+        const WHERE: &str = "WHERE ?1 IS NULL OR suite = ?1";
+        self.with_conn(|c| {
+            let total: i64 = c.query_row(
+                &format!("SELECT COUNT(*) FROM run_briefs {WHERE}"),
+                [suite],
+                |r| r.get(0),
+            )?;
+            let mut st = c.prepare(&format!(
+                "SELECT id, suite, brief, status, created_at FROM run_briefs {WHERE}
+                 ORDER BY seq DESC LIMIT ?2 OFFSET ?3"
+            ))?;
+            let rows =
+                st.query_map(rusqlite::params![suite, limit as i64, offset as i64], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                    ))
+                })?;
+            let mut items = Vec::new();
+            for row in rows {
+                let (id, suite, brief, status, created_at) = row?;
+                // A run whose brief or status no longer reads is left out, as in `list_runs`.
+                let Some(b) = serde_json::from_str::<Brief>(&brief).ok() else {
+                    continue;
+                };
+                let Some(status) = RunStatus::from_name(&status) else {
+                    continue;
+                };
+                items.push(wire::RunListItem {
+                    id,
+                    suite,
+                    model: b.model,
+                    agent: b.agent,
+                    condition: b.condition,
+                    samples: b.samples.unwrap_or(1),
+                    given_tasks: b.given_tasks,
+                    status,
+                    created_at,
+                });
+            }
+            Ok((items, usize::try_from(total).unwrap_or(0)))
+        })
+    }
+
     /// Every run (id, spec, status), newest first; runs whose spec no longer reads are left out.
     pub fn list_runs(&self) -> Result<Vec<(String, RunSpec, RunStatus)>, StorageError> {
         let rows: Vec<(String, String, String)> = self.with_conn(|c| {
@@ -246,4 +314,27 @@ impl Storage {
             })
             .collect())
     }
+}
+
+/// What a list shows of a run beyond its suite and status (`run_briefs.brief`).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Brief {
+    model: String,
+    agent: Option<String>,
+    condition: Option<String>,
+    samples: Option<u32>,
+    given_tasks: Option<usize>,
+}
+
+fn brief(spec: &RunSpec) -> serde_json::Value {
+    serde_json::json!(Brief {
+        model: spec.model.clone(),
+        agent: spec.agent.clone(),
+        condition: spec.condition.clone(),
+        samples: Some(spec.samples),
+        given_tasks: match &spec.tasks {
+            wire::TaskSource::Imported(t) => Some(t.tasks.len()),
+            wire::TaskSource::Generated(_) => None,
+        },
+    })
 }

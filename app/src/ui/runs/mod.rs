@@ -447,7 +447,7 @@ pub fn Runs() -> impl IntoView {
                         <option value="">"—"</option>
                         {move || earlier.get().and_then(|r| r.ok()).map(|list| {
                             list.runs.into_iter().map(|r| {
-                                let text = format!("{} · {} · {}", r.id, r.spec.model, r.status.name());
+                                let text = format!("{} · {} · {}", r.id, r.model, r.status.name());
                                 view! { <option value=r.id>{text}</option> }
                             }).collect_view()
                         })}

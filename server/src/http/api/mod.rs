@@ -149,8 +149,23 @@ pub fn authorise(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> 
         Err(ApiError(
             StatusCode::UNAUTHORIZED,
             "passcode_required",
-            "this server needs a passcode for model, run and share endpoints".into(),
+            "this server needs a passcode for model, run and share endpoints, and to read runs"
+                .into(),
         ))
+    }
+}
+
+/// Middleware for the reads that show other people's prompts, answers and scores (runs, their
+/// results and events, reports, human scores): the passcode, when one is configured. Reads
+/// that stay open say why beside their routes ([`crate::http::router`]).
+pub async fn private_read(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    match authorise(&state, request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(e) => axum::response::IntoResponse::into_response(e),
     }
 }
 

@@ -9,7 +9,7 @@ use benchmarks::task::report::csv_field;
 use serde::Deserialize;
 use wire::{
     defaults, ImportedTasks, ProgressEvent, ResultRow, Results, RunAction, RunCreated, RunList,
-    RunListItem, RunRequest, RunSpec, RunStatus, RunView, TaskSource,
+    RunListQuery, RunRequest, RunSpec, RunStatus, RunView, TaskSource,
 };
 
 use super::{authorise, ApiError};
@@ -187,16 +187,33 @@ pub async fn resume_run(
 }
 
 /// `GET /api/runs`: all runs, newest first.
-#[utoipa::path(get, path = "/api/runs", responses((status = 200, body = RunList)))]
-pub async fn list_runs(State(state): State<AppState>) -> Result<Json<RunList>, ApiError> {
-    let runs = state
-        .storage
-        .list_runs()
-        .map_err(|e| ApiError::internal(e.to_string()))?
-        .into_iter()
-        .map(|(id, spec, status)| RunListItem { id, spec, status })
-        .collect();
-    Ok(Json(RunList { runs }))
+/// `GET /api/runs`: one page of runs, newest first, each as a list shows it (suite, model,
+/// status, how many tasks were given: never the tasks themselves).
+#[utoipa::path(get, path = "/api/runs", params(RunListQuery), responses(
+    (status = 200, body = RunList),
+    (status = 401, description = "passcode required", body = wire::ApiError)))]
+pub async fn list_runs(
+    State(state): State<AppState>,
+    Query(q): Query<RunListQuery>,
+) -> Result<Json<RunList>, ApiError> {
+    let limit = q
+        .limit
+        .unwrap_or(RunListQuery::DEFAULT_LIMIT)
+        .clamp(1, RunListQuery::MAX_LIMIT);
+    let offset = q.offset.unwrap_or(0);
+    let storage = state.storage.clone();
+    let (runs, total) = tokio::task::spawn_blocking(move || {
+        storage.list_run_items(q.suite.as_deref(), limit, offset)
+    })
+    .await
+    .map_err(|e| ApiError::internal(e.to_string()))?
+    .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(Json(RunList {
+        runs,
+        total,
+        offset,
+        limit,
+    }))
 }
 
 /// The run's spec and status, or a 404.
