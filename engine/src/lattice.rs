@@ -135,6 +135,9 @@ impl Lattice {
     /// skewed cells where a shorter image can lie further out, every translation that could
     /// beat it (bounded by the distances between lattice planes), so the result is exact for
     /// any cell, as ASE's `find_mic` is.
+    ///
+    /// A degenerate cell that would need more than [`MAX_IMAGES`] images searched gets the
+    /// answer of the 27.
     pub fn shortest_vector(&self, d: [f64; 3]) -> [f64; 3] {
         let d: [f64; 3] = d.map(|x| x - x.round());
         let mut best = [f64::INFINITY; 3];
@@ -156,6 +159,12 @@ impl Lattice {
         let reach = self.plane_distances().map(|h| best_len / h);
         if reach.iter().all(|&r| r < 0.5) || !best_len.is_finite() {
             return best; // the 27 images already cover every candidate
+        }
+        // A cell whose lattice planes nearly touch (a flat, degenerate cell) would need
+        // billions of images: no crystal; keep the 27 images' answer rather than hang.
+        let images: f64 = reach.iter().map(|r| 2.0 * r + 2.0).product();
+        if images.is_nan() || images > MAX_IMAGES {
+            return best;
         }
         for n in translations_within(d, reach) {
             let f = [d[0] + n[0] as f64, d[1] + n[1] as f64, d[2] + n[2] as f64];
@@ -199,6 +208,9 @@ fn angle_deg(a: [f64; 3], b: [f64; 3]) -> f64 {
 /// Every integer translation `n` with `|d_k + n_k| <= reach_k` on each axis (fractional
 /// units), in lexicographic order: the images that can lie within a sphere whose radius is
 /// `reach_k` plane spacings along axis k.
+/// The most lattice images [`Lattice::shortest_vector`] searches.
+pub const MAX_IMAGES: f64 = 1e6;
+
 pub(crate) fn translations_within(d: [f64; 3], reach: [f64; 3]) -> impl Iterator<Item = [i64; 3]> {
     let lo: [i64; 3] = std::array::from_fn(|k| (-reach[k] - d[k]).ceil() as i64);
     let hi: [i64; 3] = std::array::from_fn(|k| (reach[k] - d[k]).floor() as i64);
@@ -210,6 +222,24 @@ pub(crate) fn translations_within(d: [f64; 3], reach: [f64; 3]) -> impl Iterator
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cell whose planes are 1e-8 Å apart (pymatgen's "superflat" test file): an answer,
+    /// not an endless search.
+    #[test]
+    fn a_flat_cell_does_not_hang_the_minimum_image() {
+        let l = Lattice::from_parameters(
+            1.49244463,
+            3.79421616,
+            30.42398643,
+            20.62129211,
+            83.61568451,
+            62.9943924,
+        )
+        .unwrap();
+        assert!(l.plane_distances().iter().any(|h| *h < 1e-3));
+        let v = l.shortest_vector([0.3, 0.2, 0.1]);
+        assert!(v.iter().all(|x| x.is_finite()));
+    }
 
     #[test]
     fn cubic_cell_is_diagonal_and_has_cube_volume() {

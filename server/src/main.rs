@@ -107,6 +107,11 @@ enum Command {
         /// Tasks per group (AtomWorld: per action).
         #[arg(long, alias = "per-action", default_value_t = defaults::PER_ACTION_CLI)]
         per_group: usize,
+        /// Draw the structures from this pool instead of the built-in one: a folder (or one
+        /// file) of CIFs, pymatgen Structure JSON (`.json` lists, `.jsonl` lines), a Materials
+        /// Project export or an OPTIMADE response.
+        #[arg(long)]
+        pool: Option<PathBuf>,
         /// Output JSONL file.
         #[arg(short, long)]
         output: PathBuf,
@@ -211,14 +216,16 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             suite,
             seed,
             per_group,
+            pool,
             output,
         } => Ok(finish((|| {
             let registry = benchmarks::task::Registry::standard();
             let suite = registry
                 .get(&suite)
                 .map_err(|e| cli::CliError::input(e.to_string()))?;
+            let pool = pool.as_deref().map(cli::gen::pool_files).transpose()?;
             let mut out = Output::create(&output, &[])?;
-            let report = cli::gen::run(suite.as_ref(), seed, per_group, &mut out)?;
+            let report = cli::gen::run(suite.as_ref(), seed, per_group, pool.as_deref(), &mut out)?;
             out.commit()?;
             eprintln!("{report}");
             Ok(())

@@ -156,6 +156,87 @@ fn gen_writes_a_reproducible_task_set() {
     }
 }
 
+/// `gen --pool` over the real-CIF corpus: reproducible by seed, every action of a number on
+/// the same structure (or a counted substitute), the unreadable files named; each task runs
+/// with the reference baseline to 100 % (its target agrees with its own evaluation).
+#[test]
+fn gen_draws_from_a_users_pool_of_cifs() {
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/cif-corpus");
+    let dir = tempfile::tempdir().unwrap();
+    let mut texts = Vec::new();
+    let mut reports = Vec::new();
+    for (name, seed) in [("a", "4"), ("b", "4"), ("c", "5")] {
+        let out = dir.path().join(format!("{name}.jsonl"));
+        let run = bin()
+            .args(["gen", "--seed", seed, "--per-group", "3", "--pool"])
+            .arg(&corpus)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr).to_string();
+        assert!(run.status.success(), "{stderr}");
+        assert!(stderr.contains("pool user-"), "{stderr}");
+        assert!(
+            stderr.contains("unreadable, left out:\n  cod/2006199.cif: "),
+            "{stderr}"
+        );
+        texts.push(std::fs::read_to_string(&out).unwrap());
+        reports.push(stderr);
+    }
+    // "…, N tasks moved to the next structure)".
+    let moved: usize = reports[0]
+        .split(" tasks moved")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}", reports[0]));
+    assert_eq!(texts[0], texts[1]);
+    assert_ne!(texts[0], texts[2]);
+    let tasks: Vec<serde_json::Value> = texts[0]
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(tasks.len(), 30);
+    let mut by_number: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    for t in &tasks {
+        let number = t["id"]
+            .as_str()
+            .unwrap()
+            .rsplit('-')
+            .next()
+            .unwrap()
+            .to_string();
+        by_number
+            .entry(number)
+            .or_default()
+            .insert(t["structure"].as_str().unwrap().to_string());
+    }
+    // One structure per number, but for the tasks moved to a substitute.
+    let extra: usize = by_number.values().map(|s| s.len() - 1).sum();
+    assert!(extra <= moved, "{moved} moved: {by_number:?}");
+    assert_eq!(by_number.len(), 3);
+    let run = bin()
+        .args(["run", "--model", "reference", "--tasks"])
+        .arg(dir.path().join("a.jsonl"))
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .arg("--summary-json")
+        .arg(dir.path().join("s.json"))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.json")).unwrap()).unwrap();
+    assert_eq!(s["overall"]["n"], 30);
+    assert_eq!(s["overall"]["success_rate"], 1.0, "{s}");
+}
+
 #[test]
 fn gen_of_a_suite_without_a_generator_says_where_its_tasks_come_from() {
     let dir = tempfile::tempdir().unwrap();

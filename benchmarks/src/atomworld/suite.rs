@@ -5,7 +5,11 @@ use engine::interrupt::Interrupt;
 use serde::Deserialize;
 
 use super::evaluate::{evaluate_with_same_crystal, parse_target, Comparison, Label, Verdict};
-use super::generator::{generate, TaskSetSpec};
+use super::generator::pool::POOL_ID;
+use super::generator::user_pool::read_pool;
+use super::generator::{
+    generate, generate_from, GeneratedTask, GenerationReport, StructureDraw, TaskSetSpec,
+};
 use super::noop::copy_would_pass;
 use super::prompt::model_prompt;
 use super::same_crystal::SAME_CRYSTAL_MATCHER;
@@ -48,6 +52,65 @@ const COLUMNS: [(&str, &str); 5] = [
     ("EvaluationTimeout", "Timeout"),
 ];
 
+/// The task set `params` describe, over the built-in pool only (a user's pool is read by
+/// [`Suite::generated_lines_from_pool`], and its tasks are run from the file it writes).
+fn task_set(params: &serde_json::Value) -> Result<TaskSetSpec, TaskError> {
+    let spec = TaskSetSpec::deserialize(params)
+        .map_err(|e| TaskError(format!("not an AtomWorld task set: {e}")))?;
+    if spec.pool != POOL_ID {
+        return Err(TaskError(format!(
+            "pool {} is not built in: generate its tasks with `atomworld gen --pool` and run \
+             that file",
+            spec.pool
+        )));
+    }
+    Ok(spec)
+}
+
+/// Generated tasks as `gen` writes them, and a line on how they were drawn.
+fn lines(
+    spec: &TaskSetSpec,
+    tasks: &[GeneratedTask],
+    report: &GenerationReport,
+) -> (Vec<serde_json::Value>, String) {
+    let lines = tasks
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "id": t.id,
+                "action": t.action.kind().name(),
+                "structure": t.structure_name,
+                "input_cif": t.input_cif,
+                "action_prompt": t.prompt,
+                "target_cif": t.target_cif,
+                "parameters": t.action,
+                "readings_differ": t.readings_differ,
+            })
+        })
+        .collect();
+    let rejected: usize = report.no_ops_rejected.values().sum();
+    let failed: usize = report.failed.values().sum();
+    let structures = match spec.structures {
+        StructureDraw::Shared => {
+            let substituted: usize = report.substituted.values().sum();
+            format!(
+                "; every action on one list of {} structures (10-100 atoms, H to Os), \
+                 {substituted} tasks moved to the next structure",
+                report.shared_structures
+            )
+        }
+        StructureDraw::PerTask => "; a structure drawn per task".into(),
+    };
+    let text = format!(
+        "{} tasks (seed {}, pool {}{structures}); {rejected} no-op draws rejected; {failed} \
+         tasks impossible",
+        tasks.len(),
+        spec.seed,
+        spec.pool
+    );
+    (lines, text)
+}
+
 impl Suite for AtomWorld {
     const NAME: &'static str = "atomworld";
     type Task = AtomWorldTask;
@@ -69,8 +132,7 @@ impl Suite for AtomWorld {
     }
 
     fn generate(&self, params: &serde_json::Value) -> Result<Vec<AtomWorldTask>, TaskError> {
-        let spec = TaskSetSpec::deserialize(params)
-            .map_err(|e| TaskError(format!("not an AtomWorld task set: {e}")))?;
+        let spec = task_set(params)?;
         let (tasks, _) = generate(&spec, &copy_would_pass);
         Ok(tasks.iter().map(|t| t.task()).collect())
     }
@@ -81,33 +143,36 @@ impl Suite for AtomWorld {
         &self,
         params: &serde_json::Value,
     ) -> Result<(Vec<serde_json::Value>, String), TaskError> {
-        let spec = TaskSetSpec::deserialize(params)
-            .map_err(|e| TaskError(format!("not an AtomWorld task set: {e}")))?;
+        let spec = task_set(params)?;
         let (tasks, report) = generate(&spec, &copy_would_pass);
-        let lines = tasks
-            .iter()
-            .map(|t| {
-                serde_json::json!({
-                    "id": t.id,
-                    "action": t.action.kind().name(),
-                    "structure": t.structure_name,
-                    "input_cif": t.input_cif,
-                    "action_prompt": t.prompt,
-                    "target_cif": t.target_cif,
-                    "parameters": t.action,
-                    "readings_differ": t.readings_differ,
-                })
-            })
-            .collect();
-        let rejected: usize = report.no_ops_rejected.values().sum();
-        let failed: usize = report.failed.values().sum();
-        let report = format!(
-            "{} tasks (seed {}, pool {}); {rejected} no-op draws rejected; {failed} tasks impossible",
-            tasks.len(),
-            spec.seed,
-            spec.pool
+        Ok(lines(&spec, &tasks, &report))
+    }
+
+    /// The same drawn from a pool of the user's (CIFs, pymatgen JSON, a Materials Project or
+    /// OPTIMADE export): the tasks name the pool by the digest of its files.
+    fn generated_lines_from_pool(
+        &self,
+        params: &serde_json::Value,
+        files: &[(String, String)],
+    ) -> Result<(Vec<serde_json::Value>, String), TaskError> {
+        let pool = read_pool(files).map_err(|e| TaskError(e.to_string()))?;
+        let spec = TaskSetSpec {
+            pool: pool.id.clone(),
+            ..task_set(params)?
+        };
+        let (tasks, report) = generate_from(&spec, &pool.entries, &copy_would_pass);
+        let (lines, text) = lines(&spec, &tasks, &report);
+        let mut text = format!(
+            "{text}; {} structures read from the pool",
+            pool.entries.len()
         );
-        Ok((lines, report))
+        if !pool.skipped.is_empty() {
+            text.push_str(&format!("; {} unreadable, left out:", pool.skipped.len()));
+            for s in &pool.skipped {
+                text.push_str(&format!("\n  {}: {}", s.place, s.why));
+            }
+        }
+        Ok((lines, text))
     }
 
     /// The upstream layouts [`super::import`] reads (task triples as JSON lines, the

@@ -77,6 +77,14 @@ impl Suite for MoveAll {
         AtomWorld.generated_lines(params)
     }
 
+    fn generated_lines_from_pool(
+        &self,
+        params: &serde_json::Value,
+        files: &[(String, String)],
+    ) -> Result<(Vec<serde_json::Value>, String), TaskError> {
+        AtomWorld.generated_lines_from_pool(params, files)
+    }
+
     fn columns(&self) -> &'static [(&'static str, &'static str)] {
         AtomWorld.columns()
     }

@@ -190,6 +190,20 @@ pub trait Suite: Send + Sync + 'static {
         Ok((lines, report))
     }
 
+    /// [`generated_lines`](Self::generated_lines) drawn from a structure pool of the user's
+    /// (`atomworld gen --pool`): its files as (name, text). By default the suite draws from
+    /// no pool.
+    fn generated_lines_from_pool(
+        &self,
+        _params: &serde_json::Value,
+        _files: &[(String, String)],
+    ) -> Result<(Vec<serde_json::Value>, String), TaskError> {
+        Err(TaskError(format!(
+            "suite {} draws its tasks from no structure pool",
+            Self::NAME
+        )))
+    }
+
     /// The agents that may answer the suite's tasks instead of one model call, by name.
     fn agents(&self) -> &'static [&'static str] {
         &[]
@@ -427,6 +441,12 @@ pub trait AnySuite: Send + Sync {
         &self,
         params: &serde_json::Value,
     ) -> Result<(Vec<serde_json::Value>, String), TaskError>;
+    /// See [`Suite::generated_lines_from_pool`].
+    fn generated_lines_from_pool(
+        &self,
+        params: &serde_json::Value,
+        files: &[(String, String)],
+    ) -> Result<(Vec<serde_json::Value>, String), TaskError>;
     /// See [`Suite::agents`].
     fn agents(&self) -> &'static [&'static str];
     /// See [`Suite::retrieves`].
@@ -513,6 +533,14 @@ impl<S: Suite> AnySuite for S {
         params: &serde_json::Value,
     ) -> Result<(Vec<serde_json::Value>, String), TaskError> {
         Suite::generated_lines(self, params)
+    }
+
+    fn generated_lines_from_pool(
+        &self,
+        params: &serde_json::Value,
+        files: &[(String, String)],
+    ) -> Result<(Vec<serde_json::Value>, String), TaskError> {
+        Suite::generated_lines_from_pool(self, params, files)
     }
 
     fn agents(&self) -> &'static [&'static str] {

@@ -2,17 +2,19 @@
 //! generator draws it for a run with the same seed and size.
 
 use std::io::Write;
+use std::path::Path;
 
 use benchmarks::task::AnySuite;
 
 use super::CliError;
 
-/// Generate `per_group` tasks of each of `suite`'s groups with `seed` into `output`; returns
-/// a one-line report.
+/// Generate `per_group` tasks of each of `suite`'s groups with `seed` into `output`, from the
+/// structure pool `pool` (its files) when one is given; returns a one-line report.
 pub fn run(
     suite: &dyn AnySuite,
     seed: u64,
     per_group: usize,
+    pool: Option<&[(String, String)]>,
     mut output: impl Write,
 ) -> Result<String, CliError> {
     let generator = suite.generator(seed, per_group).ok_or_else(|| {
@@ -21,12 +23,59 @@ pub fn run(
             suite.name()
         ))
     })?;
-    let (lines, report) = suite
-        .generated_lines(&generator.params)
-        .map_err(|e| CliError::failure(e.to_string()))?;
+    let (lines, report) = match pool {
+        Some(files) => suite
+            .generated_lines_from_pool(&generator.params, files)
+            .map_err(|e| CliError::input(e.to_string()))?,
+        None => suite
+            .generated_lines(&generator.params)
+            .map_err(|e| CliError::failure(e.to_string()))?,
+    };
     for line in &lines {
         writeln!(output, "{line}")
             .map_err(|e| CliError::failure(format!("writing output: {e}")))?;
     }
     Ok(report)
+}
+
+/// The files of a structure pool at `path`: the file itself, or every `.cif`, `.json` and
+/// `.jsonl` file in the folder and its subfolders (other files are left alone), each named by
+/// its path within the folder.
+pub fn pool_files(path: &Path) -> Result<Vec<(String, String)>, CliError> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p)
+            .map_err(|e| CliError::input(format!("cannot read {}: {e}", p.display())))
+    };
+    if path.is_file() {
+        return Ok(vec![(path.display().to_string(), read(path)?)]);
+    }
+    let mut files = Vec::new();
+    let mut folders = vec![path.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let entries = std::fs::read_dir(&folder)
+            .map_err(|e| CliError::input(format!("cannot read {}: {e}", folder.display())))?;
+        for entry in entries {
+            let p = entry
+                .map_err(|e| CliError::input(format!("cannot read {}: {e}", folder.display())))?
+                .path();
+            if p.is_dir() {
+                folders.push(p);
+                continue;
+            }
+            let pool_file = p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                ["cif", "json", "jsonl"].contains(&e.to_ascii_lowercase().as_str())
+            });
+            if pool_file {
+                let name = p.strip_prefix(path).unwrap_or(&p).display().to_string();
+                files.push((name, read(&p)?));
+            }
+        }
+    }
+    if files.is_empty() {
+        return Err(CliError::input(format!(
+            "{}: no .cif, .json or .jsonl file in the pool folder",
+            path.display()
+        )));
+    }
+    Ok(files)
 }

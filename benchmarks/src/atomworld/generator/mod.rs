@@ -8,6 +8,7 @@
 pub mod pool;
 pub mod rng;
 pub mod sample;
+pub mod user_pool;
 
 use std::collections::BTreeMap;
 
@@ -38,6 +39,21 @@ pub enum NoOpPolicy {
     Keep,
 }
 
+/// How a task set picks its "before" structures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StructureDraw {
+    /// Each task draws its own structure from the whole pool (the sets stored before the
+    /// shared list; still what a stored spec without the field means).
+    #[default]
+    PerTask,
+    /// As the AtomWorld paper builds AtomMotor-2K: task `k` of every action starts from the
+    /// `k`-th structure of one seeded list of the pool's structures with 10–100 atoms and
+    /// elements H to Os, so the actions are compared on the same structures. A structure the
+    /// action cannot be drawn on is replaced by the next in the list (counted).
+    Shared,
+}
+
 /// Everything that determines a task set.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskSetSpec {
@@ -51,6 +67,9 @@ pub struct TaskSetSpec {
     pub wording: Wording,
     /// No-op handling.
     pub no_ops: NoOpPolicy,
+    /// How the "before" structures are picked.
+    #[serde(default)]
+    pub structures: StructureDraw,
 }
 
 impl TaskSetSpec {
@@ -59,7 +78,7 @@ impl TaskSetSpec {
         Self::per_action(2026, 250)
     }
 
-    /// `n` tasks of each of the ten benchmark actions.
+    /// `n` tasks of each of the ten benchmark actions, on shared structures.
     pub fn per_action(seed: u64, n: usize) -> Self {
         Self {
             seed,
@@ -67,6 +86,7 @@ impl TaskSetSpec {
             counts: ActionKind::BENCHMARK.iter().map(|k| (*k, n)).collect(),
             wording: Wording::Data2026,
             no_ops: NoOpPolicy::Reject,
+            structures: StructureDraw::Shared,
         }
     }
 }
@@ -115,6 +135,32 @@ pub struct GenerationReport {
     pub skipped: BTreeMap<ActionKind, usize>,
     /// Tasks that could not be generated within [`MAX_ATTEMPTS`].
     pub failed: BTreeMap<ActionKind, usize>,
+    /// With shared structures: the list's length (structures of 10–100 atoms, H to Os).
+    #[serde(default)]
+    pub shared_structures: usize,
+    /// With shared structures: tasks that start from another structure than their number's,
+    /// because the action could not be drawn on it.
+    #[serde(default)]
+    pub substituted: BTreeMap<ActionKind, usize>,
+}
+
+/// Parameter draws on one structure of the shared list before the next one is taken.
+const DRAWS_PER_STRUCTURE: usize = 10;
+
+/// Stream of the shared list's shuffle (beyond every action's stream number).
+const SHARED_LIST_STREAM: u32 = 0x5348_4152;
+
+/// The shared list of `entries`: those within the paper's range, in a seeded order.
+pub fn shared_list(seed: u64, entries: &[PoolEntry]) -> Vec<&PoolEntry> {
+    let mut list: Vec<&PoolEntry> = entries
+        .iter()
+        .filter(|e| pool::in_paper_range(&e.structure))
+        .collect();
+    let mut rng = TaskRng::new(seed, SHARED_LIST_STREAM, 0);
+    for i in (1..list.len()).rev() {
+        list.swap(i, rng.below(i + 1));
+    }
+    list
 }
 
 /// Whether returning the input unchanged would be judged a success: `(input, target, kind)`
@@ -142,12 +188,29 @@ pub fn generate_from(
     if entries.is_empty() {
         return (tasks, report);
     }
+    let shared = match spec.structures {
+        StructureDraw::Shared => {
+            let list = shared_list(spec.seed, entries);
+            report.shared_structures = list.len();
+            if list.is_empty() {
+                for (&kind, &count) in &spec.counts {
+                    *report.failed.entry(kind).or_default() += count;
+                }
+                return (tasks, report);
+            }
+            Some(list)
+        }
+        StructureDraw::PerTask => None,
+    };
     for (&kind, &count) in &spec.counts {
         for number in 0..count {
             let mut rng = TaskRng::new(spec.seed, kind as u32, number as u32);
             let mut made = None;
-            for _ in 0..MAX_ATTEMPTS {
-                let entry = &entries[rng.below(entries.len())];
+            for attempt in 0..MAX_ATTEMPTS {
+                let entry = match &shared {
+                    Some(list) => list[(number + attempt / DRAWS_PER_STRUCTURE) % list.len()],
+                    None => &entries[rng.below(entries.len())],
+                };
                 // The model sees the CIF text: act on what it says (8 decimals), not on the
                 // unrounded structure behind it.
                 let input_cif = write_cif(&entry.structure);
@@ -178,6 +241,9 @@ pub fn generate_from(
                         continue;
                     }
                     *report.no_ops_kept.entry(kind).or_default() += 1;
+                }
+                if shared.is_some() && attempt >= DRAWS_PER_STRUCTURE {
+                    *report.substituted.entry(kind).or_default() += 1;
                 }
                 made = Some(GeneratedTask {
                     id: format!("{}-{number:04}", kind.name()),
@@ -221,6 +287,37 @@ mod tests {
         }
         let (c, _) = generate(&TaskSetSpec::per_action(12, 3), &never);
         assert_ne!(a, c);
+    }
+
+    /// AtomMotor-2K as the paper builds it: task k of every action starts from the same
+    /// structure (but where the action cannot be drawn on it, counted), each of 10–100 atoms
+    /// with elements up to Os.
+    #[test]
+    fn the_ten_actions_share_their_structures() {
+        let spec = TaskSetSpec::per_action(21, 12);
+        let (tasks, report) = generate(&spec, &crate::atomworld::noop::copy_would_pass);
+        assert_eq!(tasks.len(), 120);
+        assert!(report.shared_structures > 100, "{report:?}");
+        let entries = pool();
+        let list = shared_list(21, &entries);
+        let mut moved = 0;
+        for t in &tasks {
+            assert!(pool::in_paper_range(&t.input), "{}", t.id);
+            let number: usize = t.id.rsplit('-').next().unwrap().parse().unwrap();
+            if t.structure_name != list[number].name {
+                moved += 1;
+            }
+        }
+        let substituted: usize = report.substituted.values().sum();
+        assert_eq!(moved, substituted, "{report:?}");
+        assert!(substituted <= 12, "{report:?}");
+        // Heavier elements than Os are never drawn.
+        assert!(list.iter().all(|e| e
+            .structure
+            .sites
+            .iter()
+            .all(|s| s.element.z() <= pool::MAX_Z)));
+        assert!(list.len() < entries.len());
     }
 
     #[test]

@@ -15,6 +15,26 @@ pub const POOL_ID: &str = "minerals-v1";
 /// Smallest and largest number of sites of a pool structure.
 pub const SITE_RANGE: (usize, usize) = (10, 100);
 
+/// Heaviest element of the paper's structures: osmium.
+pub const MAX_Z: u32 = 76;
+
+/// Thinnest cell a task may start from: lattice planes at least this far apart (Å). A
+/// flatter cell is no crystal (pymatgen's "superflat" test file has planes 1e-8 Å apart).
+pub const MIN_PLANE_DISTANCE: f64 = 1.0;
+
+/// Whether `s` is a structure the AtomWorld paper draws: 10–100 atoms, elements H to Os (and
+/// a cell that is a crystal's: see [`MIN_PLANE_DISTANCE`]).
+pub fn in_paper_range(s: &Structure) -> bool {
+    (SITE_RANGE.0..=SITE_RANGE.1).contains(&s.len())
+        && s.lattice
+            .plane_distances()
+            .iter()
+            .all(|h| *h >= MIN_PLANE_DISTANCE)
+        && s.sites
+            .iter()
+            .all(|site| site.occupants().all(|o| o.element.z() <= MAX_Z))
+}
+
 /// One structure of the pool.
 #[derive(Clone, Debug)]
 pub struct PoolEntry {
