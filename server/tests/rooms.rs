@@ -322,3 +322,96 @@ async fn an_expired_room_is_gone() {
         .unwrap();
     assert_eq!(left, (1, 0));
 }
+
+/// A client from another address than `n`'s others (127.0.0.n on loopback).
+fn client_from(n: u8) -> reqwest::Client {
+    reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, n]))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn room_codes_cannot_be_found_by_trying_them() {
+    let (base, _dir) = start(None, 1000, RoomLimits::default()).await;
+    let (status, room) = open(&reqwest::Client::new(), &base, None).await;
+    assert_eq!(status, StatusCode::CREATED, "{room}");
+    let code = room["code"].as_str().unwrap().to_string();
+    // One address tries well-formed codes that name no room.
+    let prober = client_from(3);
+    let tries: Vec<String> = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+        .chars()
+        .map(|ch| format!("{ch}{ch}{ch}{ch}{ch}{ch}"))
+        .filter(|c| *c != code)
+        .take(30)
+        .collect();
+    let mut statuses = Vec::new();
+    for t in &tries {
+        let r = prober
+            .get(format!("{base}/api/rooms/{t}"))
+            .send()
+            .await
+            .unwrap();
+        statuses.push(r.status().as_u16());
+        if r.status() == StatusCode::TOO_MANY_REQUESTS {
+            let e: Value = r.json().await.unwrap();
+            assert_eq!(e["error"]["code"], "too_many_unknown_rooms", "{e}");
+            assert!(
+                e["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("try again in"),
+                "{e}"
+            );
+        }
+    }
+    let allowed = server::http::ROOM_MISSES_PER_MINUTE as usize;
+    assert!(
+        statuses[..allowed].iter().all(|s| *s == 404),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses[allowed..].iter().all(|s| *s == 429),
+        "{statuses:?}"
+    );
+    // Sending attempts to made-up codes counts the same way.
+    let r = prober
+        .post(format!("{base}/api/rooms/{}/attempts", tries[0]))
+        .json(&body("x", "pasted", None, &truth()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    // A participant elsewhere, given the code, joins and sends an attempt at once; so does
+    // one who mistyped the code a few times first.
+    let participant = client_from(4);
+    let r = participant
+        .get(format!("{base}/api/rooms/{code}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let (status, _) = attempt(
+        &participant,
+        &base,
+        &code,
+        body("ana", "pasted", None, &truth()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let typo = client_from(5);
+    for t in &tries[..3] {
+        let r = typo
+            .get(format!("{base}/api/rooms/{t}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    }
+    let r = typo
+        .get(format!("{base}/api/rooms/{code}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+}

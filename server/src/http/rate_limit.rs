@@ -38,8 +38,23 @@ impl Limiter {
         }
     }
 
+    /// Whether `client` has a token left, without taking it; else the seconds until it has.
+    pub fn check(&self, client: Option<IpAddr>) -> Result<(), u64> {
+        self.count(client, 0.0)
+    }
+
     /// Take a token for `client`; when its bucket is empty, the seconds until it holds one.
     pub fn take(&self, client: Option<IpAddr>) -> Result<(), u64> {
+        self.count(client, 1.0)
+    }
+
+    /// The requests a client may make a minute.
+    pub fn per_minute(&self) -> u32 {
+        self.per_minute
+    }
+
+    /// Refill `client`'s bucket and take `cost` tokens if it holds a whole one.
+    fn count(&self, client: Option<IpAddr>, cost: f64) -> Result<(), u64> {
         let mut buckets = self
             .buckets
             .lock()
@@ -50,7 +65,7 @@ impl Limiter {
         *tokens = (*tokens + now.duration_since(*last).as_secs_f64() * cap / 60.0).min(cap);
         *last = now;
         if *tokens >= 1.0 {
-            *tokens -= 1.0;
+            *tokens -= cost;
             Ok(())
         } else {
             Err(((1.0 - *tokens) * 60.0 / cap).ceil().max(1.0) as u64)
@@ -86,6 +101,15 @@ pub async fn limit(State(state): State<AppState>, req: Request, next: Next) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn checking_takes_nothing() {
+        let l = Limiter::new(1);
+        let a = Some(IpAddr::from([127, 0, 0, 1]));
+        assert!(l.check(a).is_ok() && l.check(a).is_ok());
+        assert!(l.take(a).is_ok());
+        assert_eq!(l.check(a), Err(60));
+    }
 
     #[test]
     fn buckets_empty_and_are_per_client() {

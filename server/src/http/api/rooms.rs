@@ -89,10 +89,32 @@ fn storage_error(e: crate::storage::StorageError) -> ApiError {
     ApiError::internal(e.to_string())
 }
 
-/// The live room `code` (404 when it is missing, expired or not a code).
-fn live_room(state: &AppState, code: &str) -> Result<RoomRecord, ApiError> {
-    let missing = || ApiError::not_found("no open room with this code (it may have expired)");
-    let code = normalise(code).ok_or_else(missing)?;
+/// A request's client address, when the server knows it.
+type ClientAddr = Option<axum::Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>;
+
+/// The live room `code` (404 when it is missing, expired or not a code). Each code asked for
+/// that names no open room counts against `client`'s allowance of unknown codes; once spent,
+/// lookups are answered 429 until it refills, so codes cannot be found by trying them.
+fn live_room(state: &AppState, code: &str, client: &ClientAddr) -> Result<RoomRecord, ApiError> {
+    let ip = client.as_ref().map(|c| c.0 .0.ip());
+    if let Err(wait) = state.room_misses.check(ip) {
+        return Err(ApiError(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_unknown_rooms",
+            format!(
+                "this address asked for more than {} room codes that name no open room in \
+                 the last minute; check the code and try again in {wait} s",
+                state.room_misses.per_minute()
+            ),
+        ));
+    }
+    let missing = || {
+        let _ = state.room_misses.take(ip);
+        ApiError::not_found("no open room with this code (it may have expired)")
+    };
+    let Some(code) = normalise(code) else {
+        return Err(missing());
+    };
     state
         .storage
         .room(&code)
@@ -101,8 +123,13 @@ fn live_room(state: &AppState, code: &str) -> Result<RoomRecord, ApiError> {
 }
 
 /// The live room `code`, if the request carries its host token.
-fn hosted_room(state: &AppState, code: &str, headers: &HeaderMap) -> Result<RoomRecord, ApiError> {
-    let room = live_room(state, code)?;
+fn hosted_room(
+    state: &AppState,
+    code: &str,
+    headers: &HeaderMap,
+    client: &ClientAddr,
+) -> Result<RoomRecord, ApiError> {
+    let room = live_room(state, code, client)?;
     let given = headers
         .get(HOST_TOKEN_HEADER)
         .and_then(|v| v.to_str().ok())
@@ -207,9 +234,10 @@ pub async fn create_room(
     (status = 404, description = "no open room with this code", body = wire::ApiError)))]
 pub async fn get_room(
     State(state): State<AppState>,
+    client: ClientAddr,
     Path(code): Path<String>,
 ) -> Result<Json<RoomInfo>, ApiError> {
-    live_room(&state, &code).map(|r| Json(r.info))
+    live_room(&state, &code, &client).map(|r| Json(r.info))
 }
 
 /// `DELETE /api/rooms/{code}`: close the room now, deleting it and every attempt in it
@@ -222,10 +250,11 @@ pub async fn get_room(
     (status = 404, description = "no open room with this code", body = wire::ApiError)))]
 pub async fn close_room(
     State(state): State<AppState>,
+    client: ClientAddr,
     headers: HeaderMap,
     Path(code): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let room = hosted_room(&state, &code, &headers)?;
+    let room = hosted_room(&state, &code, &headers, &client)?;
     state
         .storage
         .close_room(&room.info.code)
@@ -245,10 +274,11 @@ pub async fn close_room(
     (status = 507, description = "the room is full", body = wire::ApiError)))]
 pub async fn post_attempt(
     State(state): State<AppState>,
+    client: ClientAddr,
     Path(code): Path<String>,
     Json(body): Json<RoomAttempt>,
 ) -> Result<(StatusCode, Json<AttemptScored>), ApiError> {
-    let room = live_room(&state, &code)?;
+    let room = live_room(&state, &code, &client)?;
     let who = short_text("nickname", &body.who, MAX_WHO_CHARS)?;
     let model = match body.model.as_deref().map(str::trim) {
         Some(m) if !m.is_empty() => Some(short_text("model name", m, MAX_MODEL_CHARS)?),
@@ -341,10 +371,11 @@ pub async fn post_attempt(
     (status = 404, description = "no open room with this code", body = wire::ApiError)))]
 pub async fn room_summary(
     State(state): State<AppState>,
+    client: ClientAddr,
     headers: HeaderMap,
     Path(code): Path<String>,
 ) -> Result<Json<RoomSummary>, ApiError> {
-    let room = hosted_room(&state, &code, &headers)?;
+    let room = hosted_room(&state, &code, &headers, &client)?;
     let storage = state.storage.clone();
     let summary = tokio::task::spawn_blocking(move || storage.room_summary(room.info))
         .await
@@ -364,10 +395,11 @@ pub async fn room_summary(
     (status = 404, description = "no such room or attempt", body = wire::ApiError)))]
 pub async fn get_attempt(
     State(state): State<AppState>,
+    client: ClientAddr,
     headers: HeaderMap,
     Path((code, id)): Path<(String, i64)>,
 ) -> Result<Json<AttemptDetail>, ApiError> {
-    let room = hosted_room(&state, &code, &headers)?;
+    let room = hosted_room(&state, &code, &headers, &client)?;
     state
         .storage
         .room_attempt(&room.info.code, id)
