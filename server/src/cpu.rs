@@ -72,6 +72,7 @@ pub struct CpuPool {
 }
 
 /// A held slot; dropping it frees the slot and starts the next eligible job.
+#[derive(Debug)]
 struct Slot {
     pool: CpuPool,
     client: Option<String>,
@@ -81,6 +82,12 @@ impl Drop for Slot {
     fn drop(&mut self) {
         self.pool.release(self.client.as_deref());
     }
+}
+
+/// A slot held by [`CpuPool::admit`]'s caller; dropping it frees the slot.
+#[derive(Debug)]
+pub struct Admitted {
+    _slot: Slot,
 }
 
 /// A job waiting in the queue. Dropped before it took its slot (the caller went away), it
@@ -235,6 +242,19 @@ impl CpuPool {
                 }
             }
         }
+    }
+
+    /// Wait in the fair queue for a slot of `who` and hold it until the guard is dropped,
+    /// running no job: the caller does its own work meanwhile (a sandbox run in front of the
+    /// sandbox's workers). `retry_after` is what a refusal ([`CpuError::Busy`]) suggests.
+    pub async fn admit(
+        &self,
+        who: Option<Client<'_>>,
+        retry_after: Duration,
+    ) -> Result<Admitted, CpuError> {
+        self.slot(who, retry_after)
+            .await
+            .map(|slot| Admitted { _slot: slot })
     }
 
     /// Run `job` on a blocking thread once a slot is free.

@@ -58,6 +58,8 @@ pub struct CodeRunner {
     python: Env,
     pymatgen: Env,
     output_bytes: u64,
+    /// Whom the runs are made for ([`CodeRunner::for_client`]).
+    client: Option<Arc<str>>,
 }
 
 /// One environment: its sandbox (if the backend exists here), warm-up and last state.
@@ -68,6 +70,9 @@ struct Env {
     prestart: Option<Prestart>,
     /// Runs at once (and warm workers kept).
     workers: usize,
+    /// The fair queue in front of the workers: one client holds at most all of them but
+    /// one, and waiting runs start in arrival order among the clients under that cap.
+    gate: crate::cpu::CpuPool,
     /// The configured wall time and memory: a suite may ask for less, never for more.
     ceiling: Limits,
     state: Arc<Mutex<SandboxState>>,
@@ -270,6 +275,7 @@ impl Env {
             warm_up,
             prestart,
             workers: max_concurrent.max(1),
+            gate: crate::cpu::CpuPool::new(max_concurrent),
             ceiling,
             state: Arc::new(Mutex::new(SandboxState {
                 backend: name.to_string(),
@@ -304,7 +310,18 @@ impl Env {
         &self,
         program: &Program,
         limits: Option<&Limits>,
+        client: Option<&str>,
     ) -> Result<Outcome, SandboxError> {
+        let who = client.map(|name| crate::cpu::Client {
+            name,
+            max_waiting: usize::MAX,
+        });
+        let retry = limits.map_or(self.ceiling.wall, |l| l.wall);
+        let _turn = self
+            .gate
+            .admit(who, retry)
+            .await
+            .map_err(|_| SandboxError::Cancelled)?;
         let Some(s) = &self.sandbox else {
             let state = lock(&self.state).clone();
             return Err(SandboxError::Unavailable {
@@ -342,6 +359,16 @@ impl CodeRunner {
                 pymatgen_limits,
             ),
             output_bytes: config.limits().output_bytes,
+            client: None,
+        }
+    }
+
+    /// The same sandboxes, every run made for `client` (a run, a person's address): while
+    /// one client floods an environment, another's program finds a free worker.
+    pub fn for_client(&self, client: impl Into<String>) -> Self {
+        Self {
+            client: Some(Arc::from(client.into())),
+            ..self.clone()
         }
     }
 
@@ -398,7 +425,9 @@ impl CodeRunner {
         program: &Program,
         limits: Option<&Limits>,
     ) -> Result<Outcome, SandboxError> {
-        self.python.run(program, limits).await
+        self.python
+            .run(program, limits, self.client.as_deref())
+            .await
     }
 
     /// Run a suite's program in the environment it asks for.
@@ -430,7 +459,9 @@ impl CodeRunner {
             },
             ..Limits::default()
         };
-        let o = environment.run(&program, Some(&limits)).await?;
+        let o = environment
+            .run(&program, Some(&limits), self.client.as_deref())
+            .await?;
         Ok(RunResult {
             stdout: o.stdout,
             stderr: o.stderr,

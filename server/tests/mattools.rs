@@ -610,8 +610,8 @@ async fn the_rag_agent_searches_by_embeddings_when_chosen() {
     assert_eq!(fake.request_count(), sent);
 }
 
-/// Fifty answers scored at once, each running code in the pymatgen sandbox (two workers, the
-/// rest queued): all finish with their own verdict, and `/api/health` keeps answering
+/// Fifty answers scored at once by ten participants, each running code in the pymatgen
+/// sandbox (two workers, the rest queued fairly): all finish with their own verdict, and `/api/health` keeps answering
 /// meanwhile (the sandbox's queue never blocks the async workers), asked from its own thread
 /// once the warm workers the server starts are up. Prints the slowest health answer (`-- --nocapture`; `SHOW_HEALTH=1` prints
 /// each).
@@ -628,12 +628,21 @@ async fn fifty_concurrent_scorings_leave_health_responsive() {
     .await;
     // The server starts its warm workers itself; the burst comes once they are up.
     wait_for_warm_workers(&server.base).await;
-    let c = reqwest::Client::new();
+    // Ten participants (addresses) with five scorings each: as many as one may have going.
+    let clients: Vec<reqwest::Client> = (0..10u8)
+        .map(|n| {
+            reqwest::Client::builder()
+                .local_address(std::net::IpAddr::from([127, 0, 0, 10 + n]))
+                .build()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(server::http::SCORINGS_PER_CLIENT, 5);
     let task = common::listed_task(&server.base, "mattools-code", "test_antisite_generator").await;
     let probe = common::HealthProbe::start(&server.base);
     let mut jobs = tokio::task::JoinSet::new();
     for i in 0..50 {
-        let (c, base, task) = (c.clone(), server.base.clone(), task.clone());
+        let (c, base, task) = (clients[i % 10].clone(), server.base.clone(), task.clone());
         // Half right, half naming a missing attribute; each also sleeps a little.
         let attr = if i % 2 == 0 { "name" } else { "nmae" };
         let code = format!(
@@ -770,4 +779,121 @@ async fn wait_for_warm_workers(base: &str) {
         );
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
+}
+
+/// Fair sharing of the pymatgen sandbox: while one address floods `/api/score` with answers
+/// that loop until the wall limit, it holds one of the two workers and has five scorings in
+/// progress (the rest are told "busy" with when to retry), and another address's right
+/// answer is verified on the other worker before the second loop ends. (Before: the flood's
+/// loops took both workers and queued ahead of it; it waited 93 s.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_flooding_the_sandbox_leaves_a_worker_for_another() {
+    if setup().is_none() {
+        return;
+    }
+    const WALL_SECS: u64 = 15;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("atomworld.toml");
+    std::fs::write(
+        &config,
+        format!("[sandbox.pymatgen]\nworkers = 2\nwall_secs = {WALL_SECS}\n"),
+    )
+    .unwrap();
+    let config = config.to_string_lossy().to_string();
+    let data = data();
+    let server = common::Server::start(
+        dir.path(),
+        &["--config", &config, "--rate-limit", "1000"],
+        |cmd| {
+            cmd.env("ATOMWORLD_MATTOOLS_DIR", &data);
+        },
+    )
+    .await;
+    let base = server.base.clone();
+    let tasks = common::get_json(
+        &reqwest::Client::new(),
+        format!("{base}/api/suites/mattools-code/tasks"),
+    )
+    .await;
+    let task = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "test_antisite_generator")
+        .unwrap()["task"]
+        .clone();
+    let from = |n: u8| {
+        reqwest::Client::builder()
+            .local_address(std::net::IpAddr::from([127, 0, 0, n]))
+            .build()
+            .unwrap()
+    };
+    let post = |c: reqwest::Client, response: String| {
+        let (url, task) = (format!("{base}/api/score"), task.clone());
+        async move {
+            let r = c
+                .post(url)
+                .json(&json!({"suite": "mattools-code", "task": task, "response": response}))
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.json::<Value>().await.unwrap())
+        }
+    };
+    let looping = answer("def names():\n    while True:\n        pass\n", "names");
+    let flooder = from(2);
+    let flood: Vec<_> = (0..12)
+        .map(|_| {
+            let asked = post(flooder.clone(), looping.clone());
+            tokio::spawn(async move {
+                let (status, body) = asked.await;
+                (status, body, std::time::Instant::now())
+            })
+        })
+        .collect();
+    // The flood's requests have arrived (its first loop holds a worker).
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let code = "from pymatgen.core import Structure\n\
+        from pymatgen.analysis.defects.generators import AntiSiteGenerator\n\
+        def names():\n    s = Structure.from_file('tool_source_code/pymatgen-analysis-defects/tests/test_files/GaN.vasp')\n\
+        \x20   return {'antisite_defect_names': sorted(d.name for d in AntiSiteGenerator().get_defects(s))}\n";
+    let started = std::time::Instant::now();
+    let (status, right) = post(from(3), answer(code, "names")).await;
+    let (waited, served) = (started.elapsed(), std::time::Instant::now());
+    assert_eq!(status, 200, "{right}");
+    assert_eq!(right["outcome"]["label"], "Success", "{right}");
+    println!("another address's scoring during the flood: {waited:?}");
+    let mut statuses = Vec::new();
+    let mut loops_before = 0;
+    for f in flood {
+        let (status, body, done) = f.await.unwrap();
+        if status == 200 && done < served {
+            loops_before += 1;
+        }
+        if status == 429 {
+            assert_eq!(body["error"]["code"], "busy", "{body}");
+            assert!(
+                body["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("retry in"),
+                "{body}"
+            );
+        }
+        statuses.push(status);
+    }
+    // The flood's loops run one after another on one worker; the other address's answer
+    // was verified on the other before the second of them ended (so without waiting for the
+    // flood, whatever the machine's load).
+    assert!(
+        loops_before <= 1,
+        "{loops_before} loops ended first; waited {waited:?}"
+    );
+    let accepted = statuses.iter().filter(|s| **s == 200).count();
+    assert_eq!(accepted, server::http::SCORINGS_PER_CLIENT, "{statuses:?}");
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 429).count(),
+        12 - accepted
+    );
+    server.stop();
 }

@@ -32,6 +32,10 @@ mod rate_limit;
 /// among the 31⁶ codes (about 890 million) in about a month instead of a minute and a half.
 pub const ROOM_MISSES_PER_MINUTE: u32 = 20;
 
+/// Scorings (`POST /api/score`) one client address may have in progress: one verifying and
+/// a few waiting, as the CPU pool allows a participant.
+pub const SCORINGS_PER_CLIENT: usize = 1 + crate::cpu::MAX_WAITING;
+
 /// Shared state of the HTTP handlers.
 #[derive(Clone)]
 pub struct AppState {
@@ -45,6 +49,8 @@ pub struct AppState {
     /// Room codes asked for that name no open room, per client address: a code is found by
     /// the people who were given it, not by trying codes.
     room_misses: rate_limit::Limiter,
+    /// `POST /api/score` requests in progress per client address.
+    scorings: rate_limit::InFlight,
     rooms: crate::storage::RoomLimits,
 }
 
@@ -104,6 +110,7 @@ impl AppState {
             passcode,
             limiter: rate_limit::Limiter::new(per_minute),
             room_misses: rate_limit::Limiter::new(ROOM_MISSES_PER_MINUTE),
+            scorings: rate_limit::InFlight::new(SCORINGS_PER_CLIENT),
             rooms: crate::storage::RoomLimits::default(),
         }
     }

@@ -73,6 +73,63 @@ impl Limiter {
     }
 }
 
+/// Requests of one kind in progress per client address, at most `max` each: a person's
+/// scorings, so one participant's flood waits in no one else's way and is told "busy".
+#[derive(Clone)]
+pub struct InFlight {
+    max: usize,
+    counts: Arc<Mutex<HashMap<Option<IpAddr>, usize>>>,
+}
+
+/// One request counted by [`InFlight`]; dropping it ends it.
+pub struct Entered {
+    of: InFlight,
+    client: Option<IpAddr>,
+}
+
+impl InFlight {
+    /// At most `max` requests in progress per client.
+    pub fn new(max: usize) -> Self {
+        Self {
+            max: max.max(1),
+            counts: Arc::default(),
+        }
+    }
+
+    /// Count a request of `client`, or say how many it already has in progress.
+    pub fn enter(&self, client: Option<IpAddr>) -> Result<Entered, usize> {
+        let mut counts = self
+            .counts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = counts.entry(client).or_default();
+        if *n >= self.max {
+            return Err(*n);
+        }
+        *n += 1;
+        Ok(Entered {
+            of: self.clone(),
+            client,
+        })
+    }
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let mut counts = self
+            .of
+            .counts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(n) = counts.get_mut(&self.client) {
+            *n -= 1;
+            if *n == 0 {
+                counts.remove(&self.client);
+            }
+        }
+    }
+}
+
 /// Middleware: 429 with a JSON error when the client's bucket is empty.
 pub async fn limit(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let client = req
@@ -101,6 +158,21 @@ pub async fn limit(State(state): State<AppState>, req: Request, next: Next) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requests_in_progress_are_bounded_per_client() {
+        let f = InFlight::new(2);
+        let (a, b) = (
+            Some(IpAddr::from([127, 0, 0, 1])),
+            Some(IpAddr::from([127, 0, 0, 2])),
+        );
+        let first = f.enter(a).unwrap();
+        let _second = f.enter(a).unwrap();
+        assert_eq!(f.enter(a).err(), Some(2));
+        assert!(f.enter(b).is_ok());
+        drop(first);
+        assert!(f.enter(a).is_ok());
+    }
 
     #[test]
     fn checking_takes_nothing() {

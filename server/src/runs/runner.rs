@@ -399,7 +399,8 @@ pub async fn execute_until(
                 run_id.to_string(),
             );
             let budget = budget.clone();
-            let code = code.clone();
+            // The run is one client of the sandboxes: it shares them with people scoring.
+            let code = code.for_client(format!("run:{run_id}"));
             let embeddings = embeddings.clone();
             let (host, agent) = (host.clone(), agent.clone());
             jobs.spawn(async move {

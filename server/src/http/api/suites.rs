@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderMap};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use wire::{ReferencesRequest, ScoreRequest, ScoreResult, SuiteList, SuiteTask, SuiteTasks};
@@ -145,6 +145,9 @@ pub async fn suite_references(
         .map_err(ApiError::bad)
 }
 
+/// When a refused scoring may find room: about one verification's time.
+const SCORING_RETRY_SECS: u64 = 10;
+
 /// `POST /api/score`: the verdict on one answer. Runs the answer's code in the sandbox when
 /// the suite's scoring does (MatTools) and calls the configured judge when it needs one.
 #[utoipa::path(post, path = "/api/score", request_body = ScoreRequest, responses(
@@ -156,10 +159,23 @@ pub async fn suite_references(
     (status = 429, description = "rate limited", body = wire::ApiError)))]
 pub async fn score(
     State(state): State<AppState>,
+    client: Option<axum::Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
     headers: HeaderMap,
     Json(body): Json<ScoreRequest>,
 ) -> Result<Json<ScoreResult>, ApiError> {
     authorise(&state, &headers)?;
+    let ip = client.map(|c| c.0 .0.ip());
+    // A person's scorings in progress are bounded; past that, "busy" with when to retry.
+    let _scoring = state.scorings.enter(ip).map_err(|busy| {
+        ApiError(
+            StatusCode::TOO_MANY_REQUESTS,
+            "busy",
+            format!(
+                "busy: {busy} of your scorings are in progress; retry in {} s",
+                SCORING_RETRY_SECS
+            ),
+        )
+    })?;
     if body.response.len() > MAX_RESPONSE_BYTES {
         return Err(ApiError::bad(format!(
             "the answer has {} bytes; at most {MAX_RESPONSE_BYTES} are scored",
@@ -184,7 +200,9 @@ pub async fn score(
         &prepared,
         &body.response,
         Some(&state.gateway),
-        &state.code,
+        &state
+            .code
+            .for_client(ip.map_or_else(|| "address unknown".into(), |ip| ip.to_string())),
     )
     .await
     .map_err(ApiError::bad)?;
