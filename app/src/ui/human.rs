@@ -66,14 +66,17 @@ pub fn Human() -> impl IntoView {
             .filter(|s| s.human_scored)
             .map(|s| s.name)
             .collect();
-        crate::api::get::<RunList>("/api/runs?limit=500")
-            .await
-            .map(|l| {
-                l.runs
-                    .into_iter()
-                    .filter(|r| scored.contains(&r.suite))
-                    .collect::<Vec<_>>()
-            })
+        // Each such suite's newest runs, newest first.
+        let mut runs = Vec::new();
+        for suite in &scored {
+            let url = format!(
+                "/api/runs?suite={}&limit=500",
+                crate::api::url_segment(suite)
+            );
+            runs.extend(crate::api::get::<RunList>(&url).await?.runs);
+        }
+        runs.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+        Ok::<_, String>(runs)
     });
     let run = RwSignal::new(run_in_address().unwrap_or_default());
     let results = LocalResource::new(move || {

@@ -24,15 +24,19 @@ impl Storage {
             let n: i64 = c.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))?;
             let digest = hex::encode(Sha256::digest(format!("{n}:{text}").as_bytes()));
             let id = format!("run-{}", &digest[..10]);
-            c.execute(
+            // The run and its brief together, or neither: a run missing from the list would
+            // be lost to the page.
+            let tx = c.unchecked_transaction()?;
+            tx.execute(
                 "INSERT INTO runs (id, spec, status) VALUES (?1, ?2, 'created')",
                 params![id, text],
             )?;
-            c.execute(
+            tx.execute(
                 "INSERT INTO run_briefs (id, suite, brief, status, created_at)
                  SELECT id, ?2, ?3, status, created_at FROM runs WHERE id = ?1",
                 params![id, spec.suite, brief(spec).to_string()],
             )?;
+            tx.commit()?;
             Ok(id)
         })
     }
@@ -127,14 +131,16 @@ impl Storage {
     /// Set a run's status.
     pub fn set_status(&self, id: &str, status: RunStatus) -> Result<(), StorageError> {
         self.with_conn(|c| {
-            c.execute(
+            let tx = c.unchecked_transaction()?;
+            tx.execute(
                 "UPDATE runs SET status = ?2 WHERE id = ?1",
                 params![id, status.name()],
             )?;
-            c.execute(
+            tx.execute(
                 "UPDATE run_briefs SET status = ?2 WHERE id = ?1",
                 params![id, status.name()],
-            )
+            )?;
+            tx.commit()
         })?;
         Ok(())
     }
