@@ -784,8 +784,7 @@ async fn wait_for_warm_workers(base: &str) {
 /// Fair sharing of the pymatgen sandbox: while one address floods `/api/score` with answers
 /// that loop until the wall limit, it holds one of the two workers and has five scorings in
 /// progress (the rest are told "busy" with when to retry), and another address's right
-/// answer is verified on the other worker before the second loop ends. (Before: the flood's
-/// loops took both workers and queued ahead of it; it waited 93 s.)
+/// answer is verified on the other worker before the second loop ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_address_flooding_the_sandbox_leaves_a_worker_for_another() {
     if setup().is_none() {

@@ -151,6 +151,12 @@ pub enum TaskError {
     Target(CifError),
 }
 
+/// `cif` as an answer in the prompt's format: within `<cif>` and `</cif>` tags, each on its
+/// own line ([`extract_cif`] reads it back).
+pub fn cif_answer(cif: &str) -> String {
+    format!("<cif>\n{cif}\n</cif>")
+}
+
 /// The text between the last `<cif>` and the last `</cif>` after it, trimmed (case-sensitive;
 /// nothing else removed).
 pub fn extract_cif(response: &str) -> Option<&str> {

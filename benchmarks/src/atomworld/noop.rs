@@ -12,6 +12,6 @@ pub fn copy_would_pass(input: &Structure, target: &Structure, kind: ActionKind) 
     let Ok(t) = parse_target(&write_cif(&target.wrapped())) else {
         return false;
     };
-    let answer = format!("<cif>\n{}\n</cif>", write_cif(input));
+    let answer = super::evaluate::cif_answer(&write_cif(input));
     would_succeed(&t, &answer, kind.comparison())
 }

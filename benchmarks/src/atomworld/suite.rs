@@ -5,7 +5,7 @@ use engine::interrupt::Interrupt;
 use serde::Deserialize;
 
 use super::evaluate::{evaluate_with_same_crystal, parse_target, Comparison, Label, Verdict};
-use super::generator::pool::POOL_ID;
+use super::generator::pool::require_builtin;
 use super::generator::user_pool::read_pool;
 use super::generator::{
     generate, generate_from, GeneratedTask, GenerationReport, StructureDraw, TaskSetSpec,
@@ -57,13 +57,7 @@ const COLUMNS: [(&str, &str); 5] = [
 fn task_set(params: &serde_json::Value) -> Result<TaskSetSpec, TaskError> {
     let spec = TaskSetSpec::deserialize(params)
         .map_err(|e| TaskError(format!("not an AtomWorld task set: {e}")))?;
-    if spec.pool != POOL_ID {
-        return Err(TaskError(format!(
-            "pool {} is not built in: generate its tasks with `atomworld gen --pool` and run \
-             that file",
-            spec.pool
-        )));
-    }
+    require_builtin(&spec.pool).map_err(TaskError)?;
     Ok(spec)
 }
 
@@ -238,7 +232,7 @@ impl Suite for AtomWorld {
             COPY_INPUT => &state.input_cif,
             _ => return None,
         };
-        Some(format!("<cif>\n{cif}\n</cif>"))
+        Some(super::evaluate::cif_answer(cif))
     }
 
     /// `{"label", "rms", "max_dist", "max_dist_angstrom", "detail"}`, and `"same_crystal":

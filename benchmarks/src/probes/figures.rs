@@ -53,6 +53,17 @@ pub fn per_group(rows: &[Row], labels: &[&str]) -> BTreeMap<String, GroupFigures
         .collect()
 }
 
+/// How many of `rows` succeeded, and the headline numbers of a probe tabled by its success:
+/// `{"success_rate", "per_group"}`.
+pub fn success_headline(rows: &[Row], labels: &[&str]) -> (usize, serde_json::Value) {
+    let successes = rows.iter().filter(|r| r.success).count();
+    let json = serde_json::json!({
+        "success_rate": successes as f64 / rows.len().max(1) as f64,
+        "per_group": per_group(rows, labels),
+    });
+    (successes, json)
+}
+
 fn figures(rows: &[&Row], labels: &[&str]) -> GroupFigures {
     let n = rows.len();
     let share = |count: usize| count as f64 / n as f64;

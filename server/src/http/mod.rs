@@ -29,7 +29,7 @@ mod rate_limit;
 
 /// Unknown room codes a client address may ask for a minute (bursts as many): a participant
 /// who mistypes a code a few times is not slowed; trying codes finds one of 1,000 open rooms
-/// among the 31⁶ codes (about 890 million) in about a month instead of a minute and a half.
+/// among the 31⁶ codes (about 890 million) in about a month.
 pub const ROOM_MISSES_PER_MINUTE: u32 = 20;
 
 /// Scorings (`POST /api/score`) one client address may have in progress: one verifying and

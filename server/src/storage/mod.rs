@@ -187,7 +187,7 @@ fn migrations() -> Migrations<'static> {
         // What a list of runs shows of each (suite, model, agent, condition, repeats, how
         // many tasks were given) and its status, in a table of its own: a run's row holds its
         // whole spec, and SQLite reads every overflow page of a long spec to reach the
-        // columns after it, so listing from `runs` read every task list.
+        // columns after it, so a list read from `runs` would read every task list.
         M::up(
             "CREATE TABLE run_briefs (
                  seq INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -60,7 +60,7 @@ pub fn AnswerPanel(
                 <AskModel prompt=Signal::derive(move || full_prompt.get()) answer=answer answered_by=answered_by />
                 <button id="paste-truth" on:click=move |_| {
                     answered_by.set(None);
-                    answer.set(format!("<cif>\n{}\n</cif>", target_cif.get_untracked().unwrap_or_default()));
+                    answer.set(benchmarks::atomworld::evaluate::cif_answer(&target_cif.get_untracked().unwrap_or_default()));
                 }>"Paste the ground truth"</button>
                 <button id="paste-input" on:click=move |_| {
                     answered_by.set(None);

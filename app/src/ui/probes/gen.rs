@@ -26,7 +26,7 @@ pub fn GenProbe() -> impl IntoView {
     let prompt = Signal::derive(move || task.get().map(|t| t.prompt));
     let truth = Signal::derive(move || {
         task.get()
-            .map(|t| format!("<cif>\n{}\n</cif>", t.reference_cif))
+            .map(|t| benchmarks::atomworld::evaluate::cif_answer(&t.reference_cif))
     });
     let reference =
         Signal::derive(move || task.get().and_then(|t| read_cif(&t.reference_cif).ok()));

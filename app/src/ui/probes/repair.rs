@@ -47,7 +47,7 @@ pub fn RepairProbe() -> impl IntoView {
     let prompt = Signal::derive(move || task.get().map(|t| t.prompt));
     let truth = Signal::derive(move || {
         task.get()
-            .map(|t| format!("<cif>\n{}\n</cif>", t.original_cif))
+            .map(|t| benchmarks::atomworld::evaluate::cif_answer(&t.original_cif))
     });
     let original = Signal::derive(move || task.get().and_then(|t| read_cif(&t.original_cif).ok()));
     let diff = move || {

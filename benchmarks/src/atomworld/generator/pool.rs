@@ -15,6 +15,19 @@ pub const POOL_ID: &str = "minerals-v1";
 /// Smallest and largest number of sites of a pool structure.
 pub const SITE_RANGE: (usize, usize) = (10, 100);
 
+/// `Ok` when `id` names the built-in pool; else why a set drawn from it cannot be drawn
+/// again here (a user's pool is read by `atomworld gen --pool`, whose file is then run).
+pub fn require_builtin(id: &str) -> Result<(), String> {
+    if id == POOL_ID {
+        Ok(())
+    } else {
+        Err(format!(
+            "pool {id} is not built in: generate its tasks with `atomworld gen --pool` and run \
+             that file"
+        ))
+    }
+}
+
 /// Heaviest element of the paper's structures: osmium.
 pub const MAX_Z: u32 = 76;
 

@@ -36,6 +36,17 @@ impl GenLabel {
         GenLabel::CompositionMismatch,
         GenLabel::StructureMismatch,
     ];
+
+    /// The label's name in tables and files.
+    pub fn name(self) -> &'static str {
+        match self {
+            GenLabel::Success => "Success",
+            GenLabel::OutputFormatError => "OutputFormatError",
+            GenLabel::CifParsingError => "CifParsingError",
+            GenLabel::CompositionMismatch => "CompositionMismatch",
+            GenLabel::StructureMismatch => "StructureMismatch",
+        }
+    }
 }
 
 /// Everything the UI needs to explain a CIF-Gen verdict.

@@ -8,7 +8,8 @@ use serde::Deserialize;
 use super::evaluate::{evaluate_against, gen_matcher_options, GenLabel, GenVerdict};
 use super::generator::{generate_each, CifGenTask, GenSetSpec};
 use super::prototype::Prototype;
-use crate::probes::figures::{per_group, Row};
+use crate::atomworld::evaluate::cif_answer;
+use crate::probes::figures::{success_headline, Row};
 use crate::task::layout::{Layout, Rows};
 use crate::task::summary::TableWords;
 use crate::task::{
@@ -37,16 +38,6 @@ const COLUMNS: [(&str, &str); 4] = [
     ("CompositionMismatch", "Composition"),
     ("StructureMismatch", "Match"),
 ];
-
-fn label_name(l: GenLabel) -> &'static str {
-    match l {
-        GenLabel::Success => "Success",
-        GenLabel::OutputFormatError => "OutputFormatError",
-        GenLabel::CifParsingError => "CifParsingError",
-        GenLabel::CompositionMismatch => "CompositionMismatch",
-        GenLabel::StructureMismatch => "StructureMismatch",
-    }
-}
 
 const LAYOUTS: [Layout; 1] = [Layout {
     title: "CIF-Gen per structure type",
@@ -133,7 +124,7 @@ impl Suite for CifGen {
     fn outcome(v: &GenVerdict) -> Outcome {
         let success = v.label == GenLabel::Success;
         Outcome {
-            label: label_name(v.label).to_string(),
+            label: v.label.name().to_string(),
             success,
             metric: v.max_dist.filter(|_| success),
             why: (!success).then(|| v.detail.clone()),
@@ -162,23 +153,20 @@ impl Suite for CifGen {
             .iter()
             .map(|(group, v)| Row {
                 group,
-                label: label_name(v.label),
+                label: v.label.name(),
                 success: v.label == GenLabel::Success,
                 distance: v.max_dist.filter(|_| v.label == GenLabel::Success),
             })
             .collect();
-        let labels: Vec<&str> = GenLabel::ALL.iter().map(|l| label_name(*l)).collect();
-        let successes = figure_rows.iter().filter(|r| r.success).count();
+        let labels: Vec<&str> = GenLabel::ALL.iter().map(|l| l.name()).collect();
+        let (successes, json) = success_headline(&figure_rows, &labels);
         Some(Headline {
             text: format!(
                 "Generated right: {successes} of {} (references built here; the prompt is ours: \
                  the paper's Listing 4 is not reproduced)\n",
                 rows.len()
             ),
-            json: serde_json::json!({
-                "success_rate": successes as f64 / rows.len() as f64,
-                "per_group": per_group(&figure_rows, &labels),
-            }),
+            json,
         })
     }
 
@@ -192,7 +180,7 @@ impl Suite for CifGen {
 
     fn baseline_answer(&self, name: &str, state: &GenState) -> Option<String> {
         match name {
-            REFERENCE => Some(format!("<cif>\n{}\n</cif>", state.reference_cif)),
+            REFERENCE => Some(cif_answer(&state.reference_cif)),
             EMPTY => Some(String::new()),
             _ => None,
         }

@@ -8,9 +8,9 @@ use serde::Deserialize;
 
 use super::evaluate::{evaluate_against, RepairVerdict};
 use super::generator::{generate_each, CifRepairTask, RepairSetSpec};
-use crate::atomworld::evaluate::{parse_target, Label};
-use crate::atomworld::generator::pool::POOL_ID;
-use crate::probes::figures::{per_group, Row};
+use crate::atomworld::evaluate::{cif_answer, parse_target, Label};
+use crate::atomworld::generator::pool::{require_builtin, POOL_ID};
+use crate::probes::figures::{success_headline, Row};
 use crate::task::layout::{Layout, Rows};
 use crate::task::summary::TableWords;
 use crate::task::{
@@ -84,12 +84,7 @@ impl Suite for CifRepair {
     fn generate(&self, params: &serde_json::Value) -> Result<Vec<CifRepairTask>, TaskError> {
         let spec = RepairSetSpec::deserialize(params)
             .map_err(|e| TaskError(format!("not a CIF-Repair task set: {e}")))?;
-        if spec.pool != POOL_ID {
-            return Err(TaskError(format!(
-                "CIF-Repair draws from the built-in pool {POOL_ID}, not {}",
-                spec.pool
-            )));
-        }
+        require_builtin(&spec.pool).map_err(TaskError)?;
         Ok(generate_each(&spec))
     }
 
@@ -184,17 +179,14 @@ impl Suite for CifRepair {
             .chain([&Label::EvaluationTimeout])
             .map(|l| l.name())
             .collect();
-        let successes = figure_rows.iter().filter(|r| r.success).count();
+        let (successes, json) = success_headline(&figure_rows, &labels);
         Some(Headline {
             text: format!(
                 "Repaired: {successes} of {} (the prompt is ours: the paper's Listing 3 is not \
                  reproduced)\n",
                 rows.len()
             ),
-            json: serde_json::json!({
-                "success_rate": successes as f64 / rows.len() as f64,
-                "per_group": per_group(&figure_rows, &labels),
-            }),
+            json,
         })
     }
 
@@ -212,7 +204,7 @@ impl Suite for CifRepair {
             COPY_INPUT => &state.corrupted_cif,
             _ => return None,
         };
-        Some(format!("<cif>\n{cif}\n</cif>"))
+        Some(cif_answer(cif))
     }
 }
 

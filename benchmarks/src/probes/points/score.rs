@@ -39,6 +39,16 @@ impl PointLabel {
         PointLabel::InvalidShape,
         PointLabel::OutsideThreshold,
     ];
+
+    /// The label's name in tables and files.
+    pub fn name(self) -> &'static str {
+        match self {
+            PointLabel::Success => "Success",
+            PointLabel::UnreadableOutput => "UnreadableOutput",
+            PointLabel::InvalidShape => "InvalidShape",
+            PointLabel::OutsideThreshold => "OutsideThreshold",
+        }
+    }
 }
 
 /// Everything the UI needs to explain a PointWorld verdict.

@@ -38,15 +38,6 @@ const COLUMNS: [(&str, &str); 3] = [
     ("OutsideThreshold", "Beyond 0.05"),
 ];
 
-fn label_name(l: PointLabel) -> &'static str {
-    match l {
-        PointLabel::Success => "Success",
-        PointLabel::UnreadableOutput => "UnreadableOutput",
-        PointLabel::InvalidShape => "InvalidShape",
-        PointLabel::OutsideThreshold => "OutsideThreshold",
-    }
-}
-
 /// Table 4 of the AtomWorld paper, and our pass rate beside it.
 const LAYOUTS: [Layout; 1] = [Layout {
     title: "PointWorld per action: readable answers and their largest matched distance",
@@ -131,7 +122,7 @@ impl Suite for PointWorld {
     fn outcome(v: &PointVerdict) -> Outcome {
         let success = v.label == PointLabel::Success;
         Outcome {
-            label: label_name(v.label).to_string(),
+            label: v.label.name().to_string(),
             success,
             metric: v.max_distance.filter(|_| success),
             why: (!success).then(|| v.detail.clone()),
@@ -161,12 +152,12 @@ impl Suite for PointWorld {
             .iter()
             .map(|(group, v)| Row {
                 group,
-                label: label_name(v.label),
+                label: v.label.name(),
                 success: v.label == PointLabel::Success,
                 distance: v.max_distance,
             })
             .collect();
-        let labels: Vec<&str> = PointLabel::ALL.iter().map(|l| label_name(*l)).collect();
+        let labels: Vec<&str> = PointLabel::ALL.iter().map(|l| l.name()).collect();
         let per_group = per_group(&figure_rows, &labels);
         let readable = figure_rows.iter().filter(|r| r.distance.is_some()).count();
         Some(Headline {

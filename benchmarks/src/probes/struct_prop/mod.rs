@@ -256,6 +256,32 @@ pub enum PropLabel {
     ScoringFailed,
 }
 
+impl PropLabel {
+    /// Every label.
+    pub const ALL: [PropLabel; 7] = [
+        PropLabel::Achieved,
+        PropLabel::NotAchieved,
+        PropLabel::Unscored,
+        PropLabel::OutputFormatError,
+        PropLabel::CifParsingError,
+        PropLabel::Unchanged,
+        PropLabel::ScoringFailed,
+    ];
+
+    /// The label's name in tables and files.
+    pub fn name(self) -> &'static str {
+        match self {
+            PropLabel::Achieved => "Achieved",
+            PropLabel::NotAchieved => "NotAchieved",
+            PropLabel::Unscored => "Unscored",
+            PropLabel::OutputFormatError => "OutputFormatError",
+            PropLabel::CifParsingError => "CifParsingError",
+            PropLabel::Unchanged => "Unchanged",
+            PropLabel::ScoringFailed => "ScoringFailed",
+        }
+    }
+}
+
 /// A StructProp verdict.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PropVerdict {

@@ -10,7 +10,8 @@ use super::{
     evaluate, every_goal, generate_each, goal_name, PropLabel, PropSetSpec, PropVerdict,
     StructPropTask,
 };
-use crate::atomworld::generator::pool::POOL_ID;
+use crate::atomworld::evaluate::cif_answer;
+use crate::atomworld::generator::pool::{require_builtin, POOL_ID};
 use crate::probes::figures::{per_group, Row};
 use crate::task::layout::{Layout, Rows};
 use crate::task::summary::TableWords;
@@ -27,16 +28,6 @@ pub const COPY_INPUT: &str = "copy-input";
 const UNSCORED: &str = "no property scorer is configured on this server (the paper computes \
                         the property with DFT): the answer is a readable, changed CIF, not scored";
 
-const LABELS: [PropLabel; 7] = [
-    PropLabel::Achieved,
-    PropLabel::NotAchieved,
-    PropLabel::Unscored,
-    PropLabel::OutputFormatError,
-    PropLabel::CifParsingError,
-    PropLabel::Unchanged,
-    PropLabel::ScoringFailed,
-];
-
 const COLUMNS: [(&str, &str); 6] = [
     ("NotAchieved", "Missed"),
     ("Unscored", "Unscored"),
@@ -45,18 +36,6 @@ const COLUMNS: [(&str, &str); 6] = [
     ("Unchanged", "Unchanged"),
     ("ScoringFailed", "Scorer failed"),
 ];
-
-fn label_name(l: PropLabel) -> &'static str {
-    match l {
-        PropLabel::Achieved => "Achieved",
-        PropLabel::NotAchieved => "NotAchieved",
-        PropLabel::Unscored => "Unscored",
-        PropLabel::OutputFormatError => "OutputFormatError",
-        PropLabel::CifParsingError => "CifParsingError",
-        PropLabel::Unchanged => "Unchanged",
-        PropLabel::ScoringFailed => "ScoringFailed",
-    }
-}
 
 const LAYOUTS: [Layout; 1] = [Layout {
     title: "StructProp per goal: answers a property scorer could score",
@@ -100,12 +79,7 @@ impl Suite for StructProp {
     fn generate(&self, params: &serde_json::Value) -> Result<Vec<StructPropTask>, TaskError> {
         let spec = PropSetSpec::deserialize(params)
             .map_err(|e| TaskError(format!("not a StructProp task set: {e}")))?;
-        if spec.pool != POOL_ID {
-            return Err(TaskError(format!(
-                "StructProp draws from the built-in pool {POOL_ID}, not {}",
-                spec.pool
-            )));
-        }
+        require_builtin(&spec.pool).map_err(TaskError)?;
         Ok(generate_each(&spec))
     }
 
@@ -145,7 +119,7 @@ impl Suite for StructProp {
     fn outcome(v: &PropVerdict) -> Outcome {
         let success = v.label == PropLabel::Achieved;
         Outcome {
-            label: label_name(v.label).to_string(),
+            label: v.label.name().to_string(),
             success,
             metric: None,
             why: match v.label {
@@ -164,12 +138,12 @@ impl Suite for StructProp {
             .iter()
             .map(|(group, v)| Row {
                 group,
-                label: label_name(v.label),
+                label: v.label.name(),
                 success: v.label == PropLabel::Achieved,
                 distance: None,
             })
             .collect();
-        let labels: Vec<&str> = LABELS.iter().map(|l| label_name(*l)).collect();
+        let labels: Vec<&str> = PropLabel::ALL.iter().map(|l| l.name()).collect();
         let mut per_group = serde_json::to_value(per_group(&figure_rows, &labels))
             .unwrap_or(serde_json::Value::Null);
         // Unreadable: no CIF, or one that does not parse.
@@ -203,7 +177,7 @@ impl Suite for StructProp {
     }
 
     fn baseline_answer(&self, name: &str, task: &StructPropTask) -> Option<String> {
-        (name == COPY_INPUT).then(|| format!("<cif>\n{}\n</cif>", task.input_cif))
+        (name == COPY_INPUT).then(|| cif_answer(&task.input_cif))
     }
 }
 
