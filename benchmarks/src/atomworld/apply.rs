@@ -349,8 +349,11 @@ pub fn apply(
             let mut unique = indices.clone();
             unique.sort_unstable();
             unique.dedup();
+            // As the reference does: a site listed twice is moved twice.
             for &i in &unique {
-                set_position(&mut out, i, add(s.cartesian(i), *displacement));
+                let times = indices.iter().filter(|&&j| j == i).count() as f64;
+                let d = displacement.map(|x| x * times);
+                set_position(&mut out, i, add(s.cartesian(i), d));
             }
             touched.input = unique.clone();
             touched.output = unique;

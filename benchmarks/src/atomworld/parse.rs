@@ -44,6 +44,7 @@ struct Patterns {
     add: Regex,
     move_all: Regex,
     move_around: Regex,
+    move_around_upstream: Regex,
     move_selected: Regex,
     move_towards: Regex,
     move_by: Regex,
@@ -54,6 +55,7 @@ struct Patterns {
     delete_below: Regex,
     delete_below_old: Regex,
     delete_around: Regex,
+    delete_around_upstream: Regex,
     rotate: Regex,
     supercell: Regex,
 }
@@ -66,7 +68,10 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
     move_around: rx(
         r"Move the atom at index (\d+) and all atoms within {NUM} {UNIT} of it by {VEC}",
     ),
-    move_selected: rx(r"Move the atoms at indices ((?:\d+[\s,]*(?:and\s+)?)+) by {VEC}"),
+    move_around_upstream: rx(
+        r"Move all surrounding atoms within {NUM} ?(?:{UNIT} )?(?:around|of) the cent(?:er|re) atom at index (\d+) by {VEC}",
+    ),
+    move_selected: rx(r"Move (?:the )?atoms at indices \[?((?:\d+[\s,]*(?:and\s+)?)+)\]? by {VEC}"),
     move_towards: rx(r"Move the atom at index (\d+) towards the atom at index (\d+) by {NUM}"),
     move_by: rx(r"Move the atom at index (\d+) by {VEC}"),
     insert_fraction: rx(
@@ -86,6 +91,9 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
         r"Delete all atoms below the atom at index (\d+)[^.]*\.(\s*Including itself)?",
     ),
     delete_around: rx(r"Delete the atom at index (\d+) and all atoms within {NUM} {UNIT} of it"),
+    delete_around_upstream: rx(
+        r"Delete all atoms within {NUM} ?(?:{UNIT} )?(?:around|of) the atom at index (\d+)",
+    ),
     rotate: rx(
         r"Rotate all surrounding atoms within {NUM} ?{UNIT} of the cent(?:er|re) atom at index (\d+) by {NUM} ?degrees? around the axis {VEC}",
     ),
@@ -166,6 +174,14 @@ pub fn parse_prompt(text: &str, structure: &Structure) -> Result<Action, PromptP
         return Ok(Action::MoveAround {
             index: index(&c, 1)?,
             radius: number(&c, 2)?,
+            displacement: vector(&c, 3)?,
+        });
+    }
+    // The reference's own wordings (AtomWorldBench's actions): the radius before the centre.
+    if let Some(c) = p.move_around_upstream.captures(text) {
+        return Ok(Action::MoveAround {
+            index: index(&c, 2)?,
+            radius: number(&c, 1)?,
             displacement: vector(&c, 3)?,
         });
     }
@@ -262,6 +278,12 @@ pub fn parse_prompt(text: &str, structure: &Structure) -> Result<Action, PromptP
             radius: number(&c, 2)?,
         });
     }
+    if let Some(c) = p.delete_around_upstream.captures(text) {
+        return Ok(Action::DeleteAround {
+            index: index(&c, 2)?,
+            radius: number(&c, 1)?,
+        });
+    }
     if let Some(c) = p.rotate.captures(text) {
         return Ok(Action::RotateAround {
             radius: number(&c, 1)?,
@@ -281,7 +303,7 @@ pub fn parse_prompt(text: &str, structure: &Structure) -> Result<Action, PromptP
         });
     }
     Err(err(
-        "not recognised as an AtomWorld action (change, remove, add, move, move_towards, insert_between, swap, delete_below, rotate_around, super_cell, move_all)",
+        "not recognised as an AtomWorld action (change, remove, add, move, move_towards, insert_between, swap, delete_below, rotate_around, super_cell, move_all, delete_around, move_selected, move_around)",
     ))
 }
 

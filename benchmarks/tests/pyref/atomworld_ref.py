@@ -213,10 +213,11 @@ def delete_around(atoms: Atoms, index: int, radius: float) -> Atoms:
 
 
 def move_selected(atoms: Atoms, indices, displacement) -> Atoms:
-    """Displace the listed sites (each once) by one vector."""
+    """Displace the listed sites by one vector (a site listed twice moves twice, as the
+    reference code does)."""
     out = atoms.copy()
     pos = out.get_positions()
-    for k in sorted(set(indices)):
+    for k in indices:
         pos[k] += np.asarray(displacement, dtype=float)
     out.set_positions(pos)
     return out

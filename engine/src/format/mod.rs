@@ -64,36 +64,44 @@ impl Format {
         }
     }
 
-    /// Guesses the format from a file name (if any) and the text itself.
+    /// Guesses the format from a file name (if any) and the text itself: [`Format::sniff`],
+    /// and anything it does not recognise is read as a POSCAR (whose reader then says what
+    /// it misses).
+    pub fn detect(file_name: Option<&str>, text: &str) -> Format {
+        Format::sniff(file_name, text).unwrap_or(Format::Poscar)
+    }
+
+    /// The format a file name (if any) or the text itself shows, if either does.
     ///
     /// The extension decides when it is known (`.cif`, `.vasp`/`.poscar`, names starting
     /// with POSCAR or CONTCAR, `.xyz`/`.extxyz`, `.json`); otherwise the content does: a
     /// leading `{` is JSON, a `data_` block or `_cell_` tag is CIF, an atom count followed by
-    /// a line with `Lattice=` is extended XYZ, anything else is read as a POSCAR.
-    pub fn detect(file_name: Option<&str>, text: &str) -> Format {
+    /// a line with `Lattice=` is extended XYZ, and a second line of one or three numbers (the
+    /// scale factor) is a POSCAR. `None` for text that looks like none of them (prose, say).
+    pub fn sniff(file_name: Option<&str>, text: &str) -> Option<Format> {
         if let Some(name) = file_name {
             let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
             let lower = base.to_ascii_lowercase();
             if lower.ends_with(".cif") || lower.ends_with(".mcif") {
-                return Format::Cif;
+                return Some(Format::Cif);
             }
             if lower.ends_with(".vasp")
                 || lower.ends_with(".poscar")
                 || lower.starts_with("poscar")
                 || lower.starts_with("contcar")
             {
-                return Format::Poscar;
+                return Some(Format::Poscar);
             }
             if lower.ends_with(".xyz") || lower.ends_with(".extxyz") {
-                return Format::Xyz;
+                return Some(Format::Xyz);
             }
             if lower.ends_with(".json") {
-                return Format::PymatgenJson;
+                return Some(Format::PymatgenJson);
             }
         }
         let trimmed = text.trim_start();
         if trimmed.starts_with('{') {
-            return Format::PymatgenJson;
+            return Some(Format::PymatgenJson);
         }
         let has_cif_marks = text.lines().any(|l| {
             let l = l.trim_start();
@@ -103,7 +111,7 @@ impl Format {
                     .is_some_and(|p| p.eq_ignore_ascii_case("_atom_site"))
         });
         if has_cif_marks {
-            return Format::Cif;
+            return Some(Format::Cif);
         }
         let mut lines = trimmed.lines();
         let first_is_count = lines.next().is_some_and(|l| {
@@ -114,9 +122,19 @@ impl Format {
                 .next()
                 .is_some_and(|l| l.to_ascii_lowercase().contains("lattice="))
         {
-            return Format::Xyz;
+            return Some(Format::Xyz);
         }
-        Format::Poscar
+        let scale = trimmed.lines().nth(1).map(|l| {
+            l.split_whitespace()
+                .map(|w| w.parse::<f64>().is_ok())
+                .collect::<Vec<_>>()
+        });
+        match scale {
+            Some(words) if matches!(words.len(), 1 | 3) && words.iter().all(|&n| n) => {
+                Some(Format::Poscar)
+            }
+            _ => None,
+        }
     }
 }
 
@@ -198,6 +216,15 @@ mod tests {
             Format::Xyz
         );
         assert_eq!(Format::detect(None, "Si\n1.0\n"), Format::Poscar);
+        assert_eq!(Format::sniff(None, "Si\n 1.0\n"), Some(Format::Poscar));
+        assert_eq!(Format::sniff(None, "Si\n1 1 1.5\n"), Some(Format::Poscar));
+        // Prose is no format: the page says so instead of a POSCAR scale-factor error.
+        assert_eq!(
+            Format::sniff(None, "rock salt, please\nwith a vacancy\n"),
+            None
+        );
+        assert_eq!(Format::sniff(None, "NaCl"), None);
+        assert_eq!(Format::detect(None, "NaCl"), Format::Poscar);
     }
 
     #[test]

@@ -65,6 +65,131 @@ pub struct PoolEntry {
     pub mineral_cif: String,
 }
 
+impl PoolEntry {
+    /// The name as people read it: the pool's LaTeX-style marks made Unicode
+    /// ("Frank-Kasper $\\mu$ Phase" reads "Frank-Kasper μ Phase", "Hg_xSn" "HgₓSn",
+    /// "Lazarevi\\'{c}ite" "Lazarević"). `name` stays as stored: links name entries by it.
+    pub fn display_name(&self) -> String {
+        readable_name(&self.name)
+    }
+}
+
+/// LaTeX-style marks in a mineral name as Unicode: `$…$` math with Greek letters, `_x` and
+/// `_(…)` subscripts (where every character has a subscript form), and `\'{c}`-style
+/// accents.
+pub fn readable_name(raw: &str) -> String {
+    let mut out = String::new();
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '$' => {}
+            '\\' => {
+                let mut word = String::new();
+                while let Some(&n) = chars.peek() {
+                    if n.is_ascii_alphabetic() || (word.is_empty() && "'`^\"~".contains(n)) {
+                        word.push(n);
+                        chars.next();
+                        if !n.is_ascii_alphabetic() {
+                            break;
+                        }
+                    } else {
+                        break;
+                    }
+                }
+                if let Some(accent) = word.chars().next().and_then(combining_accent) {
+                    // `\'{c}` or `\'c`: the letter, then the combining accent.
+                    let braced = chars.peek() == Some(&'{');
+                    if braced {
+                        chars.next();
+                    }
+                    if let Some(letter) = chars.next() {
+                        out.push(letter);
+                        out.push(accent);
+                    }
+                    if braced && chars.peek() == Some(&'}') {
+                        chars.next();
+                    }
+                } else {
+                    match greek(&word) {
+                        Some(g) => out.push(g),
+                        None => out.push_str(&word),
+                    }
+                }
+            }
+            '_' => {
+                let group: String = if chars.peek() == Some(&'(') || chars.peek() == Some(&'{') {
+                    // `_(1-x)` groups like `_{1-x}`: the subscript has no brackets.
+                    let close = if chars.next() == Some('(') { ')' } else { '}' };
+                    chars.by_ref().take_while(|&n| n != close).collect()
+                } else {
+                    let mut g = String::new();
+                    while let Some(&n) = chars.peek() {
+                        if n.is_ascii_digit()
+                            || n == '.'
+                            || (g.is_empty() && n.is_ascii_lowercase())
+                        {
+                            g.push(n);
+                            chars.next();
+                            if n.is_ascii_lowercase() {
+                                break;
+                            }
+                        } else {
+                            break;
+                        }
+                    }
+                    g
+                };
+                match group.chars().map(subscript).collect::<Option<String>>() {
+                    Some(sub) => out.push_str(&sub),
+                    None => out.push_str(&group),
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The subscript form of a character, if Unicode has one ('.' stays itself).
+fn subscript(c: char) -> Option<char> {
+    Some(match c {
+        '0'..='9' => char::from_u32(0x2080 + c.to_digit(10)?)?,
+        '+' => '₊',
+        '-' => '₋',
+        '.' => '.',
+        'x' => 'ₓ',
+        'y' => 'ᵧ',
+        'n' => 'ₙ',
+        'm' => 'ₘ',
+        _ => return None,
+    })
+}
+
+/// The combining mark of a LaTeX accent command.
+fn combining_accent(c: char) -> Option<char> {
+    Some(match c {
+        '\'' => '\u{0301}',
+        '`' => '\u{0300}',
+        '^' => '\u{0302}',
+        '"' => '\u{0308}',
+        '~' => '\u{0303}',
+        _ => return None,
+    })
+}
+
+/// A Greek letter by its LaTeX name.
+fn greek(name: &str) -> Option<char> {
+    const LOWER: [&str; 24] = [
+        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+        "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi",
+        "chi", "psi", "omega",
+    ];
+    let i = LOWER.iter().position(|g| *g == name)?;
+    // α..ρ are U+03B1..U+03C1; ς (U+03C2) sits between ρ and σ.
+    let skip = if i >= 17 { 1 } else { 0 };
+    char::from_u32(0x03B1 + i as u32 + skip)
+}
+
 #[derive(Deserialize)]
 struct Line {
     prototype: String,
@@ -144,6 +269,33 @@ pub fn pool() -> Vec<PoolEntry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_read_as_people_write_them() {
+        assert_eq!(
+            readable_name("Frank-Kasper $\\mu$ Phase"),
+            "Frank-Kasper μ Phase"
+        );
+        assert_eq!(readable_name("Hg_xSn"), "HgₓSn");
+        assert_eq!(readable_name("Pb(Zr_(1-x)Ti_x)O3"), "Pb(Zr₁₋ₓTiₓ)O3");
+        assert_eq!(readable_name("Lazarevi\\'{c}ite"), "Lazarevic\u{301}ite");
+        assert_eq!(
+            readable_name("Pb (Zr_0.50 Ti_0.48) O_3"),
+            "Pb (Zr₀.₅₀ Ti₀.₄₈) O₃"
+        );
+        assert_eq!(readable_name("$\\sigma$ phase"), "σ phase");
+        assert_eq!(readable_name("$\\omega$"), "ω");
+        assert_eq!(readable_name("Halite 2×2×1"), "Halite 2×2×1");
+        // No name of the pool keeps a LaTeX mark.
+        for e in pool() {
+            let shown = e.display_name();
+            assert!(
+                !shown.contains(['$', '\\', '_', '{', '}']),
+                "{} reads {shown}",
+                e.name
+            );
+        }
+    }
 
     #[test]
     fn every_mineral_loads_and_the_pool_is_in_range() {
