@@ -60,6 +60,8 @@ pub struct CodeRunner {
     output_bytes: u64,
     /// Whom the runs are made for ([`CodeRunner::for_client`]).
     client: Option<Arc<str>>,
+    /// Stops this runner's programs, waiting or running ([`CodeRunner::cancelled_by`]).
+    cancel: Option<sandbox::CancelToken>,
 }
 
 /// One environment: its sandbox (if the backend exists here), warm-up and last state.
@@ -311,17 +313,20 @@ impl Env {
         program: &Program,
         limits: Option<&Limits>,
         client: Option<&str>,
+        cancel: Option<&sandbox::CancelToken>,
     ) -> Result<Outcome, SandboxError> {
         let who = client.map(|name| crate::cpu::Client {
             name,
             max_waiting: usize::MAX,
         });
         let retry = limits.map_or(self.ceiling.wall, |l| l.wall);
-        let _turn = self
-            .gate
-            .admit(who, retry)
-            .await
-            .map_err(|_| SandboxError::Cancelled)?;
+        let never = sandbox::CancelToken::new();
+        let cancel = cancel.unwrap_or(&never);
+        let _turn = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(SandboxError::Cancelled),
+            turn = self.gate.admit(who, retry) => turn.map_err(|_| SandboxError::Cancelled)?,
+        };
         let Some(s) = &self.sandbox else {
             let state = lock(&self.state).clone();
             return Err(SandboxError::Unavailable {
@@ -329,10 +334,8 @@ impl Env {
                 reason: format!("{}: {}", state.backend, state.detail),
             });
         };
-        match limits {
-            Some(l) => s.run_with(program, l, &sandbox::CancelToken::new()).await,
-            None => s.run(program).await,
-        }
+        let limits = limits.unwrap_or(s.default_limits()).clone();
+        s.run_with(program, &limits, cancel).await
     }
 }
 
@@ -360,6 +363,7 @@ impl CodeRunner {
             ),
             output_bytes: config.limits().output_bytes,
             client: None,
+            cancel: None,
         }
     }
 
@@ -368,6 +372,20 @@ impl CodeRunner {
     pub fn for_client(&self, client: impl Into<String>) -> Self {
         Self {
             client: Some(Arc::from(client.into())),
+            ..self.clone()
+        }
+    }
+
+    /// Whether this runner's token ([`CodeRunner::cancelled_by`]) was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.is_cancelled())
+    }
+
+    /// This runner, its programs stopped (waiting or running) once `token` is cancelled:
+    /// a cancelled run's sandbox work ends with it.
+    pub fn cancelled_by(&self, token: sandbox::CancelToken) -> Self {
+        Self {
+            cancel: Some(token),
             ..self.clone()
         }
     }
@@ -426,7 +444,12 @@ impl CodeRunner {
         limits: Option<&Limits>,
     ) -> Result<Outcome, SandboxError> {
         self.python
-            .run(program, limits, self.client.as_deref())
+            .run(
+                program,
+                limits,
+                self.client.as_deref(),
+                self.cancel.as_ref(),
+            )
             .await
     }
 
@@ -460,7 +483,12 @@ impl CodeRunner {
             ..Limits::default()
         };
         let o = environment
-            .run(&program, Some(&limits), self.client.as_deref())
+            .run(
+                &program,
+                Some(&limits),
+                self.client.as_deref(),
+                self.cancel.as_ref(),
+            )
             .await?;
         Ok(RunResult {
             stdout: o.stdout,

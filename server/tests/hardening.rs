@@ -498,6 +498,69 @@ async fn idle_connection_floods_are_capped_and_timed_out() {
     assert!(worst < Duration::from_millis(200));
 }
 
+/// Connections that send nothing from a few addresses fill every slot (each address under
+/// its own cap); another address is still served: its connection takes the slot of the
+/// heaviest address's oldest silent one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_connections_from_a_few_addresses_do_not_lock_out_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--max-connections",
+            "40",
+            "--max-connections-per-client",
+            "20",
+            "--header-timeout-secs",
+            "60",
+        ],
+        |_| {},
+    )
+    .await;
+    let addr: std::net::SocketAddr = server.base.trim_start_matches("http://").parse().unwrap();
+    // 127.0.0.2 and 127.0.0.3 open 20 each and never send a byte: all 40 slots.
+    let mut silent = Vec::new();
+    for host in [2u8, 3] {
+        for _ in 0..20 {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket
+                .bind(std::net::SocketAddr::from(([127, 0, 0, host], 0)))
+                .unwrap();
+            silent.push(socket.connect(addr).await.unwrap());
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // A third address asks eleven times, each on a connection of its own.
+    let mut answered = 0;
+    for _ in 0..11 {
+        let client = reqwest::Client::builder()
+            .local_address(std::net::IpAddr::from([127, 0, 0, 4]))
+            .pool_max_idle_per_host(0)
+            .timeout(Duration::from_secs(5))
+            .build()
+            .unwrap();
+        if let Ok(r) = client
+            .get(format!("{}/api/health", server.base))
+            .send()
+            .await
+        {
+            answered += usize::from(r.status().is_success());
+        }
+    }
+    assert_eq!(answered, 11, "{answered} of 11 health requests answered");
+    // The slots came from the silent connections (the oldest of the heavier address).
+    let mut closed = 0;
+    for s in &silent {
+        let mut buf = [0u8; 1];
+        if let Ok(0) = s.try_read(&mut buf) {
+            closed += 1;
+        }
+    }
+    assert!(closed >= 1, "no silent connection was closed");
+    drop(silent);
+    server.stop();
+}
+
 #[test]
 fn eval_never_destroys_its_input_nor_leaves_half_an_output() {
     let dir = tempfile::tempdir().unwrap();

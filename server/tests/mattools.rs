@@ -896,3 +896,104 @@ async fn one_address_flooding_the_sandbox_leaves_a_worker_for_another() {
     );
     server.stop();
 }
+
+/// Cancelling a run stops its answers' code in the sandbox: a fake model's answers loop until
+/// a two-minute wall limit, yet a few seconds after the cancel the run is `cancelled`, its
+/// answers are stored with their cost and no verdict (the loops say nothing of them), and
+/// the workers are free again for someone else's answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_run_stops_its_code_in_the_sandbox() {
+    if setup().is_none() {
+        return;
+    }
+    const WALL_SECS: u64 = 120;
+    let looping = answer("def names():\n    while True:\n        pass\n", "names");
+    let reply = looping.clone();
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move || {
+            let reply = reply.clone();
+            async move { common::completion(&reply, 10) }
+        }),
+    );
+    let provider = common::spawn_app(app).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::fake_model_config(dir.path(), &provider, common::PRICED);
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[sandbox.pymatgen]\nworkers = 2\nwall_secs = {WALL_SECS}\n"
+    ));
+    std::fs::write(&config, text).unwrap();
+    let config = config.to_string_lossy().to_string();
+    let data = data();
+    let server = common::Server::start(
+        dir.path(),
+        &["--config", &config, "--rate-limit", "1000"],
+        |cmd| {
+            cmd.env("ATOMWORLD_MATTOOLS_DIR", &data);
+        },
+    )
+    .await;
+    let base = server.base.clone();
+    let c = reqwest::Client::new();
+    let tasks = common::get_json(&c, format!("{base}/api/suites/mattools-code/tasks")).await;
+    // Three tasks whose data is here (the others are never run).
+    let three: Vec<Value> = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["task"].clone())
+        .filter(|t| t["unavailable"].is_null())
+        .take(3)
+        .collect();
+    assert_eq!(three.len(), 3);
+    let id = common::create_run(
+        &c,
+        &base,
+        json!({"suite": "mattools-code", "model": "fake", "tasks": three, "concurrency": 2}),
+    )
+    .await;
+    // Both workers are looping on the run's answers.
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    let cancelled_at = std::time::Instant::now();
+    let r = c
+        .post(format!("{base}/api/runs/{id}/cancel"))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    let run = common::wait_run(&c, &base, &id, |r| r["status"] == "cancelled").await;
+    let took = cancelled_at.elapsed();
+    assert_eq!(run["status"], "cancelled", "{run}");
+    println!("cancelled run ended {took:?} after the cancel (wall limit {WALL_SECS} s)");
+    assert!(
+        took < std::time::Duration::from_secs(WALL_SECS / 2),
+        "the loops ran on for {took:?}"
+    );
+    let results = common::get_json(&c, format!("{base}/api/runs/{id}/results")).await;
+    let rows = results["results"].as_array().unwrap();
+    assert!(!rows.is_empty(), "{results}");
+    for row in rows {
+        assert!(row["verdict"].is_null(), "{row}");
+        assert_eq!(
+            row["error"],
+            server::runs::needs::CANCELLED,
+            "a stopped loop is no FunctionError: {row}"
+        );
+        assert!(row["cost_usd"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    // The workers are free: a right answer is verified at once.
+    let task = common::listed_task(&base, "mattools-code", "test_antisite_generator").await;
+    let code = "from pymatgen.core import Structure\n\
+        from pymatgen.analysis.defects.generators import AntiSiteGenerator\n\
+        def names():\n    s = Structure.from_file('tool_source_code/pymatgen-analysis-defects/tests/test_files/GaN.vasp')\n\
+        \x20   return {'antisite_defect_names': sorted(d.name for d in AntiSiteGenerator().get_defects(s))}\n";
+    let scored = common::post_json(
+        &c,
+        format!("{base}/api/score"),
+        &json!({"suite": "mattools-code", "task": task, "response": answer(code, "names")}),
+    )
+    .await;
+    assert_eq!(scored["outcome"]["label"], "Success", "{scored}");
+    server.stop();
+}

@@ -142,6 +142,30 @@ pub fn from_json(value: serde_json::Value) -> Result<Case, CaseError> {
     serde_json::from_value(value).map_err(|e| CaseError::Format(e.to_string()))
 }
 
+/// A case kept in the server's case store: the playground's or a suite's (a short link opens
+/// either).
+#[derive(Clone, Debug, PartialEq)]
+pub enum StoredCase {
+    /// An AtomWorld playground case.
+    Playground(Case),
+    /// A task of another suite with its answer.
+    Suite(SuiteCase),
+}
+
+/// Read a stored case, telling the two kinds apart by the suite case's `suite` field.
+pub fn stored_from_json(value: serde_json::Value) -> Result<StoredCase, CaseError> {
+    if value.get("suite").is_none() {
+        return from_json(value).map(StoredCase::Playground);
+    }
+    let v = value["v"].as_u64().unwrap_or(0) as u32;
+    if v > CASE_VERSION {
+        return Err(CaseError::Version(v));
+    }
+    serde_json::from_value(value)
+        .map(StoredCase::Suite)
+        .map_err(|e| CaseError::Format(e.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,5 +251,13 @@ mod tests {
             seed: None,
         });
         assert!(matches!(decode_suite_case(&aw), Err(CaseError::Format(_))));
+        // The case store keeps either kind; a short link tells them apart.
+        let stored = serde_json::to_value(&case).unwrap();
+        assert_eq!(stored_from_json(stored).unwrap(), StoredCase::Suite(case));
+        let playground = case_of_json_len(400);
+        assert_eq!(
+            stored_from_json(serde_json::to_value(&playground).unwrap()).unwrap(),
+            StoredCase::Playground(playground)
+        );
     }
 }

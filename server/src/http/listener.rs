@@ -122,6 +122,80 @@ impl Drop for ClientSlot {
     }
 }
 
+/// Connections that have not sent a request yet, per client address, oldest first, each with
+/// the switch that closes it. When every slot is taken, a newcomer from a lighter address
+/// takes the slot of the oldest such connection of the address holding the most: a few
+/// addresses that open connections and send nothing (slow headers) cannot lock the others out.
+#[derive(Clone, Default)]
+struct Unserved(Arc<Mutex<UnservedTable>>);
+
+#[derive(Default)]
+struct UnservedTable {
+    next: u64,
+    by_ip: HashMap<IpAddr, std::collections::BTreeMap<u64, tokio::sync::oneshot::Sender<()>>>,
+}
+
+impl Unserved {
+    fn table(&self) -> std::sync::MutexGuard<'_, UnservedTable> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Registers a new connection of `ip`; its id and the switch's receiving end.
+    fn add(&self, ip: IpAddr) -> (u64, tokio::sync::oneshot::Receiver<()>) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let mut t = self.table();
+        t.next += 1;
+        let id = t.next;
+        t.by_ip.entry(ip).or_default().insert(id, tx);
+        (id, rx)
+    }
+
+    /// The connection sent a request (or closed): it is no longer evicted.
+    fn remove(&self, ip: IpAddr, id: u64) {
+        let mut t = self.table();
+        if let Some(m) = t.by_ip.get_mut(&ip) {
+            m.remove(&id);
+            if m.is_empty() {
+                t.by_ip.remove(&ip);
+            }
+        }
+    }
+
+    /// Closes the oldest unserved connection of the address holding the most open
+    /// connections, if that is more than `newcomer` holds plus one; whether one was closed.
+    fn evict_for(&self, newcomer: IpAddr, open: &PerClient) -> bool {
+        let counts = open
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let mine = counts.get(&newcomer).copied().unwrap_or(0);
+        let mut t = self.table();
+        let heaviest = t
+            .by_ip
+            .keys()
+            .filter(|ip| **ip != newcomer)
+            .max_by_key(|ip| counts.get(*ip).copied().unwrap_or(0))
+            .copied();
+        let Some(ip) = heaviest.filter(|ip| counts.get(ip).copied().unwrap_or(0) > mine + 1) else {
+            return false;
+        };
+        let Some(m) = t.by_ip.get_mut(&ip) else {
+            return false;
+        };
+        let oldest = m.pop_first();
+        if m.is_empty() {
+            t.by_ip.remove(&ip);
+        }
+        oldest.is_some_and(|(_, close)| close.send(()).is_ok())
+    }
+}
+
+/// How long a newcomer waits for the slot of a connection it had closed.
+const EVICTION_WAIT: Duration = Duration::from_millis(250);
+
 /// Serve `app` on `listener` until `shutdown` completes, then give requests in flight
 /// `limits.shutdown_grace` and return.
 pub async fn serve(
@@ -132,6 +206,7 @@ pub async fn serve(
 ) {
     let total = Arc::new(Semaphore::new(limits.total.max(1)));
     let clients = PerClient::default();
+    let unserved = Unserved::default();
     let (stop_tx, stop_rx) = watch::channel(false);
     tokio::pin!(shutdown);
     loop {
@@ -147,19 +222,32 @@ pub async fn serve(
                 }
             },
         };
-        let Ok(permit) = total.clone().try_acquire_owned() else {
-            continue; // dropping the stream closes it
+        let ip = addr.ip();
+        let permit = match total.clone().try_acquire_owned() {
+            Ok(p) => p,
+            // Full: take the slot of a heavier address's connection that never asked.
+            Err(_) if unserved.evict_for(ip, &clients) => {
+                match tokio::time::timeout(EVICTION_WAIT, total.clone().acquire_owned()).await {
+                    Ok(Ok(p)) => p,
+                    _ => continue,
+                }
+            }
+            Err(_) => continue, // dropping the stream closes it
         };
-        let Some(slot) = clients.take(addr.ip(), limits.per_client) else {
+        let Some(slot) = clients.take(ip, limits.per_client) else {
             continue;
         };
         let app = app.clone();
         let mut stop = stop_rx.clone();
         let limits = limits.clone();
+        let (id, evicted) = unserved.add(ip);
+        let unserved = unserved.clone();
         tokio::spawn(async move {
             let _held = (permit, slot);
+            let asked = unserved.clone();
             let service = TowerToHyperService::new(app.map_request(
                 move |mut req: axum::http::Request<hyper::body::Incoming>| {
+                    asked.remove(ip, id);
                     req.extensions_mut().insert(ConnectInfo::<SocketAddr>(addr));
                     req.map(axum::body::Body::new)
                 },
@@ -172,11 +260,14 @@ pub async fn serve(
             tokio::pin!(conn);
             tokio::select! {
                 _ = conn.as_mut() => {}
+                // Closed for a newcomer (it had sent nothing): dropping it ends it.
+                Ok(()) = evicted => {}
                 _ = stop.changed() => {
                     conn.as_mut().graceful_shutdown();
                     let _ = tokio::time::timeout(limits.shutdown_grace, conn).await;
                 }
             }
+            unserved.remove(ip, id);
         });
     }
     drop(listener);

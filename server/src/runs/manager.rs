@@ -2,7 +2,6 @@
 //! progress. What the HTTP layer talks to; it talks to storage and the runner.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use wire::{Progress, RunSpec, RunStatus};
@@ -36,7 +35,7 @@ pub struct Runs {
     suites: Catalogue,
     live: Arc<Mutex<HashMap<String, Progress>>>,
     /// Cancel flags of the runs executing in this process, by run id.
-    active: Arc<Mutex<HashMap<String, Arc<AtomicBool>>>>,
+    active: Arc<Mutex<HashMap<String, sandbox::CancelToken>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -81,7 +80,7 @@ impl Runs {
     /// Execute run `id` in the background, keeping its live progress; `false` when it is
     /// already executing in this process.
     pub fn spawn(&self, id: String) -> bool {
-        let cancel = Arc::new(AtomicBool::new(false));
+        let cancel = sandbox::CancelToken::new();
         {
             let mut active = lock(&self.active);
             if active.contains_key(&id) {
@@ -113,10 +112,11 @@ impl Runs {
         true
     }
 
-    /// Ask run `id` to stop starting new tasks (those in flight finish and are kept).
+    /// Stop run `id`: no new task starts and the sandbox work of those in flight stops
+    /// (see [`super::execute_until`]).
     pub fn cancel(&self, id: &str) -> Result<(), SpawnError> {
-        if let Some(flag) = lock(&self.active).get(id) {
-            flag.store(true, Ordering::SeqCst);
+        if let Some(token) = lock(&self.active).get(id) {
+            token.cancel();
             return Ok(());
         }
         match self.status(id)? {

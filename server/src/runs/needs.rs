@@ -36,7 +36,12 @@ pub async fn meet(need: Need, gateway: Option<&Gateway>, code: &CodeRunner) -> N
     }
 }
 
-/// Every answer scoring `response` to `task` needs, stage after stage.
+/// Why a task of a cancelled run has no verdict.
+pub const CANCELLED: &str =
+    "the run was cancelled while this answer was being scored; resuming the run asks it again";
+
+/// Every answer scoring `response` to `task` needs, stage after stage; an error when `code`
+/// was cancelled meanwhile (its programs stopped, so their results are no evidence).
 pub async fn meet_all(
     suite: &dyn AnySuite,
     task: &PreparedTask,
@@ -54,7 +59,13 @@ pub async fn meet_all(
             break;
         }
         for need in needs {
-            answers.push(meet(need, gateway, code).await);
+            let answer = meet(need, gateway, code).await;
+            // A program stopped because its run was cancelled says nothing of the answer:
+            // no verdict (resuming the run asks and scores the task again).
+            if code.is_cancelled() {
+                return Err(CANCELLED.into());
+            }
+            answers.push(answer);
         }
         needs = suite
             .more_needs(task, response, &answers)

@@ -2,7 +2,6 @@
 //! with bounded concurrency, and store each result the moment it is known.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -288,9 +287,10 @@ pub async fn execute(
     .await
 }
 
-/// [`execute`], stopping early once `cancel` is set: no new task starts, the tasks in flight
-/// finish and are stored (nothing is lost), and the run's status becomes `cancelled`; a later
-/// call resumes it where it stopped.
+/// [`execute`], stopping early once `cancel` is cancelled: no new task starts, the programs
+/// of the tasks in flight are stopped in the sandbox (their answers are stored with their
+/// cost but without a verdict; model calls in flight finish, as they are paid for), and the
+/// run's status becomes `cancelled`; a later call resumes it where it stopped.
 pub async fn execute_until(
     storage: &Storage,
     gateway: &Gateway,
@@ -298,7 +298,7 @@ pub async fn execute_until(
     suites: &Catalogue,
     run_id: &str,
     progress: impl Fn(&RunOutcome) + Send + Sync + 'static,
-    cancel: Arc<AtomicBool>,
+    cancel: sandbox::CancelToken,
 ) -> Result<RunOutcome, RunError> {
     let (spec, _) = storage
         .load_run(run_id)?
@@ -380,7 +380,7 @@ pub async fn execute_until(
                 Ok(p) => p,
                 Err(_) => break,
             };
-            if cancel.load(Ordering::SeqCst) {
+            if cancel.is_cancelled() {
                 cancelled = true;
                 break 'tasks;
             }
@@ -400,7 +400,9 @@ pub async fn execute_until(
             );
             let budget = budget.clone();
             // The run is one client of the sandboxes: it shares them with people scoring.
-            let code = code.for_client(format!("run:{run_id}"));
+            let code = code
+                .for_client(format!("run:{run_id}"))
+                .cancelled_by(cancel.clone());
             let embeddings = embeddings.clone();
             let (host, agent) = (host.clone(), agent.clone());
             jobs.spawn(async move {
@@ -439,6 +441,8 @@ pub async fn execute_until(
         }
     }
     while jobs.join_next().await.is_some() {}
+    // Cancelled after the last task started: its tasks in flight were stopped all the same.
+    cancelled |= cancel.is_cancelled();
     let final_state = state.lock().await.clone();
     let p = &final_state.progress;
     let status = match &final_state.stopped {
