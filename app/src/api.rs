@@ -171,15 +171,16 @@ fn decode<T: DeserializeOwned>(data: &str) -> Result<T, String> {
     serde_json::from_str(data).map_err(|e| format!("unexpected stream event: {e}"))
 }
 
-/// Store `case` in the server's case store; returns its short id (`/c/<id>` opens it).
-pub async fn put_case(case: &wire::case::Case) -> Result<String, String> {
+/// Store `case` (the playground's or a suite's) in the server's case store; returns its
+/// short id (`/c/<id>` opens it).
+pub async fn put_case<T: serde::Serialize>(case: &T) -> Result<String, String> {
     send::<CaseCreated>(gloo_net::http::Request::post("/api/cases").json(case))
         .await
         .map(|c| c.id)
 }
 
 /// The case stored under short id `id`.
-pub async fn get_case(id: &str) -> Result<wire::case::Case, String> {
+pub async fn get_case(id: &str) -> Result<wire::case::StoredCase, String> {
     let res = gloo_net::http::Request::get(&format!("/api/cases/{id}"))
         .send()
         .await
@@ -191,7 +192,7 @@ pub async fn get_case(id: &str) -> Result<wire::case::Case, String> {
         return Err(format!("server answered HTTP {}", res.status()));
     }
     let v: serde_json::Value = res.json().await.map_err(|e| e.to_string())?;
-    wire::case::from_json(v).map_err(|e| format!("the stored case cannot be opened: {e}"))
+    wire::case::stored_from_json(v).map_err(|e| format!("the stored case cannot be opened: {e}"))
 }
 
 /// The suites the server knows and the tasks it holds for each.
@@ -208,9 +209,18 @@ pub async fn suite_tasks(name: &str) -> Result<Vec<wire::SuiteTask>, String> {
         .map(|t| t.tasks)
 }
 
-/// Score one answer on the server (which may run its code in the sandbox).
-pub async fn score(request: &wire::ScoreRequest) -> Result<wire::ScoreResult, String> {
-    send(gloo_net::http::Request::post("/api/score").json(request)).await
+/// Score one answer on the server (which may run its code in the sandbox). Aborting
+/// `signal` drops the request, and the server stops the scoring it was doing for it.
+pub async fn score(
+    request: &wire::ScoreRequest,
+    signal: &web_sys::AbortSignal,
+) -> Result<wire::ScoreResult, String> {
+    send(
+        gloo_net::http::Request::post("/api/score")
+            .abort_signal(Some(signal))
+            .json(request),
+    )
+    .await
 }
 
 /// A task of `suite` with its `k` nearest tasks among the server's as references

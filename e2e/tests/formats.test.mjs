@@ -36,6 +36,15 @@ test("a pasted POSCAR becomes the input; a broken one says where", () =>
     assert.equal(await error.textContent(), 'POSCAR, line 4, column 8: lattice vector b: "zero" is not a number');
     // The last good structure stays.
     assert.equal(await page.locator("#input-name").textContent(), "pasted POSCAR (2 sites)");
+
+    // Plain words are no structure file: the page names the formats it reads, not a
+    // POSCAR scale factor.
+    await page.fill("#cif-paste", "rock salt with one chlorine removed\nplease");
+    await page.click("#use-pasted");
+    await page.waitForFunction(() => document.querySelector("#paste-error")?.textContent.startsWith("This is not a structure file"));
+    const prose = await page.locator("#paste-error").textContent();
+    assert.match(prose, /^This is not a structure file the page reads: paste or drop a CIF, a POSCAR or CONTCAR, an extended XYZ or a pymatgen Structure JSON\./);
+    assert.equal(await page.locator("#input-name").textContent(), "pasted POSCAR (2 sites)");
   }));
 
 test("a dropped extended XYZ file is read by its name", () =>

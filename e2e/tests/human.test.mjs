@@ -115,6 +115,49 @@ test("human scores are saved, survive a reload and are compared with the judge's
     await page.dispatchEvent("#human-scorer", "change");
   }));
 
+test("each recipe shows its target, the prediction and the reference side by side, readable by keyboard", () =>
+  check("human recipes", async () => {
+    const page = browser.page;
+    const results = await fetch(`${server.url}/api/runs/${runId}/results`).then((r) => r.json());
+    const first = results.results[0];
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${server.url}/human?run=${runId}`);
+    const card = page.locator(`.human-recipe[data-task="${first.task_id}"]`);
+    await card.waitFor();
+    // The texts are the task's and the answer's, whole (the reference baseline predicts the
+    // reference recipe itself).
+    const text = (cls) => card.locator(`.${cls} pre`).textContent();
+    assert.equal(await text("recipe-target"), first.task.contribution);
+    assert.equal(await text("recipe-reference"), first.task.recipe);
+    assert.equal(await text("recipe-prediction"), first.response);
+    assert.match(await card.locator(".recipe-prediction h4").textContent(), /Predicted recipe \(reference\)/);
+    assert.match(await card.locator("h3").textContent(), new RegExp(first.task_id));
+    // Side by side at 1280 px: three boxes on one line, none overlapping.
+    const boxes = [];
+    for (const cls of ["recipe-target", "recipe-prediction", "recipe-reference"]) {
+      boxes.push(await card.locator(`.${cls}`).boundingBox());
+    }
+    for (let i = 1; i < 3; i++) {
+      assert.ok(Math.abs(boxes[i].y - boxes[0].y) < 2, `box ${i} at y ${boxes[i].y}, first at ${boxes[0].y}`);
+      assert.ok(boxes[i].x >= boxes[i - 1].x + boxes[i - 1].width, `box ${i} overlaps box ${i - 1}`);
+    }
+    // Each of the eight criteria is a labelled choice: its name is read with the control.
+    const labels = await card.locator("label.criterion .criterion-name").allTextContents();
+    assert.equal(labels.length, 8);
+    assert.equal(labels[0].toLowerCase(), "materials appropriateness");
+    // Keyboard only: from the reference text, Tab reaches the first criterion's choice.
+    await card.locator(".recipe-reference pre").focus();
+    await page.keyboard.press("Tab");
+    const focused = await page.evaluate(() => document.activeElement?.dataset?.criterion ?? document.activeElement?.tagName);
+    assert.equal(focused, KEYS[0]);
+    // On a phone the three stack: one column, each as wide as the card.
+    await page.setViewportSize({ width: 390, height: 800 });
+    const target = await card.locator(".recipe-target").boundingBox();
+    const reference = await card.locator(".recipe-reference").boundingBox();
+    assert.ok(reference.y > target.y + target.height - 1, "stacked on a phone");
+    await page.setViewportSize({ width: 1100, height: 800 });
+  }));
+
 test("the Runs page charts the judge's mean score per criterion in the paper's table and prints the suite's figures", () =>
   check("alchemy run charts", async () => {
     const page = browser.page;

@@ -139,6 +139,19 @@ test("with only the baselines configured, asking a model is disabled and the pag
       await b.page.goto(bare.url + "/");
       await b.page.waitForFunction(() => document.querySelector("#ask-status")?.textContent.includes("--config"));
       assert.ok(await b.page.locator("#ask-model").isDisabled());
+      // It looks disabled: no pointer, and not the colour of a button that can be pressed.
+      const look = await b.page.evaluate(() => {
+        const css = (el) => getComputedStyle(el);
+        const asked = css(document.querySelector("#ask-model"));
+        const live = document.createElement("button");
+        document.body.append(live);
+        const enabled = { cursor: css(live).cursor, background: css(live).backgroundColor };
+        live.remove();
+        return { cursor: asked.cursor, background: asked.backgroundColor, enabled };
+      });
+      assert.equal(look.cursor, "not-allowed");
+      assert.notEqual(look.background, look.enabled.background);
+      assert.equal(look.enabled.cursor, "pointer");
       assert.match(await b.page.locator("#ask-status").textContent(), /Pasting an answer works/);
     });
   } finally {

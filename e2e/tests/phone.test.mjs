@@ -2,6 +2,7 @@
 // sideways scrolling; the viewers and the nav fit).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
 import { startServer, launchBrowser, withScreenshot } from "../harness.mjs";
 
 let server;
@@ -53,3 +54,68 @@ for (const [path, ready] of [
       assert.ok(nav.x + nav.width <= 360, "the last nav link is on screen");
     }));
 }
+
+test("every control on the playground is a target of at least 24 × 24 px on a phone", () =>
+  check("phone targets", async () => {
+    const page = browser.page;
+    await page.goto(server.url + "/");
+    await page.waitForSelector("#viewer");
+    await page.waitForFunction(() => document.querySelector("#action-prompt")?.value.length > 0);
+    const small = await page.evaluate(() => {
+      const controls = [...document.querySelectorAll("button, select, input, textarea, summary, a.export, header nav a")];
+      return controls
+        .filter((el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden")
+        .map((el) => {
+          // A checkbox is hit through its label.
+          const target = el.matches("input[type=checkbox], input[type=radio]") ? el.closest("label") ?? el : el;
+          const r = target.getBoundingClientRect();
+          return { what: el.outerHTML.slice(0, 80), w: Math.round(r.width), h: Math.round(r.height) };
+        })
+        .filter((c) => c.w < 24 || c.h < 24);
+    });
+    assert.deepEqual(small, []);
+  }));
+
+test("pictures come first on a phone, and a vertical swipe on a viewer scrolls the page", async () => {
+  // A phone: touch input, as a finger gives it (Chromium's touch events through the
+  // compositor, which honours the canvas's touch-action as it would for a finger).
+  const touch = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--ignore-gpu-blocklist", "--disable-quic"],
+  });
+  const context = await touch.newContext({ viewport: { width: 360, height: 740 }, hasTouch: true, isMobile: true });
+  const page = await context.newPage();
+  try {
+    await withScreenshot(page, "phone swipe", async () => {
+      await page.goto(server.url + "/");
+      await page.waitForSelector("#viewer");
+      await page.waitForFunction(() => document.querySelector("#action-prompt")?.value.length > 0);
+      const viewer = await page.locator("#viewer").boundingBox();
+      assert.ok(viewer.y < 740 / 2, `the first picture starts at ${viewer.y} px`);
+      const cdp = await context.newCDPSession(page);
+      const [x, y] = [viewer.x + viewer.width / 2, viewer.y + viewer.height / 2];
+      // A finger on the middle of the picture moves up 150 px.
+      const swipe = async () => {
+        await page.evaluate(() => window.scrollTo(0, 0));
+        await cdp.send("Input.dispatchTouchEvent", { type: "touchStart", touchPoints: [{ x, y }] });
+        for (let k = 1; k <= 10; k++) {
+          await cdp.send("Input.dispatchTouchEvent", { type: "touchMove", touchPoints: [{ x, y: y - 15 * k }] });
+          await page.waitForTimeout(16);
+        }
+        await cdp.send("Input.dispatchTouchEvent", { type: "touchEnd", touchPoints: [] });
+        await page.waitForTimeout(300);
+        return page.evaluate(() => window.scrollY);
+      };
+      const scrolled = await swipe();
+      assert.ok(scrolled > 50, `the page scrolled ${scrolled} px`);
+      // "turn freely" gives swipes to the picture: the page stays where it is.
+      const engage = '.view-tools[data-for=viewer] [data-view=engage]';
+      await page.click(engage);
+      assert.equal(await page.getAttribute(engage, "aria-pressed"), "true");
+      assert.equal(await swipe(), 0);
+    });
+  } finally {
+    await touch.close();
+  }
+});

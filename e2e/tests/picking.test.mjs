@@ -96,3 +96,42 @@ test("axis views look down a lattice vector; the picture saves as PNG", () =>
     assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
     assert.ok(png.length > 2000, `a real picture, not an empty canvas (${png.length} bytes)`);
   }));
+
+test("an atom moved out of a small cell stays in the target's view, also after reset", () =>
+  check("moved out of view", async () => {
+    const page = session.browser.page;
+    await page.locator("details.paste").evaluate((d) => (d.open = true));
+    await page.fill("#cif-paste", POSCAR);
+    await page.click("#use-pasted");
+    await page.waitForFunction(() => document.querySelector("#input-name").textContent.includes("POSCAR"));
+    // Cl leaves the 4.12 Å cube by 6 Å along z: 6 Å from the cell's centre, where the
+    // cell's own corners are 3.6 Å away.
+    await page.fill("#action-prompt", "Move the atom at index 1 by [0 0 6] angstrom in the cif file.");
+    const canvas = page.locator("#viewer-target");
+    await page.waitForFunction(() => {
+      const s = JSON.parse(document.querySelector("#viewer-target")?.dataset.sites || "[]");
+      return s.length === 2;
+    });
+    const inside = async () => {
+      const box = await canvas.boundingBox();
+      const sites = JSON.parse(await canvas.getAttribute("data-sites"));
+      // Each site's centre at least 20 px inside the edges: the atom is drawn whole.
+      return sites.every(([x, y]) => x >= 20 && y >= 20 && x <= box.width - 20 && y <= box.height - 20)
+        ? true
+        : JSON.stringify({ sites, w: box.width, h: box.height });
+    };
+    await page.waitForFunction(() => {
+      const s = JSON.parse(document.querySelector("#viewer-target").dataset.sites);
+      return Math.abs(s[1][1] - s[0][1]) > 1;
+    });
+    assert.equal(await inside(), true);
+    // Turn it away, then reset: the view frames both again.
+    const box = await canvas.boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width / 2 + 150, box.y + box.height / 2 + 90, { steps: 6 });
+    await page.mouse.up();
+    await page.click(".view-tools[data-for=viewer-target] button[data-view=reset]");
+    await page.waitForTimeout(100);
+    assert.equal(await inside(), true);
+  }));

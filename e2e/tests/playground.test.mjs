@@ -19,7 +19,15 @@ async function verdictLabel() {
 test("pick a mineral, draw a random action, see the prompt and the target", () =>
   check("pick and random", async () => {
     const page = session.browser.page;
+    // A search that finds nothing says so, and how to search.
+    await page.fill("#structure-search", "unobtainium");
+    await page.locator("#structure-no-match").waitFor();
+    assert.match(await page.locator("#structure-no-match").textContent(), /No structure of the pool has “unobtainium”/);
+    // A name with LaTeX marks in the pool reads as people write it.
+    await page.fill("#structure-search", "kasper");
+    assert.match(await page.locator("#structure-select option").first().textContent(), /^Frank-Kasper μ Phase/);
     await page.fill("#structure-search", "perovskite");
+    assert.equal(await page.locator("#structure-no-match").count(), 0);
     const options = page.locator("#structure-select option");
     assert.ok((await options.count()) >= 1, "search finds a perovskite");
     const value = await options.first().getAttribute("value");

@@ -143,6 +143,31 @@ test("three participants send the ground truth, a wrong answer and a hand edit",
     assert.deepEqual(whos, ["cy", "bob", "ann"]);
   }));
 
+test("a participant on a phone has the room banner on the first screen and wherever they scroll", () =>
+  check("room phone participant", async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 800 }, isMobile: true, hasTouch: true });
+    const phone = await context.newPage();
+    phone.on("pageerror", (e) => errors.push(`phone: ${e}`));
+    try {
+      await join(phone, joinLink, "dee");
+      const onScreen = async () => {
+        const box = await phone.locator("#room-banner").boundingBox();
+        return box && box.y >= 0 && box.y + box.height <= 800;
+      };
+      assert.ok(await onScreen(), "the banner is on the first screen");
+      await phone.evaluate(() => window.scrollBy(0, 1500));
+      await phone.waitForFunction(() => window.scrollY > 500);
+      assert.ok(await onScreen(), "the banner stays on screen after scrolling");
+      // Nothing of the page hides under it: the page's end scrolls clear of the banner.
+      await phone.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+      const note = await phone.locator(".frame-note").boundingBox();
+      const banner = await phone.locator("#room-banner").boundingBox();
+      assert.ok(note.y + note.height <= banner.y + 1, `the last line ends at ${note.y + note.height}, the banner starts at ${banner.y}`);
+    } finally {
+      await context.close();
+    }
+  }));
+
 test("an answer opens in the playground as a case", () =>
   check("room open case", async () => {
     const host = pages.host;

@@ -57,7 +57,20 @@ test("a MatTools question asked of a model with its exact messages, then shared 
         await fresh.page.waitForFunction((id) => document.querySelector("#suite-task")?.value === id, taskId);
         assert.equal(await fresh.page.inputValue("#suite-select"), "mattools-qa");
         assert.equal(await fresh.page.locator("#suite-prompt").textContent(), prompt);
-        await fresh.page.click("#suite-score");
+        // The verdict comes with it, scored by the server on opening (no click).
+        await fresh.page.waitForSelector("#suite-label");
+        assert.equal(await fresh.page.locator("#suite-label").textContent(), label);
+      });
+      // A short link (the server keeps the case) opens the same task, answer and verdict.
+      await page.click("#suite-short-link");
+      await page.waitForFunction(() => /\/c\/[A-Za-z0-9_-]+$/.test(document.querySelector("#suite-share-link")?.getAttribute("href") ?? ""));
+      const short = await page.locator("#suite-share-link").getAttribute("href");
+      assert.ok(short.length < 80, `the short link has ${short.length} characters: ${short}`);
+      await withScreenshot(fresh.page, "suite short link reopened", async () => {
+        await fresh.page.goto("about:blank");
+        await fresh.page.goto(short);
+        await fresh.page.waitForFunction((id) => document.querySelector("#suite-task")?.value === id, taskId);
+        assert.match(await fresh.page.inputValue("#suite-answer"), /<answer>B<\/answer>/);
         await fresh.page.waitForSelector("#suite-label");
         assert.equal(await fresh.page.locator("#suite-label").textContent(), label);
       });

@@ -70,6 +70,40 @@ test("MatTools: working code succeeds in the sandbox; a hallucinated attribute i
     assert.equal(await page.locator("#suite-tags .tag").textContent(), "API Hallucination");
   }));
 
+test("MatTools: code that runs long shows its elapsed time and can be cancelled, which frees the server's slot", () =>
+  check("suites cancel", async () => {
+    const page = browser.page;
+    await page.selectOption("#suite-select", "mattools-code");
+    await page.waitForSelector("#suite-task option[value=test_antisite_generator]", { state: "attached" });
+    await page.selectOption("#suite-task", "test_antisite_generator");
+    const loop = working.replace("def names():", "def names():\n    while True:\n        pass");
+    await page.fill("#suite-answer", loop);
+    await page.click("#suite-score");
+    // The seconds count up while the server works.
+    await page.waitForFunction(() => /^[2-9] s/.test(document.querySelector("#suite-elapsed")?.textContent ?? ""), null, { timeout: 15_000 });
+    assert.match(await page.locator("#suite-elapsed").textContent(), /the code runs in the server's sandbox/);
+    await page.click("#suite-cancel");
+    await page.locator("#suite-error").waitFor();
+    assert.match(await page.locator("#suite-error").textContent(), /^Cancelled after \d+ s/);
+    assert.equal(await page.locator("#suite-elapsed").count(), 0);
+    assert.equal(await page.locator("#suite-score").textContent(), "Score");
+    // The server let go of the cancelled scoring (the loop would hold it for minutes): an
+    // address may have five in progress, and five at once are all taken again.
+    const statuses = await page.evaluate(async () => {
+      const tasks = await (await fetch("/api/suites/mattools-qa/tasks")).json();
+      const body = JSON.stringify({ suite: "mattools-qa", task: tasks.tasks[0].task, response: "<answer>A</answer>" });
+      for (let attempt = 0; attempt < 40; attempt++) {
+        const codes = await Promise.all(
+          Array.from({ length: 5 }, () => fetch("/api/score", { method: "POST", headers: { "content-type": "application/json" }, body }).then((r) => r.status)),
+        );
+        if (codes.every((c) => c === 200)) return codes;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      return "still busy after 10 s";
+    });
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200]);
+  }));
+
 test("OmniMatBench: a pasted calculation answer is scored slot by slot", () =>
   check("suites omnimat", async () => {
     const page = browser.page;

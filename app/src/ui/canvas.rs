@@ -224,6 +224,17 @@ pub fn StructureCanvas(
     });
     on_cleanup(move || page_keys.remove());
 
+    // Touch screens: whether swipes turn the structure rather than scroll the page.
+    let engaged = RwSignal::new(false);
+    // A drag ends without a click (the pointer left, or the browser took the touch over).
+    let release = move || {
+        if drag.get_value().is_some() {
+            with_viewer(&|v| v.set_moving(false));
+        }
+        drag.set_value(None);
+        press.set_value(None);
+    };
+
     let on_up = move |e: ev::PointerEvent| {
         if drag.get_value().is_some() {
             // Ends the drag: redraws at full resolution, then publishes.
@@ -306,6 +317,7 @@ pub fn StructureCanvas(
             <canvas
                 id=id
                 class="viewer"
+                class:engaged=move || engaged.get()
                 node_ref=canvas_ref
                 tabindex="0"
                 title="drag to rotate · wheel to zoom · click sites to measure · ? for shortcuts"
@@ -334,13 +346,9 @@ pub fn StructureCanvas(
                     }
                 }
                 on:pointerup=on_up
-                on:pointerleave=move |_: ev::PointerEvent| {
-                    if drag.get_value().is_some() {
-                        with_viewer(&|v| v.set_moving(false));
-                    }
-                    drag.set_value(None);
-                    press.set_value(None);
-                }
+                on:pointerleave=move |_: ev::PointerEvent| release()
+                // The browser took the touch over (a vertical swipe scrolls the page).
+                on:pointercancel=move |_: ev::PointerEvent| release()
                 on:wheel=move |e: ev::WheelEvent| {
                     e.prevent_default();
                     with_viewer(&|v| v.zoom(e.delta_y() as f32));
@@ -386,6 +394,15 @@ pub fn StructureCanvas(
                     {(1..=MAX_CELLS).map(|k| view! { <option value=k.to_string()>{format!("{k}×{k}×{k}")}</option> }).collect_view()}
                 </select>
                 <button class="secondary small help-button" data-for=id title="keyboard shortcuts (?)" on:click=move |_| run(Command::Help)>"?"</button>
+                // Touch screens: a swipe up or down on the picture scrolls the page (sideways
+                // it turns the structure); this button gives every swipe to the picture until
+                // pressed again.
+                <button class="secondary small touch-only" data-view="engage" data-for=id
+                    aria-pressed=move || engaged.get().to_string()
+                    title="swipes turn the structure instead of scrolling the page"
+                    on:click=move |_| engaged.update(|e| *e = !*e)>
+                    {move || if engaged.get() { "release page scroll" } else { "turn freely" }}
+                </button>
             </div>
             <label class="labels-toggle">
                 <input

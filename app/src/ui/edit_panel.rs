@@ -67,11 +67,17 @@ pub fn EditPanel(
     let need = |i: Option<usize>| i.ok_or_else(|| "pick a site first (click it)".to_string());
     view! {
         <div class="edit-tools" data-for=id>
-            <span class="muted small">"edit: "</span>
-            <input class="edit-element" size="3" title="element" prop:value=move || element.get()
-                on:input=move |e| element.set(event_target_value(&e)) />
-            <input class="edit-vector" size="12" title="vector in Å (x, y, z)" prop:value=move || vector.get()
-                on:input=move |e| vector.set(event_target_value(&e)) />
+            <span class="muted small">"Edit by hand (click a site to pick it):"</span>
+            <label class="edit-field">
+                <span class="small">"element"</span>
+                <input class="edit-element" size="3" title="the element the buttons use" prop:value=move || element.get()
+                    on:input=move |e| element.set(event_target_value(&e)) />
+            </label>
+            <label class="edit-field">
+                <span class="small">"vector x, y, z (Å)"</span>
+                <input class="edit-vector" size="12" title="a displacement or position in Å (x, y, z)" prop:value=move || vector.get()
+                    on:input=move |e| vector.set(event_target_value(&e)) />
+            </label>
             <button class="secondary small" data-edit="change" title="give the picked site this element" on:click=move |_| send(&|i| {
                 Ok(Action::Change { index: need(i)?, element: parse_element(&element.get_untracked())? })
             })>"element"</button>

@@ -189,42 +189,103 @@ pub fn Human() -> impl IntoView {
             }}
             <Agreement rows=Signal::derive(move || scores.get().map(|s| s.agreement).unwrap_or_default()) />
             <Consensus scores=Signal::derive(move || scores.get()) />
-            <table class="human-table" id="human-table">
-                <thead><tr>
-                    <th>"Recipe"</th>
-                    {KEYS.iter().map(|k| view! { <th>{heading(k)}</th> }).collect_view()}
-                </tr></thead>
-                <tbody>
-                    {move || {
-                        let given = given();
-                        results.get().and_then(|r| r.ok()).unwrap_or_default().into_iter().map(|r: ResultRow| {
-                            let judge = r.verdict.as_ref().and_then(|v| serde_json::to_value(v).ok());
-                            let cells = KEYS.iter().map(|k| {
-                                let judge_score = judge.as_ref()
-                                    .and_then(|v| v.get("scores")?.get(*k)?.as_f64())
-                                    .map_or("—".to_string(), |s| format!("{s}"));
-                                let mine = given.get(&(r.task_id.clone(), r.sample, k.to_string())).copied();
-                                let (task_id, sample, key) = (r.task_id.clone(), r.sample, k.to_string());
-                                view! {
-                                    <td>
-                                        <span class="judge" title="the judge's score">{judge_score}</span>
-                                        <select class="mine" data-task=r.task_id.clone() data-criterion=*k
-                                            on:change=move |e| save(task_id.clone(), sample, key.clone(), event_target_value(&e))>
-                                            <option value="" selected=mine.is_none()>"—"</option>
-                                            {(2..=10).map(|h| {
-                                                let v = h as f64 / 2.0;
-                                                view! { <option value=v.to_string() selected=mine == Some(v)>{v.to_string()}</option> }
-                                            }).collect_view()}
-                                        </select>
-                                    </td>
-                                }
-                            }).collect_view();
-                            view! { <tr><td>{r.task_id.clone()}</td>{cells}</tr> }
-                        }).collect_view()
-                    }}
-                </tbody>
-            </table>
+            <div class="human-recipes" id="human-table">
+                {move || {
+                    let given = given();
+                    let model = runs.get().and_then(|r| r.ok()).and_then(|list| {
+                        list.into_iter().find(|r| r.id == run.get()).map(|r| r.model)
+                    }).unwrap_or_default();
+                    results.get().and_then(|r| r.ok()).unwrap_or_default().into_iter().map(|r: ResultRow| {
+                        view! { <RecipeCard row=r model=model.clone() given=given.clone() save=save /> }
+                    }).collect_view()
+                }}
+            </div>
         </div>
+    }
+}
+
+/// A task's text field (the recipe's target, reference recipe or title), "" if absent.
+fn task_text(row: &ResultRow, field: &str) -> String {
+    row.task
+        .as_ref()
+        .and_then(|t| t.get(field)?.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// One recipe to score: what was asked (the target's key contributions), the model's
+/// prediction and the reference recipe side by side, then the eight criteria, each with the
+/// judge's score beside the person's choice.
+#[component]
+fn RecipeCard(
+    row: ResultRow,
+    model: String,
+    given: BTreeMap<(String, u32, String), f64>,
+    save: impl Fn(String, u32, String, String) + Copy + 'static,
+) -> impl IntoView {
+    let judge = row
+        .verdict
+        .as_ref()
+        .and_then(|v| serde_json::to_value(v).ok());
+    let title = task_text(&row, "title");
+    let heading_text = if title.is_empty() {
+        row.task_id.clone()
+    } else {
+        format!("{} · {title}", row.task_id)
+    };
+    let prediction = match (&row.response, &row.error) {
+        (Some(text), _) => text.clone(),
+        (None, Some(e)) => format!("(no prediction: the call failed: {e})"),
+        (None, None) => "(no prediction)".to_string(),
+    };
+    let criteria = KEYS
+        .iter()
+        .map(|k| {
+            let judge_score = judge
+                .as_ref()
+                .and_then(|v| v.get("scores")?.get(*k)?.as_f64())
+                .map_or("—".to_string(), |s| format!("{s}"));
+            let mine = given
+                .get(&(row.task_id.clone(), row.sample, k.to_string()))
+                .copied();
+            let (task_id, sample, key) = (row.task_id.clone(), row.sample, k.to_string());
+            view! {
+                <label class="criterion">
+                    <span class="criterion-name">{heading(k)}</span>
+                    <span class="judge" title="the judge's score">{judge_score}</span>
+                    <select class="mine" data-task=row.task_id.clone() data-criterion=*k
+                        on:change=move |e| save(task_id.clone(), sample, key.clone(), event_target_value(&e))>
+                        <option value="" selected=mine.is_none()>"—"</option>
+                        {(2..=10).map(|h| {
+                            let v = h as f64 / 2.0;
+                            view! { <option value=v.to_string() selected=mine == Some(v)>{v.to_string()}</option> }
+                        }).collect_view()}
+                    </select>
+                </label>
+            }
+        })
+        .collect_view();
+    view! {
+        <section class="human-recipe" data-task=row.task_id.clone()>
+            <h3>{heading_text}</h3>
+            <div class="recipe-texts">
+                <article class="recipe-target">
+                    <h4>"Target (the key contributions the model was given)"</h4>
+                    <pre tabindex="0">{task_text(&row, "contribution")}</pre>
+                </article>
+                <article class="recipe-prediction">
+                    <h4>{if model.is_empty() { "Predicted recipe".to_string() } else { format!("Predicted recipe ({model})") }}</h4>
+                    <pre tabindex="0">{prediction}</pre>
+                </article>
+                <article class="recipe-reference">
+                    <h4>"Reference recipe (from the paper)"</h4>
+                    <pre tabindex="0">{task_text(&row, "recipe")}</pre>
+                </article>
+            </div>
+            <div class="recipe-scores">
+                <span class="small muted">"Your score (1–5) on each criterion; the judge's beside it in grey."</span>
+                {criteria}
+            </div>
+        </section>
     }
 }
 

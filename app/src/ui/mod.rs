@@ -19,6 +19,7 @@ mod suites;
 mod verdict;
 
 use leptos::prelude::*;
+use wire::case::StoredCase;
 
 /// The root component.
 #[component]
@@ -117,7 +118,8 @@ fn FirstVisit() -> impl IntoView {
     }
 }
 
-/// `/c/<id>`: the playground opened on a case from the server's case store.
+/// `/c/<id>`: the playground opened on a case from the server's case store (a suite's case
+/// goes on to the suites page).
 #[component]
 fn ShortCase(id: String) -> impl IntoView {
     let case = LocalResource::new(move || {
@@ -128,8 +130,16 @@ fn ShortCase(id: String) -> impl IntoView {
         None => {
             view! { <p class="muted" id="case-loading">"Loading the shared case…"</p> }.into_any()
         }
-        Some(Ok(c)) => {
+        Some(Ok(StoredCase::Playground(c))) => {
             view! { <playground::Playground shared=Some(c) shared_error=None /> }.into_any()
+        }
+        // A suite's task opens on the suites page, as its long link would.
+        Some(Ok(StoredCase::Suite(c))) => {
+            if let Some(w) = web_sys::window() {
+                let link = format!("/suites#suite-case={}", wire::case::encode_suite_case(&c));
+                let _ = w.location().replace(&link);
+            }
+            view! { <p class="muted" id="case-loading">"Opening the shared task…"</p> }.into_any()
         }
         Some(Err(e)) => view! { <BrokenLink technical=e /> }.into_any(),
     }

@@ -9,15 +9,25 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 /// Reads a structure from text, guessing its format from the file name (if any) and the text.
-pub fn read_any(file_name: Option<&str>, text: &str) -> Result<(Structure, Format), FormatError> {
-    let format = Format::detect(file_name, text);
-    let s = read_structure(format, text)?;
+/// Text that shows no format (prose, a formula) is still tried as a POSCAR, but when that
+/// fails the error says which formats are read rather than what a POSCAR misses.
+pub fn read_any(file_name: Option<&str>, text: &str) -> Result<(Structure, Format), String> {
+    let sniffed = Format::sniff(file_name, text);
+    let format = sniffed.unwrap_or(Format::Poscar);
+    let s = read_structure(format, text).map_err(|e| match sniffed {
+        Some(_) => e.to_string(),
+        None => format!(
+            "This is not a structure file the page reads: paste or drop a CIF, a POSCAR or \
+             CONTCAR, an extended XYZ or a pymatgen Structure JSON. (Read as a POSCAR: {e}.)"
+        ),
+    })?;
     if s.is_empty() {
         return Err(FormatError {
             format,
             message: "the file has no atom sites".into(),
             pos: None,
-        });
+        }
+        .to_string());
     }
     Ok((s, format))
 }

@@ -106,18 +106,39 @@ pub fn Suites() -> impl IntoView {
         }
     });
     let share_link = RwSignal::new(None::<String>);
-    let share = move |_| {
-        let Some(task) = task.get_untracked() else {
-            return;
-        };
-        let case = SuiteCase {
+    let share_error = RwSignal::new(None::<String>);
+    let current_case = move || {
+        task.get_untracked().map(|task| SuiteCase {
             v: CASE_VERSION,
             suite: chosen.get_untracked(),
             task,
             answer: answer.get_untracked(),
             model: answered_by.get_untracked(),
-        };
-        share_link.set(crate::share::publish_suite_case(&case));
+        })
+    };
+    let share = move |_| {
+        if let Some(case) = current_case() {
+            share_error.set(None);
+            share_link.set(crate::share::publish_suite_case(&case));
+        }
+    };
+    // A short link: the case kept by the server under a short id (the long link carries the
+    // whole task, thousands of characters).
+    let share_short = move |_| {
+        let Some(case) = current_case() else { return };
+        spawn_local(async move {
+            match crate::api::put_case(&case).await {
+                Ok(id) => {
+                    share_error.set(None);
+                    let link = crate::share::short_link(&id);
+                    if let Some(l) = &link {
+                        crate::share::copy_to_clipboard(l).await;
+                    }
+                    share_link.set(link);
+                }
+                Err(e) => share_error.set(Some(format!("no short link: {e}"))),
+            }
+        });
     };
     let prompt = Signal::derive(move || task.get().map(|t| t.prompt));
     // MatTools' code answers get Python colouring; the layer scrolls with the text.
@@ -135,6 +156,16 @@ pub fn Suites() -> impl IntoView {
     // The answer the verdict is about: another answer (a new model reply, an edit) is not it.
     let scored = RwSignal::new(String::new());
     let busy = RwSignal::new(false);
+    // Seconds since Score was pressed, while the server works (code may run for minutes).
+    let elapsed = RwSignal::new(0u64);
+    let in_flight = StoredValue::new_local(None::<web_sys::AbortController>);
+    let ticker = StoredValue::new_local(None::<IntervalHandle>);
+    let stop_ticking = move || {
+        if let Some(h) = ticker.get_value() {
+            h.clear();
+        }
+        ticker.set_value(None);
+    };
     Effect::new(move |_| {
         task.track();
         result.set(None);
@@ -143,7 +174,7 @@ pub fn Suites() -> impl IntoView {
             answer.set(CODE_TEMPLATE.to_string());
         }
     });
-    let run = move |_| {
+    let score_now = move || {
         let Some(t) = task.get_untracked() else {
             return;
         };
@@ -152,14 +183,55 @@ pub fn Suites() -> impl IntoView {
             task: t.task,
             response: answer.get_untracked(),
         };
+        let Ok(controller) = web_sys::AbortController::new() else {
+            return;
+        };
+        let signal = controller.signal();
+        in_flight.set_value(Some(controller));
         busy.set(true);
         result.set(None);
         scored.set(request.response.clone());
+        elapsed.set(0);
+        stop_ticking();
+        ticker.set_value(
+            set_interval_with_handle(
+                move || elapsed.update(|s| *s += 1),
+                std::time::Duration::from_secs(1),
+            )
+            .ok(),
+        );
         spawn_local(async move {
-            let r = crate::api::score(&request).await;
-            result.set(Some(r));
-            busy.set(false);
+            let r = crate::api::score(&request, &signal).await;
+            if !signal.aborted() {
+                result.set(Some(r));
+                busy.set(false);
+                stop_ticking();
+            }
         });
+    };
+    let run = move |_| score_now();
+    // A shared task with an answer opens with its verdict, scored here and now by this
+    // server (never one carried in the link).
+    let open_scored = StoredValue::new(false);
+    Effect::new(move |_| {
+        let Some(t) = task.get() else { return };
+        let is_linked = linked.with_value(|l| l.as_ref().is_some_and(|l| l.id == t.id));
+        if is_linked && !open_scored.get_value() && !answer.get_untracked().trim().is_empty() {
+            open_scored.set_value(true);
+            score_now();
+        }
+    });
+    let cancel = move |_| {
+        if let Some(c) = in_flight.get_value() {
+            c.abort();
+        }
+        in_flight.set_value(None);
+        stop_ticking();
+        busy.set(false);
+        result.set(Some(Err(format!(
+            "Cancelled after {} s: the server stopped scoring this answer.",
+            elapsed.get_untracked()
+        ))));
     };
     view! {
         <div class="panel suites" id="suites-page">
@@ -260,6 +332,13 @@ pub fn Suites() -> impl IntoView {
                     disabled=move || busy.get() || task.get().is_none() || answer.get().trim().is_empty()>
                     {move || if busy.get() { "Scoring…" } else { "Score" }}
                 </button>
+                <Show when=move || busy.get()>
+                    <span class="muted small" id="suite-elapsed" role="status">
+                        {move || format!("{} s", elapsed.get())}
+                        {move || python().then_some(" · the code runs in the server's sandbox")}
+                    </span>
+                    <button id="suite-cancel" class="secondary" on:click=cancel>"Cancel"</button>
+                </Show>
                 // An item whose images are unavailable is never asked text-only.
                 <Show when=move || task.get().is_some_and(|t| t.unavailable.is_none())>
                     <crate::ui::ask::AskModel prompt=prompt answer=answer answered_by=answered_by messages=messages />
@@ -267,10 +346,14 @@ pub fn Suites() -> impl IntoView {
                 <button id="suite-share" class="secondary" on:click=share
                     disabled=move || task.get().is_none()
                     title="the task and the answer in the link: works on any host">"Share link"</button>
+                <button id="suite-short-link" class="secondary" on:click=share_short
+                    disabled=move || task.get().is_none()
+                    title="the task and the answer kept by this server under a short id">"Short link"</button>
             </div>
             {move || share_link.get().map(|l| view! {
                 <p class="small">"Copied: " <a id="suite-share-link" href=l.clone()>{l.clone()}</a></p>
             })}
+            {move || share_error.get().map(|e| view! { <p class="error small" id="suite-share-error">{e}</p> })}
             <div id="suite-verdict">
                 {move || result.get().map(|r| match r {
                     _ if answer.with(|a| scored.with(|s| a != s)) => view! {

@@ -187,17 +187,21 @@ impl Viewer {
         };
         let empty = Instances::default();
         let plain = PhysicalMaterial::new_opaque(&context, &white);
+        // Only the halo's far half is drawn: the opaque atom hides it where they overlap, so
+        // the atom keeps its element colour inside a ring of the halo colour.
+        let mut halo_material = PhysicalMaterial::new_transparent(
+            &context,
+            &CpuMaterial {
+                albedo: HALO_COLOR,
+                roughness: 1.0,
+                metallic: 0.0,
+                ..Default::default()
+            },
+        );
+        halo_material.render_states.cull = Cull::Front;
         let halos = Gm::new(
             InstancedMesh::new(&context, &empty, &CpuMesh::sphere(16)),
-            PhysicalMaterial::new_transparent(
-                &context,
-                &CpuMaterial {
-                    albedo: HALO_COLOR,
-                    roughness: 1.0,
-                    metallic: 0.0,
-                    ..Default::default()
-                },
-            ),
+            halo_material,
         );
         let cell = Gm::new(
             InstancedMesh::new(&context, &empty, &CpuMesh::cylinder(8)),
@@ -419,9 +423,21 @@ impl Viewer {
                 .collect()
         };
         let centre = v3(drawn.lattice.to_cartesian([0.5, 0.5, 0.5]));
+        // Framed to hold the cell and every atom whole, halo included: an atom outside the
+        // cell (one an action moved out, say) or on a corner is never cut by the canvas edge.
+        let scale = ATOM_SCALE * self.style.atom_scale * HALO_SCALE;
         let extent = corners(&drawn.lattice)
             .iter()
             .map(|c| (c - centre).magnitude())
+            .chain(
+                drawn
+                    .sites
+                    .iter()
+                    .zip(drawn.cartesian_positions())
+                    .map(|(site, p)| {
+                        (v3(p) - centre).magnitude() + site.element.covalent_radius() as f32 * scale
+                    }),
+            )
             .fold(1.0f32, f32::max);
         self.draw_atoms(&drawn, &drawn_highlight, 1.0, self.style.bonds);
         let atom_scale = self.style.atom_scale;

@@ -84,7 +84,12 @@ fn file_stem(name: &str) -> &str {
 }
 
 fn summary(e: &PoolEntry) -> String {
-    format!("{} — {} ({} sites)", e.name, e.formula, e.structure.len())
+    format!(
+        "{} — {} ({} sites)",
+        e.display_name(),
+        e.formula,
+        e.structure.len()
+    )
 }
 
 /// The CIF text the model sees for a source (8 decimals).
@@ -418,9 +423,10 @@ pub fn Playground(
                 .filter(|(_, e)| {
                     q.is_empty()
                         || e.name.to_lowercase().contains(&q)
+                        || e.display_name().to_lowercase().contains(&q)
                         || e.formula.to_lowercase().contains(&q)
                 })
-                .map(|(i, e)| (e.name.to_lowercase(), i, summary(e)))
+                .map(|(i, e)| (e.display_name().to_lowercase(), i, summary(e)))
                 .collect::<Vec<_>>()
         });
         // By name, case-insensitively; the pool keeps its order (links name entries).
@@ -440,7 +446,7 @@ pub fn Playground(
             });
             source.set(Source::Pasted(s, f, name.map(str::to_string)));
         }
-        Err(e) => paste_error.set(Some(e.to_string())),
+        Err(e) => paste_error.set(Some(e)),
     };
     // Downloads of a dropped file's structures are named after the file (`NaCl.cif` gives
     // `NaCl.vasp`, `NaCl-target.cif`); anything else after what it is (`input`, `target`).

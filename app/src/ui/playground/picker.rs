@@ -74,6 +74,12 @@ pub fn StructurePicker(
                         .collect_view()
                 }}
             </select>
+            {move || pool.with(Vec::is_empty).then(|| view! {
+                <p class="muted small" id="structure-no-match">
+                    {format!("No structure of the pool has “{}” in its name or formula. ", search.get().trim())}
+                    "Try part of a name (halite) or a formula (NaCl), or paste your own file below."
+                </p>
+            })}
             <details class="paste">
                 <summary>"…or paste or drop a file (CIF, POSCAR, extended XYZ, pymatgen JSON)"</summary>
                 <textarea

@@ -64,6 +64,24 @@ pub fn RoomSend(
             sending.set(false);
         });
     };
+    // On phones the banner is fixed at the screen's foot; the page leaves room for it.
+    Effect::new(move |_| {
+        let joined = member.with(Option::is_some);
+        if let Some(body) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.body())
+        {
+            let _ = body.class_list().toggle_with_force("in-room", joined);
+        }
+    });
+    on_cleanup(|| {
+        if let Some(body) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.body())
+        {
+            let _ = body.class_list().remove_1("in-room");
+        }
+    });
     let leave = move |_| {
         forget(MEMBER_KEY);
         member.set(None);
