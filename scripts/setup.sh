@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build tools the project needs, each only when missing, from the package
 # registries (crates.io, Debian, npm, PyPI). Nothing is downloaded from anywhere else.
-#   scripts/setup.sh build   Rust wasm target, trunk and wasm-bindgen-cli (pinned)
+#   scripts/setup.sh build   Rust wasm target, trunk and wasm-bindgen-cli (pinned), and
+#                            binaryen's wasm-opt (npm, pinned in scripts/binaryen)
 #   scripts/setup.sh test    the above plus Debian chromium/chromedriver, bubblewrap (the
 #                            sandbox's bwrap backend), podman, runc and debootstrap (its
 #                            container backend) and e2e npm packages
@@ -26,6 +27,10 @@ ensure_build_tools() {
     say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
     # Not --locked: its lockfile names a crate version this registry lacks.
     cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+  fi
+  if [ ! -x scripts/binaryen/node_modules/.bin/wasm-opt ]; then
+    say "installing binaryen's wasm-opt (npm)"
+    (cd scripts/binaryen && npm ci --no-audit --no-fund --loglevel=error)
   fi
 }
 

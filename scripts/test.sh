@@ -68,8 +68,8 @@ cargo test -q -p benchmarks --test omnimat_qa judge_replies_are_read -- --nocapt
 step "wasm tests of engine and benchmarks (wasm-bindgen-test under node)"
 cargo test -p engine -p benchmarks --target wasm32-unknown-unknown
 
-step "building the app (trunk build --release) and the server for the e2e suite"
-trunk build --release
+step "building the app (scripts/build-app.sh: trunk build --release, wasm-opt) and the server for the e2e suite"
+scripts/build-app.sh
 # The server as scripts/run.sh ships it: with the embedded (wasm) Python sandbox.
 cargo build -p server --features wasm-sandbox
 export ATOMWORLD_BIN="$TARGET_DIR/debug/atomworld"
