@@ -86,6 +86,14 @@ test("the runs page shows OmniMatBench's overall table and MatTools' error class
     const overallLines = csv.split("\n").filter((l) => l.startsWith("\"Overall score") || l.startsWith("Overall score"));
     assert.equal(overallLines.length, valued.length, overallLines.join("\n"));
     assert.ok(overallLines.every((l) => l.endsWith(",0.5,,1")), overallLines.join("\n"));
+    // The SVG download draws the same bars as the page: each chart's values, in order.
+    const svgHref = await page.locator("#paper-tables a.export[data-format=svg]").getAttribute("href");
+    const svg = await page.evaluate(async (href) => (await fetch(href)).text(), svgHref);
+    assert.ok(svg.startsWith("<svg xmlns="), svg.slice(0, 80));
+    const onPage = await page.locator("#paper-tables .table-chart .bar").evaluateAll((gs) => gs.map((g) => g.dataset.value));
+    const inFile = svg.split("</title></rect>").slice(0, -1).map((p) => p.slice(p.lastIndexOf(": ") + 2));
+    assert.ok(onPage.length > 0);
+    assert.deepEqual(inFile, onPage);
   }));
 
 test("a probe run from the runs page: CIF-Repair's 22 corruptions, the reference repairs all, the copy none", () =>

@@ -195,6 +195,40 @@ async fn two_models_with_three_repeats_each_are_tabled_as_mean_and_std() {
         csv.lines().filter(|l| l.contains(",success_rate,")).count(),
         2
     );
+    // The papers' tables as bar charts: one bar per row and run that has the table's first
+    // number, in table, row and run order, each titled with that number.
+    let svg = bin()
+        .arg("report")
+        .args(ids.iter().map(|(_, id)| id.as_str()))
+        .args(["--format", "svg", "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    let svg = String::from_utf8(svg.stdout).unwrap();
+    assert!(
+        svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""),
+        "{svg}"
+    );
+    let mut expected = Vec::new();
+    for t in report["paper"].as_array().unwrap() {
+        let per_run = t["values"].as_array().map_or(1, |v| v.len().max(1));
+        assert!(svg.contains(t["title"].as_str().unwrap()), "{svg}");
+        for row in t["rows"].as_array().unwrap() {
+            for c in row["cells"].as_array().unwrap().iter().step_by(per_run) {
+                if let Some(mean) = c["mean"].as_f64() {
+                    expected.push(format!("{mean:.3}"));
+                }
+            }
+        }
+    }
+    let pieces: Vec<&str> = svg.split("</title></rect>").collect();
+    // Each piece but the last ends with a bar's title: "<run>, <row>: <value>".
+    let drawn: Vec<String> = pieces[..pieces.len() - 1]
+        .iter()
+        .filter_map(|piece| Some(piece.rsplit_once(": ")?.1.to_string()))
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(drawn, expected);
     // The same report over HTTP, for the Runs page: the same JSON; an unknown run is 404, a
     // request naming none is 400.
     let dist = tempfile::tempdir().unwrap();
@@ -224,6 +258,11 @@ async fn two_models_with_three_repeats_each_are_tabled_as_mean_and_std() {
         "text/csv; charset=utf-8"
     );
     assert_eq!(csv_http.text().await.unwrap(), csv);
+    let svg_http = reqwest::get(format!("http://{addr}/api/report?runs={runs}&format=svg"))
+        .await
+        .unwrap();
+    assert_eq!(svg_http.headers()["content-type"], "image/svg+xml");
+    assert_eq!(svg_http.text().await.unwrap(), svg);
     let missing = reqwest::get(format!("http://{addr}/api/report?runs={runs},run-nope"))
         .await
         .unwrap();

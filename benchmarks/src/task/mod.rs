@@ -13,6 +13,7 @@
 //! other step. [`Registry`] finds a suite by name: adding a suite is one `impl Suite` and one
 //! line in [`Registry::standard`].
 
+pub mod chart;
 pub mod layout;
 mod registry;
 pub mod report;

@@ -94,8 +94,8 @@ pub struct Report {
     pub numbers: Vec<Table>,
 }
 
-/// The formats a report is written in.
-pub const FORMATS: [&str; 3] = ["md", "csv", "json"];
+/// The formats a report is written in (`svg`: the papers' tables as bar charts).
+pub const FORMATS: [&str; 4] = ["md", "csv", "json", "svg"];
 
 impl Report {
     /// The report of each suite's runs.
@@ -136,6 +136,7 @@ impl Report {
         match format {
             "md" => Ok(self.markdown()),
             "csv" => Ok(self.csv()),
+            "svg" => Ok(super::chart::svg_document(&self.paper)),
             "json" => serde_json::to_string_pretty(self)
                 .map(|s| s + "\n")
                 .map_err(|e| e.to_string()),

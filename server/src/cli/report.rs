@@ -1,4 +1,5 @@
-//! `atomworld report RUN… [--format md|csv|json]`: the papers' tables and every headline
+//! `atomworld report RUN… [--format md|csv|json|svg]`: the papers' tables (as bar charts in
+//! `svg`) and every headline
 //! number of finished (or partial) runs, one column per run, each number the mean ±
 //! standard deviation over the run's repeats ([`crate::runs::report`]).
 

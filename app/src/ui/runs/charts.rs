@@ -3,14 +3,13 @@
 //! successes, and a paper table's first number as bars.
 
 use benchmarks::atomworld::evaluate::Label;
+use benchmarks::task::chart::{TableChart, AXIS_X, BAR_H, WIDTH};
 use benchmarks::task::layout::PaperTable;
 use leptos::prelude::*;
 use wire::{ResultRow, RunView};
 
-/// Bar colours, one per run shown (cycled).
-pub const RUN_COLOURS: [&str; 6] = [
-    "#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#d53f8c", "#718096",
-];
+/// Bar colours, one per run shown (cycled): the report's.
+pub use benchmarks::task::chart::RUN_COLOURS;
 
 /// Success rate per group, one bar group per group the runs have, one bar per run.
 pub fn success_chart(runs: &[(String, RunView)]) -> impl IntoView {
@@ -166,75 +165,38 @@ pub fn max_dist_chart(runs: &[(String, [usize; BINS])]) -> impl IntoView {
     }
 }
 
-/// A paper table as bars: per row, one bar per run for the table's first number (rates,
-/// means), the scale's top 1 when every value is at most 1, else the largest.
+/// A paper table as bars: per row, one bar per run for the table's first number, laid out by
+/// [`TableChart`] (the same drawing `atomworld report --format svg` writes).
 pub fn table_chart(table: &PaperTable) -> impl IntoView {
-    let per_run = table.values.len().max(1);
-    let runs: Vec<&str> = table
-        .columns
-        .iter()
-        .step_by(per_run)
-        .map(|c| c.rsplit_once(": ").map_or(c.as_str(), |(run, _)| run))
-        .collect();
-    let values: Vec<(String, Vec<Option<f64>>)> = table
+    let chart = TableChart::of(table);
+    let height = chart.height;
+    let rows = chart
         .rows
-        .iter()
-        .map(|r| {
-            let firsts = r
-                .cells
-                .iter()
-                .step_by(per_run)
-                .map(|c| c.map(|c| c.mean))
-                .collect();
-            (r.label.clone(), firsts)
-        })
-        .collect();
-    let largest = values
-        .iter()
-        .flat_map(|(_, v)| v.iter().flatten())
-        .fold(0.0f64, |a, b| a.max(*b));
-    let top = if largest <= 1.0 { 1.0 } else { largest };
-    let row_h = 8.0 * runs.len().max(1) as f64 + 6.0;
-    let height = 12.0 + row_h * values.len() as f64;
-    let rows = values
-        .iter()
-        .enumerate()
-        .map(|(r, (label, vs))| {
-            let y0 = 8.0 + r as f64 * row_h;
-            let bars = vs
-                .iter()
-                .enumerate()
-                .filter_map(|(k, v)| v.map(|v| (k, v)))
-                .map(|(k, v)| {
-                    let w = (v / top).clamp(0.0, 1.0) * 330.0;
-                    let y = y0 + k as f64 * 8.0;
-                    let run = runs.get(k).copied().unwrap_or_default().to_string();
+        .into_iter()
+        .map(|row| {
+            let bars = row
+                .bars
+                .into_iter()
+                .map(|b| {
                     view! {
-                        <g class="bar" data-label=label.clone() data-run=run.clone() data-value=format!("{v:.3}")>
-                            <rect x="200" y=y width=w height="7" fill=RUN_COLOURS[k % RUN_COLOURS.len()]>
-                                <title>{format!("{run}, {label}: {v:.3}")}</title>
+                        <g class="bar" data-label=row.label.clone() data-run=b.run.clone() data-value=format!("{:.3}", b.value)>
+                            <rect x=b.x y=b.y width=b.width height=BAR_H fill=RUN_COLOURS[b.run_index % RUN_COLOURS.len()]>
+                                <title>{format!("{}, {}: {:.3}", b.run, row.label, b.value)}</title>
                             </rect>
-                            <text x=204.0 + w y=y + 6.0 font-size="7">{format!("{v:.2}")}</text>
+                            <text x=b.x + b.width + 4.0 y=b.y + 6.0 font-size="7">{format!("{:.2}", b.value)}</text>
                         </g>
                     }
                 })
                 .collect_view();
-            // Long names are shortened on the chart; the bar's title has them whole.
-            let short: String = label.replace('_', " ").chars().take(44).collect();
             view! {
-                <text x="195" y=y0 + 6.0 font-size="7" text-anchor="end">{short}</text>
+                <text x=AXIS_X - 5.0 y=row.label_y font-size="7" text-anchor="end">{row.short}</text>
                 {bars}
             }
         })
         .collect_view();
-    let what = format!(
-        "{}: {}",
-        table.title,
-        table.values.first().cloned().unwrap_or_default()
-    );
     view! {
-        <svg class="chart table-chart" viewBox=format!("0 0 600 {height}") role="img" aria-label=what>
-            <line x1="200" y1="2" x2="200" y2=height - 2.0 stroke="#999"></line>
+        <svg class="chart table-chart" viewBox=format!("0 0 {WIDTH} {height}") role="img" aria-label=chart.caption>
+            <line x1=AXIS_X y1="2" x2=AXIS_X y2=height - 2.0 stroke="#999"></line>
             {rows}
         </svg>
     }

@@ -1,7 +1,7 @@
 //! The papers' tables of the shown runs (`GET /api/report`), as `atomworld report` prints
 //! them: each with its source in the paper, a chart of its first number per run, a column
-//! per model (mean ± std over repeats), and links to the same report as CSV, Markdown and
-//! JSON.
+//! per model (mean ± std over repeats), and links to the same report as CSV, Markdown,
+//! JSON and SVG (the charts).
 
 use benchmarks::task::layout::PaperTable;
 use benchmarks::task::report::Report;
@@ -21,11 +21,12 @@ pub fn PaperTables(ids: Vec<String>) -> impl IntoView {
         let url = url.clone();
         async move { crate::api::get::<Report>(&url).await }
     });
-    let links = ["csv", "md", "json"].map(|f| {
+    let links = ["csv", "md", "json", "svg"].map(|f| {
         let href = report_url(&ids, f);
         let name = match f {
             "csv" => "CSV",
             "md" => "Markdown",
+            "svg" => "SVG (charts)",
             _ => "JSON",
         };
         view! { <a class="export" data-format=f href=href download>{name}</a> }

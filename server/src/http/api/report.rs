@@ -1,4 +1,4 @@
-//! `GET /api/report?runs=ID,ID&format=json|csv|md`: the papers' tables and every headline
+//! `GET /api/report?runs=ID,ID&format=json|csv|md|svg`: the papers' tables and every headline
 //! number of the named runs, as `atomworld report` prints them ([`crate::runs::report`]).
 
 use axum::extract::{Query, State};
@@ -20,7 +20,7 @@ pub const MAX_REPORT_RUNS: usize = 24;
 pub struct ReportQuery {
     /// The run ids, comma-separated, in column order.
     runs: String,
-    /// `json` (default), `csv` or `md`.
+    /// `json` (default), `csv`, `md` or `svg`.
     #[serde(default)]
     format: Option<String>,
 }
@@ -28,9 +28,9 @@ pub struct ReportQuery {
 /// The report of the named runs.
 #[utoipa::path(get, path = "/api/report", params(
     ("runs" = String, Query, description = "run ids, comma-separated (at most 24)"),
-    ("format" = Option<String>, Query, description = "json (default), csv or md")),
+    ("format" = Option<String>, Query, description = "json (default), csv, md or svg")),
     responses((status = 200, description = "json: {paper: [table], numbers: [table]}; csv: \
-        table,row,column,mean,std,n; md: Markdown tables"),
+        table,row,column,mean,std,n; md: Markdown tables; svg: the papers' tables as bars"),
     (status = 400, description = "no runs named, too many, or an unknown format",
         body = wire::ApiError),
     (status = 404, description = "no such run", body = wire::ApiError)))]
@@ -57,7 +57,8 @@ pub async fn report(
     let format = q.format.unwrap_or_else(|| "json".into());
     if !benchmarks::task::report::FORMATS.contains(&format.as_str()) {
         return Err(ApiError::bad(format!(
-            "unknown format '{format}' (json, csv, md)"
+            "unknown format '{format}' ({})",
+            benchmarks::task::report::FORMATS.join(", ")
         )));
     }
     let (storage, registry) = (state.storage.clone(), state.runs.registry().clone());
@@ -73,10 +74,10 @@ pub async fn report(
     Ok(match format.as_str() {
         "json" => Json(report).into_response(),
         other => {
-            let (kind, file) = if other == "csv" {
-                ("text/csv; charset=utf-8", "report.csv")
-            } else {
-                ("text/markdown; charset=utf-8", "report.md")
+            let (kind, file) = match other {
+                "csv" => ("text/csv; charset=utf-8", "report.csv"),
+                "svg" => ("image/svg+xml", "report.svg"),
+                _ => ("text/markdown; charset=utf-8", "report.md"),
             };
             let body = report.render(other).map_err(ApiError::bad)?;
             (
