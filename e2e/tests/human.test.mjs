@@ -171,4 +171,10 @@ test("the Runs page charts the judge's mean score per criterion in the paper's t
       assert.ok(v >= 1 && v <= 5, `mean ${v} outside 1–5`);
     }
     assert.match(await page.locator(".run-headline").first().textContent(), /overall/);
+    // The suite's figures are a table on the page, not Markdown: a header row and one row
+    // per criterion, with no pipe characters left.
+    const headline = page.locator("table.run-headline").first();
+    assert.equal(await headline.locator("thead th").first().textContent(), "criterion");
+    assert.ok((await headline.locator("tbody tr").count()) >= 9);
+    assert.ok(!(await headline.textContent()).includes("|"));
   }));

@@ -124,6 +124,9 @@ pub fn Human() -> impl IntoView {
             })
             .unwrap_or_default()
     };
+    // Each choice follows the saved scores by itself, so saving one score never redraws
+    // the recipes (a keyboard user keeps their place).
+    let given = Memo::new(move |_| given());
     let save = move |task_id: String, sample: u32, criterion: String, value: String| {
         let score = value.parse::<f64>().ok();
         let id = run.get_untracked();
@@ -191,12 +194,11 @@ pub fn Human() -> impl IntoView {
             <Consensus scores=Signal::derive(move || scores.get()) />
             <div class="human-recipes" id="human-table">
                 {move || {
-                    let given = given();
                     let model = runs.get().and_then(|r| r.ok()).and_then(|list| {
                         list.into_iter().find(|r| r.id == run.get()).map(|r| r.model)
                     }).unwrap_or_default();
                     results.get().and_then(|r| r.ok()).unwrap_or_default().into_iter().map(|r: ResultRow| {
-                        view! { <RecipeCard row=r model=model.clone() given=given.clone() save=save /> }
+                        view! { <RecipeCard row=r model=model.clone() given=given save=save /> }
                     }).collect_view()
                 }}
             </div>
@@ -219,7 +221,7 @@ fn task_text(row: &ResultRow, field: &str) -> String {
 fn RecipeCard(
     row: ResultRow,
     model: String,
-    given: BTreeMap<(String, u32, String), f64>,
+    given: Memo<BTreeMap<(String, u32, String), f64>>,
     save: impl Fn(String, u32, String, String) + Copy + 'static,
 ) -> impl IntoView {
     let judge = row
@@ -244,9 +246,9 @@ fn RecipeCard(
                 .as_ref()
                 .and_then(|v| v.get("scores")?.get(*k)?.as_f64())
                 .map_or("—".to_string(), |s| format!("{s}"));
-            let mine = given
-                .get(&(row.task_id.clone(), row.sample, k.to_string()))
-                .copied();
+            let place = (row.task_id.clone(), row.sample, k.to_string());
+            // The saved score (None: not scored), followed by each option's selectedness.
+            let mine = Memo::new(move |_| given.with(|g| g.get(&place).copied()));
             let (task_id, sample, key) = (row.task_id.clone(), row.sample, k.to_string());
             view! {
                 <label class="criterion">
@@ -254,10 +256,10 @@ fn RecipeCard(
                     <span class="judge" title="the judge's score">{judge_score}</span>
                     <select class="mine" data-task=row.task_id.clone() data-criterion=*k
                         on:change=move |e| save(task_id.clone(), sample, key.clone(), event_target_value(&e))>
-                        <option value="" selected=mine.is_none()>"—"</option>
+                        <option value="" prop:selected=move || mine.get().is_none()>"—"</option>
                         {(2..=10).map(|h| {
                             let v = h as f64 / 2.0;
-                            view! { <option value=v.to_string() selected=mine == Some(v)>{v.to_string()}</option> }
+                            view! { <option value=v.to_string() prop:selected=move || mine.get() == Some(v)>{v.to_string()}</option> }
                         }).collect_view()}
                     </select>
                 </label>

@@ -168,6 +168,13 @@ pub fn Suites() -> impl IntoView {
     };
     Effect::new(move |_| {
         task.track();
+        // Another task: a scoring still running was for the previous one.
+        if let Some(c) = in_flight.get_value() {
+            c.abort();
+        }
+        in_flight.set_value(None);
+        stop_ticking();
+        busy.set(false);
         result.set(None);
         if info.get_untracked().is_some_and(|s| s.code_answers) && answer.get_untracked().is_empty()
         {

@@ -26,6 +26,7 @@ mod view;
 /// page, the server and every suite).
 pub use llm_protocol::{chat, prompt_text, Image, Message, Role};
 pub use registry::{Registry, UnknownSuite};
+pub use suite::pipe_table;
 pub use suite::{
     AnySuite, Generator, Headline, Need, NeedAnswer, Outcome, PaperTemperatures, Prepared,
     PreparedTask, RunEnv, RunProgram, RunResult, Scored, Suite, TaskError, Unasked,

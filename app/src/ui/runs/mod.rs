@@ -232,7 +232,7 @@ pub fn Runs() -> impl IntoView {
                 let colour = charts::RUN_COLOURS[k % charts::RUN_COLOURS.len()];
                 // The suite's own numbers (AtomWorld: how often it is stricter than chemistry).
                 let headline = v.summary.headline.as_ref().filter(|h| !h.text.is_empty()).map(|h| view! {
-                    <pre class="run-headline small" data-run=id.clone()>{h.text.clone()}</pre>
+                    <tables::Headline text=h.text.clone() run=id.clone() />
                 });
                 // A run that ended with work left (failed calls, a cap, a cancel) goes on where
                 // it stopped.

@@ -136,7 +136,8 @@ pub async fn answer(
             }
             Err(e) => round.error = Some(e.to_string()),
         }
-        if round.complete || number == rounds {
+        // The run was cancelled: no critique (a paid model call) and no further round.
+        if round.complete || number == rounds || fx.code.is_cancelled() {
             out.rounds.push(round);
             break;
         }

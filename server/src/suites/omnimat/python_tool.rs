@@ -57,6 +57,11 @@ pub async fn answer(
             Err(e) => {
                 let why = format!("the sandbox could not run it: {e}");
                 round.error = Some(why.clone());
+                // The run was cancelled: no more rounds (each would be a paid model call).
+                if fx.code.is_cancelled() {
+                    out.rounds.push(round);
+                    break;
+                }
                 Message::user(format!("<output>\n[not run: {why}]\n</output>"))
             }
         };
