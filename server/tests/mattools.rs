@@ -54,6 +54,23 @@ fn answer(code: &str, name: &str) -> String {
     format!("<answer><code>```python\n{code}\n```</code><name>{name}</name></answer>")
 }
 
+/// A right answer to `test_antisite_generator` (function `names`).
+const ANTISITE_NAMES: &str = "from pymatgen.core import Structure\n\
+    from pymatgen.analysis.defects.generators import AntiSiteGenerator\n\
+    def names():\n    s = Structure.from_file('tool_source_code/pymatgen-analysis-defects/tests/test_files/GaN.vasp')\n\
+    \x20   return {'antisite_defect_names': sorted(d.name for d in AntiSiteGenerator().get_defects(s))}\n";
+
+/// `atomworld serve` with the config file `config`, MatTools' shared tasks and a rate limit
+/// the tests never reach.
+async fn serve_mattools(dir: &std::path::Path, config: &std::path::Path) -> common::Server {
+    let config = config.to_string_lossy().to_string();
+    let data = data();
+    common::Server::start(dir, &["--config", &config, "--rate-limit", "1000"], |cmd| {
+        cmd.env("ATOMWORLD_MATTOOLS_DIR", &data);
+    })
+    .await
+}
+
 #[test]
 fn baselines_and_the_reference_faults() {
     let Some(context) = setup() else { return };
@@ -352,10 +369,7 @@ async fn the_api_lists_tasks_and_scores_code_in_the_sandbox() {
         .unwrap()
         .clone();
     assert!(task["prompt"].as_str().unwrap().contains("<name>"));
-    let code = "from pymatgen.core import Structure\n\
-        from pymatgen.analysis.defects.generators import AntiSiteGenerator\n\
-        def names():\n    s = Structure.from_file('tool_source_code/pymatgen-analysis-defects/tests/test_files/GaN.vasp')\n\
-        \x20   return {'antisite_defect_names': sorted(d.name for d in AntiSiteGenerator().get_defects(s))}\n";
+    let code = ANTISITE_NAMES;
     let score = |response: String| {
         let c = c.clone();
         let url = format!("{}/api/score", server.base);
@@ -798,16 +812,7 @@ async fn one_address_flooding_the_sandbox_leaves_a_worker_for_another() {
         format!("[sandbox.pymatgen]\nworkers = 2\nwall_secs = {WALL_SECS}\n"),
     )
     .unwrap();
-    let config = config.to_string_lossy().to_string();
-    let data = data();
-    let server = common::Server::start(
-        dir.path(),
-        &["--config", &config, "--rate-limit", "1000"],
-        |cmd| {
-            cmd.env("ATOMWORLD_MATTOOLS_DIR", &data);
-        },
-    )
-    .await;
+    let server = serve_mattools(dir.path(), &config).await;
     let base = server.base.clone();
     let tasks = common::get_json(
         &reqwest::Client::new(),
@@ -852,10 +857,7 @@ async fn one_address_flooding_the_sandbox_leaves_a_worker_for_another() {
         .collect();
     // The flood's requests have arrived (its first loop holds a worker).
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-    let code = "from pymatgen.core import Structure\n\
-        from pymatgen.analysis.defects.generators import AntiSiteGenerator\n\
-        def names():\n    s = Structure.from_file('tool_source_code/pymatgen-analysis-defects/tests/test_files/GaN.vasp')\n\
-        \x20   return {'antisite_defect_names': sorted(d.name for d in AntiSiteGenerator().get_defects(s))}\n";
+    let code = ANTISITE_NAMES;
     let started = std::time::Instant::now();
     let (status, right) = post(from(3), answer(code, "names")).await;
     let (waited, served) = (started.elapsed(), std::time::Instant::now());
@@ -924,16 +926,7 @@ async fn cancelling_a_run_stops_its_code_in_the_sandbox() {
         "\n[sandbox.pymatgen]\nworkers = 2\nwall_secs = {WALL_SECS}\n"
     ));
     std::fs::write(&config, text).unwrap();
-    let config = config.to_string_lossy().to_string();
-    let data = data();
-    let server = common::Server::start(
-        dir.path(),
-        &["--config", &config, "--rate-limit", "1000"],
-        |cmd| {
-            cmd.env("ATOMWORLD_MATTOOLS_DIR", &data);
-        },
-    )
-    .await;
+    let server = serve_mattools(dir.path(), &config).await;
     let base = server.base.clone();
     let c = reqwest::Client::new();
     let tasks = common::get_json(&c, format!("{base}/api/suites/mattools-code/tasks")).await;
@@ -984,10 +977,7 @@ async fn cancelling_a_run_stops_its_code_in_the_sandbox() {
     }
     // The workers are free: a right answer is verified at once.
     let task = common::listed_task(&base, "mattools-code", "test_antisite_generator").await;
-    let code = "from pymatgen.core import Structure\n\
-        from pymatgen.analysis.defects.generators import AntiSiteGenerator\n\
-        def names():\n    s = Structure.from_file('tool_source_code/pymatgen-analysis-defects/tests/test_files/GaN.vasp')\n\
-        \x20   return {'antisite_defect_names': sorted(d.name for d in AntiSiteGenerator().get_defects(s))}\n";
+    let code = ANTISITE_NAMES;
     let scored = common::post_json(
         &c,
         format!("{base}/api/score"),
