@@ -54,6 +54,21 @@ pub fn space_group(structure: &Structure, symprec: f64) -> Result<SpaceGroup, Sy
     if structure.is_empty() {
         return Err(SymmetryError::Empty);
     }
+    let data = dataset(structure, symprec)?;
+    Ok(SpaceGroup {
+        number: data.number,
+        symbol: data.hm_symbol.clone(),
+        hall_number: data.hall_number,
+        pearson_symbol: data.pearson_symbol.clone(),
+        operations: data.operations.len(),
+    })
+}
+
+/// moyo's analysis of `structure` (each site as its main element) at `symprec`.
+fn dataset(structure: &Structure, symprec: f64) -> Result<moyo::MoyoDataset, SymmetryError> {
+    if structure.is_empty() {
+        return Err(SymmetryError::Empty);
+    }
     let m = structure.lattice.matrix();
     let basis = Matrix3::from_fn(|i, j| m[i][j]);
     let positions = structure
@@ -67,7 +82,7 @@ pub fn space_group(structure: &Structure, symprec: f64) -> Result<SpaceGroup, Sy
         .map(|s| s.element.z() as i32)
         .collect();
     let cell = moyo::base::Cell::new(moyo::base::Lattice::new(basis), positions, numbers);
-    let data = moyo::MoyoDataset::new(
+    moyo::MoyoDataset::new(
         &cell,
         symprec,
         moyo::base::AngleTolerance::Radian(crate::numeric::radians(ANGLE_TOLERANCE_DEG)),
@@ -77,13 +92,86 @@ pub fn space_group(structure: &Structure, symprec: f64) -> Result<SpaceGroup, Sy
     .map_err(|e| SymmetryError::Search {
         symprec,
         message: e.to_string(),
-    })?;
-    Ok(SpaceGroup {
+    })
+}
+
+/// A structure's conventional standard cell and its Bravais lattice.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Conventional {
+    /// The conventional cell (moyo's standardised cell, spglib's setting; sites labelled
+    /// element and number, `Fe0`, `Fe1`, …).
+    pub structure: Structure,
+    /// The Bravais lattice's Pearson letters, as the IUCr writes them since 2014: `aP`,
+    /// `mP`, `mS`, `oP`, `oS`, `oI`, `oF`, `tP`, `tI`, `hR`, `hP`, `cP`, `cI`, `cF` (moyo
+    /// writes base-centred monoclinic `mC`).
+    pub bravais: String,
+    /// International Tables number of the space group.
+    pub number: i32,
+}
+
+/// The 14 Bravais lattices in the order of the crystal families (triclinic to cubic), as
+/// [`Conventional::bravais`] names them.
+pub const BRAVAIS_LATTICES: [&str; 14] = [
+    "aP", "mP", "mS", "oP", "oS", "oI", "oF", "tP", "tI", "hR", "hP", "cP", "cI", "cF",
+];
+
+/// Why a structure has no conventional cell here.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ConventionalError {
+    /// The symmetry search failed.
+    #[error(transparent)]
+    Symmetry(#[from] SymmetryError),
+    /// A site holds more than one species or is partly occupied: its symmetry is the
+    /// average structure's, not a cell of whole atoms.
+    #[error("site {0} is mixed or partly occupied")]
+    Disordered(usize),
+}
+
+/// The conventional standard cell of an ordered `structure` (as spglib's
+/// `standardize_cell(to_primitive=False)` builds it), found at `symprec` Å.
+pub fn conventional(
+    structure: &Structure,
+    symprec: f64,
+) -> Result<Conventional, ConventionalError> {
+    if let Some(i) = structure
+        .sites
+        .iter()
+        .position(|s| !s.others.is_empty() || s.occupancy != 1.0)
+    {
+        return Err(ConventionalError::Disordered(i));
+    }
+    let data = dataset(structure, symprec)?;
+    let cell = &data.std_cell;
+    let basis = &cell.lattice.basis;
+    let lattice = crate::lattice::Lattice::from_matrix(std::array::from_fn(|i| {
+        std::array::from_fn(|j| basis[(j, i)])
+    }));
+    let mut sites = Vec::with_capacity(cell.numbers.len());
+    for (k, (p, &z)) in cell.positions.iter().zip(&cell.numbers).enumerate() {
+        let element = u32::try_from(z)
+            .ok()
+            .and_then(crate::element::Element::from_z)
+            .ok_or_else(|| SymmetryError::Search {
+                symprec,
+                message: format!("standard cell site {k} has atomic number {z}"),
+            })?;
+        let label = format!("{}{k}", element.symbol());
+        sites.push(crate::structure::Site::new(
+            element,
+            [p.x, p.y, p.z],
+            label,
+            1.0,
+        ));
+    }
+    let letters: String = data.pearson_symbol.chars().take(2).collect();
+    Ok(Conventional {
+        structure: Structure::new(lattice, sites),
+        bravais: if letters == "mC" {
+            "mS".into()
+        } else {
+            letters
+        },
         number: data.number,
-        symbol: data.hm_symbol.clone(),
-        hall_number: data.hall_number,
-        pearson_symbol: data.pearson_symbol.clone(),
-        operations: data.operations.len(),
     })
 }
 
@@ -104,5 +192,33 @@ mod tests {
         assert_ne!(space_group(&s, DEFAULT_SYMPREC).unwrap().number, 225);
         s.sites.clear();
         assert_eq!(space_group(&s, DEFAULT_SYMPREC), Err(SymmetryError::Empty));
+    }
+
+    /// Rock salt's primitive cell (2 atoms) has the cubic F conventional cell of 8 atoms with
+    /// the primitive cell's volume four times; a mixed site has none.
+    #[test]
+    fn rocksalt_primitive_cell_gives_its_conventional_cell() {
+        let cif = "data_x\n_cell_length_a 3.9881\n_cell_length_b 3.9881\n_cell_length_c 3.9881\n_cell_angle_alpha 60\n_cell_angle_beta 60\n_cell_angle_gamma 60\nloop_\n_atom_site_type_symbol\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\nNa 0 0 0\nCl .5 .5 .5\n";
+        let s = read_cif(cif).unwrap();
+        let c = conventional(&s, DEFAULT_SYMPREC).unwrap();
+        assert_eq!((c.bravais.as_str(), c.number), ("cF", 225));
+        assert_eq!(c.structure.len(), 8);
+        let ratio = c.structure.lattice.volume() / s.lattice.volume();
+        assert!((ratio - 4.0).abs() < 1e-9, "{ratio}");
+        let a = c.structure.lattice.lengths();
+        assert!(
+            a.iter().all(|x| (x - 3.9881 * 2f64.sqrt()).abs() < 1e-6),
+            "{a:?}"
+        );
+        assert_eq!(
+            space_group(&c.structure, DEFAULT_SYMPREC).unwrap().number,
+            225
+        );
+        let mut mixed = s.clone();
+        mixed.sites[1].occupancy = 0.5;
+        assert_eq!(
+            conventional(&mixed, DEFAULT_SYMPREC),
+            Err(ConventionalError::Disordered(1))
+        );
     }
 }

@@ -1,4 +1,4 @@
-//! The AtomWorld paper's probes as suites, end to end with the keyless baselines: generated,
+//! The AtomWorld paper's probes and sensitivity studies as suites, end to end with the keyless baselines: generated,
 //! run and stored by `atomworld run` and by `POST /api/runs`, and tabled by `atomworld
 //! report` and `GET /api/report` as the paper's tables (the answer with the truth succeeds
 //! everywhere, the copied or empty answer nowhere).
@@ -9,9 +9,9 @@ mod common;
 use common::{bin, create_run, get_json, wait_run};
 use server::storage::Storage;
 
-/// Each probe suite, the baseline that answers with the truth (if it has one), the one that
+/// Each probe or study suite, the baseline that answers with the truth (if it has one), the one that
 /// does not, and the label the second gets everywhere (if one label).
-const PROBES: [(&str, Option<&str>, &str, Option<&str>); 5] = [
+const PROBES: [(&str, Option<&str>, &str, Option<&str>); 8] = [
     ("pointworld", Some("reference"), "copy-input", None),
     ("cif-repair", Some("reference"), "copy-input", None),
     (
@@ -22,6 +22,24 @@ const PROBES: [(&str, Option<&str>, &str, Option<&str>); 5] = [
     ),
     ("struct-prop", None, "copy-input", Some("Unchanged")),
     ("move-all", Some("reference"), "copy-input", None),
+    (
+        "atomworld-atoms",
+        Some("reference"),
+        "copy-input",
+        Some("AtomCountMismatch"),
+    ),
+    (
+        "atomworld-bravais",
+        Some("reference"),
+        "copy-input",
+        Some("AtomCountMismatch"),
+    ),
+    (
+        "atomworld-position",
+        Some("reference"),
+        "copy-input",
+        Some("AtomCountMismatch"),
+    ),
 ];
 
 fn run(data: &std::path::Path, suite: &str, model: &str) -> serde_json::Value {
@@ -72,7 +90,7 @@ fn each_probe_runs_and_is_tabled_from_the_cli() {
     }
     let storage = Storage::open(&data).unwrap();
     let runs = storage.list_runs().unwrap();
-    assert_eq!(runs.len(), 9);
+    assert_eq!(runs.len(), 15);
     for (suite, truth, other, _) in PROBES {
         let mut ids: Vec<(String, String)> = runs
             .iter()

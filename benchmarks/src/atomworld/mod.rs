@@ -11,6 +11,7 @@ pub mod numbers;
 pub mod parse;
 pub mod prompt;
 pub mod same_crystal;
+pub mod studies;
 pub mod suggest;
 pub mod suite;
 pub mod task;

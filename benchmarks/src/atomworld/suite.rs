@@ -67,21 +67,7 @@ fn lines(
     tasks: &[GeneratedTask],
     report: &GenerationReport,
 ) -> (Vec<serde_json::Value>, String) {
-    let lines = tasks
-        .iter()
-        .map(|t| {
-            serde_json::json!({
-                "id": t.id,
-                "action": t.action.kind().name(),
-                "structure": t.structure_name,
-                "input_cif": t.input_cif,
-                "action_prompt": t.prompt,
-                "target_cif": t.target_cif,
-                "parameters": t.action,
-                "readings_differ": t.readings_differ,
-            })
-        })
-        .collect();
+    let lines = tasks.iter().map(GeneratedTask::line).collect();
     let rejected: usize = report.no_ops_rejected.values().sum();
     let failed: usize = report.failed.values().sum();
     let structures = match spec.structures {

@@ -3,6 +3,10 @@
 use std::sync::Arc;
 
 use super::AnySuite;
+use crate::atomworld::studies::atom_count::AtomCount;
+use crate::atomworld::studies::bravais::Bravais;
+use crate::atomworld::studies::position::Position;
+use crate::atomworld::studies::Sensitivity;
 
 /// No suite of that name.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -39,6 +43,9 @@ impl Registry {
                 Arc::new(crate::probes::cif_gen::CifGen),
                 Arc::new(crate::probes::struct_prop::StructProp),
                 Arc::new(crate::probes::move_all::MoveAll),
+                Arc::new(Sensitivity::<AtomCount>::default()),
+                Arc::new(Sensitivity::<Bravais>::default()),
+                Arc::new(Sensitivity::<Position>::default()),
             ],
         }
     }

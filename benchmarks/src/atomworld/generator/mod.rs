@@ -124,6 +124,59 @@ impl GeneratedTask {
     }
 }
 
+impl GeneratedTask {
+    /// The task `id` on `input` (its CIF text and that text read back: see [`as_model_sees`])
+    /// with the action `drawn`, worded in `style`: the prompt is rendered and read back, and
+    /// the target computed from what it says; with the target structure. `None` when the
+    /// prompt cannot be rendered or read back or the action cannot be applied.
+    pub fn build(
+        id: String,
+        structure_name: &str,
+        (input_cif, input): (String, &Structure),
+        drawn: &Action,
+        style: PromptStyle,
+    ) -> Option<(Self, Structure)> {
+        let prompt = render_prompt(drawn, style, input).ok()?;
+        let action = parse_prompt(&prompt, input).ok()?;
+        let target = apply(input, &action, Semantics::Reference).ok()?.structure;
+        let task = GeneratedTask {
+            id,
+            structure_name: structure_name.to_string(),
+            target_cif: write_cif(&target.wrapped()),
+            input_cif,
+            input: input.clone(),
+            readings_differ: readings_differ(input, &action).unwrap_or(false),
+            action,
+            prompt,
+        };
+        Some((task, target))
+    }
+
+    /// The task as `gen` writes it: with its structure's name, its action's parameters and
+    /// whether its readings differ (what the Python reference's driver reads).
+    pub fn line(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "action": self.action.kind().name(),
+            "structure": self.structure_name,
+            "input_cif": self.input_cif,
+            "action_prompt": self.prompt,
+            "target_cif": self.target_cif,
+            "parameters": self.action,
+            "readings_differ": self.readings_differ,
+        })
+    }
+}
+
+/// The CIF text a model is shown for `structure` and that text read back: tasks act on what
+/// the model sees (8 decimals), not on the unrounded structure behind it. `None` when the
+/// text does not read back.
+pub fn as_model_sees(structure: &Structure) -> Option<(String, Structure)> {
+    let cif = write_cif(structure);
+    let input = read_cif(&cif).ok()?;
+    Some((cif, input))
+}
+
 /// Counts of what the generator drew and threw away.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GenerationReport {
@@ -211,10 +264,7 @@ pub fn generate_from(
                     Some(list) => list[(number + attempt / DRAWS_PER_STRUCTURE) % list.len()],
                     None => &entries[rng.below(entries.len())],
                 };
-                // The model sees the CIF text: act on what it says (8 decimals), not on the
-                // unrounded structure behind it.
-                let input_cif = write_cif(&entry.structure);
-                let Ok(input) = read_cif(&input_cif) else {
+                let Some((input_cif, input)) = as_model_sees(&entry.structure) else {
                     continue;
                 };
                 let s = &input;
@@ -226,16 +276,13 @@ pub fn generate_from(
                     wording: spec.wording,
                     separator: Separator::ALL[rng.below(Separator::ALL.len())],
                 };
-                let Ok(prompt) = render_prompt(&drawn, style, s) else {
+                let id = format!("{}-{number:04}", kind.name());
+                let Some((task, target)) =
+                    GeneratedTask::build(id, &entry.name, (input_cif, s), &drawn, style)
+                else {
                     continue;
                 };
-                let Ok(action) = parse_prompt(&prompt, s) else {
-                    continue;
-                };
-                let Ok(target) = apply(s, &action, Semantics::Reference) else {
-                    continue;
-                };
-                if copy_passes(s, &target.structure, kind) {
+                if copy_passes(s, &target, kind) {
                     if spec.no_ops == NoOpPolicy::Reject {
                         *report.no_ops_rejected.entry(kind).or_default() += 1;
                         continue;
@@ -245,16 +292,7 @@ pub fn generate_from(
                 if shared.is_some() && attempt >= DRAWS_PER_STRUCTURE {
                     *report.substituted.entry(kind).or_default() += 1;
                 }
-                made = Some(GeneratedTask {
-                    id: format!("{}-{number:04}", kind.name()),
-                    structure_name: entry.name.clone(),
-                    target_cif: write_cif(&target.structure.wrapped()),
-                    input_cif,
-                    input: s.clone(),
-                    readings_differ: readings_differ(s, &action).unwrap_or(false),
-                    action,
-                    prompt,
-                });
+                made = Some(task);
                 break;
             }
             match made {

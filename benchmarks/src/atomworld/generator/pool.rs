@@ -201,6 +201,12 @@ struct Line {
 /// The repetition that brings `n` sites into [`SITE_RANGE`]: fewest copies, then the most
 /// nearly isotropic cell, then the lexicographically smallest size. `None` if none does.
 pub fn repeat_for(structure: &Structure) -> Option<[u32; 3]> {
+    repeat_into(structure, SITE_RANGE)
+}
+
+/// The repetition (up to 4 along each axis) that brings `structure` to `lo..=hi` sites, chosen
+/// as [`repeat_for`] chooses.
+pub fn repeat_into(structure: &Structure, (lo, hi): (usize, usize)) -> Option<[u32; 3]> {
     let n = structure.len();
     let lengths = structure.lattice.lengths();
     let mut best: Option<(u32, f64, [u32; 3])> = None;
@@ -209,7 +215,7 @@ pub fn repeat_for(structure: &Structure) -> Option<[u32; 3]> {
             for c in 1..=4u32 {
                 let copies = a * b * c;
                 let total = n * copies as usize;
-                if total < SITE_RANGE.0 || total > SITE_RANGE.1 {
+                if total < lo || total > hi {
                     continue;
                 }
                 let l = [

@@ -9,7 +9,8 @@ use crate::atomworld::action::{Action, ActionKind};
 /// structure (the reference's rule).
 pub const RETRIES: usize = 20;
 
-fn round(x: f64, decimals: i32) -> f64 {
+/// `x` rounded to `decimals` places, as the reference rounds its printed parameters.
+pub(crate) fn round(x: f64, decimals: i32) -> f64 {
     let k = libm::pow(10.0, decimals as f64);
     (x * k).round() / k
 }
