@@ -103,8 +103,7 @@ pub async fn complete_stream(
 pub async fn start_run(
     suite: &str,
     model: &str,
-    per_group: usize,
-    seed: u64,
+    (per_group, seed, variant): (usize, u64, Option<String>),
     concurrency: usize,
 ) -> Result<String, String> {
     let body = RunRequest {
@@ -116,6 +115,7 @@ pub async fn start_run(
         samples: wire::defaults::SAMPLES,
         tasks: None,
         agent: None,
+        variant,
     };
     send::<RunCreated>(gloo_net::http::Request::post("/api/runs").json(&body))
         .await

@@ -130,3 +130,34 @@ test("a probe run from the runs page: CIF-Repair's 22 corruptions, the reference
       assert.equal(cells[1 - ref], "0", `${label}: ${cells}`);
     }
   }));
+
+test("a prompt ablation from the runs page: one run per chosen wording, each column named by it", () =>
+  withScreenshot(browser.page, "runs variants", async () => {
+    const page = browser.page;
+    await page.goto(server.url + "/runs");
+    await page.waitForSelector("#run-suite option[value=atomworld]", { state: "attached" });
+    await page.selectOption("#run-suite", "atomworld");
+    await page.waitForSelector("#run-model option[value=reference]", { state: "attached" });
+    await page.selectOption("#run-model", ["reference"]);
+    // The wordings are offered with what each is.
+    await page.waitForSelector("#run-variant option[value=newest]", { state: "attached" });
+    const offered = await page.locator("#run-variant option").allTextContents();
+    assert.ok(offered.includes("newest (Table 1 wording)"), offered.join(" | "));
+    await page.selectOption("#run-variant", ["newest", "four_decimal"]);
+    await page.fill("#run-per-action", "1");
+    await page.dispatchEvent("#run-per-action", "change");
+    await page.click("#start-run");
+    await page.waitForFunction(() => {
+      const lines = [...document.querySelectorAll("#run-progress .run-line")];
+      return lines.length === 2 && lines.every((l) => l.textContent.includes("finished"));
+    }, null, { timeout: 120_000 });
+    await page.waitForSelector("#paper-tables figure", { timeout: 60_000 });
+    const rows = await tableRows(page, "Success rate per action");
+    assert.ok(rows, "AtomWorld's success table");
+    const heads = await page.locator("#paper-tables figure").first().locator("thead th").allTextContents();
+    assert.ok(heads.some((h) => h.startsWith("reference · Table 1 wording")), heads.join(" | "));
+    assert.ok(heads.some((h) => h.startsWith("reference · four-decimal wording")), heads.join(" | "));
+    for (const [label, cells] of Object.entries(rows)) {
+      assert.deepEqual(cells, ["1", "1"], `${label}: ${cells}`);
+    }
+  }));

@@ -58,7 +58,7 @@ enum Command {
         config: Option<PathBuf>,
     },
     /// Run a benchmark headless (resumes an unfinished run with the same settings).
-    Run(cli::run::RunArgs),
+    Run(Box<cli::run::RunArgs>),
     /// Run a program in the code sandbox, or say which backends work on this host.
     Sandbox {
         #[command(subcommand)]
@@ -112,6 +112,10 @@ enum Command {
         /// Project export or an OPTIMADE response.
         #[arg(long)]
         pool: Option<PathBuf>,
+        /// A variant of the suite's set (AtomWorld: the prompt's wording: `data2026`,
+        /// `newest`, `four_decimal`, `oldest`).
+        #[arg(long)]
+        variant: Option<String>,
         /// Output JSONL file.
         #[arg(short, long)]
         output: PathBuf,
@@ -217,6 +221,7 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             seed,
             per_group,
             pool,
+            variant,
             output,
         } => Ok(finish((|| {
             let registry = benchmarks::task::Registry::standard();
@@ -225,7 +230,12 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
                 .map_err(|e| cli::CliError::input(e.to_string()))?;
             let pool = pool.as_deref().map(cli::gen::pool_files).transpose()?;
             let mut out = Output::create(&output, &[])?;
-            let report = cli::gen::run(suite.as_ref(), seed, per_group, pool.as_deref(), &mut out)?;
+            let report = cli::gen::run(
+                suite.as_ref(),
+                (seed, per_group, variant.as_deref()),
+                pool.as_deref(),
+                &mut out,
+            )?;
             out.commit()?;
             eprintln!("{report}");
             Ok(())
@@ -271,7 +281,7 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             let runtime = tokio::runtime::Runtime::new()?;
             Ok(finish(
                 runtime
-                    .block_on(cli::run::run(args))
+                    .block_on(cli::run::run(*args))
                     .map(|table| print!("{table}")),
             ))
         }

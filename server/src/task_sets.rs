@@ -91,6 +91,14 @@ impl TaskSets {
                     code_answers: suite.code_answers(),
                     reference_counts: self.hosts.get(suite.name()).reference_counts().to_vec(),
                     human_scored: suite.human_scored(),
+                    variants: suite
+                        .variants()
+                        .iter()
+                        .map(|v| wire::VariantInfo {
+                            name: v.name.into(),
+                            condition: v.condition.into(),
+                        })
+                        .collect(),
                 }
             })
             .collect()

@@ -175,3 +175,105 @@ async fn each_probe_runs_and_is_tabled_over_http() {
     }
     server.stop();
 }
+
+/// A prompt ablation in one command: `run --variant data2026,newest,four_decimal` runs the
+/// same AtomWorld set once per wording, each run stored with its wording and named by it in
+/// the report that follows; over HTTP a run names its variant, and a variant the suite lacks
+/// is refused with those it has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wording_ablation_runs_each_variant_and_reports_them_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let out = bin()
+        .args([
+            "run",
+            "--model",
+            "reference",
+            "--per-group",
+            "1",
+            "--seed",
+            "3",
+        ])
+        .args(["--variant", "data2026,newest,four_decimal", "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let storage = Storage::open(&data).unwrap();
+    let runs = storage.list_runs().unwrap();
+    assert_eq!(runs.len(), 3);
+    for (wording, condition) in [
+        ("data2026", "2026 data wording"),
+        ("newest", "Table 1 wording"),
+        ("four_decimal", "four-decimal wording"),
+    ] {
+        let (id, spec, _) = runs
+            .iter()
+            .find(|(_, s, _)| s.condition.as_deref() == Some(condition))
+            .unwrap_or_else(|| panic!("no run of {condition}: {runs:?}"));
+        let wire::TaskSource::Generated(params) = &spec.tasks else {
+            panic!("{spec:?}")
+        };
+        assert_eq!(params["wording"], wording, "{params}");
+        assert!(
+            stdout.contains(&format!("reference · {condition} ({id})")),
+            "{stdout}"
+        );
+        assert_eq!(storage.results(id).unwrap().len(), 10, "{condition}");
+    }
+    // A variant the suite lacks, and a suite without variants.
+    let out = bin()
+        .args([
+            "run",
+            "--model",
+            "reference",
+            "--variant",
+            "fancy",
+            "--data-dir",
+        ])
+        .arg(&data)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("no variant 'fancy' (variants: data2026, newest, four_decimal, oldest)"),
+        "{stderr}"
+    );
+
+    let server = common::Server::start(dir.path(), &[], |_| {}).await;
+    let base = server.base.clone();
+    let c = reqwest::Client::new();
+    let suites = get_json(&c, format!("{base}/api/suites")).await;
+    let atomworld = suites["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["variants"].as_array().is_some_and(|v| !v.is_empty()))
+        .unwrap();
+    assert_eq!(atomworld["variants"][1]["name"], "newest", "{atomworld}");
+    let body = serde_json::json!({"model": "reference", "per_group": 1, "variant": "newest"});
+    let id = create_run(&c, &base, body).await;
+    wait_run(&c, &base, &id, |r| r["status"] == "finished").await;
+    let run = get_json(&c, format!("{base}/api/runs/{id}")).await;
+    assert_eq!(run["spec"]["condition"], "Table 1 wording", "{run}");
+    assert_eq!(run["spec"]["tasks"]["wording"], "newest", "{run}");
+    for (suite, variant) in [("atomworld", "fancy"), ("cif-repair", "newest")] {
+        let body = serde_json::json!({"suite": suite, "model": "reference", "variant": variant});
+        let r = c
+            .post(format!("{base}/api/runs"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{suite} {variant}");
+        let text = r.text().await.unwrap();
+        assert!(text.contains(&format!("'{variant}'")), "{text}");
+    }
+    server.stop();
+}

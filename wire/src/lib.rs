@@ -323,6 +323,10 @@ pub struct RunRequest {
     /// `python`, code execution, our own setting).
     #[serde(default)]
     pub agent: Option<String>,
+    /// A variant of the suite's generated set ([`SuiteInfo::variants`]; AtomWorld: the
+    /// prompt's wording); none: the default set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 fn default_suite() -> String {
@@ -759,6 +763,19 @@ pub struct SuiteInfo {
     /// Whether people score its runs' answers on the human-scoring page.
     #[serde(default)]
     pub human_scored: bool,
+    /// Variants of its generated set a run may choose (AtomWorld: the prompt's wording).
+    #[serde(default)]
+    pub variants: Vec<VariantInfo>,
+}
+
+/// A variant of a suite's generated set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct VariantInfo {
+    /// Its name (`RunRequest::variant`).
+    pub name: String,
+    /// How reports name a run of it ("Table 1 wording").
+    pub condition: String,
 }
 
 /// `GET /api/suites`.

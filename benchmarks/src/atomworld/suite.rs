@@ -14,10 +14,13 @@ use super::noop::copy_would_pass;
 use super::prompt::model_prompt;
 use super::same_crystal::SAME_CRYSTAL_MATCHER;
 use super::task::AtomWorldTask;
+use super::wording::Wording;
 use crate::task::layout::Layout;
 use crate::task::source::{Located, Position};
 use crate::task::summary::TableWords;
-use crate::task::{Generator, Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError};
+use crate::task::{
+    Generator, Headline, Message, NeedAnswer, Outcome, Prepared, Suite, TaskError, Variant,
+};
 use engine::cif::PymatgenCif;
 
 /// The AtomWorld benchmark (and its move_all probe).
@@ -42,6 +45,26 @@ pub struct Reference {
 pub const COPY_INPUT: &str = "copy-input";
 /// The baseline that answers with the ground truth (bounds tables from above).
 pub const REFERENCE: &str = "reference";
+
+/// The wordings a run may choose, by [`Wording`]'s names.
+const VARIANTS: [Variant; 4] = [
+    Variant {
+        name: "data2026",
+        condition: "2026 data wording",
+    },
+    Variant {
+        name: "newest",
+        condition: "Table 1 wording",
+    },
+    Variant {
+        name: "four_decimal",
+        condition: "four-decimal wording",
+    },
+    Variant {
+        name: "oldest",
+        condition: "oldest wording",
+    },
+];
 
 /// The failure labels of the paper's table, with their headings.
 const COLUMNS: [(&str, &str); 5] = [
@@ -105,6 +128,24 @@ impl Suite for AtomWorld {
     /// pool, draws the unchanged input would pass rejected.
     fn generator(&self, seed: u64, per_group: usize) -> Option<Generator> {
         let spec = TaskSetSpec::per_action(seed, per_group);
+        Some(Generator {
+            at_most: spec.counts.values().sum(),
+            params: serde_json::to_value(spec).ok()?,
+        })
+    }
+
+    /// The prompt wordings of the reference's data sets, for a prompt ablation.
+    fn variants(&self) -> &'static [Variant] {
+        &VARIANTS
+    }
+
+    /// The default set with its prompts in the wording `name`.
+    fn variant_generator(&self, seed: u64, per_group: usize, name: &str) -> Option<Generator> {
+        let wording = Wording::deserialize(serde_json::Value::from(name)).ok()?;
+        let spec = TaskSetSpec {
+            wording,
+            ..TaskSetSpec::per_action(seed, per_group)
+        };
         Some(Generator {
             at_most: spec.counts.values().sum(),
             params: serde_json::to_value(spec).ok()?,
@@ -297,6 +338,61 @@ impl Suite for AtomWorld {
                 None
             },
             why: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::AnySuite;
+
+    /// A variant draws the default set's tasks with their prompts in its wording; a name the
+    /// suite lacks is refused with the names it has.
+    #[test]
+    fn a_wording_variant_rewords_the_same_tasks() {
+        let default = AtomWorld.generator_for(9, 2, None).unwrap().unwrap();
+        let newest = AtomWorld
+            .generator_for(9, 2, Some("newest"))
+            .unwrap()
+            .unwrap();
+        let plain = AnySuite::generate(&AtomWorld, &default.params).unwrap();
+        let reworded = AnySuite::generate(&AtomWorld, &newest.params).unwrap();
+        assert_eq!(plain.len(), reworded.len());
+        let mut differ = 0;
+        for (a, b) in plain.iter().zip(&reworded) {
+            assert_eq!(a["input_cif"], b["input_cif"], "{}", a["id"]);
+            let reworded = a["action_prompt"] != b["action_prompt"];
+            differ += usize::from(reworded);
+            if a["id"].as_str().unwrap().starts_with("insert_between") {
+                assert!(reworded, "{a}");
+            }
+            let pa = AtomWorld.prepare_json(a).unwrap();
+            let pb = AtomWorld.prepare_json(b).unwrap();
+            assert_eq!(pa.group, pb.group);
+        }
+        assert!(differ >= 2, "{differ} of {} prompts reworded", plain.len());
+        let insert = reworded
+            .iter()
+            .find(|t| t["id"].as_str().unwrap().starts_with("insert_between"))
+            .unwrap();
+        assert!(
+            insert["action_prompt"]
+                .as_str()
+                .unwrap()
+                .contains("atom in the line between atoms at indices"),
+            "{insert}"
+        );
+        let e = AtomWorld.generator_for(9, 2, Some("fancy")).unwrap_err();
+        assert!(
+            e.0.contains("data2026, newest, four_decimal, oldest"),
+            "{e}"
+        );
+        for v in AnySuite::variants(&AtomWorld) {
+            assert!(AtomWorld
+                .generator_for(9, 1, Some(v.name))
+                .unwrap()
+                .is_some());
         }
     }
 }

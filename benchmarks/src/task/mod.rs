@@ -29,7 +29,7 @@ pub use registry::{Registry, UnknownSuite};
 pub use suite::pipe_table;
 pub use suite::{
     AnySuite, Generator, Headline, Need, NeedAnswer, Outcome, PaperTemperatures, Prepared,
-    PreparedTask, RunEnv, RunProgram, RunResult, Scored, Suite, TaskError, Unasked,
+    PreparedTask, RunEnv, RunProgram, RunResult, Scored, Suite, TaskError, Unasked, Variant,
     MAX_NEED_STAGES,
 };
 pub use view::{VerdictView, ViewRow, ViewTable, ViewText};

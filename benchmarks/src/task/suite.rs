@@ -165,6 +165,18 @@ pub trait Suite: Send + Sync + 'static {
         None
     }
 
+    /// Variants of the generated task set that a run may choose instead of the default, for
+    /// an ablation (AtomWorld: the prompt's wording); none by default.
+    fn variants(&self) -> &'static [Variant] {
+        &[]
+    }
+
+    /// [`generator`](Self::generator) for the variant `name`, one of
+    /// [`variants`](Self::variants).
+    fn variant_generator(&self, _seed: u64, _per_group: usize, _name: &str) -> Option<Generator> {
+        None
+    }
+
     /// The tasks that the generator draws with `params` (a [`Generator::params`]), in order.
     fn generate(&self, _params: &serde_json::Value) -> Result<Vec<Self::Task>, TaskError> {
         Err(TaskError(format!(
@@ -356,6 +368,15 @@ pub struct Generator {
     pub at_most: usize,
 }
 
+/// A variant of a suite's generated task set ([`Suite::variants`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Variant {
+    /// Its name on the command line and in the API (`newest`).
+    pub name: &'static str,
+    /// The run's condition in a report's column ("Table 1 wording").
+    pub condition: &'static str,
+}
+
 /// A task no one can be asked here ([`Suite::unanswerable`]): where it is tabled, why, and
 /// the verdict stored for it.
 #[derive(Clone, Debug, PartialEq)]
@@ -451,6 +472,16 @@ pub trait AnySuite: Send + Sync {
     fn paper_temperatures(&self) -> PaperTemperatures;
     /// See [`Suite::generator`].
     fn generator(&self, seed: u64, per_group: usize) -> Option<Generator>;
+    /// See [`Suite::variants`].
+    fn variants(&self) -> &'static [Variant];
+    /// The generator of variant `variant` (none: the default); an error names the variants
+    /// there are.
+    fn generator_for(
+        &self,
+        seed: u64,
+        per_group: usize,
+        variant: Option<&str>,
+    ) -> Result<Option<Generator>, TaskError>;
     /// Whether the suite has a generator.
     fn generates(&self) -> bool {
         self.generator(0, 1).is_some()
@@ -540,6 +571,38 @@ impl<S: Suite> AnySuite for S {
 
     fn generator(&self, seed: u64, per_group: usize) -> Option<Generator> {
         Suite::generator(self, seed, per_group)
+    }
+
+    fn variants(&self) -> &'static [Variant] {
+        Suite::variants(self)
+    }
+
+    fn generator_for(
+        &self,
+        seed: u64,
+        per_group: usize,
+        variant: Option<&str>,
+    ) -> Result<Option<Generator>, TaskError> {
+        let Some(name) = variant else {
+            return Ok(Suite::generator(self, seed, per_group));
+        };
+        let known = Suite::variants(self);
+        if !known.iter().any(|v| v.name == name) {
+            let names: Vec<&str> = known.iter().map(|v| v.name).collect();
+            return Err(TaskError(if names.is_empty() {
+                format!(
+                    "suite {} has no task-set variants (asked for '{name}')",
+                    S::NAME
+                )
+            } else {
+                format!(
+                    "suite {} has no variant '{name}' (variants: {})",
+                    S::NAME,
+                    names.join(", ")
+                )
+            }));
+        }
+        Ok(Suite::variant_generator(self, seed, per_group, name))
     }
 
     fn generate(&self, params: &serde_json::Value) -> Result<Vec<serde_json::Value>, TaskError> {

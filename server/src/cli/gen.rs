@@ -8,16 +8,19 @@ use benchmarks::task::AnySuite;
 
 use super::CliError;
 
-/// Generate `per_group` tasks of each of `suite`'s groups with `seed` into `output`, from the
-/// structure pool `pool` (its files) when one is given; returns a one-line report.
+/// Generate `per_group` tasks of each of `suite`'s groups with `seed` (in the suite's
+/// `variant`, if one is named) into `output`, from the structure pool `pool` (its files) when
+/// one is given; returns a one-line report.
 pub fn run(
     suite: &dyn AnySuite,
-    seed: u64,
-    per_group: usize,
+    (seed, per_group, variant): (u64, usize, Option<&str>),
     pool: Option<&[(String, String)]>,
     mut output: impl Write,
 ) -> Result<String, CliError> {
-    let generator = suite.generator(seed, per_group).ok_or_else(|| {
+    let generator = suite
+        .generator_for(seed, per_group, variant)
+        .map_err(|e| CliError::input(e.to_string()))?;
+    let generator = generator.ok_or_else(|| {
         CliError::input(format!(
             "suite {} has no task generator; its tasks come from files (`run --tasks`)",
             suite.name()

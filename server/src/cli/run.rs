@@ -77,8 +77,14 @@ pub struct RunArgs {
     /// report side by side.
     #[arg(long, value_delimiter = ',', default_value = "0", num_args = 1)]
     pub rag_k: Vec<usize>,
-    /// The run's condition beyond model and agent, for reports (set by a `--rag-k` sweep
-    /// or a K above 0).
+    /// A variant of the suite's generated set (`GET /api/suites` lists them; AtomWorld: the
+    /// prompt's wording, `data2026`, `newest` as the paper's Table 1, `four_decimal`,
+    /// `oldest`). Several (`data2026,newest,four_decimal`: a prompt ablation) run one after
+    /// another, then print their report side by side.
+    #[arg(long, value_delimiter = ',', num_args = 1)]
+    pub variant: Vec<String>,
+    /// The run's condition beyond model and agent, for reports (set by a sweep, a K above 0
+    /// or a variant).
     #[arg(skip)]
     pub condition: Option<String>,
     /// The train split (recipes as JSONL or Parquet, with or without embeddings) that
@@ -209,20 +215,17 @@ pub async fn run(args: RunArgs) -> Result<String, CliError> {
 /// [`run`] with `suites`: one run, or one per K of a `--rag-k` sweep followed by their
 /// report.
 pub async fn run_with(args: RunArgs, suites: &Catalogue) -> Result<String, CliError> {
-    if args.rag_k.len() < 2 {
-        let mut args = args;
-        let k = args.k();
-        args.condition = (k > 0).then(|| format!("K = {k}"));
-        return one(args, suites).await.map(|(_, text)| text);
+    let sweep = args.sweep(&suites.registry)?;
+    if sweep.len() == 1 {
+        let single = sweep.into_iter().next().unwrap_or(args);
+        return one(single, suites).await.map(|(_, text)| text);
     }
     let mut ids = Vec::new();
     let mut out = String::new();
-    for &k in &args.rag_k {
-        let mut single = args.clone();
-        single.rag_k = vec![k];
-        single.condition = Some(format!("K = {k}"));
+    for single in sweep {
+        let heading = single.condition.clone().unwrap_or_default();
         let (id, text) = one(single, suites).await?;
-        out.push_str(&format!("## K = {k} ({id})\n\n{text}\n"));
+        out.push_str(&format!("## {heading} ({id})\n\n{text}\n"));
         ids.push(id);
     }
     let storage = Storage::open(&args.data_dir).map_err(|e| CliError::failure(e.to_string()))?;
@@ -236,6 +239,56 @@ impl RunArgs {
     /// The one K of a single run.
     fn k(&self) -> usize {
         self.rag_k.first().copied().unwrap_or(0)
+    }
+
+    /// The runs these arguments ask for: one per K of `--rag-k` and variant of `--variant`
+    /// (every pair when both sweep), each with one K, at most one variant and its condition
+    /// in words. A variant the suite lacks is an error naming those it has.
+    fn sweep(&self, registry: &Registry) -> Result<Vec<RunArgs>, CliError> {
+        let suite = registry
+            .get(&self.suite)
+            .map_err(|e| CliError::input(e.to_string()))?;
+        let mut variants: Vec<Option<(String, &str)>> = Vec::new();
+        for name in &self.variant {
+            if self.tasks_file.is_some() {
+                return Err(CliError::input(
+                    "--variant chooses a generated set; --tasks gives the tasks instead",
+                ));
+            }
+            suite
+                .generator_for(self.seed, self.per_group, Some(name))
+                .map_err(|e| CliError::input(e.to_string()))?;
+            let condition = suite
+                .variants()
+                .iter()
+                .find(|v| v.name == name)
+                .map_or(name.as_str(), |v| v.condition);
+            variants.push(Some((name.clone(), condition)));
+        }
+        if variants.is_empty() {
+            variants.push(None);
+        }
+        let ks = if self.rag_k.is_empty() {
+            vec![0]
+        } else {
+            self.rag_k.clone()
+        };
+        let mut sweep = Vec::new();
+        for &k in &ks {
+            for variant in &variants {
+                let mut single = self.clone();
+                single.rag_k = vec![k];
+                single.variant = variant.iter().map(|(name, _)| name.clone()).collect();
+                let mut words: Vec<String> = Vec::new();
+                if k > 0 || ks.len() > 1 {
+                    words.push(format!("K = {k}"));
+                }
+                words.extend(variant.iter().map(|(_, c)| c.to_string()));
+                single.condition = (!words.is_empty()).then(|| words.join(", "));
+                sweep.push(single);
+            }
+        }
+        Ok(sweep)
     }
 }
 
@@ -303,7 +356,12 @@ async fn one(args: RunArgs, suites: &Catalogue) -> Result<(String, String), CliE
         }
         None if suite.generates() => TaskSource::Generated(
             suite
-                .generator(args.seed, args.per_group)
+                .generator_for(
+                    args.seed,
+                    args.per_group,
+                    args.variant.first().map(String::as_str),
+                )
+                .map_err(|e| CliError::input(e.to_string()))?
                 .map(|g| g.params)
                 .unwrap_or_default(),
         ),

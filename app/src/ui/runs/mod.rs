@@ -100,6 +100,8 @@ pub fn Runs() -> impl IntoView {
     };
     let earlier = LocalResource::new(|| crate::api::get::<RunList>("/api/runs"));
     let chosen = RwSignal::new(vec!["reference".to_string()]);
+    // The chosen variants of the suite's set (none: its default set).
+    let variants = RwSignal::new(Vec::<String>::new());
     let per_action = RwSignal::new(5usize);
     let seed = RwSignal::new(2026u64);
     let concurrency = RwSignal::new(4usize);
@@ -178,12 +180,19 @@ pub fn Runs() -> impl IntoView {
             error.set(Some("choose at least one model".into()));
             return;
         }
+        // One run per model and chosen variant (a prompt ablation side by side).
+        let mut vs: Vec<Option<String>> = variants.get_untracked().into_iter().map(Some).collect();
+        if vs.is_empty() {
+            vs.push(None);
+        }
         spawn_local(async move {
             let mut ids = Vec::new();
             for m in ms {
-                match crate::api::start_run(&name, &m, n, s, c).await {
-                    Ok(id) => ids.push(id),
-                    Err(e) => error.set(Some(format!("{m}: {e}"))),
+                for v in &vs {
+                    match crate::api::start_run(&name, &m, (n, s, v.clone()), c).await {
+                        Ok(id) => ids.push(id),
+                        Err(e) => error.set(Some(format!("{m}: {e}"))),
+                    }
                 }
             }
             if !ids.is_empty() {
@@ -381,6 +390,7 @@ pub fn Runs() -> impl IntoView {
                     <select id="run-suite" on:change=move |ev| {
                         suite.set(event_target_value(&ev));
                         chosen.set(Vec::new());
+                        variants.set(Vec::new());
                     }>
                         {move || suites.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|s| {
                             let name = s.name.clone();
@@ -391,16 +401,7 @@ pub fn Runs() -> impl IntoView {
                 </label>
                 <label class="field">
                     <span>"Models (one run each; ctrl-click for several)"</span>
-                    <select id="run-model" multiple size="3" on:change=move |ev| {
-                        let Some(select) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok()) else { return };
-                        let options = select.selected_options();
-                        let names = (0..options.length())
-                            .filter_map(|i| options.item(i))
-                            .filter_map(|o| o.dyn_into::<web_sys::HtmlOptionElement>().ok())
-                            .map(|o| o.value())
-                            .collect();
-                        chosen.set(names);
-                    }>
+                    <select id="run-model" multiple size="3" on:change=move |ev| chosen.set(selected_values(&ev))>
                         {move || match models.get() {
                             Some(Ok(list)) => list
                                 .into_iter()
@@ -424,6 +425,17 @@ pub fn Runs() -> impl IntoView {
                         <input id="run-per-action" type="number" min="1" max="500" prop:value=move || per_action.get().to_string()
                             on:change=move |ev| if let Ok(v) = event_target_value(&ev).parse() { per_action.set(v) } />
                     </label>
+                    <Show when=move || info().is_some_and(|s| !s.variants.is_empty())>
+                        <label class="field">
+                            <span>"Variants (one run each; none: the default set)"</span>
+                            <select id="run-variant" multiple size="3" on:change=move |ev| variants.set(selected_values(&ev))>
+                                {move || info().map(|s| s.variants).unwrap_or_default().into_iter().map(|v| {
+                                    let label = format!("{} ({})", v.name, v.condition);
+                                    view! { <option value=v.name.clone()>{label}</option> }
+                                }).collect_view()}
+                            </select>
+                        </label>
+                    </Show>
                     <label class="field narrow"><span>"Seed"</span>
                         <input id="run-seed" type="number" min="0" prop:value=move || seed.get().to_string()
                             on:change=move |ev| if let Ok(v) = event_target_value(&ev).parse() { seed.set(v) } />
@@ -538,4 +550,20 @@ async fn gloo_timers_sleep(ms: i32) {
         }
     });
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+/// The values of the options chosen in the multiple select that sent `ev`.
+fn selected_values(ev: &leptos::ev::Event) -> Vec<String> {
+    let Some(select) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok())
+    else {
+        return Vec::new();
+    };
+    let options = select.selected_options();
+    (0..options.length())
+        .filter_map(|i| options.item(i))
+        .filter_map(|o| o.dyn_into::<web_sys::HtmlOptionElement>().ok())
+        .map(|o| o.value())
+        .collect()
 }

@@ -78,6 +78,7 @@ use utoipa::OpenApi;
         wire::RunAction,
         wire::CaseCreated,
         wire::SuiteInfo,
+        wire::VariantInfo,
         wire::SuiteList,
         wire::SuiteTask,
         wire::SuiteTasks,

@@ -56,12 +56,26 @@ pub async fn start_run(
     Json(body): Json<RunRequest>,
 ) -> Result<(StatusCode, Json<RunCreated>), ApiError> {
     authorise(&state, &headers)?;
-    let generator = state
-        .runs
-        .registry()
-        .get(&body.suite)
-        .ok()
-        .and_then(|s| s.generator(body.seed, body.per_group));
+    let (generator, condition) = match state.runs.registry().get(&body.suite) {
+        Ok(suite) => {
+            let variant = body.variant.as_deref();
+            if variant.is_some() && body.tasks.is_some() {
+                return Err(ApiError::bad(
+                    "`variant` chooses a generated set; `tasks` gives the tasks instead",
+                ));
+            }
+            let generator = suite
+                .generator_for(body.seed, body.per_group, variant)
+                .map_err(|e| ApiError::bad(e.to_string()))?;
+            let condition = suite
+                .variants()
+                .iter()
+                .find(|v| Some(v.name) == variant)
+                .map(|v| v.condition.to_string());
+            (generator, condition)
+        }
+        Err(_) => (None, None),
+    };
     let source = match (body.tasks, &generator) {
         (None, Some(generator)) => TaskSource::Generated(generator.params.clone()),
         // Other suites: the task set the server holds for them (GET /api/suites).
@@ -139,7 +153,7 @@ pub async fn start_run(
         .flatten(),
         suite: body.suite,
         agent: body.agent,
-        condition: None,
+        condition,
     };
     let run_id = state.runs.start(&spec)?;
     Ok((StatusCode::CREATED, Json(RunCreated { run_id })))
