@@ -417,7 +417,14 @@ fn an_agent_the_suite_does_not_have_is_refused_with_the_suites_agents() {
     };
     let err = run("atomworld", "nope");
     assert!(
-        err.contains("no agent named 'nope' (atomworld has none)"),
+        err.contains("no agent named 'nope' (atomworld's: pymatgen)"),
+        "{err}"
+    );
+    let err = run("pointworld", "pymatgen");
+    assert!(
+        err.contains(
+            "the pymatgen agent answers atomworld tasks, not pointworld (pointworld has none)"
+        ),
         "{err}"
     );
     let err = run("omnimat-cal", "reflect");

@@ -1,6 +1,7 @@
 //! The AtomWorld suite: an input CIF, an action in words, and the CIF the model must return.
 
 pub mod action;
+pub mod agent;
 pub mod apply;
 pub mod evaluate;
 pub mod figures;

@@ -210,6 +210,17 @@ impl Suite for AtomWorld {
             .collect()
     }
 
+    /// The paper's tool-augmented agent (documentation search, then a pymatgen program run on
+    /// the input: [`super::agent`]).
+    fn agents(&self) -> &'static [&'static str] {
+        &[super::agent::AGENT]
+    }
+
+    /// The agent searches the documentation.
+    fn retrieves(&self, agent: Option<&str>, _references: usize) -> bool {
+        agent == Some(super::agent::AGENT)
+    }
+
     fn table_words(&self) -> TableWords {
         TableWords {
             group: "action",

@@ -8,6 +8,7 @@
 //! one (its tasks read from files by [`crate::task_files`], asked as they are).
 
 pub mod alchemy;
+pub mod atomworld;
 pub mod mattools;
 pub mod omnimat;
 
@@ -211,6 +212,7 @@ impl Hosts {
     pub fn standard() -> Self {
         Hosts {
             hosts: vec![
+                Arc::new(atomworld::AtomWorld),
                 Arc::new(mattools::MatToolsCode),
                 Arc::new(mattools::MatToolsQa),
                 Arc::new(omnimat::OmniMat::CAL),

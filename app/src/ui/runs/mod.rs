@@ -496,8 +496,9 @@ pub fn Runs() -> impl IntoView {
     }
 }
 
-/// An agent's rounds (MatTools' self-reflection): each round's search, what it retrieved,
-/// how its code ran, and the critique that led to the next round.
+/// An agent's rounds (MatTools' self-reflection, AtomWorld's programs): each round's search,
+/// what it retrieved, how its code ran (all properties computed, a structure written, or
+/// why not), and the critique that led to the next round.
 #[component]
 fn Rounds(transcript: serde_json::Value) -> impl IntoView {
     let rounds = transcript.as_array().cloned().unwrap_or_default();
@@ -514,24 +515,33 @@ fn Rounds(transcript: serde_json::Value) -> impl IntoView {
             <ol>
                 {rounds.into_iter().map(|r| {
                     let retrieved = r.get("retrieved").and_then(|x| x.as_array()).map_or(0, Vec::len);
-                    let complete = r.get("complete").and_then(|x| x.as_bool()).unwrap_or(false);
                     let run = r.get("run").cloned().unwrap_or_default();
+                    // What the run achieved, in the round's own terms.
+                    let achieved = match (r.get("complete").and_then(|x| x.as_bool()), r.get("written")) {
+                        (Some(true), _) => "every property computed".to_string(),
+                        (Some(false), _) => "incomplete".to_string(),
+                        (None, Some(w)) if w.is_string() => "wrote a structure".to_string(),
+                        _ => text(&r, "error"),
+                    };
                     let ran = if run.is_null() {
                         text(&r, "error")
                     } else {
                         let stderr = text(&run, "stderr");
                         let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default().to_string();
                         format!(
-                            "exit {} · {}{}",
+                            "exit {} · {achieved}{}",
                             run.get("exit_code").map_or("-".to_string(), |c| c.to_string()),
-                            if complete { "every property computed" } else { "incomplete" },
                             if last.is_empty() { String::new() } else { format!(" · {last}") }
                         )
+                    };
+                    let searched = match text(&r, "query") {
+                        q if q.is_empty() => text(&r, "search"),
+                        q => q.chars().take(120).collect(),
                     };
                     let critique = r.get("critique").map(|c| text(c, "feedback")).unwrap_or_default();
                     view! {
                         <li class="round">
-                            <div><strong>"search: "</strong>{text(&r, "query").chars().take(120).collect::<String>()}{format!(" ({retrieved} entries)")}</div>
+                            <div><strong>"search: "</strong>{searched}{format!(" ({retrieved} entries)")}</div>
                             <div><strong>"run: "</strong>{ran}</div>
                             {(!critique.is_empty()).then(|| view! { <div><strong>"critique: "</strong>{critique}</div> })}
                         </li>

@@ -3,68 +3,16 @@
 //! retrieved entries, the code's run, the critique) is returned to be stored with the result.
 
 use benchmarks::mattools::code::agent::{
-    complete, critic_messages, generation_messages, parse_critique, AgentKind, DocEntry, Round,
-    MAX_ROUNDS, TOP_K,
+    complete, critic_messages, generation_messages, parse_critique, AgentKind, Round, MAX_ROUNDS,
+    TOP_K,
 };
 use benchmarks::mattools::code::extract::extract;
 use benchmarks::mattools::code::harness::solution_run;
 use benchmarks::mattools::code::CodeTask;
 
-use super::docs;
+use super::docs::search;
 use crate::agents::{AgentAnswer, Effects};
 use crate::llm::{LlmError, Message};
-
-/// What one documentation search gave: the entries, how they were found (a round's
-/// `search`), why the chosen search failed if it did, and its embeddings cost.
-struct Searched {
-    docs: Vec<DocEntry>,
-    how: String,
-    error: Option<String>,
-    input_tokens: u64,
-    cost_usd: f64,
-}
-
-/// Search the documentation for `query`: by the embeddings model when one is chosen, else
-/// by BM25. A failed embeddings search falls back to BM25 and says so in the round, except
-/// a spend cap, which ends the answer as a model call's would.
-async fn search(query: &str, fx: &Effects<'_>) -> Result<Searched, LlmError> {
-    let index = match docs::index(fx.code).await {
-        Ok(index) => index,
-        Err(e) => {
-            return Ok(Searched {
-                docs: Vec::new(),
-                how: String::new(),
-                error: Some(format!("no documentation: {e}")),
-                input_tokens: 0,
-                cost_usd: 0.0,
-            })
-        }
-    };
-    let bm25 = |error: Option<String>| Searched {
-        docs: index.search(query, TOP_K),
-        how: "bm25".into(),
-        error,
-        input_tokens: 0,
-        cost_usd: 0.0,
-    };
-    let Some(model) = fx.embeddings else {
-        return Ok(bm25(None));
-    };
-    match index
-        .search_embedded(fx.gateway, model, query, TOP_K, fx.budget)
-        .await
-    {
-        Ok(found) => Ok(Searched {
-            docs: found.entries,
-            how: format!("embeddings:{model}"),
-            error: None,
-            input_tokens: found.input_tokens,
-            cost_usd: found.cost_usd,
-        }),
-        Err(docs::SearchError::Llm(e @ LlmError::SpendCap(_))) => Err(e),
-        Err(e) => Ok(bm25(Some(format!("{e}; searched by BM25 instead")))),
-    }
-}
 
 /// Answers `task` with agent `kind` and model `model`. A model call that fails ends the
 /// answer with the error (as a plain call would); a failed sandbox run or documentation
@@ -89,7 +37,7 @@ pub async fn answer(
     for number in 1..=rounds {
         let found = match kind {
             AgentKind::Single => None,
-            _ => Some(search(&query, fx).await?),
+            _ => Some(search(&query, TOP_K, fx).await?),
         };
         let (docs, doc_error, how) = match found {
             None => (Vec::new(), None, String::new()),

@@ -15,6 +15,7 @@ use benchmarks::retrieval::{tokens, Embeddings, RetrievalError};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
+use crate::agents::Effects;
 use crate::execution::CodeRunner;
 use crate::llm::spend::Budget;
 use crate::llm::{Gateway, LlmError};
@@ -203,6 +204,64 @@ async fn load(code: &CodeRunner) -> Result<Vec<DocEntry>, String> {
     // A cache that cannot be written only costs the next start a few seconds.
     let _ = tokio::fs::write(&file, line).await;
     Ok(entries)
+}
+
+/// What one documentation search gave: the entries, how they were found (a round's
+/// `search`), why the chosen search failed if it did, and its embeddings cost.
+pub struct Searched {
+    /// The entries, best first.
+    pub docs: Vec<DocEntry>,
+    /// How they were found (`bm25`, `embeddings:<model>`).
+    pub how: String,
+    /// Why the chosen search failed, if it did.
+    pub error: Option<String>,
+    /// Input tokens of the embeddings calls.
+    pub input_tokens: u64,
+    /// Their cost.
+    pub cost_usd: f64,
+}
+
+/// The `k` entries of the documentation best for `query` (MatTools' agents and AtomWorld's
+/// search it): by the embeddings model when one is chosen, else
+/// by BM25. A failed embeddings search falls back to BM25 and says so in the round, except
+/// a spend cap, which ends the answer as a model call's would.
+pub async fn search(query: &str, k: usize, fx: &Effects<'_>) -> Result<Searched, LlmError> {
+    let index = match index(fx.code).await {
+        Ok(index) => index,
+        Err(e) => {
+            return Ok(Searched {
+                docs: Vec::new(),
+                how: String::new(),
+                error: Some(format!("no documentation: {e}")),
+                input_tokens: 0,
+                cost_usd: 0.0,
+            })
+        }
+    };
+    let bm25 = |error: Option<String>| Searched {
+        docs: index.search(query, k),
+        how: "bm25".into(),
+        error,
+        input_tokens: 0,
+        cost_usd: 0.0,
+    };
+    let Some(model) = fx.embeddings else {
+        return Ok(bm25(None));
+    };
+    match index
+        .search_embedded(fx.gateway, model, query, k, fx.budget)
+        .await
+    {
+        Ok(found) => Ok(Searched {
+            docs: found.entries,
+            how: format!("embeddings:{model}"),
+            error: None,
+            input_tokens: found.input_tokens,
+            cost_usd: found.cost_usd,
+        }),
+        Err(SearchError::Llm(e @ LlmError::SpendCap(_))) => Err(e),
+        Err(e) => Ok(bm25(Some(format!("{e}; searched by BM25 instead")))),
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,179 @@
+//! AtomWorld's tool-augmented agent end to end on the real pymatgen sandbox (bwrap + the
+//! pinned venv): a scripted model's program fails, is shown its error, and its corrected
+//! program's structure is scored a success; another program writes the wrong structure and
+//! is scored as such; every attempt is stored with the result.
+//!
+//! Needs bubblewrap and the venv (`scripts/mattools-venv.sh`): without them the test fails
+//! under CI and is skipped with a notice otherwise.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State;
+use serde_json::{json, Value};
+
+type Seen = Arc<Mutex<Vec<String>>>;
+
+/// A program that turns site `index` into `element` and writes output.cif.
+fn program(index: usize, element: &str) -> String {
+    format!(
+        "```python\nfrom pymatgen.core import Structure\nfrom pymatgen.io.cif import CifWriter\n\
+         s = Structure.from_file('input.cif')\ns.replace({index}, '{element}')\n\
+         CifWriter(s).write_file('output.cif')\n```"
+    )
+}
+
+/// The scripted model: for the task on site 0, first a program that fails, then (shown the
+/// error) the right one; for the task on site 1, a program that writes rubidium instead.
+async fn reply(State(seen): State<Seen>, axum::Json(body): axum::Json<Value>) -> axum::Json<Value> {
+    let prompt = body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    seen.lock().unwrap().push(prompt.clone());
+    let text = if prompt.contains("Action: Change the atom at index 1") {
+        program(1, "Rb")
+    } else if prompt.contains("Your previous program failed") {
+        program(0, "K")
+    } else {
+        "```python\nfrom pymatgen.core import Structure\nStructure.from_fiel('input.cif')\n```"
+            .to_string()
+    };
+    common::completion(&text, 100)
+}
+
+/// Whether the pymatgen sandbox can run here.
+fn sandbox_ready() -> bool {
+    let venv = std::env::var("ATOMWORLD_MATTOOLS_VENV").map_or_else(
+        |_| {
+            std::path::PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/atomworld/venv-mattools")
+        },
+        std::path::PathBuf::from,
+    );
+    let bwrap = std::process::Command::new("bwrap")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    bwrap && venv.join("bin/python").exists()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pymatgen_agent_runs_its_programs_and_is_scored_by_what_they_write() {
+    if !sandbox_ready() {
+        assert!(
+            !common::required(),
+            "bwrap and the MatTools venv are required under CI"
+        );
+        eprintln!("SKIPPED: no bwrap or no MatTools venv");
+        return;
+    }
+    let seen: Seen = Arc::new(Mutex::new(Vec::new()));
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", axum::routing::post(reply))
+        .with_state(seen.clone());
+    let base = common::spawn_app(app).await;
+    let dir = tempfile::tempdir().unwrap();
+    // The input as the benchmark writes it (pymatgen's CifWriter style).
+    let cif = engine::cif::write_cif(&engine::cif::read_cif(&common::nacl_conventional()).unwrap());
+    let tasks: String = [0, 1]
+        .iter()
+        .map(|i| {
+            let action = format!(
+                "Change the atom at index {i} into K in the cif file. The indices of atoms are \
+                 started from 0."
+            );
+            format!(
+                "{}\n",
+                json!({"id": format!("k{i}"), "input_cif": cif, "action_prompt": action})
+            )
+        })
+        .collect();
+    let file = dir.path().join("tasks.jsonl");
+    std::fs::write(&file, tasks).unwrap();
+    let config = common::fake_model_config(dir.path(), &base, "");
+    let data = dir.path().join("data");
+    let out = common::run_fake(&config, &data)
+        .args(["--agent", "pymatgen", "--concurrency", "1", "--tasks"])
+        .arg(&file)
+        .env("FAKE_API_KEY", "unused")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let storage = server::storage::Storage::open(&data).unwrap();
+    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
+    assert_eq!(spec.agent.as_deref(), Some("pymatgen"));
+    let rows = storage.results(&id).unwrap();
+    // A row by the site its task changes (the file's ids are the importer's line numbers).
+    let row = |key: &str| {
+        let site = &key[1..];
+        rows.iter()
+            .find(|r| {
+                r.prompt
+                    .contains(&format!("Change the atom at index {site} "))
+            })
+            .unwrap()
+    };
+    let attempts = |key: &str| {
+        row(key)
+            .transcript
+            .clone()
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+
+    // Site 0: the first program fails (no such method), the second writes the answer.
+    assert_eq!(
+        row("k0").label.as_deref(),
+        Some("Success"),
+        "{:?}",
+        row("k0")
+    );
+    let a = attempts("k0");
+    assert_eq!(a.len(), 2, "{a:?}");
+    assert!(
+        a[0]["run"]["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("from_fiel"),
+        "{}",
+        a[0]
+    );
+    assert_eq!(a[0]["written"], Value::Null);
+    assert_eq!(a[0]["retrieved"].as_array().unwrap().len(), 5, "{}", a[0]);
+    assert!(a[1]["written"].as_str().unwrap().contains("K0"), "{}", a[1]);
+    assert!(row("k0")
+        .response
+        .as_deref()
+        .unwrap()
+        .starts_with("<cif>\n"));
+    // The second prompt showed the failed program and its traceback.
+    let prompts = seen.lock().unwrap().clone();
+    let retry = prompts
+        .iter()
+        .find(|p| p.contains("Your previous program failed"))
+        .unwrap();
+    assert!(
+        retry.contains("AttributeError") && retry.contains("from_fiel"),
+        "{retry}"
+    );
+
+    // Site 1: the program writes Rb for K: a structure, but not the target's composition.
+    assert_eq!(
+        row("k1").label.as_deref(),
+        Some("AtomCountMismatch"),
+        "{:?}",
+        row("k1")
+    );
+    assert_eq!(attempts("k1").len(), 1);
+    assert_eq!(prompts.len(), 3, "two attempts for k0, one for k1");
+}
