@@ -176,4 +176,17 @@ async fn the_pymatgen_agent_runs_its_programs_and_is_scored_by_what_they_write()
     );
     assert_eq!(attempts("k1").len(), 1);
     assert_eq!(prompts.len(), 3, "two attempts for k0, one for k1");
+
+    // The report names the agent in the run's column (Table 11: with and without tools).
+    let out = common::bin()
+        .args(["report", &id, "--format", "json", "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let columns = report["paper"][0]["columns"].to_string();
+    assert!(
+        columns.contains(&format!("fake · agent pymatgen ({id})")),
+        "{columns}"
+    );
 }

@@ -62,11 +62,14 @@ pub fn report(
             }
             _ => String::new(),
         };
-        let condition = spec
-            .condition
-            .as_deref()
-            .map(|c| format!(" · {c}"))
-            .unwrap_or_default();
+        // What sets the run apart beside its model: its agent (the papers' with/without
+        // tools tables) and its condition.
+        let condition: String = spec
+            .agent
+            .iter()
+            .map(|a| format!(" · agent {a}"))
+            .chain(spec.condition.iter().map(|c| format!(" · {c}")))
+            .collect();
         let column = RunColumn {
             heading: format!("{}{condition} ({id}){unverified}", spec.model),
             model: format!("{}{unverified}", spec.model),
