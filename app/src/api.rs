@@ -63,7 +63,7 @@ pub async fn complete_stream(
         messages: messages.to_vec(),
         sample: 0,
     };
-    let res = gloo_net::http::Request::post("/api/complete/stream")
+    let res = post("/api/complete/stream")
         .abort_signal(Some(signal))
         .json(&body)
         .map_err(|e| e.to_string())?
@@ -117,9 +117,28 @@ pub async fn start_run(
         agent: None,
         variant,
     };
-    send::<RunCreated>(gloo_net::http::Request::post("/api/runs").json(&body))
-        .await
-        .map(|r| r.run_id)
+    let created = send::<RunCreated>(post("/api/runs").json(&body)).await?;
+    keep_run_token(&created.run_id, &created.run_token);
+    Ok(created.run_id)
+}
+
+/// Where this browser keeps the token of a run it started.
+fn run_token_key(id: &str) -> String {
+    format!("atomworld-run-token:{id}")
+}
+
+/// Keep run `id`'s token (it alone resumes or cancels the run) in this browser.
+fn keep_run_token(id: &str, token: &str) {
+    if let Some(store) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
+        let _ = store.set_item(&run_token_key(id), token);
+    }
+}
+
+/// The token of run `id`, if this browser started it.
+fn run_token(id: &str) -> Option<String> {
+    web_sys::window()
+        .and_then(|w| w.local_storage().ok().flatten())
+        .and_then(|s| s.get_item(&run_token_key(id)).ok().flatten())
 }
 
 /// Send a request with a JSON body and read the JSON answer as its wire type (an API error
@@ -174,7 +193,7 @@ fn decode<T: DeserializeOwned>(data: &str) -> Result<T, String> {
 /// Store `case` (the playground's or a suite's) in the server's case store; returns its
 /// short id (`/c/<id>` opens it).
 pub async fn put_case<T: serde::Serialize>(case: &T) -> Result<String, String> {
-    send::<CaseCreated>(gloo_net::http::Request::post("/api/cases").json(case))
+    send::<CaseCreated>(post("/api/cases").json(case))
         .await
         .map(|c| c.id)
 }
@@ -215,12 +234,7 @@ pub async fn score(
     request: &wire::ScoreRequest,
     signal: &web_sys::AbortSignal,
 ) -> Result<wire::ScoreResult, String> {
-    send(
-        gloo_net::http::Request::post("/api/score")
-            .abort_signal(Some(signal))
-            .json(request),
-    )
-    .await
+    send(post("/api/score").abort_signal(Some(signal)).json(request)).await
 }
 
 /// A task of `suite` with its `k` nearest tasks among the server's as references
@@ -233,7 +247,7 @@ pub async fn suite_references(
         "/api/suites/{}/references",
         String::from(js_sys::encode_uri_component(suite))
     );
-    send(gloo_net::http::Request::post(&url).json(request)).await
+    send(post(&url).json(request)).await
 }
 
 /// Set (or with `None`, remove) one of a person's scores; the scores and agreement after.
@@ -241,7 +255,7 @@ pub async fn put_human_score(
     run: &str,
     score: &wire::HumanScore,
 ) -> Result<wire::HumanScores, String> {
-    send(gloo_net::http::Request::put(&format!("/api/runs/{run}/human-scores")).json(score)).await
+    send(put(&format!("/api/runs/{run}/human-scores")).json(score)).await
 }
 
 /// Open a workshop room (`passcode` when the server asks for one).
@@ -249,7 +263,7 @@ pub async fn create_room(
     request: &wire::RoomCreate,
     passcode: &str,
 ) -> Result<wire::RoomCreated, String> {
-    let mut req = gloo_net::http::Request::post("/api/rooms");
+    let mut req = post("/api/rooms");
     if !passcode.trim().is_empty() {
         req = req.header("X-Atomworld-Passcode", passcode.trim());
     }
@@ -279,11 +293,7 @@ pub async fn send_attempt(
     code: &str,
     attempt: &wire::RoomAttempt,
 ) -> Result<wire::AttemptScored, String> {
-    send(
-        gloo_net::http::Request::post(&format!("/api/rooms/{}/attempts", url_part(code)))
-            .json(attempt),
-    )
-    .await
+    send(post(&format!("/api/rooms/{}/attempts", url_part(code))).json(attempt)).await
 }
 
 /// Resume run `id` (one that was cancelled, stopped, incomplete or interrupted).
@@ -293,7 +303,11 @@ pub async fn resume_run(id: &str) -> Result<wire::RunAction, String> {
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
         .collect();
-    send(gloo_net::http::Request::post(&format!("/api/runs/{id}/resume")).json(&())).await
+    let mut req = post(&format!("/api/runs/{id}/resume"));
+    if let Some(token) = run_token(&id) {
+        req = req.header(wire::RUN_TOKEN_HEADER, &token);
+    }
+    send(req.json(&())).await
 }
 
 /// GET a host-only room document with the host token.
@@ -355,4 +369,28 @@ pub fn url_segment(text: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+/// A POST to the server's API, naming this tab's session (the server's rate limits count per
+/// session, so a workshop behind one address is not one client).
+fn post(url: &str) -> gloo_net::http::RequestBuilder {
+    gloo_net::http::Request::post(url).header(wire::SESSION_HEADER, session())
+}
+
+/// A PUT to the server's API, naming this tab's session.
+fn put(url: &str) -> gloo_net::http::RequestBuilder {
+    gloo_net::http::Request::put(url).header(wire::SESSION_HEADER, session())
+}
+
+/// This tab's session name: 32 random hex digits, made once per page load.
+fn session() -> &'static str {
+    thread_local! {
+        static SESSION: &'static str = Box::leak(
+            (0..4)
+                .map(|_| format!("{:08x}", (js_sys::Math::random() * 4_294_967_296.0) as u32))
+                .collect::<String>()
+                .into_boxed_str(),
+        );
+    }
+    SESSION.with(|s| *s)
 }

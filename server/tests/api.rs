@@ -252,8 +252,21 @@ async fn a_cancelled_run_keeps_its_results_and_resumes_to_the_end() {
         r["progress"]["done"].as_u64().unwrap_or(0) >= 3
     })
     .await;
+    // Only the run's starter may stop it: its token, given when it started.
+    let token = common::run_token(&id);
+    for wrong in [None, Some("0123456789abcdef")] {
+        let mut r = c.post(format!("{base}/api/runs/{id}/cancel"));
+        if let Some(w) = wrong {
+            r = r.header(wire::RUN_TOKEN_HEADER, w);
+        }
+        let refused = r.send().await.unwrap();
+        assert_eq!(refused.status(), 403);
+        let body: serde_json::Value = refused.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "not_your_run", "{body}");
+    }
     let cancel = c
         .post(format!("{base}/api/runs/{id}/cancel"))
+        .header(wire::RUN_TOKEN_HEADER, &token)
         .send()
         .await
         .unwrap();
@@ -265,6 +278,7 @@ async fn a_cancelled_run_keeps_its_results_and_resumes_to_the_end() {
     // Not running any more: a second cancel is a conflict.
     let again = c
         .post(format!("{base}/api/runs/{id}/cancel"))
+        .header(wire::RUN_TOKEN_HEADER, &token)
         .send()
         .await
         .unwrap();
@@ -272,6 +286,7 @@ async fn a_cancelled_run_keeps_its_results_and_resumes_to_the_end() {
 
     let resume = c
         .post(format!("{base}/api/runs/{id}/resume"))
+        .header(wire::RUN_TOKEN_HEADER, &token)
         .send()
         .await
         .unwrap();
@@ -298,6 +313,7 @@ async fn a_cancelled_run_keeps_its_results_and_resumes_to_the_end() {
     assert_eq!(keys.len(), 20);
     let resume = c
         .post(format!("{base}/api/runs/{id}/resume"))
+        .header(wire::RUN_TOKEN_HEADER, &token)
         .send()
         .await
         .unwrap();

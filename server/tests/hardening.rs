@@ -455,6 +455,44 @@ async fn the_case_store_has_a_passcode_quotas_and_says_why_it_refuses() {
     );
 }
 
+/// A workshop behind one NAT address: each participant's browser session has its own
+/// allowance (the page names its session), all of them together twenty times one; a session
+/// that spends its own is told so, and so is one beyond the address's. (With one bucket per
+/// address, the fourth request of the room was refused.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_room_behind_one_address_is_many_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--rate-limit", "3"], |_| {}).await;
+    let c = reqwest::Client::new();
+    let put = |session: String| {
+        c.post(format!("{}/api/cases", server.base))
+            .header(wire::SESSION_HEADER, session)
+            .json(&serde_json::json!({"case": 1}))
+            .send()
+    };
+    let session = |n: usize| format!("participant-{n:06}");
+    for n in 0..20 {
+        for _ in 0..3 {
+            assert_eq!(put(session(n)).await.unwrap().status(), 201, "session {n}");
+        }
+    }
+    let message = |r: reqwest::Response| async move {
+        assert_eq!(r.status(), 429);
+        let body: serde_json::Value = r.json().await.unwrap();
+        body["error"]["message"].as_str().unwrap().to_string()
+    };
+    let own = message(put(session(0)).await.unwrap()).await;
+    assert!(
+        own.starts_with("this browser session has made more than 3 requests"),
+        "{own}"
+    );
+    let shared = message(put(session(20)).await.unwrap()).await;
+    assert!(
+        shared.starts_with("the sessions of this address have made more than 60 together"),
+        "{shared}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_connection_floods_are_capped_and_timed_out() {
     let dir = tempfile::tempdir().unwrap();

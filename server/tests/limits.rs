@@ -172,7 +172,27 @@ async fn send(
         Pass::Bearer(p) => r.bearer_auth(p),
         Pass::Header(p) => r.header("X-Atomworld-Passcode", p),
     };
+    // The run's starter (these tests) holds its token.
+    let run = path
+        .strip_prefix("/api/runs/")
+        .and_then(|p| p.split('/').next());
+    if let Some(token) = run.and_then(|id| RUN_TOKENS.lock().unwrap().get(id).cloned()) {
+        r = r.header(wire::RUN_TOKEN_HEADER, token);
+    }
     r.send().await.unwrap()
+}
+
+/// The tokens of the runs these tests started, by id.
+static RUN_TOKENS: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<String, String>>,
+> = std::sync::LazyLock::new(Default::default);
+
+/// The id of the run a `POST /api/runs` answer names; its token is kept for [`send`].
+fn started_run(answer: &Value) -> String {
+    let id = answer["run_id"].as_str().unwrap().to_string();
+    let token = answer["run_token"].as_str().unwrap().to_string();
+    RUN_TOKENS.lock().unwrap().insert(id.clone(), token);
+    id
 }
 
 /// Polls the provider until it has seen `n` requests (about 10 s at most).
@@ -312,10 +332,7 @@ async fn the_passcode_guards_every_endpoint_that_costs_money_or_starts_work() {
     )
     .await;
     assert_eq!(started.status(), 201);
-    let id = started.json::<Value>().await.unwrap()["run_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = started_run(&started.json::<Value>().await.unwrap());
     wait_hits(&f, 1).await;
 
     let body_of = |path: &str| -> Value {
@@ -939,10 +956,7 @@ async fn a_run_of_5000_task_samples_starts_and_5001_are_refused() {
     )
     .await;
     assert_eq!(r.status(), 201);
-    let id = r.json::<Value>().await.unwrap()["run_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = started_run(&r.json::<Value>().await.unwrap());
     let _ = send(
         &c,
         base,

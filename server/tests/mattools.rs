@@ -951,6 +951,7 @@ async fn cancelling_a_run_stops_its_code_in_the_sandbox() {
     let cancelled_at = std::time::Instant::now();
     let r = c
         .post(format!("{base}/api/runs/{id}/cancel"))
+        .header(wire::RUN_TOKEN_HEADER, common::run_token(&id))
         .send()
         .await
         .unwrap();

@@ -10,6 +10,11 @@ use benchmarks::task::Outcome;
 
 pub mod case;
 
+/// The request header naming a browser session (16 to 64 letters, digits, `-` or `_`): the
+/// server's rate limits count per session where one is named, so a workshop behind one
+/// address is many clients (the page sends one per tab).
+pub const SESSION_HEADER: &str = "x-atomworld-session";
+
 mod rooms;
 pub use rooms::{
     AttemptDetail, AttemptKind, AttemptScored, AttemptView, LabelCount, RoomActionRow, RoomAttempt,
@@ -351,7 +356,14 @@ fn default_samples() -> u32 {
 pub struct RunCreated {
     /// The new run's id.
     pub run_id: String,
+    /// The token that cancels or resumes it ([`RUN_TOKEN_HEADER`]): given once, to its
+    /// starter; the server keeps only its digest.
+    #[serde(default)]
+    pub run_token: String,
 }
+
+/// The request header carrying a run's token (`RunCreated::run_token`) to cancel or resume it.
+pub const RUN_TOKEN_HEADER: &str = "x-run-token";
 
 /// A run's state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -229,6 +229,18 @@ pub fn evaluate(target: &PymatgenCif, response: &str, comparison: Comparison) ->
     evaluate_within(target, response, comparison, &Interrupt::default())
 }
 
+/// Target sites one scoring budget covers; a larger target gets a budget per this many
+/// sites ([`scoring_scale`]). Every structure of the paper's range (at most 100 atoms) and
+/// of the built-in pool takes one.
+pub const SITES_PER_BUDGET: usize = 2_000;
+
+/// How many scoring budgets matching an answer against a target of `target_sites` may take:
+/// one per [`SITES_PER_BUDGET`] sites begun, so the budget grows with the task (matching is
+/// at least linear in the sites), never with the answer.
+pub fn scoring_scale(target_sites: usize) -> u32 {
+    u32::try_from(target_sites.div_ceil(SITES_PER_BUDGET).max(1)).unwrap_or(u32::MAX)
+}
+
 /// [`evaluate`], giving up with [`Label::EvaluationTimeout`] once `interrupt` is raised
 /// during matching (a server's time budget).
 pub fn evaluate_within(

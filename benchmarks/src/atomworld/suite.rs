@@ -260,6 +260,11 @@ impl Suite for AtomWorld {
         evaluate_with_same_crystal(&state.target, response, state.comparison, interrupt)
     }
 
+    /// A budget per [`super::evaluate::SITES_PER_BUDGET`] sites of the target.
+    fn scoring_scale(&self, state: &Reference) -> u32 {
+        super::evaluate::scoring_scale(state.target.structure.len())
+    }
+
     fn baselines(&self) -> &'static [&'static str] {
         &[REFERENCE, COPY_INPUT]
     }
@@ -357,6 +362,25 @@ impl Suite for AtomWorld {
 mod tests {
     use super::*;
     use crate::task::AnySuite;
+
+    /// Scoring a large task may take more budgets: one per 2,000 target sites begun, read
+    /// from the task's target (8 × 8³ = 4,096 sites: three), one for the paper's sizes.
+    #[test]
+    fn the_scoring_budget_grows_with_the_target() {
+        let cif = "data_x\n_cell_length_a 5.64\n_cell_length_b 5.64\n_cell_length_c 5.64\n_cell_angle_alpha 90\n_cell_angle_beta 90\n_cell_angle_gamma 90\nloop_\n_atom_site_type_symbol\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\nNa 0 0 0\nNa 0 .5 .5\nNa .5 0 .5\nNa .5 .5 0\nCl .5 .5 .5\nCl .5 0 0\nCl 0 .5 0\nCl 0 0 .5\n";
+        let task = |prompt: &str| serde_json::json!({"id": "t", "input_cif": cif, "action_prompt": prompt});
+        let big = AtomWorld
+            .prepare_json(&task("Create a supercell with the size 8×8×8."))
+            .unwrap();
+        assert_eq!(big.scoring_scale, 3);
+        let small = AtomWorld
+            .prepare_json(&task("Create a supercell with the size 2×2×2."))
+            .unwrap();
+        assert_eq!(small.scoring_scale, 1);
+        assert_eq!(super::super::evaluate::scoring_scale(2_000), 1);
+        assert_eq!(super::super::evaluate::scoring_scale(2_001), 2);
+        assert_eq!(super::super::evaluate::scoring_scale(0), 1);
+    }
 
     /// A variant draws the default set's tasks with their prompts in its wording; a name the
     /// suite lacks is refused with the names it has.

@@ -116,6 +116,10 @@ impl Suite for MoveAll {
         AtomWorld.score(state, response, answers, interrupt)
     }
 
+    fn scoring_scale(&self, state: &Reference) -> u32 {
+        AtomWorld.scoring_scale(state)
+    }
+
     fn outcome(v: &Verdict) -> Outcome {
         AtomWorld::outcome(v)
     }

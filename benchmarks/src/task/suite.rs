@@ -165,6 +165,14 @@ pub trait Suite: Send + Sync + 'static {
         None
     }
 
+    /// How many of the configured scoring budgets (`[limits] match_budget_secs`) scoring an
+    /// answer to this task may take: 1 by default; more for tasks whose scoring grows with
+    /// their size (AtomWorld: thousands of sites), so a right answer to a large task is not
+    /// labelled a timeout. Read from the task (its reference), never from an answer.
+    fn scoring_scale(&self, _state: &Self::State) -> u32 {
+        1
+    }
+
     /// Variants of the generated task set that a run may choose instead of the default, for
     /// an ablation (AtomWorld: the prompt's wording); none by default.
     fn variants(&self) -> &'static [Variant] {
@@ -433,6 +441,9 @@ pub struct PreparedTask {
     pub messages: Vec<Message>,
     /// The group it is tabled under.
     pub group: String,
+    /// How many of the configured scoring budgets scoring an answer may take
+    /// ([`Suite::scoring_scale`]).
+    pub scoring_scale: u32,
     state: Arc<dyn Any + Send + Sync>,
 }
 
@@ -671,6 +682,7 @@ impl<S: Suite> AnySuite for S {
             suite: S::NAME,
             messages: p.messages,
             group: p.group,
+            scoring_scale: self.scoring_scale(&p.state).max(1),
             state: Arc::new(p.state),
         })
     }

@@ -226,7 +226,7 @@ fn unasked_row(
 }
 
 /// Meet the suite's needs (judge calls through the gateway, programs in the sandbox), then
-/// score on the CPU pool within the configured matching budget.
+/// score on the CPU pool within the configured matching budget (times the task's scale).
 async fn score(
     suite: &Arc<dyn AnySuite>,
     task: &PreparedTask,
@@ -237,7 +237,8 @@ async fn score(
 ) -> Result<benchmarks::task::Scored, String> {
     let answers =
         super::needs::meet_all(suite.as_ref(), task, response, Some(gateway), code).await?;
-    let budget = Duration::from_secs(gateway.config().limits.match_budget_secs);
+    let budget =
+        Duration::from_secs(gateway.config().limits.match_budget_secs) * task.scoring_scale;
     let (suite, task, response) = (suite.clone(), task.clone(), response.to_string());
     // A run's scorings share the pool fairly with everyone else's work: one run never holds
     // every slot; its own scorings always wait their turn.

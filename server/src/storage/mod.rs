@@ -207,6 +207,13 @@ fn migrations() -> Migrations<'static> {
                      status, created_at
                  FROM runs WHERE json_extract(spec, '$.suite') IS NOT NULL ORDER BY rowid;",
         ),
+        // Who may stop or resume a run started over HTTP: the digest of the token its
+        // starter was given. Runs without a row (the CLI's) are the operator's.
+        M::up(
+            "CREATE TABLE run_owners (
+                 id TEXT PRIMARY KEY REFERENCES runs(id),
+                 token_digest TEXT NOT NULL);",
+        ),
     ])
 }
 
@@ -537,7 +544,7 @@ mod tests {
             .unwrap();
         }
         let s = Storage::open(dir.path()).unwrap();
-        assert_eq!(s.schema_version().unwrap(), 11);
+        assert_eq!(s.schema_version().unwrap(), 12);
         let kept = s.human_scores("r").unwrap();
         assert_eq!(kept.len(), 1);
         assert_eq!((kept[0].score, kept[0].scorer.as_str()), (Some(4.5), ""));
@@ -580,9 +587,9 @@ mod tests {
         let s = Storage::open(&dir.path().join("nested")).unwrap();
         assert!(s.path().is_file());
         assert_eq!(s.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 11);
+        assert_eq!(s.schema_version().unwrap(), 12);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 11);
+        assert_eq!(again.schema_version().unwrap(), 12);
     }
 }

@@ -41,6 +41,29 @@ impl Storage {
         })
     }
 
+    /// Records that run `id` belongs to whoever holds the token whose digest is `digest`.
+    pub fn set_run_owner(&self, id: &str, digest: &str) -> Result<(), StorageError> {
+        self.with_conn(|c| {
+            c.execute(
+                "INSERT INTO run_owners (id, token_digest) VALUES (?1, ?2)",
+                params![id, digest],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The digest of the token run `id` belongs to; `None` for a run of the operator's.
+    pub fn run_owner(&self, id: &str) -> Result<Option<String>, StorageError> {
+        self.with_conn(|c| {
+            c.query_row(
+                "SELECT token_digest FROM run_owners WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()
+        })
+    }
+
     /// Adds `usd` to what preparing run `id`'s tasks cost (embeddings computed for them).
     pub fn add_preparation_cost(&self, id: &str, usd: f64) -> Result<(), StorageError> {
         self.with_conn(|c| {

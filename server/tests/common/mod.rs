@@ -59,13 +59,30 @@ pub async fn post_json(
         .unwrap()
 }
 
-/// Starts a run with this body; returns its id.
+/// The tokens of the runs [`create_run`] started, by id.
+static RUN_TOKENS: std::sync::LazyLock<Mutex<std::collections::HashMap<String, String>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Starts a run with this body; returns its id (its token: [`run_token`]).
 pub async fn create_run(c: &reqwest::Client, base: &str, body: serde_json::Value) -> String {
     let r = post_json(c, format!("{base}/api/runs"), &body).await;
-    r["run_id"]
+    let id = r["run_id"]
         .as_str()
         .unwrap_or_else(|| panic!("no run id: {r}"))
-        .to_string()
+        .to_string();
+    let token = r["run_token"].as_str().unwrap_or_default().to_string();
+    RUN_TOKENS.lock().unwrap().insert(id.clone(), token);
+    id
+}
+
+/// The token of run `id` (started by [`create_run`]), which cancelling or resuming it takes.
+pub fn run_token(id: &str) -> String {
+    RUN_TOKENS
+        .lock()
+        .unwrap()
+        .get(id)
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// Polls a run until `done(run)` or about 30 s; the last answer.

@@ -296,6 +296,10 @@ impl<S: Study> Suite for Sensitivity<S> {
         AtomWorld.score(state, response, answers, interrupt)
     }
 
+    fn scoring_scale(&self, state: &Reference) -> u32 {
+        AtomWorld.scoring_scale(state)
+    }
+
     fn outcome(v: &Verdict) -> Outcome {
         AtomWorld::outcome(v)
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
-use benchmarks::atomworld::evaluate::{evaluate_with_same_crystal, parse_target};
+use benchmarks::atomworld::evaluate::{evaluate_with_same_crystal, parse_target, scoring_scale};
 use rand::Rng;
 use sha2::{Digest, Sha256};
 use wire::{
@@ -299,7 +299,9 @@ pub async fn post_attempt(
             )));
         }
     }
-    let budget = Duration::from_secs(state.gateway.config().limits.match_budget_secs);
+    // The budget grows with the task's target (resolved on the pool: the cost of a task's
+    // size falls on its own slot).
+    let base = Duration::from_secs(state.gateway.config().limits.match_budget_secs);
     let (input, prompt, answer) = (
         body.input_cif.clone(),
         body.prompt.clone(),
@@ -311,14 +313,28 @@ pub async fn post_attempt(
         name: &participant,
         max_waiting: crate::cpu::MAX_WAITING,
     };
-    let scored = CpuPool::global()
-        .run_within_for(Some(client), budget, move |interrupt| {
+    // The task first (its target, within one budget), then the answer within the budget its
+    // target's size gives.
+    let resolved = CpuPool::global()
+        .run_within_for(Some(client), base, move |_| {
             let resolved = benchmarks::atomworld::task::resolve(&input, &prompt, None)
                 .map_err(|e| e.to_string())?;
             let target = parse_target(&resolved.target_cif).map_err(|e| e.to_string())?;
-            let verdict =
-                evaluate_with_same_crystal(&target, &answer, resolved.comparison(), interrupt);
-            Ok::<_, String>((resolved.group().to_string(), verdict))
+            Ok::<_, String>((resolved.group().to_string(), resolved.comparison(), target))
+        })
+        .await
+        .map_err(ApiError::from)?
+        .map_err(|e| ApiError::bad(format!("this task cannot be scored: {e}")))?;
+    let (group, comparison, target) = resolved;
+    let budget = base * scoring_scale(target.structure.len());
+    let client = crate::cpu::Client {
+        name: &participant,
+        max_waiting: crate::cpu::MAX_WAITING,
+    };
+    let scored = CpuPool::global()
+        .run_within_for(Some(client), budget, move |interrupt| {
+            let verdict = evaluate_with_same_crystal(&target, &answer, comparison, interrupt);
+            Ok::<_, String>((group, verdict))
         })
         .await
         .map_err(ApiError::from)?

@@ -156,13 +156,65 @@ pub async fn start_run(
         condition,
     };
     let run_id = state.runs.start(&spec)?;
-    Ok((StatusCode::CREATED, Json(RunCreated { run_id })))
+    let run_token = owner::new_token();
+    state
+        .storage
+        .set_run_owner(&run_id, &owner::digest(&run_token))
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok((StatusCode::CREATED, Json(RunCreated { run_id, run_token })))
+}
+
+/// Runs started over HTTP belong to their starters: cancelling or resuming one takes the token
+/// its starter was given (any passcode holder could stop anyone's run otherwise). Runs the CLI
+/// started are the operator's, with no token.
+mod owner {
+    use sha2::{Digest, Sha256};
+
+    /// A fresh token: 128 random bits in hex.
+    pub fn new_token() -> String {
+        format!("{:032x}", rand::random::<u128>())
+    }
+
+    /// What the server keeps of a token.
+    pub fn digest(token: &str) -> String {
+        hex::encode(Sha256::digest(
+            format!("atomworld-run-owner:{token}").as_bytes(),
+        ))
+    }
+}
+
+/// Whether the request may act on run `id`: a run with an owner needs its token.
+fn owns(state: &AppState, headers: &HeaderMap, id: &str) -> Result<(), ApiError> {
+    let Some(expected) = state
+        .storage
+        .run_owner(id)
+        .map_err(|e| ApiError::internal(e.to_string()))?
+    else {
+        return Ok(());
+    };
+    let given = headers
+        .get(wire::RUN_TOKEN_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(owner::digest);
+    if given.as_deref() == Some(expected.as_str()) {
+        return Ok(());
+    }
+    Err(ApiError(
+        StatusCode::FORBIDDEN,
+        "not_your_run",
+        format!(
+            "run {id} was started by someone else: cancelling or resuming it takes the token \
+             its starter was given (header {})",
+            wire::RUN_TOKEN_HEADER
+        ),
+    ))
 }
 
 /// `POST /api/runs/{id}/cancel`: stop starting new tasks (those in flight finish and are
 /// kept); the run's status becomes `cancelled` once they have.
 #[utoipa::path(post, path = "/api/runs/{id}/cancel", params(("id" = String, Path, description = "run id")), responses(
     (status = 202, body = RunAction), (status = 404, body = wire::ApiError),
+    (status = 403, description = "a run started by someone else (its token is missing)", body = wire::ApiError),
     (status = 409, description = "not running", body = wire::ApiError)))]
 pub async fn cancel_run(
     State(state): State<AppState>,
@@ -170,6 +222,7 @@ pub async fn cancel_run(
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<RunAction>), ApiError> {
     authorise(&state, &headers)?;
+    owns(&state, &headers, &id)?;
     state.runs.cancel(&id)?;
     Ok((
         StatusCode::ACCEPTED,
@@ -183,6 +236,7 @@ pub async fn cancel_run(
 /// `POST /api/runs/{id}/resume`: execute an unfinished run again from where it stopped.
 #[utoipa::path(post, path = "/api/runs/{id}/resume", params(("id" = String, Path, description = "run id")), responses(
     (status = 202, body = RunAction), (status = 404, body = wire::ApiError),
+    (status = 403, description = "a run started by someone else (its token is missing)", body = wire::ApiError),
     (status = 409, description = "finished or already running", body = wire::ApiError)))]
 pub async fn resume_run(
     State(state): State<AppState>,
@@ -190,6 +244,7 @@ pub async fn resume_run(
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<RunAction>), ApiError> {
     authorise(&state, &headers)?;
+    owns(&state, &headers, &id)?;
     state.runs.resume(&id)?;
     Ok((
         StatusCode::ACCEPTED,

@@ -206,7 +206,8 @@ pub async fn score(
     )
     .await
     .map_err(ApiError::bad)?;
-    let budget = Duration::from_secs(state.gateway.config().limits.match_budget_secs);
+    let budget = Duration::from_secs(state.gateway.config().limits.match_budget_secs)
+        * prepared.scoring_scale;
     let response = body.response;
     let scored = CpuPool::global()
         .run_within(budget, move |interrupt| {
