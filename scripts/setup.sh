@@ -49,9 +49,13 @@ ensure_test_tools() {
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
   fi
-  if [ ! -d e2e/node_modules/playwright-core ]; then
+  # Installed again whenever package-lock.json changes (its digest is kept beside the packages).
+  local lock_sum
+  lock_sum="$(sha256sum e2e/package-lock.json | cut -d' ' -f1)"
+  if [ "$(cat e2e/node_modules/.lock-sha256 2>/dev/null)" != "$lock_sum" ]; then
     say "installing e2e npm packages"
     (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$lock_sum" > e2e/node_modules/.lock-sha256
   fi
 }
 

@@ -19,7 +19,9 @@
 //! expand them to as many sites. Rejections our reader declares as "not supported" are
 //! allowed only for the reasons listed in `ALLOWED_UNSUPPORTED`, each with why; among the
 //! real-world corpus files (`data/cif-corpus`, kind "corpus") only the files named in
-//! `CORPUS_UNSUPPORTED`.
+//! `CORPUS_UNSUPPORTED`. Every kind holds at least its `MIN_KIND_CASES`, and the files refused
+//! by both readers are counted per kind (pymatgen's reasons are its implementation's
+//! exceptions, not a vocabulary to compare ours with).
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::collections::BTreeMap;
@@ -238,7 +240,38 @@ struct Tally {
     agree: usize,
     /// Refused as not supported, for an allowed reason (not counted in `total`).
     unsupported: usize,
+    /// Files both readers refuse.
+    rejected: usize,
 }
+
+/// The fewest cases of each kind the oracle holds (the everyday oracle's counts): a short or
+/// stale oracle fails instead of agreeing on little.
+const MIN_KIND_CASES: [(&str, usize); 21] = [
+    ("space_group", 1413),
+    ("broken", 792),
+    ("mutation", 600),
+    ("pool", 282),
+    ("crlf", 282),
+    ("uncertainty", 282),
+    ("exponent", 282),
+    ("near_thirds", 282),
+    ("stacked", 282),
+    ("not_stacked", 282),
+    ("stacked_periodic", 282),
+    ("stacked_other_element", 282),
+    ("no_type_symbol", 282),
+    ("upper_labels", 282),
+    ("symmetrized", 180),
+    ("symmetrized_crlf", 180),
+    ("symbol_and_number", 180),
+    ("symbol_only", 180),
+    ("number_only", 180),
+    ("corpus", 176),
+    ("magnetic", 53),
+];
+
+/// Of the broken files (made to be refused), the fewest both readers must refuse.
+const MIN_BROKEN_REFUSED_BY_BOTH: usize = 346;
 
 #[test]
 fn reader_and_writer_agree_with_pymatgen() {
@@ -298,8 +331,8 @@ fn reader_and_writer_agree_with_pymatgen() {
                     }
                 })
             }
-            (Err(e), false) => {
-                let _ = e;
+            (Err(_), false) => {
+                tally.rejected += 1;
                 None
             }
             (Ok(_), false) => Some(format!(
@@ -353,7 +386,10 @@ fn reader_and_writer_agree_with_pymatgen() {
             0 => String::new(),
             n => format!(" (+{n} not supported)"),
         };
-        println!("  {kind:<24} {:>5}/{:<5} agree{refused}", t.agree, t.total);
+        println!(
+            "  {kind:<24} {:>5}/{:<5} agree ({} refused by both){refused}",
+            t.agree, t.total, t.rejected
+        );
         total += t.total;
         agree += t.agree;
     }
@@ -378,6 +414,22 @@ fn reader_and_writer_agree_with_pymatgen() {
         failures.is_empty(),
         "{} disagreements with pymatgen",
         failures.len()
+    );
+    for (kind, least) in MIN_KIND_CASES {
+        let n = per_kind.get(kind).map_or(0, |t| t.total + t.unsupported);
+        assert!(
+            n >= least,
+            "{kind}: {n} cases, at least {least} expected (a short or stale oracle)"
+        );
+    }
+    let broken = per_kind.get("broken").map_or(0, |t| t.rejected);
+    assert!(
+        broken >= MIN_BROKEN_REFUSED_BY_BOTH,
+        "only {broken} broken files refused by both readers ({MIN_BROKEN_REFUSED_BY_BOTH} expected)"
+    );
+    assert!(
+        writer_total >= 282,
+        "the writer was compared on {writer_total} pool structures, every one (282) expected"
     );
     // Only when the oracle holds the corpus (files written before it had none).
     if per_kind.contains_key("corpus") {
