@@ -225,6 +225,12 @@ export async function fakeProvider(answer) {
       const usage = { prompt_tokens: 1200, completion_tokens: 300 };
       const parsed = JSON.parse(body);
       const answer = reply(parsed, body);
+      // An object answers with tool calls (OpenAI's function calling): {content?, tool_calls}.
+      if (typeof answer === "object" && answer !== null) {
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify({ choices: [{ message: { role: "assistant", content: answer.content ?? null, tool_calls: answer.tool_calls } }], usage }));
+        return;
+      }
       if (!parsed.stream) {
         res.setHeader("content-type", "application/json");
         res.end(JSON.stringify({ choices: [{ message: { role: "assistant", content: answer } }], usage }));

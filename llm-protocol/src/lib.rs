@@ -9,4 +9,4 @@ pub mod direct;
 mod message;
 pub mod provider;
 
-pub use message::{prompt_text, Image, Message, Role};
+pub use message::{prompt_text, Image, Message, Role, ToolCall, ToolSpec};

@@ -55,6 +55,35 @@ pub struct Message {
     /// Images after the text, in order (each provider's shape: [`super::chat`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<Image>,
+    /// The tool calls an assistant message made (function calling).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// The call a message answers with a tool's result (its text is the result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_result: Option<ToolCall>,
+}
+
+/// A tool a model may call: its name, what it does, its parameters as JSON Schema.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// Its arguments, a JSON Schema object.
+    pub parameters: serde_json::Value,
+}
+
+/// One call of a tool that a model asked for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ToolCall {
+    /// The provider's id of the call (results name it).
+    pub id: String,
+    /// The tool.
+    pub name: String,
+    /// Its arguments, as JSON text.
+    pub arguments: String,
 }
 
 impl Message {
@@ -64,6 +93,24 @@ impl Message {
             role,
             content: content.into(),
             images: Vec::new(),
+            tool_calls: Vec::new(),
+            tool_result: None,
+        }
+    }
+
+    /// An assistant message that made tool calls (with its text, possibly empty).
+    pub fn assistant_calls(content: impl Into<String>, calls: Vec<ToolCall>) -> Self {
+        Self {
+            tool_calls: calls,
+            ..Self::assistant(content)
+        }
+    }
+
+    /// The result of `call`, as the next turn gives it back.
+    pub fn tool_result(call: &ToolCall, result: impl Into<String>) -> Self {
+        Self {
+            tool_result: Some(call.clone()),
+            ..Self::user(result)
         }
     }
 

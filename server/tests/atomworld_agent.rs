@@ -190,3 +190,115 @@ async fn the_pymatgen_agent_runs_its_programs_and_is_scored_by_what_they_write()
         "{columns}"
     );
 }
+
+/// The scripted model of the engine-tools agent: it reads the structure, applies an action
+/// (K on site 0 for the task on site 0, Rb for the other) and writes the CIF, one call a
+/// turn, as OpenAI-style tool calls; each request's tool offer is recorded.
+async fn tool_reply(
+    State(seen): State<Seen>,
+    axum::Json(body): axum::Json<Value>,
+) -> axum::Json<Value> {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let results = messages.iter().filter(|m| m["role"] == "tool").count();
+    let task = messages
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .find(|c| c.contains("Action prompt"))
+        .unwrap_or_default();
+    seen.lock().unwrap().push(body["tools"].to_string());
+    let element = if task.contains("index 1 ") { "Rb" } else { "K" };
+    let site = if task.contains("index 1 ") { 1 } else { 0 };
+    let (name, arguments) = match results {
+        0 => ("read_structure", "{}".to_string()),
+        1 => (
+            "apply_action",
+            json!({"action": {"action": "change", "index": site, "element": element}}).to_string(),
+        ),
+        _ => ("write_cif", "{}".to_string()),
+    };
+    axum::Json(json!({
+        "choices": [{"message": {"content": null, "tool_calls": [
+            {"id": format!("c{results}"), "type": "function",
+             "function": {"name": name, "arguments": arguments}}]}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 5}
+    }))
+}
+
+/// Our engine-tools agent end to end with a scripted model speaking OpenAI's function
+/// calling: three turns (read, apply, write), the written structure scored, every call and
+/// its result stored; the wrong element is scored as such; the tools were offered each time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_tools_agent_calls_tools_and_is_scored_by_what_it_writes() {
+    let seen: Seen = Arc::new(Mutex::new(Vec::new()));
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", axum::routing::post(tool_reply))
+        .with_state(seen.clone());
+    let base = common::spawn_app(app).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cif = engine::cif::write_cif(&engine::cif::read_cif(&common::nacl_conventional()).unwrap());
+    let tasks: String = [0, 1]
+        .iter()
+        .map(|i| {
+            let action = format!(
+                "Change the atom at index {i} into K in the cif file. The indices of atoms are \
+                 started from 0."
+            );
+            format!("{}\n", json!({"input_cif": cif, "action_prompt": action}))
+        })
+        .collect();
+    let file = dir.path().join("tasks.jsonl");
+    std::fs::write(&file, tasks).unwrap();
+    let config = common::fake_model_config(dir.path(), &base, "");
+    let data = dir.path().join("data");
+    let out = common::run_fake(&config, &data)
+        .args(["--agent", "engine-tools", "--concurrency", "1", "--tasks"])
+        .arg(&file)
+        .env("FAKE_API_KEY", "unused")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let storage = server::storage::Storage::open(&data).unwrap();
+    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
+    assert_eq!(spec.agent.as_deref(), Some("engine-tools"));
+    let rows = storage.results(&id).unwrap();
+    let row = |site: usize| {
+        rows.iter()
+            .find(|r| {
+                r.prompt
+                    .contains(&format!("Change the atom at index {site} "))
+            })
+            .unwrap()
+    };
+    assert_eq!(row(0).label.as_deref(), Some("Success"), "{:?}", row(0));
+    assert_eq!(
+        row(1).label.as_deref(),
+        Some("AtomCountMismatch"),
+        "{:?}",
+        row(1)
+    );
+    let turns = row(0).transcript.clone().unwrap();
+    let turns = turns.as_array().unwrap();
+    assert_eq!(turns.len(), 3, "{turns:?}");
+    assert_eq!(turns[0]["calls"][0]["name"], "read_structure");
+    assert!(turns[0]["calls"][0]["result"]
+        .as_str()
+        .unwrap()
+        .contains("\"sites\""));
+    assert_eq!(
+        turns[1]["calls"][0]["result"],
+        "done: the working structure has 8 sites"
+    );
+    assert_eq!(turns[2]["calls"][0]["name"], "write_cif");
+    assert!(row(0).response.as_deref().unwrap().contains("\n  K  "));
+    // Every request offered the five tools.
+    let offers = seen.lock().unwrap().clone();
+    assert_eq!(offers.len(), 6, "three turns per task");
+    assert!(offers
+        .iter()
+        .all(|t| t.contains("apply_action") && t.contains("write_cif")));
+}

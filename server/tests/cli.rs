@@ -417,7 +417,7 @@ fn an_agent_the_suite_does_not_have_is_refused_with_the_suites_agents() {
     };
     let err = run("atomworld", "nope");
     assert!(
-        err.contains("no agent named 'nope' (atomworld's: pymatgen)"),
+        err.contains("no agent named 'nope' (atomworld's: pymatgen, engine-tools)"),
         "{err}"
     );
     let err = run("pointworld", "pymatgen");

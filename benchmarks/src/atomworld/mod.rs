@@ -16,6 +16,7 @@ pub mod studies;
 pub mod suggest;
 pub mod suite;
 pub mod task;
+pub mod tools;
 pub mod wording;
 
 pub use action::{Action, ActionKind};

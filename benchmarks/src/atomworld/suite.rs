@@ -211,9 +211,10 @@ impl Suite for AtomWorld {
     }
 
     /// The paper's tool-augmented agent (documentation search, then a pymatgen program run on
-    /// the input: [`super::agent`]).
+    /// the input: [`super::agent`]) and our own (the engine's operations as tools through
+    /// function calling: [`super::tools`]).
     fn agents(&self) -> &'static [&'static str] {
-        &[super::agent::AGENT]
+        &[super::agent::AGENT, super::tools::AGENT]
     }
 
     /// The agent searches the documentation.

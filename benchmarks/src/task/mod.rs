@@ -24,7 +24,7 @@ mod view;
 
 /// The chat messages a task asks with are the provider protocol's own (one definition for the
 /// page, the server and every suite).
-pub use llm_protocol::{chat, prompt_text, Image, Message, Role};
+pub use llm_protocol::{chat, prompt_text, Image, Message, Role, ToolCall, ToolSpec};
 pub use registry::{Registry, UnknownSuite};
 pub use suite::pipe_table;
 pub use suite::{

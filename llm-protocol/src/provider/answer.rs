@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::{ProtocolError, Provider};
+use crate::ToolCall;
 
 fn malformed(what: &str) -> ProtocolError {
     ProtocolError::Malformed(what.to_string())
@@ -13,9 +14,13 @@ pub fn parse(provider: Provider, body: &Value) -> Result<(String, u64, u64), Pro
     let tokens = |v: &Value| v.as_u64().unwrap_or(0);
     match provider {
         Provider::Openai | Provider::OpenaiCompatible => {
-            let text = body["choices"][0]["message"]["content"]
-                .as_str()
-                .ok_or_else(|| malformed("no choices[0].message.content"))?;
+            let message = &body["choices"][0]["message"];
+            // A reply that only calls tools has no content.
+            let text = match message["content"].as_str() {
+                Some(t) => t,
+                None if message["tool_calls"].is_array() => "",
+                None => return Err(malformed("no choices[0].message.content")),
+            };
             let u = &body["usage"];
             Ok((
                 text.to_string(),
@@ -51,6 +56,44 @@ pub fn parse(provider: Provider, body: &Value) -> Result<(String, u64, u64), Pro
                 tokens(&u["candidatesTokenCount"]),
             ))
         }
+    }
+}
+
+/// The tool calls of a provider's JSON answer (none when it called no tool). Gemini gives
+/// its calls no id: each is named by its place (`call-0`, …).
+pub fn tool_calls(provider: Provider, body: &Value) -> Vec<ToolCall> {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let list = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    match provider {
+        Provider::Openai | Provider::OpenaiCompatible => {
+            list(&body["choices"][0]["message"]["tool_calls"])
+                .iter()
+                .map(|c| ToolCall {
+                    id: text(&c["id"]),
+                    name: text(&c["function"]["name"]),
+                    arguments: text(&c["function"]["arguments"]),
+                })
+                .collect()
+        }
+        Provider::Anthropic => list(&body["content"])
+            .iter()
+            .filter(|b| b["type"] == "tool_use")
+            .map(|b| ToolCall {
+                id: text(&b["id"]),
+                name: text(&b["name"]),
+                arguments: b["input"].to_string(),
+            })
+            .collect(),
+        Provider::Gemini => list(&body["candidates"][0]["content"]["parts"])
+            .iter()
+            .filter_map(|p| p.get("functionCall"))
+            .enumerate()
+            .map(|(i, f)| ToolCall {
+                id: format!("call-{i}"),
+                name: text(&f["name"]),
+                arguments: f["args"].to_string(),
+            })
+            .collect(),
     }
 }
 

@@ -11,9 +11,9 @@ mod stream;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::{chat, Message};
+use crate::{chat, Message, ToolSpec};
 
-pub use answer::{error_message, parse};
+pub use answer::{error_message, parse, tool_calls};
 pub use embeddings::{build_embeddings, parse_embeddings};
 pub use stream::StreamDecoder;
 
@@ -239,6 +239,20 @@ pub fn build(
             }
         }
     }
+}
+
+/// `call` (a [`build`] of `provider`) offering the model `tools` to call (function calling),
+/// in the provider's shape ([`chat::openai_tools`] and its siblings); no tools, no change.
+pub fn with_tools(provider: Provider, mut call: HttpCall, tools: &[ToolSpec]) -> HttpCall {
+    if tools.is_empty() {
+        return call;
+    }
+    call.body["tools"] = match provider {
+        Provider::Openai | Provider::OpenaiCompatible => chat::openai_tools(tools),
+        Provider::Anthropic => chat::anthropic_tools(tools),
+        Provider::Gemini => chat::gemini_tools(tools),
+    };
+    call
 }
 
 /// `call` (a [`build`] of `provider`) asking for server-sent events instead (OpenAI:

@@ -12,8 +12,8 @@ use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
 
 use super::protocol::{
-    build, build_embeddings, build_stream, error_message, parse, parse_embeddings, HttpCall,
-    StreamDecoder,
+    build, build_embeddings, build_stream, error_message, parse, parse_embeddings, tool_calls,
+    with_tools, HttpCall, StreamDecoder,
 };
 use super::redact::{Secrets, StreamRedactor};
 use super::retry::{parse_retry_after, RetryPolicy};
@@ -21,6 +21,7 @@ use super::spend::{Budget, Reservation};
 use super::{Completion, LlmError, Message};
 use crate::config::{Config, EmbeddingModelConfig, ModelConfig, ProviderKind};
 use crate::storage::Storage;
+use llm_protocol::{ToolCall, ToolSpec};
 
 /// Cache behaviour of a gateway.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -65,6 +66,39 @@ pub fn cache_key(m: &ModelConfig, messages: &[Message], sample: u32) -> String {
         canonical["top_p"] = json!(p);
     }
     hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
+}
+
+/// [`cache_key`] of a request offering `tools` (the same key without tools).
+fn cache_key_with_tools(
+    m: &ModelConfig,
+    messages: &[Message],
+    tools: &[ToolSpec],
+    sample: u32,
+) -> String {
+    if tools.is_empty() {
+        return cache_key(m, messages, sample);
+    }
+    let canonical = json!({"request": cache_key(m, messages, sample), "tools": tools});
+    hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
+}
+
+/// What the cache keeps of an answer to a request with tools: its text and its calls.
+fn pack(text: &str, calls: &[ToolCall], tools: &[ToolSpec]) -> String {
+    if tools.is_empty() {
+        return text.to_string();
+    }
+    json!({"text": text, "tool_calls": calls}).to_string()
+}
+
+/// A cached answer to a request with `tools`, unpacked (see [`pack`]).
+fn unpack(mut c: Completion, tools: &[ToolSpec]) -> (Completion, Vec<ToolCall>) {
+    if tools.is_empty() {
+        return (c, Vec::new());
+    }
+    let v: serde_json::Value = serde_json::from_str(&c.text).unwrap_or_default();
+    let calls = serde_json::from_value(v["tool_calls"].clone()).unwrap_or_default();
+    c.text = v["text"].as_str().unwrap_or_default().to_string();
+    (c, calls)
 }
 
 /// Today's number (days since 1970-01-01, UTC), for the daily spend cap.
@@ -204,6 +238,17 @@ impl Gateway {
         messages: &[Message],
         sample: u32,
     ) -> Result<Prepared<'_>, LlmError> {
+        self.prepare_with(name, messages, &[], sample)
+    }
+
+    /// [`prepare`](Self::prepare) of a request offering `tools`.
+    fn prepare_with(
+        &self,
+        name: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        sample: u32,
+    ) -> Result<Prepared<'_>, LlmError> {
         let found = self
             .config
             .model(name)
@@ -215,7 +260,7 @@ impl Gateway {
             }),
             _ => std::borrow::Cow::Borrowed(found),
         };
-        let key = cache_key(&m, messages, sample);
+        let key = cache_key_with_tools(&m, messages, tools, sample);
         if self.options.cache || self.options.replay_only {
             if let Ok(Some((text, input_tokens, output_tokens))) = self.storage.cache_get(&key) {
                 return Ok(Prepared::Cached(Completion {
@@ -336,11 +381,31 @@ impl Gateway {
         sample: u32,
         budget: Option<&Arc<Budget>>,
     ) -> Result<Completion, LlmError> {
-        let call = match self.prepare(name, messages, sample)? {
-            Prepared::Cached(c) => return Ok(c),
+        self.complete_with_tools(name, messages, &[], sample, budget)
+            .await
+            .map(|(c, _)| c)
+    }
+
+    /// [`complete_within`](Self::complete_within) offering the model `tools` (the
+    /// providers' function calling): the answer and the calls it made (none: it answered in
+    /// text). Calls are redacted like text and cached with the answer.
+    pub async fn complete_with_tools(
+        &self,
+        name: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        sample: u32,
+        budget: Option<&Arc<Budget>>,
+    ) -> Result<(Completion, Vec<ToolCall>), LlmError> {
+        let call = match self.prepare_with(name, messages, tools, sample)? {
+            Prepared::Cached(c) => return Ok(unpack(c, tools)),
             Prepared::Call(call) => call,
         };
-        let http = build(&call.m, messages, call.api_key.as_deref());
+        let http = with_tools(
+            call.m.provider,
+            build(&call.m, messages, call.api_key.as_deref()),
+            tools,
+        );
         let admitted = self.admit(&call, budget).await?;
         let policy = self.policy();
         let mut attempts = 0;
@@ -348,12 +413,25 @@ impl Gateway {
             attempts += 1;
             let (result, retry_after) = self.send(&http).await;
             let outcome = result
-                .and_then(|body| parse(call.m.provider, &body))
+                .and_then(|body| {
+                    let calls = tool_calls(call.m.provider, &body);
+                    parse(call.m.provider, &body).map(|answer| (answer, calls))
+                })
                 .map_err(|e| call.secrets.scrub(e));
             match outcome {
-                Ok((text, i, o)) => {
+                Ok(((text, i, o), calls)) => {
                     let text = call.secrets.redact(&text);
-                    return Ok(self.record(&call, admitted, text, (i, o), attempts));
+                    let calls: Vec<ToolCall> = calls
+                        .into_iter()
+                        .map(|c| ToolCall {
+                            arguments: call.secrets.redact(&c.arguments),
+                            ..c
+                        })
+                        .collect();
+                    let stored = pack(&text, &calls, tools);
+                    let mut c = self.record(&call, admitted, stored, (i, o), attempts);
+                    c.text = text;
+                    return Ok((c, calls));
                 }
                 Err(e) if e.is_transient() && attempts <= policy.max_retries => {
                     let wait = policy.delay(attempts, retry_after, rand::random::<f64>());

@@ -5,6 +5,7 @@ use llm_protocol::provider::{self, Caller, Decoding};
 
 use super::{LlmError, Message};
 use crate::config::{EmbeddingModelConfig, ModelConfig, ProviderKind};
+use llm_protocol::{ToolCall, ToolSpec};
 
 pub use llm_protocol::provider::{error_message, HttpCall, StreamDecoder};
 
@@ -50,6 +51,16 @@ pub fn build_stream(m: &ModelConfig, messages: &[Message], key: Option<&str>) ->
 /// The answer text and (input, output) token counts from a provider's JSON answer.
 pub fn parse(p: ProviderKind, body: &serde_json::Value) -> Result<(String, u64, u64), LlmError> {
     Ok(provider::parse(p, body)?)
+}
+
+/// `call` (a [`build`] for a model of `provider`) offering the model `tools` to call.
+pub fn with_tools(provider: ProviderKind, call: HttpCall, tools: &[ToolSpec]) -> HttpCall {
+    provider::with_tools(provider, call, tools)
+}
+
+/// The tool calls of a provider's JSON answer.
+pub fn tool_calls(p: ProviderKind, body: &serde_json::Value) -> Vec<ToolCall> {
+    provider::tool_calls(p, body)
 }
 
 /// The embeddings request for `texts` to model `e` with `key` (if any).

@@ -496,9 +496,10 @@ pub fn Runs() -> impl IntoView {
     }
 }
 
-/// An agent's rounds (MatTools' self-reflection, AtomWorld's programs): each round's search,
-/// what it retrieved, how its code ran (all properties computed, a structure written, or
-/// why not), and the critique that led to the next round.
+/// An agent's rounds (MatTools' self-reflection, AtomWorld's programs and tool calls): each
+/// round's search, what it retrieved, how its code ran (all properties computed, a
+/// structure written, or why not), the critique that led to the next round, or the tools
+/// it called and what they gave.
 #[component]
 fn Rounds(transcript: serde_json::Value) -> impl IntoView {
     let rounds = transcript.as_array().cloned().unwrap_or_default();
@@ -539,13 +540,27 @@ fn Rounds(transcript: serde_json::Value) -> impl IntoView {
                         q => q.chars().take(120).collect(),
                     };
                     let critique = r.get("critique").map(|c| text(c, "feedback")).unwrap_or_default();
+                    // A turn of tool calls (the engine-tools agent): each call and what it gave.
+                    if let Some(calls) = r.get("calls").and_then(|c| c.as_array()) {
+                        let lines: Vec<String> = calls.iter().map(|c| {
+                            let result: String = text(c, "result").chars().take(120).collect();
+                            format!("{}({}) → {result}", text(c, "name"), text(c, "arguments"))
+                        }).collect();
+                        let reply = text(&r, "reply");
+                        return view! {
+                            <li class="round">
+                                {(!reply.trim().is_empty()).then(|| view! { <div><strong>"said: "</strong>{reply.chars().take(200).collect::<String>()}</div> })}
+                                {lines.into_iter().map(|l| view! { <div class="tool-call"><strong>"call: "</strong>{l}</div> }).collect_view()}
+                            </li>
+                        }.into_any();
+                    }
                     view! {
                         <li class="round">
                             <div><strong>"search: "</strong>{searched}{format!(" ({retrieved} entries)")}</div>
                             <div><strong>"run: "</strong>{ran}</div>
                             {(!critique.is_empty()).then(|| view! { <div><strong>"critique: "</strong>{critique}</div> })}
                         </li>
-                    }
+                    }.into_any()
                 }).collect_view()}
             </ol>
         </details>
