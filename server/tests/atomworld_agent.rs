@@ -60,6 +60,58 @@ fn sandbox_ready() -> bool {
     bwrap && venv.join("bin/python").exists()
 }
 
+/// Runs `agent` with the fake model at `base` on two tasks of rock salt's conventional cell
+/// (site 0, then site 1, into K; the input as the benchmark writes it): the run's id and
+/// stored rows, with the folder holding them.
+async fn run_two_tasks(
+    agent: &str,
+    base: &str,
+) -> (tempfile::TempDir, String, Vec<wire::ResultRow>) {
+    let dir = tempfile::tempdir().unwrap();
+    let cif = engine::cif::write_cif(&engine::cif::read_cif(&common::nacl_conventional()).unwrap());
+    let tasks: String = [0, 1]
+        .iter()
+        .map(|i| {
+            let action = format!(
+                "Change the atom at index {i} into K in the cif file. The indices of atoms are \
+                 started from 0."
+            );
+            format!("{}\n", json!({"input_cif": cif, "action_prompt": action}))
+        })
+        .collect();
+    let file = dir.path().join("tasks.jsonl");
+    std::fs::write(&file, tasks).unwrap();
+    let config = common::fake_model_config(dir.path(), base, "");
+    let data = dir.path().join("data");
+    let out = common::run_fake(&config, &data)
+        .args(["--agent", agent, "--concurrency", "1", "--tasks"])
+        .arg(&file)
+        .env("FAKE_API_KEY", "unused")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let storage = server::storage::Storage::open(&data).unwrap();
+    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
+    assert_eq!(spec.agent.as_deref(), Some(agent));
+    let rows = storage.results(&id).unwrap();
+    (dir, id, rows)
+}
+
+/// The row of the task that changes `site`.
+fn row_of(rows: &[wire::ResultRow], site: usize) -> &wire::ResultRow {
+    rows.iter()
+        .find(|r| {
+            r.prompt
+                .contains(&format!("Change the atom at index {site} "))
+        })
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pymatgen_agent_runs_its_programs_and_is_scored_by_what_they_write() {
     if !sandbox_ready() {
@@ -75,52 +127,9 @@ async fn the_pymatgen_agent_runs_its_programs_and_is_scored_by_what_they_write()
         .route("/v1/chat/completions", axum::routing::post(reply))
         .with_state(seen.clone());
     let base = common::spawn_app(app).await;
-    let dir = tempfile::tempdir().unwrap();
-    // The input as the benchmark writes it (pymatgen's CifWriter style).
-    let cif = engine::cif::write_cif(&engine::cif::read_cif(&common::nacl_conventional()).unwrap());
-    let tasks: String = [0, 1]
-        .iter()
-        .map(|i| {
-            let action = format!(
-                "Change the atom at index {i} into K in the cif file. The indices of atoms are \
-                 started from 0."
-            );
-            format!(
-                "{}\n",
-                json!({"id": format!("k{i}"), "input_cif": cif, "action_prompt": action})
-            )
-        })
-        .collect();
-    let file = dir.path().join("tasks.jsonl");
-    std::fs::write(&file, tasks).unwrap();
-    let config = common::fake_model_config(dir.path(), &base, "");
+    let (dir, id, rows) = run_two_tasks("pymatgen", &base).await;
     let data = dir.path().join("data");
-    let out = common::run_fake(&config, &data)
-        .args(["--agent", "pymatgen", "--concurrency", "1", "--tasks"])
-        .arg(&file)
-        .env("FAKE_API_KEY", "unused")
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let storage = server::storage::Storage::open(&data).unwrap();
-    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
-    assert_eq!(spec.agent.as_deref(), Some("pymatgen"));
-    let rows = storage.results(&id).unwrap();
-    // A row by the site its task changes (the file's ids are the importer's line numbers).
-    let row = |key: &str| {
-        let site = &key[1..];
-        rows.iter()
-            .find(|r| {
-                r.prompt
-                    .contains(&format!("Change the atom at index {site} "))
-            })
-            .unwrap()
-    };
+    let row = |key: &str| row_of(&rows, key[1..].parse().unwrap());
     let attempts = |key: &str| {
         row(key)
             .transcript
@@ -234,46 +243,8 @@ async fn the_engine_tools_agent_calls_tools_and_is_scored_by_what_it_writes() {
         .route("/v1/chat/completions", axum::routing::post(tool_reply))
         .with_state(seen.clone());
     let base = common::spawn_app(app).await;
-    let dir = tempfile::tempdir().unwrap();
-    let cif = engine::cif::write_cif(&engine::cif::read_cif(&common::nacl_conventional()).unwrap());
-    let tasks: String = [0, 1]
-        .iter()
-        .map(|i| {
-            let action = format!(
-                "Change the atom at index {i} into K in the cif file. The indices of atoms are \
-                 started from 0."
-            );
-            format!("{}\n", json!({"input_cif": cif, "action_prompt": action}))
-        })
-        .collect();
-    let file = dir.path().join("tasks.jsonl");
-    std::fs::write(&file, tasks).unwrap();
-    let config = common::fake_model_config(dir.path(), &base, "");
-    let data = dir.path().join("data");
-    let out = common::run_fake(&config, &data)
-        .args(["--agent", "engine-tools", "--concurrency", "1", "--tasks"])
-        .arg(&file)
-        .env("FAKE_API_KEY", "unused")
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let storage = server::storage::Storage::open(&data).unwrap();
-    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
-    assert_eq!(spec.agent.as_deref(), Some("engine-tools"));
-    let rows = storage.results(&id).unwrap();
-    let row = |site: usize| {
-        rows.iter()
-            .find(|r| {
-                r.prompt
-                    .contains(&format!("Change the atom at index {site} "))
-            })
-            .unwrap()
-    };
+    let (_dir, _, rows) = run_two_tasks("engine-tools", &base).await;
+    let row = |site: usize| row_of(&rows, site);
     assert_eq!(row(0).label.as_deref(), Some("Success"), "{:?}", row(0));
     assert_eq!(
         row(1).label.as_deref(),
