@@ -123,15 +123,36 @@ impl ModelConfig {
     /// token (byte-level tokenizers never make more tokens than bytes) plus the template's
     /// tokens, [`WORST_TOKENS_PER_IMAGE`] per image, and the full output limit.
     pub fn worst_cost(&self, messages: &[benchmarks::task::Message]) -> f64 {
+        self.worst_cost_with_tools(messages, &[])
+    }
+
+    /// [`worst_cost`](Self::worst_cost) of a call that also offers `tools` (their
+    /// descriptions are sent with it) and carries earlier calls' names and arguments.
+    pub fn worst_cost_with_tools(
+        &self,
+        messages: &[benchmarks::task::Message],
+        tools: &[benchmarks::task::ToolSpec],
+    ) -> f64 {
+        let offered = if tools.is_empty() {
+            0
+        } else {
+            serde_json::to_string(tools).map_or(0, |t| t.len() as u64)
+        };
         let input: u64 = messages
             .iter()
             .map(|m| {
+                let calls: usize = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| c.id.len() + c.name.len() + c.arguments.len())
+                    .sum();
                 m.content.len() as u64
+                    + calls as u64
                     + TEMPLATE_TOKENS_PER_MESSAGE
                     + m.images.len() as u64 * WORST_TOKENS_PER_IMAGE
             })
             .sum();
-        self.cost(input, u64::from(self.output_token_limit()))
+        self.cost(input + offered, u64::from(self.output_token_limit()))
     }
 
     /// Cost in USD of a call with these token counts.
@@ -584,6 +605,41 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("reserved"));
+    }
+
+    /// A call that offers tools and carries earlier calls reserves for their bytes too.
+    #[test]
+    fn the_worst_case_counts_the_tools_offered_and_the_calls_made() {
+        let c = Config::from_toml(
+            "[[models]]\nname = \"m\"\nprovider = \"openai\"\nmodel = \"x\"\nmax_tokens = 10\nprice_input_per_mtok = 1.0\n",
+            "t",
+        )
+        .unwrap();
+        let m = c.model("m").unwrap();
+        let call = benchmarks::task::ToolCall {
+            id: "c1".into(),
+            name: "distance".into(),
+            arguments: r#"{"i":0,"j":1}"#.into(),
+        };
+        let messages = vec![
+            benchmarks::task::Message::user("task"),
+            benchmarks::task::Message::assistant_calls("", vec![call.clone()]),
+            benchmarks::task::Message::tool_result(&call, "2.5"),
+        ];
+        let tools = [benchmarks::task::ToolSpec {
+            name: "distance".into(),
+            description: "d".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }];
+        let plain = m.worst_cost(&messages[..1]);
+        assert_eq!(plain, (4 + 64) as f64 / 1e6);
+        let calls = (2 + 8 + 13) as f64 / 1e6;
+        let offered = serde_json::to_string(&tools).unwrap().len() as f64 / 1e6;
+        let all = m.worst_cost_with_tools(&messages, &tools);
+        assert!(
+            (all - (plain + (64.0 + 64.0 + 3.0) / 1e6 + calls + offered)).abs() < 1e-15,
+            "{all}"
+        );
     }
 
     #[test]

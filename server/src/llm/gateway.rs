@@ -278,7 +278,7 @@ impl Gateway {
         }
         let api_key = api_key(m.provider, m.api_key_env.as_deref())?;
         let semaphore = self.limits.get(&endpoint_key(&m)).cloned();
-        let worst_cost = m.worst_cost(messages);
+        let worst_cost = m.worst_cost_with_tools(messages, tools);
         Ok(Prepared::Call(Box::new(Call {
             m,
             cache_key: key,
