@@ -234,21 +234,7 @@ impl Suite for AtomWorld {
     }
 
     fn prepare(&self, task: &AtomWorldTask) -> Result<Prepared<Reference>, TaskError> {
-        let resolved = task.resolve()?;
-        let target = parse_target(&resolved.target_cif).map_err(|e| TaskError(e.to_string()))?;
-        Ok(Prepared {
-            messages: vec![Message::user(model_prompt(
-                &task.input_cif,
-                &task.action_prompt,
-            ))],
-            group: resolved.group().to_string(),
-            state: Reference {
-                target,
-                comparison: resolved.comparison(),
-                input_cif: task.input_cif.clone(),
-                target_cif: resolved.target_cif,
-            },
-        })
+        AtomWorld::prepare_resolved(task, task.resolve()?)
     }
 
     fn score(
@@ -356,6 +342,30 @@ impl Suite for AtomWorld {
             },
             why: None,
         }
+    }
+}
+
+impl AtomWorld {
+    /// [`Suite::prepare`] of `task` once resolved (a study that read its group from the
+    /// resolved task does not resolve it again).
+    pub fn prepare_resolved(
+        task: &AtomWorldTask,
+        resolved: super::task::Resolved,
+    ) -> Result<Prepared<Reference>, TaskError> {
+        let target = parse_target(&resolved.target_cif).map_err(|e| TaskError(e.to_string()))?;
+        Ok(Prepared {
+            messages: vec![Message::user(model_prompt(
+                &task.input_cif,
+                &task.action_prompt,
+            ))],
+            group: resolved.group().to_string(),
+            state: Reference {
+                target,
+                comparison: resolved.comparison(),
+                input_cif: task.input_cif.clone(),
+                target_cif: resolved.target_cif,
+            },
+        })
     }
 }
 

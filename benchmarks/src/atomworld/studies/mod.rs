@@ -154,27 +154,8 @@ pub fn shuffled<'a, T>(
 }
 
 /// A study as a [`Suite`].
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Sensitivity<S>(PhantomData<S>);
-
-impl<S> Default for Sensitivity<S> {
-    fn default() -> Self {
-        Self(PhantomData)
-    }
-}
-
-impl<S> Clone for Sensitivity<S> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<S> Copy for Sensitivity<S> {}
-
-impl<S> std::fmt::Debug for Sensitivity<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(std::any::type_name::<S>())
-    }
-}
 
 impl<S: Study> Sensitivity<S> {
     /// The spec `params` describe.
@@ -279,9 +260,10 @@ impl<S: Study> Suite for Sensitivity<S> {
     /// The task as AtomWorld prepares it, tabled under its group of this study; a task of
     /// no group of the study is refused, naming why.
     fn prepare(&self, task: &AtomWorldTask) -> Result<Prepared<Reference>, TaskError> {
-        let group = S::group(&task.resolve()?)
-            .map_err(|why| TaskError(format!("task {}: {why}", task.id)))?;
-        let mut p = AtomWorld.prepare(task)?;
+        let resolved = task.resolve()?;
+        let group =
+            S::group(&resolved).map_err(|why| TaskError(format!("task {}: {why}", task.id)))?;
+        let mut p = AtomWorld::prepare_resolved(task, resolved)?;
         p.group = group;
         Ok(p)
     }
