@@ -129,6 +129,15 @@ fn overall_joins_a_models_cal_and_qa_runs_subfield_by_subfield() {
     );
     assert_eq!(cell(per, "A", 0), Some((1.0, Some(0.0))));
     assert_eq!(cell(per, "A", 2), Some((0.0, None)));
+    // Error classes per model: m got one item wrong in repeat 1 and none in repeat 2; n two.
+    // "7" for "1" is another value (not within 10 %, not a sign or power-of-ten slip).
+    let classes = table(&report, "Wrong CAL items by error class");
+    assert_eq!(
+        cell(classes, "Wrong value", 0),
+        Some((0.5, Some(0.5f64.sqrt())))
+    );
+    assert_eq!(cell(classes, "Wrong value", 1), Some((2.0, None)));
+    assert_eq!(cell(classes, "Wrong sign", 1), Some((0.0, None)));
     // QA precision/recall/F1 per subfield, the mean of the repeats.
     let qa_table = table(&report, "QA precision, recall and macro-F1");
     assert_eq!(cell(qa_table, "A", 0).unwrap().0, 0.375);
@@ -158,7 +167,15 @@ fn a_joined_table_needs_every_part() {
         runs: &cal_runs,
     }]);
     assert!(report.paper.iter().all(|t| !t.title.starts_with("Overall")));
-    assert_eq!(report.paper.len(), 1);
+    // CAL's own two: slot accuracy per subfield and the error classes.
+    let titles: Vec<&str> = report.paper.iter().map(|t| t.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "CAL slot accuracy per subfield",
+            "Wrong CAL items by error class"
+        ]
+    );
 }
 
 #[test]

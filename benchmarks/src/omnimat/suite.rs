@@ -160,20 +160,49 @@ impl Suite for OmniMatCal {
     }
 
     fn layouts(&self) -> &'static [Layout] {
-        &[Layout {
-            title: "CAL slot accuracy per subfield",
-            source: "OmniMatBench, Fig. 4 (strict: exact mode)",
-            row_heading: "subfield",
-            rows: Rows::Each {
-                at: "per_subfield",
-                label: None,
+        &[
+            Layout {
+                title: "CAL slot accuracy per subfield",
+                source: "OmniMatBench, Fig. 4 (strict: exact mode)",
+                row_heading: "subfield",
+                rows: Rows::Each {
+                    at: "per_subfield",
+                    label: None,
+                },
+                values: &[
+                    ("exact", "slot_accuracy.exact"),
+                    ("within 10 %", "slot_accuracy.threshold"),
+                ],
+                mean_row: true,
             },
-            values: &[
-                ("exact", "slot_accuracy.exact"),
-                ("within 10 %", "slot_accuracy.threshold"),
-            ],
-            mean_row: true,
-        }]
+            Layout {
+                title: "Wrong CAL items by error class",
+                source: "ours: a mechanical taxonomy read from the slots (the paper's appendix \
+                     taxonomy is not published per item)",
+                row_heading: "error class",
+                rows: Rows::Listed(&[
+                    (
+                        "Within 10 %, not exact",
+                        "error_classes.Within 10 %, not exact",
+                    ),
+                    ("Wrong sign", "error_classes.Wrong sign"),
+                    (
+                        "Off by a power of ten",
+                        "error_classes.Off by a power of ten",
+                    ),
+                    ("Wrong text", "error_classes.Wrong text"),
+                    ("Not a number", "error_classes.Not a number"),
+                    ("Wrong value", "error_classes.Wrong value"),
+                    (
+                        "Wrong number of values",
+                        "error_classes.Wrong number of values",
+                    ),
+                    ("No answer", "error_classes.No answer"),
+                ]),
+                values: &[("", "")],
+                mean_row: false,
+            },
+        ]
     }
 
     /// Slot accuracy pooled and per subfield (macro), both modes, labelled.
@@ -423,6 +452,22 @@ fn reminder(messages: &[Message], response: &str) -> Option<Vec<Message>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_error_class_table_lists_every_class_in_order() {
+        let layout = &OmniMatCal.layouts()[1];
+        let Rows::Listed(rows) = layout.rows else {
+            panic!("listed rows")
+        };
+        let names: Vec<&str> = super::super::cal::CalErrorClass::ALL
+            .iter()
+            .map(|c| c.name())
+            .collect();
+        assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), names);
+        for (name, path) in rows {
+            assert_eq!(*path, format!("error_classes.{name}"));
+        }
+    }
 
     #[test]
     fn a_reply_without_answer_gets_one_reminder() {

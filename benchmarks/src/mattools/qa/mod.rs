@@ -5,6 +5,7 @@
 //!   [`parse_qa_file`](item::parse_qa_file) and the task [`QaTask`](item::QaTask) (also read
 //!   one JSON object a line);
 //! - [`prompt`]: the one user message a model receives (our wording);
+//! - [`extract`]: our reading of a reasoning model's letter, reported beside the exact rule;
 //! - [`score`]: the exact scoring rule and accuracy per file with a 95 % Wilson interval;
 //! - [`suite`]: the QA benchmark as a [`Suite`](crate::task::Suite) named `mattools-qa`.
 //!
@@ -14,6 +15,7 @@
 //! (`benchmarks/data/mattools_qa.json`, see [`item::parse_qa_bundle`]) are written by us and are
 //! not the paper's data sets, so their numbers are not comparable with the paper's.
 
+pub mod extract;
 pub mod item;
 pub mod prompt;
 pub mod score;

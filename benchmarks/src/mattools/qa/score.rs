@@ -22,7 +22,8 @@
 //! spec. The consequence is small for models that follow the instruction.
 //!
 //! [`accuracy_per_file`] gives the paper's metric (accuracy per data set) with a 95 % Wilson
-//! score interval.
+//! score interval. Each verdict also carries the letter our extraction for reasoning models
+//! reads ([`super::extract`]), for the second, labelled accuracy.
 
 use std::collections::BTreeMap;
 
@@ -71,6 +72,18 @@ pub struct QaVerdict {
     pub expected: Letter,
     /// Why an answer is wrong when it is not simply another letter.
     pub detail: Option<String>,
+    /// The letter read by our extraction for reasoning models
+    /// ([`reasoning_letter`](super::extract::reasoning_letter)), reported beside the exact
+    /// rule; absent in verdicts stored before it existed.
+    #[serde(default)]
+    pub extracted: Option<Letter>,
+}
+
+impl QaVerdict {
+    /// Whether our extraction for reasoning models reads the correct letter.
+    pub fn extracted_correct(&self) -> bool {
+        self.extracted == Some(self.expected)
+    }
 }
 
 /// The verdict on `response` to a question whose correct choice is `expected`.
@@ -84,6 +97,7 @@ pub fn score_answer(response: &str, expected: Letter) -> QaVerdict {
         answer: first_pair(text),
         expected,
         detail: detail.map(str::to_string),
+        extracted: super::extract::reasoning_letter(response),
     };
     if opens == 0 && closes == 0 {
         return verdict(QaLabel::NoAnswer, None, None);

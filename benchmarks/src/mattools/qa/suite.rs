@@ -5,7 +5,7 @@ use engine::interrupt::Interrupt;
 
 use super::item::{parse_qa_bundle, parse_qa_file, Letter, QaTask};
 use super::prompt::question_prompt;
-use super::score::{score_answer, QaLabel, QaVerdict};
+use super::score::{accuracy_per_file, score_answer, FileAccuracy, QaLabel, QaVerdict};
 use crate::task::layout::{Layout, Rows};
 use crate::task::source::{self, Located, Position};
 use crate::task::summary::TableWords;
@@ -131,54 +131,87 @@ impl Suite for MatToolsQa {
         if let Some(letter) = v.letter {
             view.facts.push(format!("answered {letter}"));
         }
+        if let Some(read) = v.extracted.filter(|read| v.letter != Some(*read)) {
+            view.facts
+                .push(format!("read as {read} by our reasoning-model extraction"));
+        }
         view.text("Why", v.detail.as_deref().unwrap_or_default(), true)
     }
 
     fn layouts(&self) -> &'static [Layout] {
-        &[Layout {
-            title: "Accuracy per question file, with its 95 % Wilson interval",
-            source: "MatTools, Table 1",
-            row_heading: "file",
-            rows: Rows::Each {
-                at: "",
-                label: None,
+        &[
+            Layout {
+                title: "Accuracy per question file, with its 95 % Wilson interval",
+                source: "MatTools, Table 1",
+                row_heading: "file",
+                rows: Rows::Each {
+                    at: "",
+                    label: None,
+                },
+                values: &[("accuracy", "accuracy"), ("low", "low"), ("high", "high")],
+                mean_row: false,
             },
-            values: &[("accuracy", "accuracy"), ("low", "low"), ("high", "high")],
-            mean_row: false,
-        }]
+            Layout {
+                title: "Accuracy per question file with the letter read out of reasoning text \
+                    (reasoning blocks dropped, the last answer tag, decorated or named letters)",
+                source: "ours: the paper extracts reasoning models' answers (Table S1) by a rule \
+                     it does not publish",
+                row_heading: "file",
+                rows: Rows::Each {
+                    at: "",
+                    label: None,
+                },
+                values: &[
+                    ("accuracy", "reasoning.accuracy"),
+                    ("low", "reasoning.low"),
+                    ("high", "reasoning.high"),
+                ],
+                mean_row: false,
+            },
+        ]
     }
 
-    /// Accuracy per file with its 95 % Wilson interval.
+    /// Accuracy per file with its 95 % Wilson interval, by the exact rule and (under
+    /// `reasoning`) with our extraction for reasoning models.
     fn headline(&self, rows: &[(&str, &QaVerdict)]) -> Option<Headline> {
-        let per = super::score::accuracy_per_file(
-            rows.iter()
-                .map(|(g, v)| (*g, v.label == super::score::QaLabel::Correct)),
-        );
-        let text = per
-            .iter()
-            .map(|(file, a)| {
-                format!(
-                    "{file}: accuracy {:.2} % ({} of {}), 95 % interval {:.2}–{:.2} %\n",
-                    100.0 * a.accuracy,
-                    a.correct,
-                    a.n,
-                    100.0 * a.low,
-                    100.0 * a.high
-                )
-            })
-            .collect();
+        let strict = accuracy_per_file(rows.iter().map(|(g, v)| (*g, v.label == QaLabel::Correct)));
+        let reasoning = accuracy_per_file(rows.iter().map(|(g, v)| (*g, v.extracted_correct())));
+        let mut text = String::new();
+        let mut json = serde_json::Map::new();
+        for (file, a) in &strict {
+            let r = reasoning
+                .get(file)
+                .copied()
+                .unwrap_or(FileAccuracy::of(0, 0));
+            text.push_str(&format!(
+                "{file}: accuracy {:.2} % ({} of {}), 95 % interval {:.2}–{:.2} %; \
+                 with reasoning text read (ours) {:.2} % ({} of {})\n",
+                100.0 * a.accuracy,
+                a.correct,
+                a.n,
+                100.0 * a.low,
+                100.0 * a.high,
+                100.0 * r.accuracy,
+                r.correct,
+                r.n,
+            ));
+            let mut row = serde_json::to_value(a).unwrap_or_default();
+            row["reasoning"] = serde_json::to_value(r).unwrap_or_default();
+            json.insert(file.clone(), row);
+        }
         Some(Headline {
             text,
-            json: serde_json::to_value(&per).unwrap_or_default(),
+            json: serde_json::Value::Object(json),
         })
     }
 
-    /// `{"label", "letter", "expected"}`.
+    /// `{"label", "letter", "expected", "extracted"}`.
     fn eval_verdict(v: &QaVerdict) -> serde_json::Value {
         serde_json::json!({
             "label": v.label.name(),
             "letter": v.letter,
             "expected": v.expected,
+            "extracted": v.extracted,
         })
     }
 
@@ -244,12 +277,51 @@ mod tests {
         assert!(scored.outcome.success);
         assert_eq!(
             scored.compact,
-            serde_json::json!({"label": "Correct", "letter": "C", "expected": "C"})
+            serde_json::json!({"label": "Correct", "letter": "C", "expected": "C", "extracted": "C"})
         );
         let scored = suite.score(&prepared, "C", &[], &Interrupt::new()).unwrap();
         assert_eq!(scored.outcome.label, "NoAnswer");
         assert!(!scored.outcome.success);
         assert!(suite.baseline_answer("copy-input", &prepared).is_none());
         assert_eq!(AnySuite::columns(&MatToolsQa).len(), 2);
+    }
+
+    #[test]
+    fn headline_reports_the_reasoning_reading_beside_the_exact_rule() {
+        let state = QaState { correct: Letter::C };
+        let score = |r: &str| Suite::score(&MatToolsQa, &state, r, &[], &Interrupt::new());
+        let exact = score("<answer>C</answer>");
+        let wrapped = score("<think>A? no.</think>\n<answer>(C)</answer>");
+        let wrong = score("The answer is B");
+        assert_eq!(wrapped.label, QaLabel::Wrong);
+        assert_eq!(wrapped.extracted, Some(Letter::C));
+        assert!(MatToolsQa::view(&wrapped)
+            .facts
+            .iter()
+            .any(|f| f == "read as C by our reasoning-model extraction"));
+        let rows = [
+            ("code", &exact),
+            ("code", &wrapped),
+            ("code", &wrong),
+            ("doc", &wrapped),
+        ];
+        let h = Suite::headline(&MatToolsQa, &rows).unwrap();
+        // Exact rule: 1 of 3 and 0 of 1; read as reasoning: 2 of 3 and 1 of 1.
+        assert_eq!(h.json["code"]["correct"], 1);
+        assert_eq!(h.json["code"]["n"], 3);
+        assert_eq!(h.json["code"]["reasoning"]["correct"], 2);
+        assert_eq!(h.json["doc"]["correct"], 0);
+        assert_eq!(h.json["doc"]["reasoning"]["accuracy"], 1.0);
+        assert!(
+            h.text.contains("code: accuracy 33.33 % (1 of 3)"),
+            "{}",
+            h.text
+        );
+        assert!(
+            h.text
+                .contains("with reasoning text read (ours) 66.67 % (2 of 3)"),
+            "{}",
+            h.text
+        );
     }
 }

@@ -3,7 +3,8 @@
 //! A prediction is cut into slots ([`prediction`]), each slot normalised ([`normalize`]),
 //! read as a number where it is one ([`number`], on exact decimals: [`decimal`]) and matched
 //! against its gold slot in exact and 10 % threshold mode ([`slot`]); [`score`] pairs the
-//! slots and gives the item scores; [`summary`] the tables.
+//! slots and gives the item scores; [`summary`] the tables; [`error_class`] sorts wrong
+//! answers into our own mechanical error classes.
 //!
 //! By default this reproduces the reference scorer, quirks included, so our numbers compare
 //! with the paper's; where a quirk decides a slot the slot carries a [`Quirk`] and the
@@ -13,6 +14,7 @@
 //! flags the slot with [`Quirk::ReferenceCrash`].
 
 pub mod decimal;
+pub mod error_class;
 pub mod normalize;
 pub mod number;
 pub mod prediction;
@@ -21,6 +23,7 @@ pub mod score;
 pub mod slot;
 pub mod summary;
 
+pub use error_class::{error_class, CalErrorClass};
 pub use prediction::{
     gold_slots, parse_prediction, parse_prediction_value, prediction_text, reference_drops, Parsed,
     Route,

@@ -180,6 +180,10 @@ pub fn view(v: &CalVerdict) -> VerdictView {
         view.facts
             .push(format!("slots read from {}", v.route.describe()));
     }
+    if let Some(class) = super::error_class::error_class(v) {
+        view.facts
+            .push(format!("error class (our taxonomy): {}", class.name()));
+    }
     view.text(
         "How the reference decided",
         v.note.as_deref().unwrap_or_default(),
@@ -237,7 +241,13 @@ mod tests {
         assert_eq!(table.rows[0].cells, ["1", "1.5", "1.6", "yes"]);
         assert_eq!(table.rows[0].ok, Some(false));
         assert_eq!(table.rows[1].cells, ["2", "2", "", "no"]);
-        assert_eq!(view.facts, ["slots read from <answer> as JSON"]);
+        assert_eq!(
+            view.facts,
+            [
+                "slots read from <answer> as JSON",
+                "error class (our taxonomy): Wrong number of values"
+            ]
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::error_class::{error_class, CalErrorClass};
 use super::score::CalVerdict;
 
 /// A number in both modes.
@@ -68,6 +69,10 @@ pub struct CalSummary {
     /// Items left out of every figure because their images are unavailable.
     #[serde(default)]
     pub images_unavailable: usize,
+    /// Wrong items per error class of our own taxonomy ([`CalErrorClass`]), by the class's
+    /// name; every class is present.
+    #[serde(default)]
+    pub error_classes: BTreeMap<String, usize>,
 }
 
 fn ratio(a: usize, b: usize) -> f64 {
@@ -86,10 +91,17 @@ impl CalSummary {
         let (mut slots, mut ce, mut ct, mut ie, mut it) = (0, 0, 0, 0, 0);
         let (mut kept_slots, mut kept_ce, mut kept_ct) = (0, 0, 0);
         let (mut wrong_ce, mut wrong_ct, mut skipped) = (0, 0, 0);
+        let mut classes: BTreeMap<String, usize> = CalErrorClass::ALL
+            .iter()
+            .map(|c| (c.name().to_string(), 0))
+            .collect();
         for (subfield, v) in rows {
             if v.label == super::score::CalLabel::ImagesUnavailable {
                 skipped += 1;
                 continue;
+            }
+            if let Some(class) = error_class(v) {
+                *classes.entry(class.name().to_string()).or_default() += 1;
             }
             let s = per.entry(subfield.to_string()).or_default();
             let (n, e, t) = (v.slots.len(), v.correct_exact(), v.correct_threshold());
@@ -159,6 +171,7 @@ impl CalSummary {
             ),
             per_subfield: per,
             images_unavailable: skipped,
+            error_classes: classes,
         }
     }
 
@@ -187,6 +200,19 @@ impl CalSummary {
             "answers the reference would drop (falsy <answer>): {} of {}\n",
             self.reference_drops, self.items
         ));
+        let wrong: Vec<String> = CalErrorClass::ALL
+            .iter()
+            .filter_map(|c| {
+                let n = self.error_classes.get(c.name()).copied().unwrap_or(0);
+                (n > 0).then(|| format!("{} {n}", c.name()))
+            })
+            .collect();
+        if !wrong.is_empty() {
+            out.push_str(&format!(
+                "wrong items by error class (our taxonomy): {}\n",
+                wrong.join(", ")
+            ));
+        }
         if self.images_unavailable > 0 {
             out.push_str(&format!(
                 "items skipped, images unavailable (left out of every figure): {}\n",
@@ -221,6 +247,13 @@ mod tests {
         assert_eq!(s.pooled_without_drops.value.exact, 3.0 / 4.0);
         assert_eq!(s.pooled_drops_as_wrong.value.exact, 3.0 / 5.0);
         assert!(s.table().contains("macro"));
+        // b (6 for 5) is another value; c (0 for 5) as well.
+        assert_eq!(s.error_classes["Wrong value"], 2);
+        assert_eq!(s.error_classes["No answer"], 0);
+        assert_eq!(s.error_classes.len(), CalErrorClass::ALL.len());
+        assert!(s
+            .table()
+            .contains("wrong items by error class (our taxonomy): Wrong value 2\n"));
         assert_eq!(overall(0.3, 0.4), 0.35);
     }
 }
