@@ -530,6 +530,81 @@ async fn the_reflection_agent_feeds_the_traceback_and_the_critique_back() {
     );
 }
 
+/// The `rag-code` agent: it retrieves chunks of the pinned stack's source code (1,000
+/// characters, named by file and offset), shows them to the model as code, and the run
+/// records the agent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_code_rag_agent_retrieves_chunks_of_source() {
+    if setup().is_none() {
+        return;
+    }
+    let (seen, base) = scripted_model().await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("mattools");
+    let task = "test_antisite_generator";
+    std::fs::create_dir_all(root.join("tasks").join(task)).unwrap();
+    for f in ["question.txt", "properties.json", "new_unit_test.py"] {
+        std::fs::copy(
+            data().join("tasks").join(task).join(f),
+            root.join("tasks").join(task).join(f),
+        )
+        .unwrap();
+    }
+    std::os::unix::fs::symlink(data().join("test_files"), root.join("test_files")).unwrap();
+    let config = common::fake_model_config(dir.path(), &base, common::PRICED);
+    let data_dir = dir.path().join("data");
+    let out = common::run_fake(&config, &data_dir)
+        .args(["--suite", "mattools-code", "--agent", "rag-code", "--tasks"])
+        .arg(&root)
+        .env("FAKE_API_KEY", "unused")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let storage = server::storage::Storage::open(&data_dir).unwrap();
+    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
+    assert_eq!(spec.agent.as_deref(), Some("rag-code"));
+    let rows = storage.results(&id).unwrap();
+    let rounds = rows[0]
+        .transcript
+        .as_ref()
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(rounds.len(), 1, "rag answers in one round");
+    assert_eq!(rounds[0]["search"], "bm25");
+    let retrieved: Vec<&str> = rounds[0]["retrieved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(retrieved.len(), 5);
+    for name in &retrieved {
+        let (file, offset) = name.rsplit_once(':').unwrap();
+        assert!(
+            file.starts_with("pymatgen/") && file.ends_with(".py"),
+            "{name}"
+        );
+        // Windows start every 950 characters (1,000 long, 50 shared with the next).
+        assert_eq!(offset.parse::<usize>().unwrap() % 950, 0, "{name}");
+    }
+    let prompt = seen.lock().unwrap()[0].clone();
+    assert!(
+        prompt.contains("Source code of the installed pymatgen that may help:"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains(&format!("# {}\n", retrieved[0])),
+        "{prompt}"
+    );
+}
+
 /// The `rag` agent searching the documentation by a (fake) embeddings model: the run
 /// records the model, the round says how it searched, its five entries are the best by the
 /// fake's vectors (checked by brute force over every text the fake was sent), and a second

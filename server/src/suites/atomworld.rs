@@ -10,6 +10,7 @@ use benchmarks::atomworld::agent::{
     MAX_ATTEMPTS, TOP_K,
 };
 use benchmarks::atomworld::{tools, AtomWorldTask};
+use benchmarks::mattools::code::agent::DocSource;
 use futures_util::future::BoxFuture;
 
 use super::mattools::docs::search;
@@ -138,7 +139,7 @@ async fn answer(
         cached: true,
         ..AgentAnswer::default()
     };
-    let found = search(&task.action_prompt, TOP_K, fx).await?;
+    let found = search(&task.action_prompt, TOP_K, DocSource::Documentation, fx).await?;
     out.input_tokens += found.input_tokens;
     out.cost_usd += found.cost_usd;
     for number in 1..=MAX_ATTEMPTS {

@@ -8,6 +8,9 @@
 //!   returns a dict with no `None` value; otherwise a critic call gives feedback and a new
 //!   search query. Unlike the reference's published code, the run's output and the critique
 //!   do reach the next generation (the MatTools reference code, `Grenzlinie/MatTools`).
+//! - `rag-code`, `reflect-code`: the same, retrieving chunks of the pinned stack's source code
+//!   (the paper's code-chunk source: 1,000 characters, 50 overlapping) instead of its
+//!   documentation ([`DocSource`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -34,32 +37,73 @@ pub enum AgentKind {
     Rag,
     /// The self-reflection loop.
     Reflect,
+    /// One call with retrieved chunks of source code.
+    RagCode,
+    /// The self-reflection loop over chunks of source code.
+    ReflectCode,
+}
+
+/// What a retrieving agent searches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DocSource {
+    /// The pinned stack's documentation: signatures and docstrings of its public API.
+    Documentation,
+    /// The pinned stack's source code cut into chunks of 1,000 characters overlapping by 50
+    /// (the paper's code-chunk retrieval source).
+    CodeChunks,
 }
 
 impl AgentKind {
+    /// Every agent, in the order the CLI lists them.
+    pub const ALL: [AgentKind; 5] = [
+        AgentKind::Single,
+        AgentKind::Rag,
+        AgentKind::Reflect,
+        AgentKind::RagCode,
+        AgentKind::ReflectCode,
+    ];
+
     /// The name the CLI and the API use.
     pub fn name(self) -> &'static str {
         match self {
             AgentKind::Single => "single",
             AgentKind::Rag => "rag",
             AgentKind::Reflect => "reflect",
+            AgentKind::RagCode => "rag-code",
+            AgentKind::ReflectCode => "reflect-code",
         }
     }
 
     /// The agent called `name`.
     pub fn from_name(name: &str) -> Option<AgentKind> {
-        [AgentKind::Single, AgentKind::Rag, AgentKind::Reflect]
-            .into_iter()
-            .find(|k| k.name() == name)
+        AgentKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// What the agent retrieves from; `None` when it retrieves nothing.
+    pub fn source(self) -> Option<DocSource> {
+        match self {
+            AgentKind::Single => None,
+            AgentKind::Rag | AgentKind::Reflect => Some(DocSource::Documentation),
+            AgentKind::RagCode | AgentKind::ReflectCode => Some(DocSource::CodeChunks),
+        }
+    }
+
+    /// Whether the agent runs the self-reflection loop.
+    pub fn reflects(self) -> bool {
+        matches!(self, AgentKind::Reflect | AgentKind::ReflectCode)
     }
 }
 
-/// One documentation entry (a module, class or function of the pinned stack).
+/// The kind of an entry that is a chunk of source code (`path:offset` its name).
+pub const CODE_KIND: &str = "code";
+
+/// One documentation entry (a module, class or function of the pinned stack), or a chunk of
+/// its source code.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DocEntry {
     /// Dotted name (`pymatgen.core.structure.Structure.from_file`).
     pub name: String,
-    /// `module`, `class`, `function` or `method`.
+    /// `module`, `class`, `function`, `method`, `property`, or [`CODE_KIND`].
     pub kind: String,
     /// The call signature, when there is one.
     #[serde(default)]
@@ -75,8 +119,12 @@ impl DocEntry {
         format!("{} {} {}", self.name, self.signature, self.doc)
     }
 
-    /// The entry as a prompt shows it.
+    /// The entry as a prompt shows it: a chunk of code under a comment naming its file and
+    /// offset, any other entry as its kind, name and signature over its indented docstring.
     pub fn render(&self) -> String {
+        if self.kind == CODE_KIND {
+            return format!("# {}\n{}", self.name, self.doc);
+        }
         let head = format!("{} {}{}", self.kind, self.name, self.signature);
         if self.doc.trim().is_empty() {
             head
@@ -147,8 +195,13 @@ fn docs_block(docs: &[DocEntry]) -> String {
         return String::new();
     }
     let entries: Vec<String> = docs.iter().map(DocEntry::render).collect();
+    let what = if docs.iter().all(|d| d.kind == CODE_KIND) {
+        "Source code"
+    } else {
+        "Documentation"
+    };
     format!(
-        "Documentation of the installed pymatgen that may help:\n\n{}\n\n",
+        "{what} of the installed pymatgen that may help:\n\n{}\n\n",
         entries.join("\n\n")
     )
 }
@@ -350,5 +403,32 @@ mod tests {
             ("plain words", "question")
         );
         assert_eq!(AgentKind::from_name("reflect"), Some(AgentKind::Reflect));
+    }
+
+    #[test]
+    fn code_chunks_are_shown_as_code_under_their_file() {
+        let chunk = DocEntry {
+            name: "pymatgen/core/structure.py:950".into(),
+            kind: CODE_KIND.into(),
+            signature: String::new(),
+            doc: "    def copy(self):\n        return self".into(),
+        };
+        assert_eq!(
+            chunk.render(),
+            "# pymatgen/core/structure.py:950\n    def copy(self):\n        return self"
+        );
+        let text = &generation_messages("Q", std::slice::from_ref(&chunk), None)[0].content;
+        assert!(
+            text.contains("Source code of the installed pymatgen that may help:"),
+            "{text}"
+        );
+        assert_eq!(
+            AgentKind::from_name("reflect-code"),
+            Some(AgentKind::ReflectCode)
+        );
+        assert_eq!(AgentKind::RagCode.source(), Some(DocSource::CodeChunks));
+        assert_eq!(AgentKind::Rag.source(), Some(DocSource::Documentation));
+        assert_eq!(AgentKind::Single.source(), None);
+        assert!(AgentKind::ReflectCode.reflects() && !AgentKind::RagCode.reflects());
     }
 }

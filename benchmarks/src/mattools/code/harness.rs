@@ -37,12 +37,27 @@ pub const EXTRACT_DOCS: &str = include_str!("python/extract_docs.py");
 /// Marker before the extractor's JSON line.
 pub const DOCS_MARKER: &str = "\x1eAWDOCS ";
 
+/// The code chunker (`python/extract_code.py`; prints one JSON line after [`CODE_MARKER`]).
+pub const EXTRACT_CODE: &str = include_str!("python/extract_code.py");
+/// Marker before the code chunker's JSON line.
+pub const CODE_MARKER: &str = "\x1eAWCODE ";
+
 /// The run that extracts the documentation of the pinned stack (cached by the server).
 pub fn docs_run() -> (RunEnv, RunProgram) {
+    extraction_run(EXTRACT_DOCS)
+}
+
+/// The run that cuts the pinned stack's source code into chunks (cached by the server).
+pub fn code_chunks_run() -> (RunEnv, RunProgram) {
+    extraction_run(EXTRACT_CODE)
+}
+
+/// A run of an extractor in the pymatgen sandbox, with room for its one long line.
+fn extraction_run(program: &str) -> (RunEnv, RunProgram) {
     (
         RunEnv::Pymatgen,
         RunProgram {
-            code: EXTRACT_DOCS.to_string(),
+            code: program.to_string(),
             wall_secs: 300,
             memory_mb: MEMORY_MB,
             output_bytes: 16 << 20,

@@ -63,7 +63,7 @@ const LAYOUTS: [Layout; 2] = [
 ];
 
 /// The agents of [`Suite::agents`]: [`AgentKind`]'s names.
-const AGENTS: [&str; 3] = ["single", "rag", "reflect"];
+const AGENTS: [&str; 5] = ["single", "rag", "reflect", "rag-code", "reflect-code"];
 
 /// The suite (`mattools-code`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -132,12 +132,11 @@ impl Suite for MatToolsCode {
         &AGENTS
     }
 
-    /// The `rag` and `reflect` agents search the documentation.
+    /// Every agent but `single` searches the documentation or the code.
     fn retrieves(&self, agent: Option<&str>, _references: usize) -> bool {
-        matches!(
-            agent.and_then(AgentKind::from_name),
-            Some(AgentKind::Rag | AgentKind::Reflect)
-        )
+        agent
+            .and_then(AgentKind::from_name)
+            .is_some_and(|k| k.source().is_some())
     }
 
     fn scoring_env(&self) -> Option<RunEnv> {
@@ -402,7 +401,8 @@ mod tests {
             code.contains("def answer():\n    import numpy as np\n    expected_properties = {\n"),
             "{code}"
         );
-        assert!(AGENTS.iter().all(|n| AgentKind::from_name(n).is_some()));
+        let names: Vec<&str> = AgentKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(AGENTS.to_vec(), names);
         let answer = MatToolsCode.baseline_answer(REFERENCE, &task).unwrap();
         let e = extract(&answer).unwrap();
         assert_eq!(e.name, "answer");

@@ -1,4 +1,5 @@
-//! MatTools' agents for the tool-usage tasks (`single`, `rag` and the self-reflection loop;
+//! MatTools' agents for the tool-usage tasks (`single`, `rag` and the self-reflection loop,
+//! the last two over the documentation or over chunks of source code;
 //! their pure parts are `benchmarks::mattools::code::agent`). Every round (its prompt, the
 //! retrieved entries, the code's run, the critique) is returned to be stored with the result.
 
@@ -28,16 +29,12 @@ pub async fn answer(
         cached: true,
         ..AgentAnswer::default()
     };
-    let rounds = if kind == AgentKind::Reflect {
-        MAX_ROUNDS
-    } else {
-        1
-    };
+    let rounds = if kind.reflects() { MAX_ROUNDS } else { 1 };
     let mut query = task.question.clone();
     for number in 1..=rounds {
-        let found = match kind {
-            AgentKind::Single => None,
-            _ => Some(search(&query, TOP_K, fx).await?),
+        let found = match kind.source() {
+            None => None,
+            Some(source) => Some(search(&query, TOP_K, source, fx).await?),
         };
         let (docs, doc_error, how) = match found {
             None => (Vec::new(), None, String::new()),
@@ -47,9 +44,9 @@ pub async fn answer(
                 (f.docs, f.error, f.how)
             }
         };
-        let prompt = match kind {
-            AgentKind::Single => benchmarks::mattools::code::prompt::messages(&task.question),
-            _ => generation_messages(&task.question, &docs, out.rounds.last()),
+        let prompt = match kind.source() {
+            None => benchmarks::mattools::code::prompt::messages(&task.question),
+            Some(_) => generation_messages(&task.question, &docs, out.rounds.last()),
         };
         let c = fx
             .gateway
@@ -67,7 +64,7 @@ pub async fn answer(
             ..Round::default()
         };
         out.response = c.text;
-        if kind != AgentKind::Reflect {
+        if !kind.reflects() {
             out.rounds.push(round);
             break;
         }

@@ -1,17 +1,21 @@
-//! The documentation index of the pinned stack: extracted once in the pymatgen sandbox
-//! (`benchmarks::mattools::code::harness::docs_run`), cached on disk by the stack's pins, and
-//! searched by BM25 (Okapi, the `rank-bm25` crate) offline, or by cosine similarity of
-//! embeddings from a configured embeddings model ([`DocIndex::search_embedded`]: every
-//! entry is embedded once per process through the gateway, whose cache keeps the vectors
+//! The retrieval indexes of the pinned stack: its documentation and its source code cut into
+//! chunks ([`DocSource`]), each extracted once in the pymatgen sandbox
+//! (`benchmarks::mattools::code::harness`), cached on disk by the stack's pins and the
+//! extractor, and searched by BM25 (Okapi, the `rank-bm25` crate) offline, or by cosine
+//! similarity of embeddings from a configured embeddings model ([`DocIndex::search_embedded`]:
+//! every entry is embedded once per process through the gateway, whose cache keeps the vectors
 //! across runs; a query costs one embedding).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use benchmarks::mattools::code::agent::DocEntry;
-use benchmarks::mattools::code::harness::{docs_run, marked_line, DOCS_MARKER, EXTRACT_DOCS};
+use benchmarks::mattools::code::agent::{DocEntry, DocSource};
+use benchmarks::mattools::code::harness::{
+    code_chunks_run, docs_run, marked_line, CODE_MARKER, DOCS_MARKER, EXTRACT_CODE, EXTRACT_DOCS,
+};
 use benchmarks::retrieval::{tokens, Embeddings, RetrievalError};
+use benchmarks::task::{RunEnv, RunProgram};
 use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
@@ -150,54 +154,85 @@ impl DocIndex {
     }
 }
 
-/// The cache file for the current pins and extractor.
-fn cache_file() -> PathBuf {
+/// How a source is extracted: its program, its run, the marker before its JSON line, and
+/// the name of its cache file.
+struct Extractor {
+    program: &'static str,
+    run: fn() -> (RunEnv, RunProgram),
+    marker: &'static str,
+    cache_name: &'static str,
+}
+
+fn extractor(source: DocSource) -> Extractor {
+    match source {
+        DocSource::Documentation => Extractor {
+            program: EXTRACT_DOCS,
+            run: docs_run,
+            marker: DOCS_MARKER,
+            cache_name: "mattools-docs",
+        },
+        DocSource::CodeChunks => Extractor {
+            program: EXTRACT_CODE,
+            run: code_chunks_run,
+            marker: CODE_MARKER,
+            cache_name: "mattools-code-chunks",
+        },
+    }
+}
+
+/// The cache file of a source for the current pins and extractor.
+fn cache_file(x: &Extractor) -> PathBuf {
     let mut h = Sha256::new();
     h.update(REQUIREMENTS.as_bytes());
-    h.update(EXTRACT_DOCS.as_bytes());
+    h.update(x.program.as_bytes());
     let key = hex::encode(&h.finalize()[..8]);
     let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
-    home.join(format!(".cache/atomworld/mattools-docs-{key}.json"))
+    home.join(format!(".cache/atomworld/{}-{key}.json", x.cache_name))
 }
 
-/// The index of the pinned stack's documentation, built once per process (it cannot change
-/// while the process runs).
-static INDEX: LazyLock<OnceCell<Arc<DocIndex>>> = LazyLock::new(OnceCell::new);
+/// The index of each source, built once per process (it cannot change while the process
+/// runs).
+static INDEXES: LazyLock<[OnceCell<Arc<DocIndex>>; 2]> =
+    LazyLock::new(|| [OnceCell::new(), OnceCell::new()]);
 
-/// The index: from the disk cache, else extracted in `code`'s pymatgen sandbox the first
-/// time (a few seconds).
-pub async fn index(code: &CodeRunner) -> Result<Arc<DocIndex>, String> {
-    INDEX
-        .get_or_try_init(|| async {
-            let entries = load(code).await?;
-            DocIndex::new(entries)
-                .map(Arc::new)
-                .ok_or_else(|| "the documentation index is empty".to_string())
-        })
-        .await
-        .cloned()
+/// The index of `source`: from the disk cache, else extracted in `code`'s pymatgen sandbox
+/// the first time (a few seconds).
+pub async fn index(code: &CodeRunner, source: DocSource) -> Result<Arc<DocIndex>, String> {
+    let cell = match source {
+        DocSource::Documentation => &INDEXES[0],
+        DocSource::CodeChunks => &INDEXES[1],
+    };
+    cell.get_or_try_init(|| async {
+        let entries = load(code, &extractor(source)).await?;
+        DocIndex::new(entries)
+            .map(Arc::new)
+            .ok_or_else(|| "the index is empty".to_string())
+    })
+    .await
+    .cloned()
 }
 
-async fn load(code: &CodeRunner) -> Result<Vec<DocEntry>, String> {
-    let file = cache_file();
+async fn load(code: &CodeRunner, x: &Extractor) -> Result<Vec<DocEntry>, String> {
+    let file = cache_file(x);
     if let Ok(text) = tokio::fs::read_to_string(&file).await {
         if let Ok(entries) = serde_json::from_str::<Vec<DocEntry>>(&text) {
             return Ok(entries);
         }
     }
-    let (env, program) = docs_run();
+    let (env, program) = (x.run)();
     let run = code
         .run_need(env, &program)
         .await
-        .map_err(|e| format!("extracting the documentation: {e}"))?;
-    let line = marked_line(&run.stdout, DOCS_MARKER).ok_or_else(|| {
+        .map_err(|e| format!("extracting {}: {e}", x.cache_name))?;
+    let line = marked_line(&run.stdout, x.marker).ok_or_else(|| {
         format!(
-            "the documentation extractor gave no result: {}",
+            "the extractor of {} gave no result: {}",
+            x.cache_name,
             run.stderr.lines().last().unwrap_or_default()
         )
     })?;
     let entries: Vec<DocEntry> =
-        serde_json::from_str(line).map_err(|e| format!("documentation JSON: {e}"))?;
+        serde_json::from_str(line).map_err(|e| format!("{} JSON: {e}", x.cache_name))?;
     if let Some(dir) = file.parent() {
         let _ = tokio::fs::create_dir_all(dir).await;
     }
@@ -221,18 +256,23 @@ pub struct Searched {
     pub cost_usd: f64,
 }
 
-/// The `k` entries of the documentation best for `query` (MatTools' agents and AtomWorld's
-/// search it): by the embeddings model when one is chosen, else
-/// by BM25. A failed embeddings search falls back to BM25 and says so in the round, except
-/// a spend cap, which ends the answer as a model call's would.
-pub async fn search(query: &str, k: usize, fx: &Effects<'_>) -> Result<Searched, LlmError> {
-    let index = match index(fx.code).await {
+/// The `k` entries of `source` best for `query` (MatTools' agents and AtomWorld's search
+/// the documentation): by the embeddings model when one is chosen, else by BM25. A failed
+/// embeddings search falls back to BM25 and says so in the round, except a spend cap, which
+/// ends the answer as a model call's would.
+pub async fn search(
+    query: &str,
+    k: usize,
+    source: DocSource,
+    fx: &Effects<'_>,
+) -> Result<Searched, LlmError> {
+    let index = match index(fx.code, source).await {
         Ok(index) => index,
         Err(e) => {
             return Ok(Searched {
                 docs: Vec::new(),
                 how: String::new(),
-                error: Some(format!("no documentation: {e}")),
+                error: Some(format!("nothing to search: {e}")),
                 input_tokens: 0,
                 cost_usd: 0.0,
             })
