@@ -409,25 +409,35 @@ pub struct Headline {
     pub json: serde_json::Value,
 }
 
-/// A headline (or any text) written as a Markdown pipe table (a header row, a `|---|` rule,
-/// then rows of as many cells): its header and rows, so a page can show a table rather than
-/// the Markdown. `None` for any other text.
-pub fn pipe_table(text: &str) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+/// A Markdown pipe table: its header and rows.
+pub type PipeTable = (Vec<String>, Vec<Vec<String>>);
+
+/// A headline (or any text) that opens with a Markdown pipe table (a header row, a `|---|`
+/// rule, then rows of as many cells): the table, and the text after it (labelled lines, or
+/// nothing), so a page can show a table rather than the Markdown. `None` when the text does
+/// not open with such a table.
+pub fn pipe_table(text: &str) -> Option<(PipeTable, String)> {
     let cells = |line: &str| -> Option<Vec<String>> {
         let inner = line.trim().strip_prefix('|')?.strip_suffix('|')?;
         Some(inner.split('|').map(|c| c.trim().to_string()).collect())
     };
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty()).peekable();
     let header = cells(lines.next()?)?;
     let rule = cells(lines.next()?)?;
     let is_rule = |c: &String| !c.is_empty() && c.chars().all(|ch| matches!(ch, '-' | ':'));
     if rule.len() != header.len() || !rule.iter().all(is_rule) {
         return None;
     }
-    let rows = lines.map(cells).collect::<Option<Vec<_>>>()?;
-    rows.iter()
-        .all(|r| r.len() == header.len())
-        .then_some((header, rows))
+    let mut rows = Vec::new();
+    while let Some(row) = lines.peek().and_then(|l| cells(l)) {
+        if row.len() != header.len() {
+            return None;
+        }
+        rows.push(row);
+        lines.next();
+    }
+    let rest: Vec<&str> = lines.collect();
+    Some(((header, rows), rest.join("\n")))
 }
 
 /// A prepared task of any suite.
@@ -784,15 +794,21 @@ mod pipe_table_tests {
 
     #[test]
     fn a_markdown_table_is_read_and_other_text_is_not() {
-        let (header, rows) = pipe_table(
+        let ((header, rows), rest) = pipe_table(
             "| criterion | all |\n|---|---:|\n| overall | 3.5 ± 0.2 |\n| items | 12 |\n",
         )
         .unwrap();
         assert_eq!(header, ["criterion", "all"]);
         assert_eq!(rows, [["overall", "3.5 ± 0.2"], ["items", "12"]]);
+        assert_eq!(rest, "");
         assert_eq!(pipe_table("success 3/10\nstricter than chemistry: 0"), None);
         // A row of another width, or a missing rule, is not a table.
         assert_eq!(pipe_table("| a | b |\n|---|---|\n| 1 |\n"), None);
         assert_eq!(pipe_table("| a | b |\n| 1 | 2 |\n"), None);
+        // Lines after the table are kept as text.
+        let ((_, rows), rest) =
+            pipe_table("| a | b |\n|---|---|\n| 1 | 2 |\npooled: 0.5\nitems: 3\n").unwrap();
+        assert_eq!(rows, [["1", "2"]]);
+        assert_eq!(rest, "pooled: 0.5\nitems: 3");
     }
 }

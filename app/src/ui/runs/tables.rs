@@ -80,23 +80,29 @@ fn OneTable(table: PaperTable) -> impl IntoView {
     }
 }
 
-/// A run's headline: a table when the suite wrote one, else its text as written.
+/// A run's headline: the table the suite wrote, with the lines after it, else its text as
+/// written.
 #[component]
 pub fn Headline(text: String, run: String) -> impl IntoView {
     match benchmarks::task::pipe_table(&text) {
-        Some((header, rows)) => view! {
-            <div class="table-scroll">
-                <table class="run-headline small headline-table" data-run=run>
-                    <thead><tr>{header.into_iter().map(|h| view! { <th>{h}</th> }).collect_view()}</tr></thead>
-                    <tbody>
-                        {rows.into_iter().map(|r| view! {
-                            <tr>{r.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr>
-                        }).collect_view()}
-                    </tbody>
-                </table>
-            </div>
+        Some(((header, rows), rest)) => {
+            let rest = (!rest.is_empty())
+                .then(|| view! { <pre class="run-headline-notes small">{rest}</pre> });
+            view! {
+                <div class="table-scroll">
+                    <table class="run-headline small headline-table" data-run=run>
+                        <thead><tr>{header.into_iter().map(|h| view! { <th>{h}</th> }).collect_view()}</tr></thead>
+                        <tbody>
+                            {rows.into_iter().map(|r| view! {
+                                <tr>{r.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                </div>
+                {rest}
+            }
+            .into_any()
         }
-        .into_any(),
         None => view! { <pre class="run-headline small" data-run=run>{text}</pre> }.into_any(),
     }
 }

@@ -175,12 +175,14 @@ impl CalSummary {
         }
     }
 
-    /// The summary as text: one line per subfield, then the labelled figures.
+    /// The summary as text: a Markdown table of the subfields, then the labelled figures.
     pub fn table(&self) -> String {
-        let mut out = String::from("subfield | items | slots | exact | threshold\n");
+        let mut out = String::from(
+            "| subfield | items | slots | exact | threshold |\n|---|---:|---:|---:|---:|\n",
+        );
         for (name, s) in &self.per_subfield {
             out.push_str(&format!(
-                "{name} | {} | {} | {:.4} | {:.4}\n",
+                "| {name} | {} | {} | {:.4} | {:.4} |\n",
                 s.items, s.slots, s.slot_accuracy.exact, s.slot_accuracy.threshold
             ));
         }
