@@ -455,6 +455,23 @@ async fn scripted_model() -> (std::sync::Arc<std::sync::Mutex<Vec<String>>>, Str
     (seen, v1)
 }
 
+/// A MatTools data folder under `dir` with one task (the antisite generator), the test
+/// files and nothing missing.
+fn antisite_folder(dir: &std::path::Path) -> std::path::PathBuf {
+    let root = dir.join("mattools");
+    let task = root.join("tasks/test_antisite_generator");
+    std::fs::create_dir_all(&task).unwrap();
+    for f in ["question.txt", "properties.json", "new_unit_test.py"] {
+        std::fs::copy(
+            data().join("tasks/test_antisite_generator").join(f),
+            task.join(f),
+        )
+        .unwrap();
+    }
+    std::os::unix::fs::symlink(data().join("test_files"), root.join("test_files")).unwrap();
+    root
+}
+
 /// The self-reflection agent end to end: round 1's AttributeError and the critique reach
 /// round 2's prompt, round 2 passes, and the stored rounds say so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -464,17 +481,7 @@ async fn the_reflection_agent_feeds_the_traceback_and_the_critique_back() {
     }
     let (seen, base) = scripted_model().await;
     let dir = tempfile::tempdir().unwrap();
-    // One task: a data folder with its task, the test files and nothing missing.
-    let root = dir.path().join("mattools");
-    std::fs::create_dir_all(root.join("tasks/test_antisite_generator")).unwrap();
-    for f in ["question.txt", "properties.json", "new_unit_test.py"] {
-        std::fs::copy(
-            data().join("tasks/test_antisite_generator").join(f),
-            root.join("tasks/test_antisite_generator").join(f),
-        )
-        .unwrap();
-    }
-    std::os::unix::fs::symlink(data().join("test_files"), root.join("test_files")).unwrap();
+    let root = antisite_folder(dir.path());
     let config = common::fake_model_config(dir.path(), &base, common::PRICED);
     let data_dir = dir.path().join("data");
     let out = common::run_fake(&config, &data_dir)
@@ -540,17 +547,7 @@ async fn the_code_rag_agent_retrieves_chunks_of_source() {
     }
     let (seen, base) = scripted_model().await;
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("mattools");
-    let task = "test_antisite_generator";
-    std::fs::create_dir_all(root.join("tasks").join(task)).unwrap();
-    for f in ["question.txt", "properties.json", "new_unit_test.py"] {
-        std::fs::copy(
-            data().join("tasks").join(task).join(f),
-            root.join("tasks").join(task).join(f),
-        )
-        .unwrap();
-    }
-    std::os::unix::fs::symlink(data().join("test_files"), root.join("test_files")).unwrap();
+    let root = antisite_folder(dir.path());
     let config = common::fake_model_config(dir.path(), &base, common::PRICED);
     let data_dir = dir.path().join("data");
     let out = common::run_fake(&config, &data_dir)
@@ -617,17 +614,7 @@ async fn the_rag_agent_searches_by_embeddings_when_chosen() {
     let (_, chat) = scripted_model().await;
     let (emb, fake) = common::fake_embeddings().await;
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("mattools");
-    let task = "test_antisite_generator";
-    std::fs::create_dir_all(root.join("tasks").join(task)).unwrap();
-    for f in ["question.txt", "properties.json", "new_unit_test.py"] {
-        std::fs::copy(
-            data().join("tasks").join(task).join(f),
-            root.join("tasks").join(task).join(f),
-        )
-        .unwrap();
-    }
-    std::os::unix::fs::symlink(data().join("test_files"), root.join("test_files")).unwrap();
+    let root = antisite_folder(dir.path());
     let config = common::fake_model_config(
         dir.path(),
         &chat,
