@@ -52,6 +52,8 @@ ensure_test_tools() {
   [ -x /usr/bin/podman ] || missing+=(podman)
   [ -x /usr/sbin/runc ] || [ -x /usr/bin/runc ] || missing+=(runc)
   [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
+  # The storage tests run against PostgreSQL too (scripts/postgres.sh starts a cluster).
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
   if [ ${#missing[@]} -gt 0 ]; then
     say "installing Debian packages: ${missing[*]}"
     local sudo=""

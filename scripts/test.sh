@@ -52,6 +52,12 @@ step "Python references (ASE/pymatgen) of the actions and the evaluator (cached 
 pyref_env="$(ATOMWORLD_PYTHON="$HOME/.cache/atomworld/venv-pmg/bin/python" scripts/pyref.sh)"
 eval "$pyref_env"
 
+step "PostgreSQL for the storage tests (a throwaway cluster, stopped at exit)"
+# The storage tests and server/tests/postgres.rs run against it as well as SQLite; with
+# ATOMWORLD_REQUIRE_POSTGRES=1 (set here) they fail rather than leave it out.
+trap 'scripts/postgres.sh stop' EXIT
+eval "$(scripts/postgres.sh start)"
+
 step "cargo test --workspace (app is wasm-only: tested in the browser)"
 # The two differential tests ran above in release (8x faster than a debug build).
 # The sandbox crate was tested above, with its wasm backend.

@@ -243,6 +243,10 @@ pub struct Limits {
     /// search and AlchemyBench's retrieval use unless a run names another; `None`: BM25 and
     /// stored embeddings only (no calls).
     pub embeddings_model: Option<String>,
+    /// On a store several instances share: seconds an instance holds a run it executes
+    /// without renewing (it renews every third of that); a killed instance's runs are taken
+    /// over by another this long after its last renewal.
+    pub run_lease_secs: u64,
 }
 
 impl Default for Limits {
@@ -258,6 +262,7 @@ impl Default for Limits {
             match_budget_secs: 20,
             judge_model: None,
             embeddings_model: None,
+            run_lease_secs: 30,
         }
     }
 }

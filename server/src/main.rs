@@ -71,9 +71,9 @@ enum Command {
         action: String,
         /// The JSONL file to write or read.
         file: PathBuf,
-        /// Directory of the SQLite database.
-        #[arg(long, default_value = "data/local")]
-        data_dir: PathBuf,
+        /// Where the cache is stored.
+        #[command(flatten)]
+        store: cli::store::StoreArgs,
     },
     /// Import AtomWorld tasks (and recorded answers) from the upstream layouts as JSON lines.
     Import {
@@ -92,9 +92,9 @@ enum Command {
         /// md (Markdown), csv or json.
         #[arg(long, default_value = "md", value_parser = cli::report::FORMATS)]
         format: String,
-        /// Directory of the SQLite database.
-        #[arg(long, default_value = "data/local")]
-        data_dir: PathBuf,
+        /// Where the runs are stored.
+        #[command(flatten)]
+        store: cli::store::StoreArgs,
     },
     /// Write a suite's seeded task set as JSON lines (the suites that generate their tasks).
     Gen {
@@ -205,8 +205,8 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
         Command::Cache {
             action,
             file,
-            data_dir,
-        } => Ok(finish(cli::cache::run(&action, &file, &data_dir))),
+            store,
+        } => Ok(finish(cli::cache::run(&action, &file, &store))),
         Command::Import { input, output } => Ok(finish((|| {
             let content = std::fs::read_to_string(&input)
                 .map_err(|e| CliError::input(format!("cannot read {}: {e}", input.display())))?;
@@ -243,10 +243,10 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
         Command::Report {
             runs,
             format,
-            data_dir,
+            store,
         } => Ok(finish((|| {
             let tables =
-                cli::report::tables(&runs, &data_dir, &benchmarks::task::Registry::standard())?;
+                cli::report::tables(&runs, &store, &benchmarks::task::Registry::standard())?;
             print!("{}", cli::report::render(&tables, &format)?);
             Ok(())
         })())),
@@ -294,9 +294,9 @@ struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
-    /// Directory for the SQLite database and other state (created if missing).
-    #[arg(long, default_value = "data/local")]
-    data_dir: PathBuf,
+    /// Where runs, cases, rooms and the response cache are stored.
+    #[command(flatten)]
+    store: cli::store::StoreArgs,
     /// Directory with the built app (Trunk's output).
     #[arg(long, default_value = "dist")]
     dist: PathBuf,
@@ -324,7 +324,7 @@ struct ServeArgs {
 async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
     let ServeArgs {
         addr,
-        data_dir,
+        store,
         dist,
         config,
         replay_only,
@@ -346,8 +346,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
         )
         .init();
     {
-        let storage = Storage::open(&data_dir)
-            .with_context(|| format!("opening the database in {}", data_dir.display()))?;
+        let location = server::storage::Location::new(store.database.as_deref(), &store.data_dir)?;
+        let storage = Storage::open_at(&location)
+            .with_context(|| format!("opening the database {}", cli::store::describe(&location)))?;
+        tracing::info!("{} store at {}", storage.engine_name(), storage.describe());
         if !dist.join("index.html").is_file() {
             tracing::warn!(
                 "{} has no index.html: build the app first (scripts/run.sh does); serving the API only",

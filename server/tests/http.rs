@@ -45,7 +45,8 @@ async fn health_reports_version_and_schema() {
     let body: serde_json::Value = res.json().await.unwrap();
     assert_eq!(body["status"], "ok");
     assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(body["schema_version"], 12);
+    assert_eq!(body["schema_version"], 14);
+    assert_eq!(body["database"], "sqlite");
     assert!(body["commit"].is_string());
     assert!(data.path().join(server::storage::DB_FILE).is_file());
 }
@@ -144,10 +145,8 @@ async fn health_fails_when_the_database_takes_no_writes() {
             .status(),
         200
     );
-    // SQLite's read-only mode: reads work, every write fails (as on a read-only file).
-    storage
-        .with_conn(|c| c.pragma_update(None, "query_only", true))
-        .unwrap();
+    // Read-only: reads work, every write fails (as on a read-only file).
+    storage.set_read_only(true).unwrap();
     let res = reqwest::get(format!("{base}/api/health")).await.unwrap();
     assert_eq!(res.status(), 503);
     let body: serde_json::Value = res.json().await.unwrap();

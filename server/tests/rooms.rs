@@ -291,9 +291,9 @@ async fn an_expired_room_is_gone() {
     let token = room["host_token"].as_str().unwrap();
     let (s, _) = attempt(&c, &base, code, body("ann", "pasted", None, &truth())).await;
     assert_eq!(s, StatusCode::CREATED);
-    let storage = Storage::open(dir.path()).unwrap();
-    storage
-        .with_conn(|c| c.execute("UPDATE rooms SET expires_at = '2000-01-01T00:00:00Z'", []))
+    // Aged by hand, as an operator with sqlite3 would.
+    let db = rusqlite::Connection::open(dir.path().join(server::storage::DB_FILE)).unwrap();
+    db.execute("UPDATE rooms SET expires_at = '2000-01-01T00:00:00Z'", [])
         .unwrap();
     let r = c
         .get(format!("{base}/api/rooms/{code}"))
@@ -311,14 +311,12 @@ async fn an_expired_room_is_gone() {
     // The next write sweeps it and its attempts out of the database.
     let (s, _) = open(&c, &base, None).await;
     assert_eq!(s, StatusCode::CREATED);
-    let left: (i64, i64) = storage
-        .with_conn(|c| {
-            c.query_row(
-                "SELECT (SELECT COUNT(*) FROM rooms), (SELECT COUNT(*) FROM room_attempts)",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-        })
+    let left: (i64, i64) = db
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM rooms), (SELECT COUNT(*) FROM room_attempts)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .unwrap();
     assert_eq!(left, (1, 0));
 }

@@ -55,9 +55,12 @@ pub struct Health {
     /// Target triple of the build.
     #[serde(default)]
     pub target: String,
-    /// Database schema version.
+    /// Database schema version (the count of its engine's migrations).
     #[serde(default)]
     pub schema_version: i64,
+    /// The database engine: `sqlite` (embedded) or `postgres` (shared by instances).
+    #[serde(default)]
+    pub database: String,
     /// The code sandbox (absent from servers that predate it): the `python` environment.
     #[serde(default)]
     pub sandbox: Option<SandboxHealth>,

@@ -3,13 +3,13 @@
 
 use std::path::Path;
 
+use super::store::StoreArgs;
 use super::CliError;
-use crate::storage::Storage;
 
-/// Export the cache of the database in `data_dir` to `file` (`action = "export"`), or
+/// Export the cache of the store `store` names to `file` (`action = "export"`), or
 /// import `file` into it (`"import"`).
-pub fn run(action: &str, file: &Path, data_dir: &Path) -> Result<(), CliError> {
-    let storage = Storage::open(data_dir).map_err(|e| CliError::failure(e.to_string()))?;
+pub fn run(action: &str, file: &Path, store: &StoreArgs) -> Result<(), CliError> {
+    let storage = store.open()?;
     match action {
         "export" => {
             let lines = storage

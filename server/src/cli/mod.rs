@@ -9,6 +9,7 @@ pub mod output;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod store;
 
 /// A command-line failure: a one-line message for stderr and the exit status.
 #[derive(Debug)]

@@ -3,22 +3,21 @@
 //! number of finished (or partial) runs, one column per run, each number the mean ±
 //! standard deviation over the run's repeats ([`crate::runs::report`]).
 
-use std::path::Path;
-
 use benchmarks::task::report::Report;
 use benchmarks::task::Registry;
 
+use super::store::{describe, StoreArgs};
 use super::CliError;
 use crate::runs::report::{report, ReportError};
-use crate::storage::Storage;
 
 pub use benchmarks::task::report::FORMATS;
 
-/// The report of `runs` (ids) in the database under `data_dir`.
-pub fn tables(runs: &[String], data_dir: &Path, registry: &Registry) -> Result<Report, CliError> {
-    let storage = Storage::open(data_dir).map_err(|e| CliError::failure(e.to_string()))?;
+/// The report of `runs` (ids) in the store `store` names.
+pub fn tables(runs: &[String], store: &StoreArgs, registry: &Registry) -> Result<Report, CliError> {
+    let storage = store.open()?;
+    let place = describe(&store.location()?);
     report(&storage, runs, registry).map_err(|e| match e {
-        ReportError::NoRun(id) => CliError::input(format!("no run {id} in {}", data_dir.display())),
+        ReportError::NoRun(id) => CliError::input(format!("no run {id} {}", place)),
         ReportError::Suite(e) => CliError::input(e),
         ReportError::Storage(e) => CliError::failure(e),
     })

@@ -8,11 +8,11 @@ use benchmarks::task::{AnySuite, Registry};
 use indicatif::{ProgressBar, ProgressStyle};
 use wire::{defaults, ImportedTasks, RunSpec, TaskSource};
 
+use super::store::StoreArgs;
 use super::CliError;
 use crate::config::Config;
 use crate::llm::{Gateway, GatewayOptions};
 use crate::runs;
-use crate::storage::Storage;
 use crate::suites::EmbeddingUse;
 use crate::suites::{Catalogue, LoadError, Preparation, SuiteHost};
 
@@ -39,9 +39,9 @@ pub struct RunArgs {
     /// task is repeat k); `atomworld report` gives mean ± std over them.
     #[arg(long, visible_alias = "repeats", default_value_t = defaults::SAMPLES)]
     pub samples: u32,
-    /// Directory of the SQLite database.
-    #[arg(long, default_value = "data/local")]
-    pub data_dir: PathBuf,
+    /// Where runs are stored.
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// Configuration file (models, prices, limits).
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -228,7 +228,7 @@ pub async fn run_with(args: RunArgs, suites: &Catalogue) -> Result<String, CliEr
         out.push_str(&format!("## {heading} ({id})\n\n{text}\n"));
         ids.push(id);
     }
-    let storage = Storage::open(&args.data_dir).map_err(|e| CliError::failure(e.to_string()))?;
+    let storage = args.store.open()?;
     let report = crate::runs::report::report(&storage, &ids, &suites.registry)
         .map_err(|e| CliError::failure(e.to_string()))?;
     out.push_str(&report.markdown());
@@ -315,7 +315,7 @@ async fn one(args: RunArgs, suites: &Catalogue) -> Result<(String, String), CliE
         }
         config.suites.omnimat_images_dir = Some(dir.clone());
     }
-    let storage = Storage::open(&args.data_dir).map_err(|e| CliError::failure(e.to_string()))?;
+    let storage = args.store.open()?;
     let gateway = Gateway::new(
         config,
         storage.clone(),

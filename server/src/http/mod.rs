@@ -194,6 +194,7 @@ pub async fn health(State(state): State<AppState>) -> Response {
                 profile: build.profile.to_string(),
                 target: build.target.to_string(),
                 schema_version,
+                database: state.storage.engine_name().to_string(),
                 sandbox: Some(sandbox_health(state.code.state())),
                 pymatgen: Some(sandbox_health(state.code.pymatgen_state())),
             })

@@ -187,10 +187,12 @@ impl Gateway {
                 ))
             });
         }
-        let daily = config
-            .limits
-            .daily_spend_usd
-            .map(|cap| Budget::daily(cap, storage.clone()));
+        let daily = config.limits.daily_spend_usd.map(|cap| {
+            // Longer than any call may take: every attempt's timeout, and a minute.
+            let limits = &config.limits;
+            let claim_secs = limits.request_timeout_secs * u64::from(limits.max_retries + 1) + 60;
+            Budget::daily(cap, storage.clone(), claim_secs)
+        });
         Ok(Self {
             config: Arc::new(config),
             storage,

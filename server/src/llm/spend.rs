@@ -13,14 +13,16 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 use super::LlmError;
-use crate::storage::Storage;
+use crate::storage::{SpendClaim, Storage};
 
 /// Where a budget's settled spend is counted.
 enum Ledger {
     /// In memory (a run's budget), starting from what the run spent earlier.
     Memory(f64),
     /// Today's row of the spend table, which every process sharing the database adds to.
-    Daily(Storage),
+    /// On a shared store the claims of calls in flight live there too (every instance's
+    /// count against the cap), each kept at most `claim_secs`.
+    Daily { storage: Storage, claim_secs: u64 },
 }
 
 #[derive(Default)]
@@ -46,12 +48,16 @@ impl Budget {
         Arc::new(Self::new(cap, "the run's spend cap", Ledger::Memory(spent)))
     }
 
-    /// The daily cap of `cap` USD over today's spend in `storage`.
-    pub fn daily(cap: f64, storage: Storage) -> Arc<Self> {
+    /// The daily cap of `cap` USD over today's spend in `storage`; a call's claim lasts at
+    /// most `claim_secs` (longer than any call may take) should its instance die holding it.
+    pub fn daily(cap: f64, storage: Storage, claim_secs: u64) -> Arc<Self> {
         Arc::new(Self::new(
             cap,
             "the daily spend cap",
-            Ledger::Daily(storage),
+            Ledger::Daily {
+                storage,
+                claim_secs,
+            },
         ))
     }
 
@@ -69,7 +75,65 @@ impl Budget {
     pub fn spent(&self) -> f64 {
         match &*lock(&self.ledger) {
             Ledger::Memory(s) => *s,
-            Ledger::Daily(storage) => storage.spend_on(super::gateway::today()).unwrap_or(0.0),
+            Ledger::Daily { storage, .. } => {
+                storage.spend_on(super::gateway::today()).unwrap_or(0.0)
+            }
+        }
+    }
+
+    /// The store whose claims this budget uses, when instances share it.
+    fn shared(&self) -> Option<(Storage, u64)> {
+        match &*lock(&self.ledger) {
+            Ledger::Daily {
+                storage,
+                claim_secs,
+            } if storage.is_shared() => Some((storage.clone(), *claim_secs)),
+            _ => None,
+        }
+    }
+
+    fn reached(&self, spent: f64) -> LlmError {
+        LlmError::SpendCap(format!(
+            "{} ${:.2} is reached (${spent:.4} spent)",
+            self.what, self.cap
+        ))
+    }
+
+    /// [`reserve`](Self::reserve) against the claims in the shared store: asked again every
+    /// 50 ms while other calls (of any instance) hold the rest of the cap.
+    async fn reserve_shared(
+        self: &Arc<Self>,
+        worst: f64,
+        storage: Storage,
+        claim_secs: u64,
+    ) -> Result<Reservation, LlmError> {
+        let id = format!("{:032x}", rand::random::<u128>());
+        loop {
+            let (s, claim, cap) = (storage.clone(), id.clone(), self.cap);
+            let asked = tokio::task::spawn_blocking(move || {
+                s.claim_spend(super::gateway::today(), cap, worst, &claim, claim_secs)
+            })
+            .await;
+            match asked {
+                Ok(Ok(SpendClaim::Granted)) => {
+                    return Ok(Reservation {
+                        budget: self.clone(),
+                        worst,
+                        open: true,
+                        claim: Some((storage, id)),
+                    })
+                }
+                Ok(Ok(SpendClaim::Reached(spent))) => return Err(self.reached(spent)),
+                Ok(Ok(SpendClaim::Wait)) => {}
+                Ok(Err(e)) => {
+                    return Err(LlmError::SpendCap(format!(
+                        "{} cannot be checked: {e}",
+                        self.what
+                    )))
+                }
+                Err(e) => return Err(LlmError::SpendCap(format!("{}: {e}", self.what))),
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
     }
 
@@ -81,6 +145,9 @@ impl Budget {
         } else {
             0.0
         };
+        if let Some((storage, claim_secs)) = self.shared() {
+            return self.reserve_shared(worst, storage, claim_secs).await;
+        }
         loop {
             let notified = self.settled.notified();
             tokio::pin!(notified);
@@ -91,10 +158,7 @@ impl Budget {
                 let mut held = lock(&self.held);
                 let spent = self.spent();
                 if spent >= self.cap {
-                    return Err(LlmError::SpendCap(format!(
-                        "{} ${:.2} is reached (${spent:.4} spent)",
-                        self.what, self.cap
-                    )));
+                    return Err(self.reached(spent));
                 }
                 if held.calls == 0 || spent + held.reserved + worst <= self.cap {
                     held.reserved += worst;
@@ -103,6 +167,7 @@ impl Budget {
                         budget: self.clone(),
                         worst,
                         open: true,
+                        claim: None,
                     });
                 }
             }
@@ -132,6 +197,8 @@ pub struct Reservation {
     budget: Arc<Budget>,
     worst: f64,
     open: bool,
+    /// The claim in the shared store, when the budget's instances share one.
+    claim: Option<(Storage, String)>,
 }
 
 impl Reservation {
@@ -139,12 +206,23 @@ impl Reservation {
     /// table: settle after writing it there, so it is never counted in neither place.)
     pub fn settle(mut self, cost: f64) {
         self.open = false;
+        self.give_back();
         self.budget.release(self.worst, Some(cost));
+    }
+
+    /// Gives the shared claim back (it expires on its own should this fail).
+    fn give_back(&mut self) {
+        if let Some((storage, id)) = self.claim.take() {
+            if let Err(e) = storage.release_spend(&id) {
+                tracing::warn!("a spend claim stays until it expires: {e}");
+            }
+        }
     }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
+        self.give_back();
         if self.open {
             self.budget.release(self.worst, None);
         }
@@ -205,5 +283,52 @@ mod tests {
         drop(b.reserve(1.0).await.unwrap());
         assert_eq!(b.spent(), 0.0);
         assert!(b.reserve(1.0).await.is_ok());
+    }
+
+    /// Two instances on one PostgreSQL database, 32 calls at once spread over both, under
+    /// one daily cap: together they pass the cap by at most one call's worst case.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn instances_sharing_a_database_share_the_daily_cap() {
+        let mut url = None;
+        crate::storage::testing::each_postgres(|u| url = Some(u.to_string()));
+        let Some(url) = url else { return };
+        let open = || {
+            crate::storage::Storage::open_at(&crate::storage::Location::Postgres(url.clone()))
+                .unwrap()
+        };
+        let (a, b) = (open(), open());
+        let budgets = [
+            Budget::daily(0.10, a.clone(), 600),
+            Budget::daily(0.10, b, 600),
+        ];
+        let mut tasks = Vec::new();
+        for i in 0..32 {
+            let budget = budgets[i % 2].clone();
+            let storage = match &*lock(&budget.ledger) {
+                Ledger::Daily { storage, .. } => storage.clone(),
+                Ledger::Memory(_) => unreachable!("a daily budget"),
+            };
+            tasks.push(tokio::spawn(async move {
+                match budget.reserve(0.03).await {
+                    Ok(r) => {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        storage
+                            .add_spend(crate::llm::gateway::today(), 0.025)
+                            .unwrap();
+                        r.settle(0.025);
+                        true
+                    }
+                    Err(_) => false,
+                }
+            }));
+        }
+        let mut made = 0;
+        for t in tasks {
+            made += usize::from(t.await.unwrap_or(false));
+        }
+        let spent = a.spend_on(crate::llm::gateway::today()).unwrap();
+        assert!(spent <= 0.10 + 0.03 + 1e-9, "spent {spent} in {made} calls");
+        assert!(spent >= 0.0999, "stopped early at {spent}");
+        assert!((4..=5).contains(&made), "{made} calls for {spent}");
     }
 }

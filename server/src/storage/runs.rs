@@ -1,9 +1,10 @@
 //! The runs and results tables.
 
-use rusqlite::{params, OptionalExtension};
 use sha2::{Digest, Sha256};
 use wire::{ResultRow, ResultVerdict, RunSpec, RunStatus};
 
+use super::engine::{now, params, Row};
+use super::human::sample;
 use super::{Storage, StorageError};
 
 /// What start-up does with a run that was executing when the server stopped.
@@ -16,167 +17,158 @@ pub enum Unfinished {
     Held(String),
 }
 
+const RESULT_COLUMNS: &str = "task_id, sample, action, prompt, response, verdict, label, error,
+     input_tokens, output_tokens, cost_usd, latency_ms, cached, task, outcome, transcript";
+
 impl Storage {
     /// Create a run; its id is derived from the spec and a counter so ids are short and unique.
     pub fn create_run(&self, spec: &RunSpec) -> Result<String, StorageError> {
         let text = serde_json::to_string(spec).unwrap_or_default();
-        self.with_conn(|c| {
-            let n: i64 = c.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))?;
+        let brief = brief(spec).to_string();
+        // The run and its brief together, or neither: a run missing from the list would be
+        // lost to the page.
+        self.db().tx(|c| {
+            let n = c.query_one("SELECT COUNT(*) FROM runs", &[])?.int(0)?;
             let digest = hex::encode(Sha256::digest(format!("{n}:{text}").as_bytes()));
             let id = format!("run-{}", &digest[..10]);
-            // The run and its brief together, or neither: a run missing from the list would
-            // be lost to the page.
-            let tx = c.unchecked_transaction()?;
-            tx.execute(
-                "INSERT INTO runs (id, spec, status) VALUES (?1, ?2, 'created')",
-                params![id, text],
+            let created = now();
+            c.execute(
+                "INSERT INTO runs (id, spec, status, created_at) VALUES (?1, ?2, 'created', ?3)",
+                params![&id, &text, &created],
             )?;
-            tx.execute(
+            c.execute(
                 "INSERT INTO run_briefs (id, suite, brief, status, created_at)
-                 SELECT id, ?2, ?3, status, created_at FROM runs WHERE id = ?1",
-                params![id, spec.suite, brief(spec).to_string()],
+                 VALUES (?1, ?2, ?3, 'created', ?4)",
+                params![&id, &spec.suite, &brief, &created],
             )?;
-            tx.commit()?;
             Ok(id)
         })
     }
 
     /// Records that run `id` belongs to whoever holds the token whose digest is `digest`.
     pub fn set_run_owner(&self, id: &str, digest: &str) -> Result<(), StorageError> {
-        self.with_conn(|c| {
-            c.execute(
-                "INSERT INTO run_owners (id, token_digest) VALUES (?1, ?2)",
-                params![id, digest],
-            )?;
-            Ok(())
-        })
+        self.db().execute(
+            "INSERT INTO run_owners (id, token_digest) VALUES (?1, ?2)",
+            params![id, digest],
+        )?;
+        Ok(())
     }
 
     /// The digest of the token run `id` belongs to; `None` for a run of the operator's.
     pub fn run_owner(&self, id: &str) -> Result<Option<String>, StorageError> {
-        self.with_conn(|c| {
-            c.query_row(
+        self.db()
+            .query_opt(
                 "SELECT token_digest FROM run_owners WHERE id = ?1",
-                [id],
-                |r| r.get(0),
-            )
-            .optional()
-        })
+                params![id],
+            )?
+            .map(|r| r.text(0))
+            .transpose()
     }
 
     /// Adds `usd` to what preparing run `id`'s tasks cost (embeddings computed for them).
     pub fn add_preparation_cost(&self, id: &str, usd: f64) -> Result<(), StorageError> {
-        self.with_conn(|c| {
-            c.execute(
-                "UPDATE runs SET preparation_cost_usd = preparation_cost_usd + ?2 WHERE id = ?1",
-                params![id, usd],
-            )?;
-            Ok(())
-        })
+        self.db().execute(
+            "UPDATE runs SET preparation_cost_usd = preparation_cost_usd + ?2 WHERE id = ?1",
+            params![id, usd],
+        )?;
+        Ok(())
     }
 
     /// What preparing run `id`'s tasks cost so far (0 for an unknown run).
     pub fn preparation_cost(&self, id: &str) -> Result<f64, StorageError> {
-        self.with_conn(|c| {
-            Ok(c.query_row(
+        self.db()
+            .query_opt(
                 "SELECT preparation_cost_usd FROM runs WHERE id = ?1",
-                [id],
-                |r| r.get(0),
-            )
-            .optional()?
-            .unwrap_or(0.0))
-        })
+                params![id],
+            )?
+            .map_or(Ok(0.0), |r| r.real(0))
     }
 
     /// The most recent run with exactly this spec that has not finished, if any.
     pub fn find_unfinished(&self, spec: &RunSpec) -> Result<Option<String>, StorageError> {
         let text = serde_json::to_string(spec).unwrap_or_default();
-        self.with_conn(|c| {
-        c.query_row(
-            "SELECT id FROM runs WHERE spec = ?1 AND status != 'finished' ORDER BY rowid DESC LIMIT 1",
-            [text],
-            |r| r.get(0),
-        )
-        .optional()
-    })
+        self.db()
+            .query_opt(
+                "SELECT id FROM runs WHERE spec = ?1 AND status <> 'finished'
+                 ORDER BY rowid DESC LIMIT 1",
+                params![text],
+            )?
+            .map(|r| r.text(0))
+            .transpose()
     }
 
     /// The runs left `running` or `created`, each either to resume (counted) or held back and
     /// marked `interrupted` when it made no progress since its previous automatic resume.
     pub fn unfinished_at_startup(&self) -> Result<Vec<Unfinished>, StorageError> {
-        self.with_conn(|c| {
-        let mut st = c.prepare(
-            "SELECT r.id, r.startup_resumes, r.done_at_resume,
-                    (SELECT COUNT(*) FROM results s WHERE s.run_id = r.id AND s.verdict IS NOT NULL)
-             FROM runs r WHERE r.status IN ('running', 'created') ORDER BY r.rowid",
-        )?;
-        let rows: Vec<(String, i64, Option<i64>, i64)> = st
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-            .collect::<Result<_, _>>()?;
-        let mut out = Vec::new();
-        for (id, resumes, done_then, done) in rows {
-            if resumes > 0 && done_then == Some(done) {
-                c.execute(
-                    "UPDATE runs SET status = 'interrupted' WHERE id = ?1",
-                    [&id],
-                )?;
-                c.execute(
-                    "UPDATE run_briefs SET status = 'interrupted' WHERE id = ?1",
-                    [&id],
-                )?;
-                out.push(Unfinished::Held(id));
-            } else {
-                c.execute(
-                    "UPDATE runs SET startup_resumes = startup_resumes + 1, done_at_resume = ?2 WHERE id = ?1",
-                    params![id, done],
-                )?;
-                out.push(Unfinished::Resume(id));
+        self.db().tx(|c| {
+            let rows = c.query(
+                "SELECT r.id, r.startup_resumes, r.done_at_resume,
+                        (SELECT COUNT(*) FROM results s
+                         WHERE s.run_id = r.id AND s.verdict IS NOT NULL)
+                 FROM runs r WHERE r.status IN ('running', 'created') ORDER BY r.rowid",
+                &[],
+            )?;
+            let mut out = Vec::new();
+            for r in rows {
+                let (id, resumes, done_then, done) =
+                    (r.text(0)?, r.int(1)?, r.opt_int(2)?, r.int(3)?);
+                if resumes > 0 && done_then == Some(done) {
+                    for table in ["runs", "run_briefs"] {
+                        c.execute(
+                            &format!("UPDATE {table} SET status = 'interrupted' WHERE id = ?1"),
+                            params![&id],
+                        )?;
+                    }
+                    out.push(Unfinished::Held(id));
+                } else {
+                    c.execute(
+                        "UPDATE runs SET startup_resumes = startup_resumes + 1,
+                             done_at_resume = ?2 WHERE id = ?1",
+                        params![&id, done],
+                    )?;
+                    out.push(Unfinished::Resume(id));
+                }
             }
-        }
-        Ok(out)
-    })
+            Ok(out)
+        })
     }
 
     /// The spec and status of a run.
     pub fn load_run(&self, id: &str) -> Result<Option<(RunSpec, RunStatus)>, StorageError> {
-        let row: Option<(String, String)> = self.with_conn(|c| {
-            c.query_row("SELECT spec, status FROM runs WHERE id = ?1", [id], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .optional()
-        })?;
-        Ok(row.and_then(|(spec, status)| {
-            let status = RunStatus::from_name(&status)?;
-            serde_json::from_str(&spec).ok().map(|s| (s, status))
-        }))
+        let Some(row) = self
+            .db()
+            .query_opt("SELECT spec, status FROM runs WHERE id = ?1", params![id])?
+        else {
+            return Ok(None);
+        };
+        let (spec, status) = (row.text(0)?, row.text(1)?);
+        Ok(RunStatus::from_name(&status)
+            .and_then(|status| serde_json::from_str(&spec).ok().map(|s| (s, status))))
     }
 
     /// Set a run's status.
     pub fn set_status(&self, id: &str, status: RunStatus) -> Result<(), StorageError> {
-        self.with_conn(|c| {
-            let tx = c.unchecked_transaction()?;
-            tx.execute(
-                "UPDATE runs SET status = ?2 WHERE id = ?1",
-                params![id, status.name()],
-            )?;
-            tx.execute(
-                "UPDATE run_briefs SET status = ?2 WHERE id = ?1",
-                params![id, status.name()],
-            )?;
-            tx.commit()
-        })?;
-        Ok(())
+        self.db().tx(|c| {
+            for table in ["runs", "run_briefs"] {
+                c.execute(
+                    &format!("UPDATE {table} SET status = ?2 WHERE id = ?1"),
+                    params![id, status.name()],
+                )?;
+            }
+            Ok(())
+        })
     }
 
     /// (task, sample) pairs with a final result (a verdict, not a failed call).
     pub fn finished(&self, id: &str) -> Result<Vec<(String, u32)>, StorageError> {
-        self.with_conn(|c| {
-            let mut st = c.prepare(
+        self.db()
+            .query(
                 "SELECT task_id, sample FROM results WHERE run_id = ?1 AND verdict IS NOT NULL",
-            )?;
-            let rows = st.query_map([id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u32)))?;
-            rows.collect()
-        })
+                params![id],
+            )?
+            .iter()
+            .map(|r| Ok((r.text(0)?, sample(r.int(1)?))))
+            .collect()
     }
 
     /// Store a result; a later result for the same (task, sample) replaces a failed call, never
@@ -192,82 +184,55 @@ impl Storage {
             .as_ref()
             .and_then(|o| serde_json::to_string(o).ok());
         let transcript = r.transcript.as_ref().map(|t| t.to_string());
-        self.with_conn(|c| {
-            c.execute(
-            "INSERT INTO results (run_id, task_id, sample, action, prompt, response, verdict, label,
-                                  error, input_tokens, output_tokens, cost_usd, latency_ms, cached,
-                                  task, outcome, transcript)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
-             ON CONFLICT(run_id, task_id, sample) DO UPDATE SET
-                 response = excluded.response, verdict = excluded.verdict, label = excluded.label,
-                 error = excluded.error, input_tokens = excluded.input_tokens,
-                 output_tokens = excluded.output_tokens, cost_usd = excluded.cost_usd,
-                 latency_ms = excluded.latency_ms, cached = excluded.cached,
-                 task = excluded.task, outcome = excluded.outcome,
-                 transcript = excluded.transcript
-             WHERE results.verdict IS NULL",
+        self.db().execute(
+            &format!(
+                "INSERT INTO results (run_id, {RESULT_COLUMNS})
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+                 ON CONFLICT (run_id, task_id, sample) DO UPDATE SET
+                     response = excluded.response, verdict = excluded.verdict,
+                     label = excluded.label, error = excluded.error,
+                     input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+                     cost_usd = excluded.cost_usd, latency_ms = excluded.latency_ms,
+                     cached = excluded.cached, task = excluded.task, outcome = excluded.outcome,
+                     transcript = excluded.transcript
+                 WHERE results.verdict IS NULL"
+            ),
             params![
                 id,
-                r.task_id,
+                &r.task_id,
                 r.sample,
-                r.group,
-                r.prompt,
-                r.response,
+                &r.group,
+                &r.prompt,
+                r.response.as_deref(),
                 verdict,
-                r.label,
-                r.error,
-                r.input_tokens as i64,
-                r.output_tokens as i64,
+                r.label.as_deref(),
+                r.error.as_deref(),
+                r.input_tokens,
+                r.output_tokens,
                 r.cost_usd,
-                r.latency_ms as i64,
+                r.latency_ms,
                 r.cached,
                 task,
                 outcome,
                 transcript,
             ],
-        )
-        })?;
+        )?;
         Ok(())
     }
 
     /// All results of a run, ordered by task and sample.
     pub fn results(&self, id: &str) -> Result<Vec<ResultRow>, StorageError> {
-        self.with_conn(|c| {
-            let mut st = c.prepare(
-            "SELECT task_id, sample, action, prompt, response, verdict, label, error, input_tokens,
-                    output_tokens, cost_usd, latency_ms, cached, task, outcome, transcript
-             FROM results WHERE run_id = ?1 ORDER BY task_id, sample",
-        )?;
-            let rows = st.query_map([id], |r| {
-                Ok(ResultRow {
-                    task_id: r.get(0)?,
-                    sample: r.get::<_, i64>(1)? as u32,
-                    group: r.get(2)?,
-                    prompt: r.get(3)?,
-                    response: r.get(4)?,
-                    verdict: r
-                        .get::<_, Option<String>>(5)?
-                        .and_then(|t| serde_json::from_str::<ResultVerdict>(&t).ok()),
-                    label: r.get(6)?,
-                    error: r.get(7)?,
-                    input_tokens: r.get::<_, i64>(8)? as u64,
-                    output_tokens: r.get::<_, i64>(9)? as u64,
-                    cost_usd: r.get(10)?,
-                    latency_ms: r.get::<_, i64>(11)? as u64,
-                    cached: r.get(12)?,
-                    task: r
-                        .get::<_, Option<String>>(13)?
-                        .and_then(|t| serde_json::from_str(&t).ok()),
-                    outcome: r
-                        .get::<_, Option<String>>(14)?
-                        .and_then(|t| serde_json::from_str(&t).ok()),
-                    transcript: r
-                        .get::<_, Option<String>>(15)?
-                        .and_then(|t| serde_json::from_str(&t).ok()),
-                })
-            })?;
-            rows.collect()
-        })
+        self.db()
+            .query(
+                &format!(
+                    "SELECT {RESULT_COLUMNS} FROM results WHERE run_id = ?1
+                     ORDER BY task_id, sample"
+                ),
+                params![id],
+            )?
+            .iter()
+            .map(result_row)
+            .collect()
     }
 
     /// One page of runs as a list shows them (newest first, of `suite` if given), read from
@@ -278,71 +243,90 @@ impl Storage {
         limit: usize,
         offset: usize,
     ) -> Result<(Vec<wire::RunListItem>, usize), StorageError> {
-        const WHERE: &str = "WHERE ?1 IS NULL OR suite = ?1";
-        self.with_conn(|c| {
-            let total: i64 = c.query_row(
+        const WHERE: &str = "WHERE CAST(?1 AS TEXT) IS NULL OR suite = ?1";
+        let total = self
+            .db()
+            .query_one(
                 &format!("SELECT COUNT(*) FROM run_briefs {WHERE}"),
-                [suite],
-                |r| r.get(0),
-            )?;
-            let mut st = c.prepare(&format!(
+                params![suite],
+            )?
+            .count(0)?;
+        let rows = self.db().query(
+            &format!(
                 "SELECT id, suite, brief, status, created_at FROM run_briefs {WHERE}
                  ORDER BY seq DESC LIMIT ?2 OFFSET ?3"
-            ))?;
-            let rows =
-                st.query_map(rusqlite::params![suite, limit as i64, offset as i64], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, String>(4)?,
-                    ))
-                })?;
-            let mut items = Vec::new();
-            for row in rows {
-                let (id, suite, brief, status, created_at) = row?;
-                // A run whose brief or status no longer reads is left out, as in `list_runs`.
-                let Some(b) = serde_json::from_str::<Brief>(&brief).ok() else {
-                    continue;
-                };
-                let Some(status) = RunStatus::from_name(&status) else {
-                    continue;
-                };
-                items.push(wire::RunListItem {
-                    id,
-                    suite,
-                    model: b.model,
-                    agent: b.agent,
-                    condition: b.condition,
-                    samples: b.samples.unwrap_or(1),
-                    given_tasks: b.given_tasks,
-                    status,
-                    created_at,
-                });
-            }
-            Ok((items, usize::try_from(total).unwrap_or(0)))
-        })
+            ),
+            params![suite, limit, offset],
+        )?;
+        let mut items = Vec::new();
+        for r in rows {
+            let (brief, status) = (r.text(2)?, r.text(3)?);
+            // A run whose brief or status no longer reads is left out, as in `list_runs`.
+            let Some(b) = serde_json::from_str::<Brief>(&brief).ok() else {
+                continue;
+            };
+            let Some(status) = RunStatus::from_name(&status) else {
+                continue;
+            };
+            items.push(wire::RunListItem {
+                id: r.text(0)?,
+                suite: r.text(1)?,
+                model: b.model,
+                agent: b.agent,
+                condition: b.condition,
+                samples: b.samples.unwrap_or(1),
+                given_tasks: b.given_tasks,
+                status,
+                created_at: r.text(4)?,
+            });
+        }
+        Ok((items, usize::try_from(total).unwrap_or(usize::MAX)))
     }
 
     /// Every run (id, spec, status), newest first; runs whose spec no longer reads are left out.
     pub fn list_runs(&self) -> Result<Vec<(String, RunSpec, RunStatus)>, StorageError> {
-        let rows: Vec<(String, String, String)> = self.with_conn(|c| {
-            let mut st = c.prepare("SELECT id, spec, status FROM runs ORDER BY rowid DESC")?;
-            let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-            rows.collect()
-        })?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(id, spec, status)| {
-                Some((
-                    id,
-                    serde_json::from_str(&spec).ok()?,
-                    RunStatus::from_name(&status)?,
-                ))
-            })
-            .collect())
+        let rows = self
+            .db()
+            .query("SELECT id, spec, status FROM runs ORDER BY rowid DESC", &[])?;
+        let mut out = Vec::new();
+        for r in rows {
+            let (spec, status) = (r.text(1)?, r.text(2)?);
+            if let (Ok(spec), Some(status)) =
+                (serde_json::from_str(&spec), RunStatus::from_name(&status))
+            {
+                out.push((r.text(0)?, spec, status));
+            }
+        }
+        Ok(out)
     }
+}
+
+/// A stored result row (columns in [`RESULT_COLUMNS`]' order); JSON that no longer reads is
+/// left empty, as it always was.
+fn result_row(r: &Row) -> Result<ResultRow, StorageError> {
+    let json = |i: usize| -> Result<Option<serde_json::Value>, StorageError> {
+        Ok(r.opt_text(i)?.and_then(|t| serde_json::from_str(&t).ok()))
+    };
+    Ok(ResultRow {
+        task_id: r.text(0)?,
+        sample: sample(r.int(1)?),
+        group: r.text(2)?,
+        prompt: r.text(3)?,
+        response: r.opt_text(4)?,
+        verdict: r
+            .opt_text(5)?
+            .and_then(|t| serde_json::from_str::<ResultVerdict>(&t).ok()),
+        label: r.opt_text(6)?,
+        error: r.opt_text(7)?,
+        input_tokens: r.count(8)?,
+        output_tokens: r.count(9)?,
+        cost_usd: r.real(10)?,
+        latency_ms: r.count(11)?,
+        cached: r.bool(12)?,
+        task: json(13)?,
+        outcome: r.opt_text(14)?.and_then(|t| serde_json::from_str(&t).ok()),
+        transcript: json(15)?,
+    })
 }
 
 /// What a list shows of a run beyond its suite and status (`run_briefs.brief`).

@@ -1,0 +1,104 @@
+//! Who executes a run: on a store several instances share, the instance that claims a run
+//! holds it for a lease it renews while executing; a run whose lease ran out (its instance
+//! was killed or lost the database) is claimed by another, which resumes it where the
+//! stored results stop.
+
+use super::engine::{now, now_plus, params};
+use super::{Storage, StorageError};
+
+impl Storage {
+    /// Claims run `id` for `owner` for `secs` seconds, unless another owner holds an
+    /// unexpired lease or the run has finished; whether `owner` holds it now.
+    pub fn claim_run(&self, id: &str, owner: &str, secs: u64) -> Result<bool, StorageError> {
+        let changed = self.db().execute(
+            "UPDATE runs SET lease_owner = ?2, lease_until = ?3
+             WHERE id = ?1 AND status <> 'finished'
+               AND (lease_owner IS NULL OR lease_owner = ?2 OR lease_until < ?4)",
+            params![id, owner, now_plus(lease(secs)), now()],
+        )?;
+        Ok(changed > 0)
+    }
+
+    /// Extends `owner`'s lease of run `id` by `secs` seconds from now; `false` when `owner`
+    /// no longer holds it (another instance took it over).
+    pub fn renew_run(&self, id: &str, owner: &str, secs: u64) -> Result<bool, StorageError> {
+        let changed = self.db().execute(
+            "UPDATE runs SET lease_until = ?3 WHERE id = ?1 AND lease_owner = ?2",
+            params![id, owner, now_plus(lease(secs))],
+        )?;
+        Ok(changed > 0)
+    }
+
+    /// Gives up `owner`'s lease of run `id` (it stopped executing there).
+    pub fn release_run(&self, id: &str, owner: &str) -> Result<(), StorageError> {
+        self.db().execute(
+            "UPDATE runs SET lease_owner = NULL, lease_until = NULL
+             WHERE id = ?1 AND lease_owner = ?2",
+            params![id, owner],
+        )?;
+        Ok(())
+    }
+
+    /// The runs left executing (`created` or `running`) whose lease ran out: their instance
+    /// stopped renewing. Oldest first.
+    pub fn orphaned_runs(&self) -> Result<Vec<String>, StorageError> {
+        self.db()
+            .query(
+                "SELECT id FROM runs WHERE status IN ('created', 'running')
+                   AND lease_until IS NOT NULL AND lease_until < ?1 ORDER BY rowid",
+                params![now()],
+            )?
+            .iter()
+            .map(|r| r.text(0))
+            .collect()
+    }
+}
+
+/// A lease's length in seconds as stored.
+fn lease(secs: u64) -> i64 {
+    i64::try_from(secs).unwrap_or(i64::MAX / 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::each_engine;
+    use wire::{RunSpec, RunStatus};
+
+    fn spec() -> RunSpec {
+        serde_json::from_value(serde_json::json!({
+            "suite": benchmarks::task::Registry::DEFAULT, "model": "reference", "samples": 1, "concurrency": 1,
+            "tasks": {"imported_from": "t", "tasks": []}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn one_instance_holds_a_run_until_its_lease_runs_out() {
+        each_engine(|s| {
+            let id = s.create_run(&spec()).unwrap();
+            assert!(s.claim_run(&id, "a", 60).unwrap());
+            assert!(!s.claim_run(&id, "b", 60).unwrap(), "a holds it");
+            assert!(s.claim_run(&id, "a", 60).unwrap(), "a may claim again");
+            assert!(s.renew_run(&id, "a", 60).unwrap());
+            assert!(!s.renew_run(&id, "b", 60).unwrap());
+            assert!(s.orphaned_runs().unwrap().is_empty());
+            // a stops renewing: its lease runs out and b takes the run over.
+            s.execute_for_test("UPDATE runs SET lease_until = '2000-01-01T00:00:00Z'");
+            assert_eq!(s.orphaned_runs().unwrap(), vec![id.clone()]);
+            assert!(s.claim_run(&id, "b", 60).unwrap());
+            assert!(!s.renew_run(&id, "a", 60).unwrap(), "a lost it");
+            assert!(s.orphaned_runs().unwrap().is_empty());
+            s.release_run(&id, "a").unwrap();
+            assert!(
+                !s.claim_run(&id, "c", 60).unwrap(),
+                "a's release is not b's"
+            );
+            s.release_run(&id, "b").unwrap();
+            assert!(s.claim_run(&id, "c", 60).unwrap());
+            // A finished run is never claimed.
+            s.set_status(&id, RunStatus::Finished).unwrap();
+            s.release_run(&id, "c").unwrap();
+            assert!(!s.claim_run(&id, "a", 60).unwrap());
+        });
+    }
+}

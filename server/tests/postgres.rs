@@ -1,0 +1,213 @@
+//! Two server instances on one PostgreSQL database: what one stores, the other serves (share
+//! links, runs and their reports, rooms and their attempts), and the CLI writes to the same
+//! store. Needs a PostgreSQL server (`ATOMWORLD_TEST_POSTGRES`, started by scripts/test.sh;
+//! required there).
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+mod common;
+use common::{bin, create_run, get_json, get_text, post_json, wait_run, Server};
+
+/// The URL of a fresh database, or `None` when no server is configured (and none required).
+fn database() -> Option<String> {
+    let mut url = None;
+    server::storage::testing::each_postgres(|u| url = Some(u.to_string()));
+    url
+}
+
+#[tokio::test]
+async fn two_instances_share_one_postgres_database() {
+    let Some(url) = database() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (a_dir, b_dir) = (dir.path().join("a"), dir.path().join("b"));
+    let a = Server::start(&a_dir, &["--database", &url], |_| {}).await;
+    let b = Server::start(&b_dir, &["--database", &url], |_| {}).await;
+    let c = reqwest::Client::new();
+    for s in [&a, &b] {
+        let health = get_json(&c, format!("{}/api/health", s.base)).await;
+        assert_eq!(health["status"], "ok", "{health}");
+        assert_eq!(health["database"], "postgres");
+    }
+
+    // A case shared through A opens through B.
+    let case =
+        json!({"v": 1, "prompt": "Remove the atom at index 0.", "response": "<cif>..</cif>"});
+    let put = post_json(&c, format!("{}/api/cases", a.base), &case).await;
+    let cid = put["id"].as_str().unwrap();
+    assert_eq!(
+        get_json(&c, format!("{}/api/cases/{cid}", b.base)).await,
+        case
+    );
+
+    // A run started on A is listed, read and reported on B.
+    let id = create_run(
+        &c,
+        &a.base,
+        json!({"model": "reference", "per_action": 1, "seed": 3}),
+    )
+    .await;
+    let run = wait_run(&c, &a.base, &id, |r| r["status"] == "finished").await;
+    assert_eq!(run["status"], "finished", "{run}");
+    let on_b = get_json(&c, format!("{}/api/runs/{id}", b.base)).await;
+    assert_eq!(on_b["summary"]["overall"]["n"], 10, "{on_b}");
+    assert_eq!(on_b["summary"]["overall"]["success_rate"], 1.0);
+    let list = get_json(&c, format!("{}/api/runs", b.base)).await;
+    assert!(list.to_string().contains(&id), "{list}");
+
+    // A room opened on A takes an attempt sent through B; A's tally counts it.
+    let room = post_json(
+        &c,
+        format!("{}/api/rooms", a.base),
+        &json!({"name": "Tuesday workshop", "ttl_hours": 2}),
+    )
+    .await;
+    let code = room["code"].as_str().unwrap();
+    let token = room["host_token"].as_str().unwrap();
+    let prompt = "Remove the atom at index 3 from the cif file.";
+    let input = common::nacl_conventional();
+    let truth = benchmarks::atomworld::task::resolve(&input, prompt, None).unwrap();
+    let sent = post_json(
+        &c,
+        format!("{}/api/rooms/{code}/attempts", b.base),
+        &json!({"who": "ann", "kind": "hand_edit", "input_cif": input, "prompt": prompt,
+                "answer": format!("<cif>\n{}\n</cif>", truth.target_cif)}),
+    )
+    .await;
+    assert_eq!(sent["label"], "Success", "{sent}");
+    let summary: serde_json::Value = c
+        .get(format!("{}/api/rooms/{code}/summary", a.base))
+        .header("X-Room-Token", token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(summary["total"], 1, "{summary}");
+    assert_eq!(summary["latest"][0]["who"], "ann");
+
+    // The CLI reports the run from the same database.
+    let report = bin()
+        .args(["report", &id, "--format", "json", "--database", &url])
+        .output()
+        .unwrap();
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    assert!(String::from_utf8_lossy(&report.stdout).contains(&id));
+    drop((a, b));
+}
+
+#[test]
+fn a_bad_database_url_is_refused_with_what_to_give() {
+    let out = bin()
+        .args(["report", "run-x", "--database", "mysql://u:secret@h/db"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("expected postgres://"), "{err}");
+    assert!(!err.contains("secret"), "{err}");
+}
+
+/// An OpenAI-compatible fake that takes 20 ms per answer (a wrong one) and counts its calls.
+async fn slow_counting_provider(calls: Arc<AtomicUsize>) -> String {
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move || {
+            let calls = calls.clone();
+            async move {
+                calls.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                common::completion("<cif>nope</cif>", 10)
+            }
+        }),
+    );
+    format!("{}/v1", common::serve_router(app).await)
+}
+
+/// The stored results of run `id` as B serves them: (rows, rows with a verdict).
+async fn stored(c: &reqwest::Client, base: &str, id: &str) -> (usize, usize) {
+    let jsonl = get_text(c, format!("{base}/api/runs/{id}/results?format=jsonl")).await;
+    let rows: Vec<serde_json::Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let scored = rows.iter().filter(|r| !r["verdict"].is_null()).count();
+    (rows.len(), scored)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_survives_its_instance_killed_mid_run() {
+    let Some(url) = database() else { return };
+    let calls = Arc::new(AtomicUsize::new(0));
+    let v1 = slow_counting_provider(calls.clone()).await;
+    let dir = tempfile::tempdir().unwrap();
+    // A lease of 3 s: the survivor looks for orphaned runs every second.
+    let config = common::fake_model_config(
+        dir.path(),
+        &v1,
+        "\n[limits]\nrun_lease_secs = 3\nmax_concurrency_per_provider = 16\n",
+    );
+    let config = config.to_str().unwrap();
+    let args = ["--database", &url, "--config", config];
+    let a = Server::start(&dir.path().join("a"), &args, |_| {}).await;
+    let b = Server::start(&dir.path().join("b"), &args, |_| {}).await;
+    let c = reqwest::Client::new();
+    let id = create_run(
+        &c,
+        &a.base,
+        json!({"model": "fake", "per_action": 100, "seed": 3, "concurrency": 16}),
+    )
+    .await;
+    // Kill A once it has stored a good part of the run, but far from all of it.
+    let mut before = (0, 0);
+    for _ in 0..600 {
+        before = stored(&c, &b.base, &id).await;
+        if before.0 >= 150 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    a.kill();
+    let calls_at_kill = calls.load(Ordering::SeqCst);
+    assert!(
+        (150..1_000).contains(&before.0),
+        "A stored {} results before the kill",
+        before.0
+    );
+    // B takes the run over once A's lease runs out, and finishes it.
+    let mut run = json!(null);
+    for _ in 0..120 {
+        run = get_json(&c, format!("{}/api/runs/{id}", b.base)).await;
+        if run["status"] == "finished" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(run["status"], "finished", "{run}");
+    let (rows, scored) = stored(&c, &b.base, &id).await;
+    assert_eq!((rows, scored), (1_000, 1_000), "one scored row per task");
+    let total = calls.load(Ordering::SeqCst);
+    // Every task asked once, but those A had in flight when it died (16 at most, the run's
+    // concurrency), which B asked again.
+    assert!(
+        total <= 1_000 + 16,
+        "{total} provider calls ({calls_at_kill} when A was killed)"
+    );
+    assert!(total >= 1_000, "{total} provider calls");
+    eprintln!(
+        "killed A after {} stored results and {calls_at_kill} provider calls; B finished: \
+         {rows} results, {total} calls in all",
+        before.0
+    );
+    let log = b.stop();
+    assert!(log.contains("took over a run"), "{log}");
+}
