@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster for the tests (Debian's packages; scripts/setup.sh test
 # installs them): `eval "$(scripts/postgres.sh start)"` starts one in a fresh directory on a
-# free loopback port and prints the variables the storage tests read; `scripts/postgres.sh
-# stop` stops it and removes it. Trust authentication on 127.0.0.1 only, fsync off: test data.
+# free loopback port and prints the variables the storage tests read (and where the cluster
+# lives); `scripts/postgres.sh stop` then stops that one and removes it. Each start makes its
+# own cluster, so runs side by side never stop each other's. Trust authentication on
+# 127.0.0.1 only, fsync off: test data.
 set -euo pipefail
 say() { echo "postgres.sh: $*" >&2; }
 
-STATE="${TMPDIR:-/tmp}/atomworld-postgres-$(id -u)"
 
 bin_dir() {
   local dir
@@ -21,6 +22,8 @@ as_owner() {
 }
 
 stop() {
+  local STATE="${ATOMWORLD_POSTGRES_DIR:-}"
+  [ -n "$STATE" ] && [ -d "$STATE" ] || return 0
   if [ -f "$STATE/data/postmaster.pid" ]; then
     as_owner "$(bin_dir)/pg_ctl" -D "$STATE/data" -m immediate stop >/dev/null 2>&1 || true
   fi
@@ -28,10 +31,10 @@ stop() {
 }
 
 start() {
-  local bin port
+  local bin port STATE
   bin="$(bin_dir)"
-  stop
-  mkdir -p "$STATE"
+  STATE="$(mktemp -d "${TMPDIR:-/tmp}/atomworld-postgres-XXXXXX")"
+  chmod 755 "$STATE"
   [ "$(id -u)" -ne 0 ] || chown postgres: "$STATE"
   as_owner "$bin/initdb" -D "$STATE/data" -U postgres -A trust -E UTF8 --no-sync >"$STATE/initdb.log" 2>&1 \
     || { cat "$STATE/initdb.log" >&2; exit 1; }
@@ -42,6 +45,7 @@ start() {
   say "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port ($STATE)"
   echo "export ATOMWORLD_TEST_POSTGRES=postgres://postgres@127.0.0.1:$port/postgres"
   echo "export ATOMWORLD_REQUIRE_POSTGRES=1"
+  echo "export ATOMWORLD_POSTGRES_DIR=$STATE"
 }
 
 case "${1:-}" in

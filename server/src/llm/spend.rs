@@ -241,15 +241,25 @@ mod tests {
 
     #[tokio::test]
     async fn concurrent_calls_never_carry_the_cap_past_one_worst_case() {
-        // Cap $0.10, each call's worst case $0.03, each really costs $0.025.
         let b = Budget::for_run(0.10, 0.0);
+        let made = thirty_two_calls(std::slice::from_ref(&b), |_| {}).await;
+        assert_cap_held(b.spent(), made);
+    }
+
+    /// 32 calls at once, spread over `budgets` in turn, each with a worst case of $0.03 and
+    /// a real cost of $0.025, which `record` writes before the call settles; how many went.
+    async fn thirty_two_calls(
+        budgets: &[Arc<Budget>],
+        record: impl Fn(f64) + Clone + Send + 'static,
+    ) -> usize {
         let mut tasks = Vec::new();
-        for _ in 0..32 {
-            let b = b.clone();
+        for i in 0..32 {
+            let (b, record) = (budgets[i % budgets.len()].clone(), record.clone());
             tasks.push(tokio::spawn(async move {
                 match b.reserve(0.03).await {
                     Ok(r) => {
                         tokio::time::sleep(Duration::from_millis(5)).await;
+                        record(0.025);
                         r.settle(0.025);
                         true
                     }
@@ -261,8 +271,12 @@ mod tests {
         for t in tasks {
             made += usize::from(t.await.unwrap_or(false));
         }
-        let spent = b.spent();
-        assert!(spent <= 0.10 + 0.03, "spent {spent}");
+        made
+    }
+
+    /// A $0.10 cap passed by at most one worst case, and not stopped early.
+    fn assert_cap_held(spent: f64, made: usize) {
+        assert!(spent <= 0.10 + 0.03 + 1e-9, "spent {spent} in {made} calls");
         assert!(spent >= 0.0999, "stopped early at {spent}");
         assert!((4..=5).contains(&made), "{made} calls for {spent}");
     }
@@ -301,34 +315,13 @@ mod tests {
             Budget::daily(0.10, a.clone(), 600),
             Budget::daily(0.10, b, 600),
         ];
-        let mut tasks = Vec::new();
-        for i in 0..32 {
-            let budget = budgets[i % 2].clone();
-            let storage = match &*lock(&budget.ledger) {
-                Ledger::Daily { storage, .. } => storage.clone(),
-                Ledger::Memory(_) => unreachable!("a daily budget"),
-            };
-            tasks.push(tokio::spawn(async move {
-                match budget.reserve(0.03).await {
-                    Ok(r) => {
-                        tokio::time::sleep(Duration::from_millis(5)).await;
-                        storage
-                            .add_spend(crate::llm::gateway::today(), 0.025)
-                            .unwrap();
-                        r.settle(0.025);
-                        true
-                    }
-                    Err(_) => false,
-                }
-            }));
-        }
-        let mut made = 0;
-        for t in tasks {
-            made += usize::from(t.await.unwrap_or(false));
-        }
-        let spent = a.spend_on(crate::llm::gateway::today()).unwrap();
-        assert!(spent <= 0.10 + 0.03 + 1e-9, "spent {spent} in {made} calls");
-        assert!(spent >= 0.0999, "stopped early at {spent}");
-        assert!((4..=5).contains(&made), "{made} calls for {spent}");
+        let writer = a.clone();
+        let made = thirty_two_calls(&budgets, move |cost| {
+            writer
+                .add_spend(crate::llm::gateway::today(), cost)
+                .unwrap();
+        })
+        .await;
+        assert_cap_held(a.spend_on(crate::llm::gateway::today()).unwrap(), made);
     }
 }
