@@ -133,6 +133,20 @@ async fn slow_counting_provider(calls: Arc<AtomicUsize>) -> String {
     format!("{}/v1", common::serve_router(app).await)
 }
 
+/// Two instances on database `url` whose model `fake` is served at `v1`, holding runs for
+/// leases of 3 s (renewed, and orphans looked for, every second).
+async fn leasing_instances(url: &str, v1: &str, dir: &std::path::Path) -> (Server, Server) {
+    let config = common::fake_model_config(
+        dir,
+        v1,
+        "\n[limits]\nrun_lease_secs = 3\nmax_concurrency_per_provider = 16\n",
+    );
+    let args = ["--database", url, "--config", config.to_str().unwrap()];
+    let a = Server::start(&dir.join("a"), &args, |_| {}).await;
+    let b = Server::start(&dir.join("b"), &args, |_| {}).await;
+    (a, b)
+}
+
 /// The stored results of run `id` as B serves them: (rows, rows with a verdict).
 async fn stored(c: &reqwest::Client, base: &str, id: &str) -> (usize, usize) {
     let jsonl = get_text(c, format!("{base}/api/runs/{id}/results?format=jsonl")).await;
@@ -150,16 +164,7 @@ async fn a_run_survives_its_instance_killed_mid_run() {
     let calls = Arc::new(AtomicUsize::new(0));
     let v1 = slow_counting_provider(calls.clone()).await;
     let dir = tempfile::tempdir().unwrap();
-    // A lease of 3 s: the survivor looks for orphaned runs every second.
-    let config = common::fake_model_config(
-        dir.path(),
-        &v1,
-        "\n[limits]\nrun_lease_secs = 3\nmax_concurrency_per_provider = 16\n",
-    );
-    let config = config.to_str().unwrap();
-    let args = ["--database", &url, "--config", config];
-    let a = Server::start(&dir.path().join("a"), &args, |_| {}).await;
-    let b = Server::start(&dir.path().join("b"), &args, |_| {}).await;
+    let (a, b) = leasing_instances(&url, &v1, dir.path()).await;
     let c = reqwest::Client::new();
     let id = create_run(
         &c,
@@ -210,4 +215,50 @@ async fn a_run_survives_its_instance_killed_mid_run() {
     );
     let log = b.stop();
     assert!(log.contains("took over a run"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_is_cancelled_and_resumed_through_the_other_instance() {
+    let Some(url) = database() else { return };
+    let v1 = slow_counting_provider(Arc::new(AtomicUsize::new(0))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = leasing_instances(&url, &v1, dir.path()).await;
+    let c = reqwest::Client::new();
+    // One task at a time, 20 ms each: about 20 s for the whole run.
+    let id = create_run(
+        &c,
+        &a.base,
+        json!({"model": "fake", "per_action": 100, "seed": 3, "concurrency": 1}),
+    )
+    .await;
+    for _ in 0..400 {
+        if stored(&c, &b.base, &id).await.0 >= 20 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let post = |what: &'static str| {
+        c.post(format!("{}/api/runs/{id}/{what}", b.base))
+            .header(wire::RUN_TOKEN_HEADER, common::run_token(&id))
+            .send()
+    };
+    assert_eq!(post("cancel").await.unwrap().status(), 202);
+    let run = wait_run(&c, &b.base, &id, |r| r["status"] == "cancelled").await;
+    assert_eq!(run["status"], "cancelled", "{run}");
+    let kept = stored(&c, &b.base, &id).await.0;
+    assert!((20..1_000).contains(&kept), "{kept} results when cancelled");
+    // Resumed through B, which executes it now (A gave its lease back when it stopped).
+    assert_eq!(post("resume").await.unwrap().status(), 202);
+    let mut run = json!(null);
+    for _ in 0..240 {
+        run = get_json(&c, format!("{}/api/runs/{id}", b.base)).await;
+        if run["status"] == "finished" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(run["status"], "finished", "{run}");
+    assert_eq!(stored(&c, &b.base, &id).await, (1_000, 1_000));
+    let log = a.stop();
+    assert!(log.contains("cancelled through another instance"), "{log}");
 }

@@ -9,7 +9,7 @@ use wire::{Progress, RunSpec, RunStatus};
 use super::RunError;
 use crate::execution::CodeRunner;
 use crate::llm::Gateway;
-use crate::storage::{Storage, Unfinished};
+use crate::storage::{Renewed, Storage, Unfinished};
 use crate::suites::Catalogue;
 
 /// Why a run could not be started, cancelled or resumed.
@@ -133,7 +133,7 @@ impl Runs {
         let renewal = self
             .lease
             .clone()
-            .map(|l| tokio::spawn(renew(self.storage.clone(), l, id.clone())));
+            .map(|l| tokio::spawn(renew(self.storage.clone(), l, id.clone(), cancel.clone())));
         tokio::spawn(async move {
             let live = me.live.clone();
             let key = id.clone();
@@ -182,10 +182,20 @@ impl Runs {
     }
 
     /// Stop run `id`: no new task starts and the sandbox work of those in flight stops
-    /// (see [`super::execute_until`]).
+    /// (see [`super::execute_until`]). On a shared store a run another instance executes is
+    /// cancelled there, at its next lease renewal.
     pub fn cancel(&self, id: &str) -> Result<(), SpawnError> {
         if let Some(token) = lock(&self.active).get(id) {
             token.cancel();
+            return Ok(());
+        }
+        // Executing on another instance: it cancels the run at its next renewal.
+        if self.lease.is_some()
+            && self
+                .storage
+                .request_cancel(id)
+                .map_err(|e| SpawnError::Invalid(RunError::Storage(e)))?
+        {
             return Ok(());
         }
         match self.status(id)? {
@@ -295,10 +305,11 @@ impl Runs {
     }
 }
 
-/// Renews this instance's lease of run `id` every period until aborted. A lease found taken
-/// (this instance stalled longer than the lease, another took the run over) is logged: both
-/// then work on the run, and its results keep the first answer of each task.
-async fn renew(storage: Storage, lease: Lease, id: String) {
+/// Renews this instance's lease of run `id` every period until aborted, and cancels the run
+/// (`cancel`) when a person asked for it through another instance. A lease found taken (this
+/// instance stalled longer than the lease, another took the run over) is logged: both then
+/// work on the run, and its results keep the first answer of each task.
+async fn renew(storage: Storage, lease: Lease, id: String, cancel: sandbox::CancelToken) {
     let mut tick = tokio::time::interval(lease.period());
     tick.tick().await;
     loop {
@@ -306,8 +317,12 @@ async fn renew(storage: Storage, lease: Lease, id: String) {
         let (storage, owner, run, secs) =
             (storage.clone(), lease.owner.clone(), id.clone(), lease.secs);
         match tokio::task::spawn_blocking(move || storage.renew_run(&run, &owner, secs)).await {
-            Ok(Ok(true)) => {}
-            Ok(Ok(false)) => {
+            Ok(Ok(Renewed::Held)) => {}
+            Ok(Ok(Renewed::CancelAsked)) => {
+                tracing::info!(run = id, "cancelled through another instance");
+                cancel.cancel();
+            }
+            Ok(Ok(Renewed::Lost)) => {
                 tracing::warn!(run = id, "another instance took this run over");
                 return;
             }

@@ -6,12 +6,23 @@
 use super::engine::{now, now_plus, params};
 use super::{Storage, StorageError};
 
+/// What renewing a lease found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Renewed {
+    /// Still held; go on.
+    Held,
+    /// Still held, and a person asked (through any instance) to cancel the run.
+    CancelAsked,
+    /// Another instance holds the run now.
+    Lost,
+}
+
 impl Storage {
     /// Claims run `id` for `owner` for `secs` seconds, unless another owner holds an
     /// unexpired lease or the run has finished; whether `owner` holds it now.
     pub fn claim_run(&self, id: &str, owner: &str, secs: u64) -> Result<bool, StorageError> {
         let changed = self.db().execute(
-            "UPDATE runs SET lease_owner = ?2, lease_until = ?3
+            "UPDATE runs SET lease_owner = ?2, lease_until = ?3, cancel_requested = 0
              WHERE id = ?1 AND status <> 'finished'
                AND (lease_owner IS NULL OR lease_owner = ?2 OR lease_until < ?4)",
             params![id, owner, now_plus(lease(secs)), now()],
@@ -19,12 +30,29 @@ impl Storage {
         Ok(changed > 0)
     }
 
-    /// Extends `owner`'s lease of run `id` by `secs` seconds from now; `false` when `owner`
-    /// no longer holds it (another instance took it over).
-    pub fn renew_run(&self, id: &str, owner: &str, secs: u64) -> Result<bool, StorageError> {
-        let changed = self.db().execute(
-            "UPDATE runs SET lease_until = ?3 WHERE id = ?1 AND lease_owner = ?2",
+    /// Extends `owner`'s lease of run `id` by `secs` seconds from now: [`Renewed::Lost`]
+    /// when `owner` no longer holds it (another instance took it over), else whether a
+    /// person asked to cancel the run meanwhile.
+    pub fn renew_run(&self, id: &str, owner: &str, secs: u64) -> Result<Renewed, StorageError> {
+        let row = self.db().query_opt(
+            "UPDATE runs SET lease_until = ?3 WHERE id = ?1 AND lease_owner = ?2
+             RETURNING cancel_requested",
             params![id, owner, now_plus(lease(secs))],
+        )?;
+        Ok(match row {
+            None => Renewed::Lost,
+            Some(r) if r.bool(0)? => Renewed::CancelAsked,
+            Some(_) => Renewed::Held,
+        })
+    }
+
+    /// Asks whichever instance executes run `id` to cancel it (it sees the request at its
+    /// next renewal); whether an instance holds the run now.
+    pub fn request_cancel(&self, id: &str) -> Result<bool, StorageError> {
+        let changed = self.db().execute(
+            "UPDATE runs SET cancel_requested = 1
+             WHERE id = ?1 AND status IN ('created', 'running') AND lease_until >= ?2",
+            params![id, now()],
         )?;
         Ok(changed > 0)
     }
@@ -62,6 +90,7 @@ fn lease(secs: u64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::super::testing::each_engine;
+    use super::Renewed;
     use wire::{RunSpec, RunStatus};
 
     fn spec() -> RunSpec {
@@ -79,14 +108,22 @@ mod tests {
             assert!(s.claim_run(&id, "a", 60).unwrap());
             assert!(!s.claim_run(&id, "b", 60).unwrap(), "a holds it");
             assert!(s.claim_run(&id, "a", 60).unwrap(), "a may claim again");
-            assert!(s.renew_run(&id, "a", 60).unwrap());
-            assert!(!s.renew_run(&id, "b", 60).unwrap());
+            assert_eq!(s.renew_run(&id, "a", 60).unwrap(), Renewed::Held);
+            assert_eq!(s.renew_run(&id, "b", 60).unwrap(), Renewed::Lost);
             assert!(s.orphaned_runs().unwrap().is_empty());
             // a stops renewing: its lease runs out and b takes the run over.
             s.execute_for_test("UPDATE runs SET lease_until = '2000-01-01T00:00:00Z'");
             assert_eq!(s.orphaned_runs().unwrap(), vec![id.clone()]);
             assert!(s.claim_run(&id, "b", 60).unwrap());
-            assert!(!s.renew_run(&id, "a", 60).unwrap(), "a lost it");
+            assert_eq!(
+                s.renew_run(&id, "a", 60).unwrap(),
+                Renewed::Lost,
+                "a lost it"
+            );
+            // A cancel asked through any instance reaches b at its next renewal.
+            s.set_status(&id, RunStatus::Running).unwrap();
+            assert!(s.request_cancel(&id).unwrap());
+            assert_eq!(s.renew_run(&id, "b", 60).unwrap(), Renewed::CancelAsked);
             assert!(s.orphaned_runs().unwrap().is_empty());
             s.release_run(&id, "a").unwrap();
             assert!(

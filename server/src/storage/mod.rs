@@ -19,6 +19,7 @@ pub mod testing;
 pub use cache::CacheImportError;
 pub use cases::{CaseQuota, CaseStored};
 pub use engine::sqlite::DB_FILE;
+pub use leases::Renewed;
 pub use rooms::{AttemptAdded, NewAttempt, RoomLimits, RoomOpened, RoomRecord};
 pub use runs::Unfinished;
 pub use spend::SpendClaim;
@@ -260,7 +261,7 @@ mod tests {
             .unwrap();
         }
         let s = Storage::open(dir.path()).unwrap();
-        assert_eq!(s.schema_version().unwrap(), 14);
+        assert_eq!(s.schema_version().unwrap(), 15);
         let kept = s.human_scores("r").unwrap();
         assert_eq!(kept.len(), 1);
         assert_eq!((kept[0].score, kept[0].scorer.as_str()), (Some(4.5), ""));
@@ -306,10 +307,10 @@ mod tests {
         };
         assert!(db.path().is_file());
         assert_eq!(db.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 14);
+        assert_eq!(s.schema_version().unwrap(), 15);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 14);
+        assert_eq!(again.schema_version().unwrap(), 15);
     }
 
     #[test]

@@ -153,6 +153,8 @@ const ALL: &[&str] = &[
          usd DOUBLE PRECISION NOT NULL,
          expires_at TEXT NOT NULL);
      CREATE INDEX spend_claims_by_day ON spend_claims(day);",
+    // A person asked, through any instance, to cancel a run another instance executes.
+    "ALTER TABLE runs ADD COLUMN cancel_requested BIGINT NOT NULL DEFAULT 0;",
 ];
 
 /// Bring the schema up to date: the missing migrations, in one transaction, while holding

@@ -182,5 +182,7 @@ pub fn all() -> Migrations<'static> {
                  expires_at TEXT NOT NULL);
              CREATE INDEX spend_claims_by_day ON spend_claims(day);",
         ),
+        // A person asked, through any instance, to cancel a run another instance executes.
+        M::up("ALTER TABLE runs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;"),
     ])
 }
