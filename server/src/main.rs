@@ -27,6 +27,16 @@ struct Cli {
 enum Command {
     /// Serve the web app and the JSON API.
     Serve(ServeArgs),
+    /// Execute the runs of a shared PostgreSQL store (`--database`), serving no pages: the
+    /// runs web-only instances record, and those whose instance died.
+    Worker {
+        /// The shared store.
+        #[command(flatten)]
+        store: cli::store::StoreArgs,
+        /// Configuration file (models, prices, limits); keys come from the environment.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Apply an AtomWorld action prompt to a CIF and print the result as a CIF.
     Apply {
         /// The input CIF file.
@@ -250,6 +260,12 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             print!("{}", cli::report::render(&tables, &format)?);
             Ok(())
         })())),
+        Command::Worker { store, config } => {
+            let runtime = tokio::runtime::Runtime::new()?;
+            let result = runtime.block_on(worker(store, config));
+            runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+            result
+        }
         Command::Serve(args) => {
             let runtime = tokio::runtime::Runtime::new()?;
             let result = runtime.block_on(serve(args));
@@ -319,6 +335,10 @@ struct ServeArgs {
     /// timeout).
     #[arg(long, default_value_t = 10)]
     header_timeout_secs: u64,
+    /// Execute no run here: record them for the instances and workers (`atomworld worker`)
+    /// of the same shared store.
+    #[arg(long)]
+    web_only: bool,
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
@@ -332,6 +352,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
         max_connections,
         max_connections_per_client,
         header_timeout_secs,
+        web_only,
     } = args;
     let connections = http::listener::ConnectionLimits {
         total: max_connections,
@@ -350,6 +371,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
         let storage = Storage::open_at(&location)
             .with_context(|| format!("opening the database {}", cli::store::describe(&location)))?;
         tracing::info!("{} store at {}", storage.engine_name(), storage.describe());
+        anyhow::ensure!(
+            !web_only || storage.is_shared(),
+            "--web-only needs a shared store (--database postgres://…): with SQLite no other \
+             instance could execute the runs"
+        );
         if !dist.join("index.html").is_file() {
             tracing::warn!(
                 "{} has no index.html: build the app first (scripts/run.sh does); serving the API only",
@@ -375,7 +401,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
             passcode = passcode.is_some(),
             "models configured (plus the copy-input and reference baselines)"
         );
-        let state = http::AppState::with_gateway(storage, gateway, passcode, rate_limit);
+        let mut state = http::AppState::with_gateway(storage, gateway, passcode, rate_limit);
+        if web_only {
+            state = state.web_only();
+        }
         state.check_sandbox();
         state.resume_runs();
         http::assets::precompress_in_background(dist.clone());
@@ -390,6 +419,46 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
         http::listener::serve(listener, app, connections, shutdown_signal()).await;
         tracing::info!("stopped");
     }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// `atomworld worker`: the runs of a shared store, executed until SIGTERM or Ctrl-C.
+async fn worker(
+    store: cli::store::StoreArgs,
+    config: Option<PathBuf>,
+) -> anyhow::Result<std::process::ExitCode> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    let location = server::storage::Location::new(store.database.as_deref(), &store.data_dir)?;
+    let storage = Storage::open_at(&location)
+        .with_context(|| format!("opening the database {}", cli::store::describe(&location)))?;
+    anyhow::ensure!(
+        storage.is_shared(),
+        "a worker needs a shared store (--database postgres://… or ATOMWORLD_DATABASE)"
+    );
+    let config = server::config::Config::load(config.as_deref())?;
+    let gateway = server::llm::Gateway::new(
+        config,
+        storage.clone(),
+        server::llm::GatewayOptions {
+            cache: true,
+            replay_only: false,
+        },
+    )?;
+    // It serves no requests: the rate limit is never asked.
+    let state =
+        http::AppState::with_gateway(storage.clone(), gateway, None, http::DEFAULT_RATE_LIMIT);
+    state.check_sandbox();
+    state.resume_runs();
+    println!(
+        "AtomWorld worker executing the runs of {}",
+        storage.describe()
+    );
+    shutdown_signal().await;
+    tracing::info!("stopped");
     Ok(std::process::ExitCode::SUCCESS)
 }
 

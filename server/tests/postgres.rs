@@ -105,6 +105,57 @@ async fn two_instances_share_one_postgres_database() {
     drop((a, b));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_web_only_instance_leaves_its_runs_to_a_worker() {
+    let Some(url) = database() else { return };
+    let v1 = slow_counting_provider(Arc::new(AtomicUsize::new(0))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = leasing_config(dir.path(), &v1);
+    let config = config.to_str().unwrap();
+    let a = Server::start(
+        &dir.path().join("a"),
+        &["--database", &url, "--config", config, "--web-only"],
+        |_| {},
+    )
+    .await;
+    let c = reqwest::Client::new();
+    let id = create_run(
+        &c,
+        &a.base,
+        json!({"model": "fake", "per_action": 10, "seed": 3, "concurrency": 4}),
+    )
+    .await;
+    // Nothing executes it until a worker comes.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let run = get_json(&c, format!("{}/api/runs/{id}", a.base)).await;
+    assert_eq!(run["status"], "created", "{run}");
+    assert_eq!(stored(&c, &a.base, &id).await, (0, 0));
+    let mut worker = std::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
+        .args(["worker", "--database", &url, "--config", config])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut run = json!(null);
+    for _ in 0..240 {
+        run = get_json(&c, format!("{}/api/runs/{id}", a.base)).await;
+        if run["status"] == "finished" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let _ = worker.kill();
+    let out = worker.wait_with_output().unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(run["status"], "finished", "{run}\n{log}");
+    assert_eq!(stored(&c, &a.base, &id).await, (100, 100));
+    assert!(log.contains("executing a run no instance held"), "{log}");
+}
+
 #[test]
 fn a_bad_database_url_is_refused_with_what_to_give() {
     let out = bin()
@@ -115,6 +166,23 @@ fn a_bad_database_url_is_refused_with_what_to_give() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("expected postgres://"), "{err}");
     assert!(!err.contains("secret"), "{err}");
+    // Web-only or a worker on SQLite: no other instance could execute the runs.
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["serve", "--web-only", "--addr", "127.0.0.1:0"][..],
+        &["worker"][..],
+    ] {
+        let out = bin()
+            .args(args)
+            .arg("--data-dir")
+            .arg(dir.path())
+            .env_remove("ATOMWORLD_DATABASE")
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("shared store"), "{err}");
+    }
 }
 
 /// An OpenAI-compatible fake that takes 20 ms per answer (a wrong one) and counts its calls.
@@ -133,14 +201,19 @@ async fn slow_counting_provider(calls: Arc<AtomicUsize>) -> String {
     format!("{}/v1", common::serve_router(app).await)
 }
 
-/// Two instances on database `url` whose model `fake` is served at `v1`, holding runs for
-/// leases of 3 s (renewed, and orphans looked for, every second).
-async fn leasing_instances(url: &str, v1: &str, dir: &std::path::Path) -> (Server, Server) {
-    let config = common::fake_model_config(
+/// A configuration whose model `fake` is served at `v1`, holding runs for leases of 3 s
+/// (renewed, and claimable runs looked for, every second).
+fn leasing_config(dir: &std::path::Path, v1: &str) -> std::path::PathBuf {
+    common::fake_model_config(
         dir,
         v1,
         "\n[limits]\nrun_lease_secs = 3\nmax_concurrency_per_provider = 16\n",
-    );
+    )
+}
+
+/// Two instances on database `url` with [`leasing_config`].
+async fn leasing_instances(url: &str, v1: &str, dir: &std::path::Path) -> (Server, Server) {
+    let config = leasing_config(dir, v1);
     let args = ["--database", url, "--config", config.to_str().unwrap()];
     let a = Server::start(&dir.join("a"), &args, |_| {}).await;
     let b = Server::start(&dir.join("b"), &args, |_| {}).await;
@@ -214,7 +287,7 @@ async fn a_run_survives_its_instance_killed_mid_run() {
         before.0
     );
     let log = b.stop();
-    assert!(log.contains("took over a run"), "{log}");
+    assert!(log.contains("executing a run no instance held"), "{log}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -439,22 +439,50 @@ async fn one(args: RunArgs, suites: &Catalogue) -> Result<(String, String), CliE
             )));
         }
     }
-    let outcome = runs::execute(&storage, &gateway, &code, suites, &run_id, move |o| {
-        let p = &o.progress;
-        b.set_length(p.total as u64);
-        b.set_position(p.done as u64);
-        let rate = if p.done == 0 {
-            0.0
-        } else {
-            p.successes as f64 / p.done as f64
-        };
-        b.set_message(format!(
-            "success {rate:.3} · {} tokens · ${:.4}",
-            p.tokens, p.cost_usd
-        ));
-    })
-    .await
-    .map_err(|e| match e {
+    // On a shared store the run is held like a server's: no instance takes it meanwhile, a
+    // cancel sent through a server reaches it, and should this process die an instance
+    // takes it over once the lease runs out.
+    let cancel = sandbox::CancelToken::new();
+    let holding = if storage.is_shared() {
+        let lease = runs::lease::Lease::new(gateway.config().limits.run_lease_secs);
+        let held = lease
+            .hold(&storage, &run_id, cancel.clone())
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        Some(held.ok_or_else(|| {
+            CliError::failure(format!(
+                "run {run_id} is executing on an instance of this database (or has finished)"
+            ))
+        })?)
+    } else {
+        None
+    };
+    let outcome = runs::execute_until(
+        &storage,
+        &gateway,
+        &code,
+        suites,
+        &run_id,
+        move |o| {
+            let p = &o.progress;
+            b.set_length(p.total as u64);
+            b.set_position(p.done as u64);
+            let rate = if p.done == 0 {
+                0.0
+            } else {
+                p.successes as f64 / p.done as f64
+            };
+            b.set_message(format!(
+                "success {rate:.3} · {} tokens · ${:.4}",
+                p.tokens, p.cost_usd
+            ));
+        },
+        cancel,
+    )
+    .await;
+    if let Some(holding) = holding {
+        holding.release().await;
+    }
+    let outcome = outcome.map_err(|e| match e {
         runs::RunError::UnknownModel(_)
         | runs::RunError::UnknownSuite(_)
         | runs::RunError::BadTasks(_) => CliError::input(e.to_string()),

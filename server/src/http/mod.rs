@@ -26,6 +26,8 @@ mod errors;
 mod headers;
 pub mod listener;
 mod rate_limit;
+/// Requests per minute per client on the limited endpoints unless configured.
+pub use rate_limit::DEFAULT_PER_MINUTE as DEFAULT_RATE_LIMIT;
 
 /// Unknown room codes a client address may ask for a minute (bursts as many): a participant
 /// who mistypes a code a few times is not slowed; trying codes finds one of 1,000 open rooms
@@ -113,6 +115,13 @@ impl AppState {
             scorings: rate_limit::InFlight::new(SCORINGS_PER_CLIENT),
             rooms: crate::storage::RoomLimits::default(),
         }
+    }
+
+    /// The same state executing no run itself: the runs it records or resumes wait for an
+    /// instance or `atomworld worker` that executes runs (a shared store only).
+    pub fn web_only(mut self) -> Self {
+        self.runs = self.runs.web_only();
+        self
     }
 
     /// The same state with other workshop-room limits.

@@ -6,10 +6,11 @@ use std::sync::{Arc, Mutex};
 
 use wire::{Progress, RunSpec, RunStatus};
 
+use super::lease::{Holding, Lease};
 use super::RunError;
 use crate::execution::CodeRunner;
 use crate::llm::Gateway;
-use crate::storage::{Renewed, Storage, Unfinished};
+use crate::storage::{Storage, Unfinished};
 use crate::suites::Catalogue;
 
 /// Why a run could not be started, cancelled or resumed.
@@ -38,37 +39,8 @@ pub struct Runs {
     active: Arc<Mutex<HashMap<String, sandbox::CancelToken>>>,
     /// On a shared store: this instance's leases of the runs it executes.
     lease: Option<Lease>,
-}
-
-/// How this instance holds the runs it executes on a shared store.
-#[derive(Clone)]
-struct Lease {
-    /// This instance's name in the runs table (host, process and a random part).
-    owner: Arc<str>,
-    /// Seconds a lease lasts without renewal.
-    secs: u64,
-}
-
-impl Lease {
-    fn new(secs: u64) -> Self {
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().to_string())
-            .unwrap_or_default();
-        let owner = format!(
-            "{host}:{}:{:08x}",
-            std::process::id(),
-            rand::random::<u32>()
-        );
-        Self {
-            owner: owner.into(),
-            secs: secs.max(3),
-        }
-    }
-
-    /// How often the lease is renewed (and orphaned runs looked for).
-    fn period(&self) -> std::time::Duration {
-        std::time::Duration::from_millis(self.secs * 1000 / 3)
-    }
+    /// Whether this instance executes runs (a web-only instance leaves them to others).
+    executes: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -84,6 +56,7 @@ impl Runs {
             .then(|| Lease::new(gateway.config().limits.run_lease_secs));
         Self {
             lease,
+            executes: true,
             storage,
             gateway,
             code,
@@ -91,6 +64,13 @@ impl Runs {
             live: Default::default(),
             active: Default::default(),
         }
+    }
+
+    /// The same manager executing no run (a web-only instance of a shared store: the runs it
+    /// records or resumes wait for an instance or worker that executes runs).
+    pub fn web_only(mut self) -> Self {
+        self.executes = false;
+        self
     }
 
     /// The suites runs may use.
@@ -125,15 +105,14 @@ impl Runs {
             }
             active.insert(id.clone(), cancel.clone());
         }
-        if !self.claim(&id) {
-            lock(&self.active).remove(&id);
-            return false;
-        }
+        let holding = match self.claim(&id, &cancel) {
+            Ok(holding) => holding,
+            Err(()) => {
+                lock(&self.active).remove(&id);
+                return false;
+            }
+        };
         let me = self.clone();
-        let renewal = self
-            .lease
-            .clone()
-            .map(|l| tokio::spawn(renew(self.storage.clone(), l, id.clone(), cancel.clone())));
         tokio::spawn(async move {
             let live = me.live.clone();
             let key = id.clone();
@@ -152,31 +131,29 @@ impl Runs {
             if let Err(e) = result {
                 tracing::error!(run = id, "run failed: {e}");
             }
-            if let (Some(renewal), Some(lease)) = (renewal, &me.lease) {
-                renewal.abort();
-                let (storage, owner, run) = (me.storage.clone(), lease.owner.clone(), id.clone());
-                let released =
-                    tokio::task::spawn_blocking(move || storage.release_run(&run, &owner)).await;
-                if let Ok(Err(e)) = released {
-                    tracing::warn!(run = id, "cannot release the run's lease: {e}");
-                }
+            if let Some(holding) = holding {
+                holding.release().await;
             }
             lock(&me.active).remove(&id);
         });
         true
     }
 
-    /// Whether this instance may execute run `id`: always on a store of its own; on a
-    /// shared one, once it holds the run's lease.
-    fn claim(&self, id: &str) -> bool {
+    /// Whether this instance may execute run `id` now: always on a store of its own; on a
+    /// shared one once it holds the run's lease (kept while the holding lives).
+    fn claim(&self, id: &str, cancel: &sandbox::CancelToken) -> Result<Option<Holding>, ()> {
+        if !self.executes {
+            return Err(());
+        }
         let Some(lease) = &self.lease else {
-            return true;
+            return Ok(None);
         };
-        match self.storage.claim_run(id, &lease.owner, lease.secs) {
-            Ok(held) => held,
+        match lease.hold(&self.storage, id, cancel.clone()) {
+            Ok(Some(holding)) => Ok(Some(holding)),
+            Ok(None) => Err(()),
             Err(e) => {
                 tracing::error!(run = id, "cannot claim the run: {e}");
-                false
+                Err(())
             }
         }
     }
@@ -207,13 +184,18 @@ impl Runs {
         }
     }
 
-    /// Execute an unfinished run again from where it stopped.
+    /// Execute an unfinished run again from where it stopped (a web-only instance marks it
+    /// `created`, for an instance that executes runs to take).
     pub fn resume(&self, id: &str) -> Result<(), SpawnError> {
         match self.status(id)? {
             None => Err(SpawnError::NotFound(id.to_string())),
             Some(RunStatus::Finished) => Err(SpawnError::Conflict(format!(
                 "run {id} has finished; nothing to resume"
             ))),
+            Some(_) if !self.executes => self
+                .storage
+                .set_status(id, RunStatus::Created)
+                .map_err(|e| SpawnError::Invalid(RunError::Storage(e))),
             Some(_) if !self.spawn(id.to_string()) => Err(SpawnError::Conflict(format!(
                 "run {id} is already running{}",
                 if self.lease.is_some() {
@@ -248,13 +230,14 @@ impl Runs {
     /// nothing since its previous automatic restart (it may be what stopped the server):
     /// that one is marked `interrupted` and named in the log, for a person to resume.
     ///
-    ///
     /// On a store several instances share, a run left executing may be executing on another
-    /// instance right now: instead, this instance looks for runs whose lease ran out, now
-    /// and then every renewal period, and takes them over.
+    /// instance right now: instead, an instance that executes runs looks for claimable ones
+    /// (whose lease ran out, or that no instance claimed), now and every renewal period.
     pub fn resume_at_startup(&self) {
         if let Some(lease) = self.lease.clone() {
-            tokio::spawn(self.clone().adopt_orphans(lease));
+            if self.executes {
+                tokio::spawn(self.clone().take_claimable(lease));
+            }
             return;
         }
         let unfinished = match self.storage.unfinished_at_startup() {
@@ -279,55 +262,27 @@ impl Runs {
         }
     }
 
-    /// Takes over, for ever, the runs whose instance stopped renewing their lease.
-    async fn adopt_orphans(self, lease: Lease) {
+    /// Executes, for ever, the runs no instance holds: those whose instance stopped renewing
+    /// their lease, and those recorded by a web-only instance.
+    async fn take_claimable(self, lease: Lease) {
         let mut tick = tokio::time::interval(lease.period());
         loop {
             tick.tick().await;
             let storage = self.storage.clone();
-            let orphans = match tokio::task::spawn_blocking(move || storage.orphaned_runs()).await {
-                Ok(Ok(ids)) => ids,
-                Ok(Err(e)) => {
-                    tracing::warn!("cannot look for runs to take over: {e}");
-                    continue;
-                }
-                Err(_) => continue,
-            };
-            for id in orphans {
+            let claimable =
+                match tokio::task::spawn_blocking(move || storage.claimable_runs()).await {
+                    Ok(Ok(ids)) => ids,
+                    Ok(Err(e)) => {
+                        tracing::warn!("cannot look for runs to execute: {e}");
+                        continue;
+                    }
+                    Err(_) => continue,
+                };
+            for id in claimable {
                 if self.spawn(id.clone()) {
-                    tracing::info!(
-                        run = id,
-                        "took over a run whose instance stopped renewing it"
-                    );
+                    tracing::info!(run = id, "executing a run no instance held");
                 }
             }
-        }
-    }
-}
-
-/// Renews this instance's lease of run `id` every period until aborted, and cancels the run
-/// (`cancel`) when a person asked for it through another instance. A lease found taken (this
-/// instance stalled longer than the lease, another took the run over) is logged: both then
-/// work on the run, and its results keep the first answer of each task.
-async fn renew(storage: Storage, lease: Lease, id: String, cancel: sandbox::CancelToken) {
-    let mut tick = tokio::time::interval(lease.period());
-    tick.tick().await;
-    loop {
-        tick.tick().await;
-        let (storage, owner, run, secs) =
-            (storage.clone(), lease.owner.clone(), id.clone(), lease.secs);
-        match tokio::task::spawn_blocking(move || storage.renew_run(&run, &owner, secs)).await {
-            Ok(Ok(Renewed::Held)) => {}
-            Ok(Ok(Renewed::CancelAsked)) => {
-                tracing::info!(run = id, "cancelled through another instance");
-                cancel.cancel();
-            }
-            Ok(Ok(Renewed::Lost)) => {
-                tracing::warn!(run = id, "another instance took this run over");
-                return;
-            }
-            Ok(Err(e)) => tracing::warn!(run = id, "cannot renew the run's lease: {e}"),
-            Err(_) => return,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! repeating work. Suite-neutral: the run loop knows tasks only through
 //! [`benchmarks::task::AnySuite`], found in a [`Registry`] by the spec's suite name.
 
+pub mod lease;
 mod manager;
 pub mod needs;
 pub mod report;

@@ -67,13 +67,14 @@ impl Storage {
         Ok(())
     }
 
-    /// The runs left executing (`created` or `running`) whose lease ran out: their instance
-    /// stopped renewing. Oldest first.
-    pub fn orphaned_runs(&self) -> Result<Vec<String>, StorageError> {
+    /// The runs to execute that no instance holds: `created` or `running`, with a lease that
+    /// ran out (its instance stopped renewing) or none (recorded by a web-only instance).
+    /// Oldest first.
+    pub fn claimable_runs(&self) -> Result<Vec<String>, StorageError> {
         self.db()
             .query(
                 "SELECT id FROM runs WHERE status IN ('created', 'running')
-                   AND lease_until IS NOT NULL AND lease_until < ?1 ORDER BY rowid",
+                   AND (lease_until IS NULL OR lease_until < ?1) ORDER BY rowid",
                 params![now()],
             )?
             .iter()
@@ -105,15 +106,20 @@ mod tests {
     fn one_instance_holds_a_run_until_its_lease_runs_out() {
         each_engine(|s| {
             let id = s.create_run(&spec()).unwrap();
+            assert_eq!(
+                s.claimable_runs().unwrap(),
+                vec![id.clone()],
+                "no one holds it"
+            );
             assert!(s.claim_run(&id, "a", 60).unwrap());
             assert!(!s.claim_run(&id, "b", 60).unwrap(), "a holds it");
             assert!(s.claim_run(&id, "a", 60).unwrap(), "a may claim again");
             assert_eq!(s.renew_run(&id, "a", 60).unwrap(), Renewed::Held);
             assert_eq!(s.renew_run(&id, "b", 60).unwrap(), Renewed::Lost);
-            assert!(s.orphaned_runs().unwrap().is_empty());
+            assert!(s.claimable_runs().unwrap().is_empty());
             // a stops renewing: its lease runs out and b takes the run over.
             s.execute_for_test("UPDATE runs SET lease_until = '2000-01-01T00:00:00Z'");
-            assert_eq!(s.orphaned_runs().unwrap(), vec![id.clone()]);
+            assert_eq!(s.claimable_runs().unwrap(), vec![id.clone()]);
             assert!(s.claim_run(&id, "b", 60).unwrap());
             assert_eq!(
                 s.renew_run(&id, "a", 60).unwrap(),
@@ -124,7 +130,7 @@ mod tests {
             s.set_status(&id, RunStatus::Running).unwrap();
             assert!(s.request_cancel(&id).unwrap());
             assert_eq!(s.renew_run(&id, "b", 60).unwrap(), Renewed::CancelAsked);
-            assert!(s.orphaned_runs().unwrap().is_empty());
+            assert!(s.claimable_runs().unwrap().is_empty());
             s.release_run(&id, "a").unwrap();
             assert!(
                 !s.claim_run(&id, "c", 60).unwrap(),
