@@ -351,3 +351,54 @@ fn brief(spec: &RunSpec) -> serde_json::Value {
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::each_engine;
+    use wire::{ResultRow, RunSpec};
+
+    fn row(task_id: &str) -> ResultRow {
+        ResultRow {
+            task_id: task_id.into(),
+            sample: 0,
+            group: "remove".into(),
+            task: None,
+            transcript: None,
+            prompt: "p".into(),
+            response: Some("r".into()),
+            verdict: None,
+            label: None,
+            outcome: None,
+            error: Some("timeout".into()),
+            input_tokens: 1,
+            output_tokens: 2,
+            cost_usd: 0.5,
+            latency_ms: 3,
+            cached: true,
+        }
+    }
+
+    /// Results come back in byte order of their task ids on both engines, whatever the
+    /// PostgreSQL database's collation (the test databases' is ICU's en-US).
+    #[test]
+    fn results_read_back_whole_and_in_byte_order() {
+        each_engine(|s| {
+            let spec: RunSpec = serde_json::from_value(serde_json::json!({
+                "suite": benchmarks::task::Registry::DEFAULT, "model": "reference",
+                "samples": 1, "concurrency": 1, "tasks": {"imported_from": "t", "tasks": []}
+            }))
+            .unwrap();
+            let id = s.create_run(&spec).unwrap();
+            let ids = ["a_b", "a-b", "A", "b", "ab", "a10", "a9"];
+            for t in ids {
+                s.put_result(&id, &row(t)).unwrap();
+            }
+            let back = s.results(&id).unwrap();
+            let mut sorted = ids.to_vec();
+            sorted.sort_unstable();
+            let order: Vec<&str> = back.iter().map(|r| r.task_id.as_str()).collect();
+            assert_eq!(order, sorted);
+            assert_eq!(back[0], row("A"));
+        });
+    }
+}

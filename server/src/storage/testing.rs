@@ -35,7 +35,9 @@ pub fn each_postgres(test: impl FnOnce(&str)) {
 }
 
 /// A new database on the server of `admin` (named by process, a counter and the time, so
-/// parallel tests and runs never share one); its URL.
+/// parallel tests and runs never share one); its URL. Its text collation is ICU's en-US, as
+/// many a production database's is, not byte order: the store must order text as SQLite
+/// does all the same.
 pub fn fresh_database(admin: &str) -> String {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let nanos = std::time::SystemTime::now()
@@ -46,7 +48,12 @@ pub fn fresh_database(admin: &str) -> String {
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     );
-    Postgres::create_database(admin, &name).expect("CREATE DATABASE on the test server");
+    Postgres::create_database(
+        admin,
+        &name,
+        "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'",
+    )
+    .expect("CREATE DATABASE on the test server");
     let (base, _) = admin
         .rsplit_once('/')
         .expect("an admin URL ending in /database");

@@ -69,8 +69,9 @@ impl Postgres {
     }
 
     /// Create database `name` on the server of `admin_url` (a database that exists there,
-    /// such as `postgres`); `name` must be a plain identifier.
-    pub fn create_database(admin_url: &str, name: &str) -> Result<(), StorageError> {
+    /// such as `postgres`), with `options` after its name (trusted SQL: a template, a
+    /// locale); `name` must be a plain identifier.
+    pub fn create_database(admin_url: &str, name: &str, options: &str) -> Result<(), StorageError> {
         if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return Err(StorageError::Url {
                 url: name.to_string(),
@@ -85,7 +86,7 @@ impl Postgres {
                     reason: e.to_string(),
                 })?;
         let client = open(&config)?;
-        block_on(client.batch_execute(&format!("CREATE DATABASE {name}")))?;
+        block_on(client.batch_execute(&format!("CREATE DATABASE {name} {options}")))?;
         Ok(())
     }
 

@@ -155,6 +155,15 @@ const ALL: &[&str] = &[
      CREATE INDEX spend_claims_by_day ON spend_claims(day);",
     // A person asked, through any instance, to cancel a run another instance executes.
     "ALTER TABLE runs ADD COLUMN cancel_requested BIGINT NOT NULL DEFAULT 0;",
+    // The text the queries order by compares as bytes, as in SQLite, whatever the database's
+    // own collation (an en-US one puts "a_b" before "a-b" and "a10" after "a9" differently).
+    "ALTER TABLE results ALTER COLUMN task_id TYPE TEXT COLLATE \"C\";
+     ALTER TABLE human_scores ALTER COLUMN task_id TYPE TEXT COLLATE \"C\";
+     ALTER TABLE human_scores ALTER COLUMN criterion TYPE TEXT COLLATE \"C\";
+     ALTER TABLE human_scores ALTER COLUMN scorer TYPE TEXT COLLATE \"C\";
+     ALTER TABLE llm_cache ALTER COLUMN key TYPE TEXT COLLATE \"C\";
+     ALTER TABLE embedding_cache ALTER COLUMN key TYPE TEXT COLLATE \"C\";
+     ALTER TABLE room_attempts ALTER COLUMN label TYPE TEXT COLLATE \"C\";",
 ];
 
 /// Bring the schema up to date: the missing migrations, in one transaction, while holding
