@@ -130,6 +130,20 @@ async fn a_web_only_instance_leaves_its_runs_to_a_worker() {
     let run = get_json(&c, format!("{}/api/runs/{id}", a.base)).await;
     assert_eq!(run["status"], "created", "{run}");
     assert_eq!(stored(&c, &a.base, &id).await, (0, 0));
+    // A second run, cancelled while it waits, is never executed.
+    let dropped = create_run(
+        &c,
+        &a.base,
+        json!({"model": "fake", "per_action": 10, "seed": 4, "concurrency": 4}),
+    )
+    .await;
+    let cancel = c
+        .post(format!("{}/api/runs/{dropped}/cancel", a.base))
+        .header(wire::RUN_TOKEN_HEADER, common::run_token(&dropped))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancel.status(), 202);
     let mut worker = std::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
         .args(["worker", "--database", &url, "--config", config])
         .stdout(std::process::Stdio::piped())
@@ -154,6 +168,9 @@ async fn a_web_only_instance_leaves_its_runs_to_a_worker() {
     assert_eq!(run["status"], "finished", "{run}\n{log}");
     assert_eq!(stored(&c, &a.base, &id).await, (100, 100));
     assert!(log.contains("executing a run no instance held"), "{log}");
+    let never = get_json(&c, format!("{}/api/runs/{dropped}", a.base)).await;
+    assert_eq!(never["status"], "cancelled", "{never}");
+    assert_eq!(stored(&c, &a.base, &dropped).await, (0, 0));
 }
 
 #[test]

@@ -166,14 +166,15 @@ impl Runs {
             token.cancel();
             return Ok(());
         }
-        // Executing on another instance: it cancels the run at its next renewal.
-        if self.lease.is_some()
-            && self
-                .storage
-                .request_cancel(id)
-                .map_err(|e| SpawnError::Invalid(RunError::Storage(e)))?
-        {
-            return Ok(());
+        // Executing on another instance: it cancels the run at its next renewal. Waiting for
+        // one (recorded by a web-only instance): cancelled where it waits.
+        if self.lease.is_some() {
+            let storage_error = |e| SpawnError::Invalid(RunError::Storage(e));
+            if self.storage.request_cancel(id).map_err(storage_error)?
+                || self.storage.cancel_waiting(id).map_err(storage_error)?
+            {
+                return Ok(());
+            }
         }
         match self.status(id)? {
             None => Err(SpawnError::NotFound(id.to_string())),

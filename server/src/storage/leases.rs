@@ -57,6 +57,25 @@ impl Storage {
         Ok(changed > 0)
     }
 
+    /// Cancels run `id` if it waits for an instance to execute it (`created`, held by none);
+    /// whether it did.
+    pub fn cancel_waiting(&self, id: &str) -> Result<bool, StorageError> {
+        self.db().tx(|c| {
+            let changed = c.execute(
+                "UPDATE runs SET status = 'cancelled'
+                 WHERE id = ?1 AND status = 'created' AND (lease_until IS NULL OR lease_until < ?2)",
+                params![id, now()],
+            )?;
+            if changed > 0 {
+                c.execute(
+                    "UPDATE run_briefs SET status = 'cancelled' WHERE id = ?1",
+                    params![id],
+                )?;
+            }
+            Ok(changed > 0)
+        })
+    }
+
     /// Gives up `owner`'s lease of run `id` (it stopped executing there).
     pub fn release_run(&self, id: &str, owner: &str) -> Result<(), StorageError> {
         self.db().execute(
@@ -105,6 +124,13 @@ mod tests {
     #[test]
     fn one_instance_holds_a_run_until_its_lease_runs_out() {
         each_engine(|s| {
+            // A run waiting for an instance is cancelled where it waits.
+            let waiting = s.create_run(&spec()).unwrap();
+            assert!(s.cancel_waiting(&waiting).unwrap());
+            assert!(!s.cancel_waiting(&waiting).unwrap());
+            assert!(s.claimable_runs().unwrap().is_empty());
+            let (_, status) = s.load_run(&waiting).unwrap().unwrap();
+            assert_eq!(status, RunStatus::Cancelled);
             let id = s.create_run(&spec()).unwrap();
             assert_eq!(
                 s.claimable_runs().unwrap(),
@@ -112,6 +138,10 @@ mod tests {
                 "no one holds it"
             );
             assert!(s.claim_run(&id, "a", 60).unwrap());
+            assert!(
+                !s.cancel_waiting(&id).unwrap(),
+                "a holds it: cancelled there"
+            );
             assert!(!s.claim_run(&id, "b", 60).unwrap(), "a holds it");
             assert!(s.claim_run(&id, "a", 60).unwrap(), "a may claim again");
             assert_eq!(s.renew_run(&id, "a", 60).unwrap(), Renewed::Held);
