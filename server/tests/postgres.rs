@@ -150,14 +150,7 @@ async fn a_web_only_instance_leaves_its_runs_to_a_worker() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut run = json!(null);
-    for _ in 0..240 {
-        run = get_json(&c, format!("{}/api/runs/{id}", a.base)).await;
-        if run["status"] == "finished" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let run = wait_finished(&c, &a.base, &id).await;
     let _ = worker.kill();
     let out = worker.wait_with_output().unwrap();
     let log = format!(
@@ -248,6 +241,33 @@ async fn stored(c: &reqwest::Client, base: &str, id: &str) -> (usize, usize) {
     (rows.len(), scored)
 }
 
+/// Polls run `id` on `base` until it has finished, for a minute at most; its last state.
+async fn wait_finished(c: &reqwest::Client, base: &str, id: &str) -> serde_json::Value {
+    let mut run = json!(null);
+    for _ in 0..240 {
+        run = get_json(c, format!("{base}/api/runs/{id}")).await;
+        if run["status"] == "finished" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    run
+}
+
+/// Polls run `id`'s stored results on `base` until there are `n`, for 30 s at most; the last
+/// count (rows, scored rows).
+async fn wait_stored(c: &reqwest::Client, base: &str, id: &str, n: usize) -> (usize, usize) {
+    let mut seen = (0, 0);
+    for _ in 0..600 {
+        seen = stored(c, base, id).await;
+        if seen.0 >= n {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    seen
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_survives_its_instance_killed_mid_run() {
     let Some(url) = database() else { return };
@@ -263,14 +283,7 @@ async fn a_run_survives_its_instance_killed_mid_run() {
     )
     .await;
     // Kill A once it has stored a good part of the run, but far from all of it.
-    let mut before = (0, 0);
-    for _ in 0..600 {
-        before = stored(&c, &b.base, &id).await;
-        if before.0 >= 150 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let before = wait_stored(&c, &b.base, &id, 150).await;
     a.kill();
     let calls_at_kill = calls.load(Ordering::SeqCst);
     assert!(
@@ -279,14 +292,7 @@ async fn a_run_survives_its_instance_killed_mid_run() {
         before.0
     );
     // B takes the run over once A's lease runs out, and finishes it.
-    let mut run = json!(null);
-    for _ in 0..120 {
-        run = get_json(&c, format!("{}/api/runs/{id}", b.base)).await;
-        if run["status"] == "finished" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let run = wait_finished(&c, &b.base, &id).await;
     assert_eq!(run["status"], "finished", "{run}");
     let (rows, scored) = stored(&c, &b.base, &id).await;
     assert_eq!((rows, scored), (1_000, 1_000), "one scored row per task");
@@ -321,12 +327,7 @@ async fn a_run_is_cancelled_and_resumed_through_the_other_instance() {
         json!({"model": "fake", "per_action": 100, "seed": 3, "concurrency": 1}),
     )
     .await;
-    for _ in 0..400 {
-        if stored(&c, &b.base, &id).await.0 >= 20 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_stored(&c, &b.base, &id, 20).await;
     let post = |what: &'static str| {
         c.post(format!("{}/api/runs/{id}/{what}", b.base))
             .header(wire::RUN_TOKEN_HEADER, common::run_token(&id))
@@ -339,14 +340,7 @@ async fn a_run_is_cancelled_and_resumed_through_the_other_instance() {
     assert!((20..1_000).contains(&kept), "{kept} results when cancelled");
     // Resumed through B, which executes it now (A gave its lease back when it stopped).
     assert_eq!(post("resume").await.unwrap().status(), 202);
-    let mut run = json!(null);
-    for _ in 0..240 {
-        run = get_json(&c, format!("{}/api/runs/{id}", b.base)).await;
-        if run["status"] == "finished" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let run = wait_finished(&c, &b.base, &id).await;
     assert_eq!(run["status"], "finished", "{run}");
     assert_eq!(stored(&c, &b.base, &id).await, (1_000, 1_000));
     let log = a.stop();
