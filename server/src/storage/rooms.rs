@@ -306,86 +306,88 @@ impl Storage {
     /// attempts.
     pub fn room_summary(&self, room: RoomInfo) -> Result<RoomSummary, StorageError> {
         let code = room.code.clone();
-        let db = self.db();
-        let mut cells = Vec::new();
-        for r in db.query(
-            "SELECT action, side, COUNT(*),
+        // One transaction: the tally, the failures and the latest attempts agree.
+        self.db().tx(|db| {
+            let mut cells = Vec::new();
+            for r in db.query(
+                "SELECT action, side, COUNT(*),
                     CAST(SUM(CASE WHEN label = 'Success' THEN 1 ELSE 0 END) AS BIGINT)
              FROM room_attempts WHERE room = ?1 GROUP BY action, side",
-            params![&code],
-        )? {
-            cells.push((r.text(0)?, r.text(1)?, r.count(2)?, r.count(3)?));
-        }
-        let mut sides: Vec<String> = cells.iter().map(|c| c.1.clone()).collect();
-        sides.sort_by_key(|s| {
-            (
-                match s.as_str() {
-                    PEOPLE => 0,
-                    PASTED => 1,
-                    _ => 2,
-                },
-                s.clone(),
-            )
-        });
-        sides.dedup();
-        let mut by_action: BTreeMap<String, BTreeMap<String, (u64, u64)>> = BTreeMap::new();
-        for (action, side, n, ok) in cells {
-            by_action.entry(action).or_default().insert(side, (n, ok));
-        }
-        let actions = by_action
-            .into_iter()
-            .map(|(action, row)| RoomActionRow {
-                action,
-                cells: sides
-                    .iter()
-                    .map(|side| {
-                        let (attempts, successes) = row.get(side).copied().unwrap_or((0, 0));
-                        RoomCell {
-                            side: side.clone(),
-                            attempts,
-                            successes,
-                        }
-                    })
-                    .collect(),
-            })
-            .collect();
-        let failures = db
-            .query(
-                "SELECT label, COUNT(*) AS n FROM room_attempts
-                 WHERE room = ?1 AND label <> 'Success' GROUP BY label ORDER BY n DESC, label",
                 params![&code],
-            )?
-            .iter()
-            .map(|r| {
-                Ok(LabelCount {
-                    label: r.text(0)?,
-                    count: r.count(1)?,
+            )? {
+                cells.push((r.text(0)?, r.text(1)?, r.count(2)?, r.count(3)?));
+            }
+            let mut sides: Vec<String> = cells.iter().map(|c| c.1.clone()).collect();
+            sides.sort_by_key(|s| {
+                (
+                    match s.as_str() {
+                        PEOPLE => 0,
+                        PASTED => 1,
+                        _ => 2,
+                    },
+                    s.clone(),
+                )
+            });
+            sides.dedup();
+            let mut by_action: BTreeMap<String, BTreeMap<String, (u64, u64)>> = BTreeMap::new();
+            for (action, side, n, ok) in cells {
+                by_action.entry(action).or_default().insert(side, (n, ok));
+            }
+            let actions = by_action
+                .into_iter()
+                .map(|(action, row)| RoomActionRow {
+                    action,
+                    cells: sides
+                        .iter()
+                        .map(|side| {
+                            let (attempts, successes) = row.get(side).copied().unwrap_or((0, 0));
+                            RoomCell {
+                                side: side.clone(),
+                                attempts,
+                                successes,
+                            }
+                        })
+                        .collect(),
                 })
-            })
-            .collect::<Result<_, StorageError>>()?;
-        let latest = db
-            .query(
-                &format!(
-                    "SELECT {VIEW_COLUMNS} FROM room_attempts WHERE room = ?1
+                .collect();
+            let failures = db
+                .query(
+                    "SELECT label, COUNT(*) AS n FROM room_attempts
+                 WHERE room = ?1 AND label <> 'Success' GROUP BY label ORDER BY n DESC, label",
+                    params![&code],
+                )?
+                .iter()
+                .map(|r| {
+                    Ok(LabelCount {
+                        label: r.text(0)?,
+                        count: r.count(1)?,
+                    })
+                })
+                .collect::<Result<_, StorageError>>()?;
+            let latest = db
+                .query(
+                    &format!(
+                        "SELECT {VIEW_COLUMNS} FROM room_attempts WHERE room = ?1
                      ORDER BY id DESC LIMIT ?2"
-                ),
-                params![&code, LATEST],
-            )?
-            .iter()
-            .map(view_of)
-            .collect::<Result<_, _>>()?;
-        let totals = db.query_one(
-            "SELECT COUNT(*), COUNT(DISTINCT who) FROM room_attempts WHERE room = ?1",
-            params![&code],
-        )?;
-        Ok(RoomSummary {
-            room,
-            total: totals.count(0)?,
-            participants: totals.count(1)?,
-            sides,
-            actions,
-            failures,
-            latest,
+                    ),
+                    params![&code, LATEST],
+                )?
+                .iter()
+                .map(view_of)
+                .collect::<Result<_, _>>()?;
+            let totals = db.query_one(
+                "SELECT COUNT(*), COUNT(DISTINCT who) FROM room_attempts WHERE room = ?1",
+                params![&code],
+            )?;
+            Ok(RoomSummary {
+                room: room.clone(),
+                total: totals.count(0)?,
+                participants: totals.count(1)?,
+                sides,
+                actions,
+                failures,
+                latest,
+            })
         })
     }
 }
