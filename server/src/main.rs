@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 use benchmarks::atomworld::Semantics;
 use server::cli::output::Output;
 use server::cli::{self, CliError};
-use server::{http, storage::Storage};
+use server::http;
 use wire::defaults;
 
 #[derive(Parser)]
@@ -367,9 +367,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
         )
         .init();
     {
-        let location = server::storage::Location::new(store.database.as_deref(), &store.data_dir)?;
-        let storage = Storage::open_at(&location)
-            .with_context(|| format!("opening the database {}", cli::store::describe(&location)))?;
+        let storage = store.open().map_err(|e| anyhow::anyhow!(e.message))?;
         tracing::info!("{} store at {}", storage.engine_name(), storage.describe());
         anyhow::ensure!(
             !web_only || storage.is_shared(),
@@ -432,9 +430,7 @@ async fn worker(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .init();
-    let location = server::storage::Location::new(store.database.as_deref(), &store.data_dir)?;
-    let storage = Storage::open_at(&location)
-        .with_context(|| format!("opening the database {}", cli::store::describe(&location)))?;
+    let storage = store.open().map_err(|e| anyhow::anyhow!(e.message))?;
     anyhow::ensure!(
         storage.is_shared(),
         "a worker needs a shared store (--database postgres://… or ATOMWORLD_DATABASE)"

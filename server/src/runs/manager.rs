@@ -193,10 +193,19 @@ impl Runs {
             Some(RunStatus::Finished) => Err(SpawnError::Conflict(format!(
                 "run {id} has finished; nothing to resume"
             ))),
-            Some(_) if !self.executes => self
-                .storage
-                .set_status(id, RunStatus::Created)
-                .map_err(|e| SpawnError::Invalid(RunError::Storage(e))),
+            Some(_) if !self.executes => {
+                let requeued = self
+                    .storage
+                    .requeue_run(id)
+                    .map_err(|e| SpawnError::Invalid(RunError::Storage(e)))?;
+                if requeued {
+                    Ok(())
+                } else {
+                    Err(SpawnError::Conflict(format!(
+                        "run {id} is already running on another instance"
+                    )))
+                }
+            }
             Some(_) if !self.spawn(id.to_string()) => Err(SpawnError::Conflict(format!(
                 "run {id} is already running{}",
                 if self.lease.is_some() {

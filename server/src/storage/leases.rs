@@ -57,19 +57,33 @@ impl Storage {
         Ok(changed > 0)
     }
 
+    /// Puts unfinished run `id` back to wait for an instance (`created`), unless an instance
+    /// holds it now; whether it did.
+    pub fn requeue_run(&self, id: &str) -> Result<bool, StorageError> {
+        self.set_status_unheld(id, "status <> 'finished'", "created")
+    }
+
     /// Cancels run `id` if it waits for an instance to execute it (`created`, held by none);
     /// whether it did.
     pub fn cancel_waiting(&self, id: &str) -> Result<bool, StorageError> {
+        self.set_status_unheld(id, "status = 'created'", "cancelled")
+    }
+
+    /// Sets run `id`'s status to `to` where `condition` holds and no instance holds the run,
+    /// in one transaction with its list entry; whether it did.
+    fn set_status_unheld(&self, id: &str, condition: &str, to: &str) -> Result<bool, StorageError> {
         self.db().tx(|c| {
             let changed = c.execute(
-                "UPDATE runs SET status = 'cancelled'
-                 WHERE id = ?1 AND status = 'created' AND (lease_until IS NULL OR lease_until < ?2)",
-                params![id, now()],
+                &format!(
+                    "UPDATE runs SET status = ?3 WHERE id = ?1 AND {condition}
+                       AND (lease_until IS NULL OR lease_until < ?2)"
+                ),
+                params![id, now(), to],
             )?;
             if changed > 0 {
                 c.execute(
-                    "UPDATE run_briefs SET status = 'cancelled' WHERE id = ?1",
-                    params![id],
+                    "UPDATE run_briefs SET status = ?2 WHERE id = ?1",
+                    params![id, to],
                 )?;
             }
             Ok(changed > 0)
@@ -131,6 +145,10 @@ mod tests {
             assert!(s.claimable_runs().unwrap().is_empty());
             let (_, status) = s.load_run(&waiting).unwrap().unwrap();
             assert_eq!(status, RunStatus::Cancelled);
+            // Resumed through a web-only instance, it waits again.
+            assert!(s.requeue_run(&waiting).unwrap());
+            assert_eq!(s.claimable_runs().unwrap(), vec![waiting.clone()]);
+            assert!(s.cancel_waiting(&waiting).unwrap());
             let id = s.create_run(&spec()).unwrap();
             assert_eq!(
                 s.claimable_runs().unwrap(),
@@ -142,6 +160,7 @@ mod tests {
                 !s.cancel_waiting(&id).unwrap(),
                 "a holds it: cancelled there"
             );
+            assert!(!s.requeue_run(&id).unwrap(), "a holds it: not put back");
             assert!(!s.claim_run(&id, "b", 60).unwrap(), "a holds it");
             assert!(s.claim_run(&id, "a", 60).unwrap(), "a may claim again");
             assert_eq!(s.renew_run(&id, "a", 60).unwrap(), Renewed::Held);

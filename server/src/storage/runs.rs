@@ -301,8 +301,8 @@ impl Storage {
     }
 }
 
-/// A stored result row (columns in [`RESULT_COLUMNS`]' order); JSON that no longer reads is
-/// left empty, as it always was.
+/// A stored result row (columns in [`RESULT_COLUMNS`]' order); a JSON column that does not
+/// read (written by another version) is left empty rather than failing the whole list.
 fn result_row(r: &Row) -> Result<ResultRow, StorageError> {
     let json = |i: usize| -> Result<Option<serde_json::Value>, StorageError> {
         Ok(r.opt_text(i)?.and_then(|t| serde_json::from_str(&t).ok()))
