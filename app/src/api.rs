@@ -116,6 +116,7 @@ pub async fn start_run(
         tasks: None,
         agent: None,
         variant,
+        batch: false,
     };
     let created = send::<RunCreated>(post("/api/runs").json(&body)).await?;
     keep_run_token(&created.run_id, &created.run_token);
@@ -325,9 +326,19 @@ async fn get_hosted<T: DeserializeOwned>(url: &str, token: &str) -> Result<T, St
         .map_err(|e| format!("unexpected answer: {e}"))
 }
 
-/// The host's live tally of a room.
-pub async fn room_summary(code: &str, token: &str) -> Result<wire::RoomSummary, String> {
-    get_hosted(&format!("/api/rooms/{}/summary", url_part(code)), token).await
+/// The host's live tally of a room; with `after` (the total shown), the server answers once
+/// the room holds other than that many attempts, or after its wait.
+pub async fn room_summary(
+    code: &str,
+    token: &str,
+    after: Option<u64>,
+) -> Result<wire::RoomSummary, String> {
+    let wait = after.map(|n| format!("?after={n}")).unwrap_or_default();
+    get_hosted(
+        &format!("/api/rooms/{}/summary{wait}", url_part(code)),
+        token,
+    )
+    .await
 }
 
 /// One attempt of a room in full (host only).

@@ -247,6 +247,11 @@ pub struct Limits {
     /// without renewing (it renews every third of that); a killed instance's runs are taken
     /// over by another this long after its last renewal.
     pub run_lease_secs: u64,
+    /// A run sent as a provider batch (`--batch`) asks how its batch stands after this many
+    /// seconds, then twice as long each time, up to [`batch_poll_max_secs`](Self::batch_poll_max_secs).
+    pub batch_poll_secs: u64,
+    /// The longest wait between two questions about a batch.
+    pub batch_poll_max_secs: u64,
 }
 
 impl Default for Limits {
@@ -263,6 +268,8 @@ impl Default for Limits {
             judge_model: None,
             embeddings_model: None,
             run_lease_secs: 30,
+            batch_poll_secs: 30,
+            batch_poll_max_secs: 600,
         }
     }
 }

@@ -71,6 +71,30 @@ async fn two_instances_share_one_postgres_database() {
     let prompt = "Remove the atom at index 3 from the cif file.";
     let input = common::nacl_conventional();
     let truth = benchmarks::atomworld::task::resolve(&input, prompt, None).unwrap();
+    // A's dashboard waits for the room's first attempt (`?after=0`) while it is sent
+    // through B: A hears B's NOTIFY and answers then, long before its own wait runs out.
+    let waiting = {
+        let (c, url, token) = (
+            c.clone(),
+            format!("{}/api/rooms/{code}/summary?after=0", a.base),
+            token.to_string(),
+        );
+        tokio::spawn(async move {
+            let res = c
+                .get(url)
+                .header("X-Room-Token", token)
+                .send()
+                .await
+                .unwrap();
+            (
+                std::time::Instant::now(),
+                res.json::<serde_json::Value>().await.unwrap(),
+            )
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!waiting.is_finished(), "a dashboard with nothing new waits");
+    let sent_at = std::time::Instant::now();
     let sent = post_json(
         &c,
         format!("{}/api/rooms/{code}/attempts", b.base),
@@ -79,6 +103,14 @@ async fn two_instances_share_one_postgres_database() {
     )
     .await;
     assert_eq!(sent["label"], "Success", "{sent}");
+    let (answered_at, woken) = waiting.await.unwrap();
+    let after = answered_at.saturating_duration_since(sent_at);
+    eprintln!("A's dashboard saw B's attempt {after:?} after it was sent");
+    assert_eq!(woken["total"], 1, "{woken}");
+    assert!(
+        after < server::http::api::SUMMARY_WAIT / 2,
+        "woken by the wait running out ({after:?}), not by B's signal"
+    );
     let summary: serde_json::Value = c
         .get(format!("{}/api/rooms/{code}/summary", a.base))
         .header("X-Room-Token", token)

@@ -282,6 +282,61 @@ async fn limits_on_time_rooms_attempts_size_and_rate() {
     assert_eq!(s, StatusCode::TOO_MANY_REQUESTS, "{e}");
 }
 
+/// The host's summary with `?after=N` from another task: the JSON, or the status.
+fn wait_summary(
+    c: &reqwest::Client,
+    base: &str,
+    code: &str,
+    token: &str,
+    after: u64,
+) -> tokio::task::JoinHandle<Result<Value, StatusCode>> {
+    let req = c
+        .get(format!("{base}/api/rooms/{code}/summary?after={after}"))
+        .header("X-Room-Token", token);
+    tokio::spawn(async move {
+        let r = req.send().await.unwrap();
+        match r.status() {
+            StatusCode::OK => Ok(r.json().await.unwrap()),
+            other => Err(other),
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_waiting_dashboard_wakes_when_an_attempt_arrives_or_the_room_closes() {
+    let (base, _dir) = start(None, 100, RoomLimits::default()).await;
+    let c = reqwest::Client::new();
+    let (_, room) = open(&c, &base, None).await;
+    let code = room["code"].as_str().unwrap();
+    let token = room["host_token"].as_str().unwrap();
+    // Behind the room (it holds 0, the dashboard shows 5): answered at once.
+    let stale = wait_summary(&c, &base, code, token, 5)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stale["total"], 0, "{stale}");
+    // Current: it waits, and the attempt wakes it.
+    let waiting = wait_summary(&c, &base, code, token, 0);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!waiting.is_finished(), "nothing new yet: it waits");
+    let (s, _) = attempt(&c, &base, code, body("ann", "pasted", None, &truth())).await;
+    assert_eq!(s, StatusCode::CREATED);
+    let woken = waiting.await.unwrap().unwrap();
+    assert_eq!(woken["total"], 1, "{woken}");
+    assert_eq!(woken["latest"][0]["who"], "ann");
+    // Closing the room wakes a waiting dashboard with "no open room".
+    let waiting = wait_summary(&c, &base, code, token, 1);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let r = c
+        .delete(format!("{base}/api/rooms/{code}"))
+        .header("X-Room-Token", token)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    assert_eq!(waiting.await.unwrap(), Err(StatusCode::NOT_FOUND));
+}
+
 #[tokio::test]
 async fn an_expired_room_is_gone() {
     let (base, dir) = start(None, 100, RoomLimits::default()).await;

@@ -40,6 +40,7 @@ fn store_big_runs(data: &std::path::Path) -> Vec<String> {
                 agent: None,
                 embeddings: None,
                 condition: (i == 19).then(|| "K = 5".to_string()),
+                batch: false,
             };
             let id = storage.create_run(&spec).unwrap();
             storage.set_status(&id, RunStatus::Finished).unwrap();

@@ -285,6 +285,10 @@ pub struct RunSpec {
     /// `K = 5` references per recipe); none: model and agent say it all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
+    /// Send the model's requests as one provider batch (OpenAI's Batch API, Anthropic's
+    /// Message Batches): half the price, answers within a day.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
 }
 
 /// Defaults of a run, named once for the CLI, the API and the page.
@@ -335,6 +339,9 @@ pub struct RunRequest {
     /// prompt's wording); none: the default set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
+    /// Send the requests as one provider batch ([`RunSpec::batch`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
 }
 
 fn default_suite() -> String {
@@ -438,6 +445,9 @@ pub struct Progress {
     pub tokens: u64,
     /// Cost so far (USD).
     pub cost_usd: f64,
+    /// Set while the run waits for a provider's batch: what the provider last said of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for_batch: Option<String>,
 }
 
 /// A `progress` event of `GET /api/runs/{id}/events`.

@@ -7,6 +7,7 @@ mod canvas;
 mod edit_panel;
 mod human;
 mod measure;
+mod pause;
 mod playground;
 mod probes;
 mod references;

@@ -54,6 +54,11 @@ pub struct RunArgs {
     /// Write the summary as JSON to this file.
     #[arg(long)]
     pub summary_json: Option<PathBuf>,
+    /// Send the model's requests as one provider batch (OpenAI's Batch API, Anthropic's
+    /// Message Batches): half the price, answers within a day. The batch's id is stored, so
+    /// the same command run again (after a restart) waits for the same batch.
+    #[arg(long)]
+    pub batch: bool,
     /// Run the tasks of this file or folder instead of a generated set: for AtomWorld, what
     /// `atomworld import` reads (task triples, data/simple, evaluation results); for
     /// alchemy, recipes as JSONL or Parquet (the upstream files); for MatTools' code tasks,
@@ -399,6 +404,7 @@ async fn one(args: RunArgs, suites: &Catalogue) -> Result<(String, String), CliE
         agent: args.agent.clone(),
         embeddings: spec_embeddings,
         condition: args.condition.clone(),
+        batch: args.batch,
     };
     runs::check_spec(&spec, gateway.config(), registry)
         .map_err(|e| CliError::input(e.to_string()))?;
@@ -471,10 +477,13 @@ async fn one(args: RunArgs, suites: &Catalogue) -> Result<(String, String), CliE
             } else {
                 p.successes as f64 / p.done as f64
             };
-            b.set_message(format!(
-                "success {rate:.3} · {} tokens · ${:.4}",
-                p.tokens, p.cost_usd
-            ));
+            match &p.waiting_for_batch {
+                Some(batch) => b.set_message(format!("waiting for the provider's batch {batch}")),
+                None => b.set_message(format!(
+                    "success {rate:.3} · {} tokens · ${:.4}",
+                    p.tokens, p.cost_usd
+                )),
+            }
         },
         cancel,
     )

@@ -12,7 +12,10 @@ pub mod redact;
 mod retry;
 pub mod spend;
 
-pub use gateway::{today, Embedded, Gateway, GatewayOptions, StreamEvent};
+pub use gateway::{
+    today, BatchPoll, BatchRequest, Embedded, Gateway, GatewayOptions, StreamEvent,
+    BATCH_PRICE_FACTOR,
+};
 pub use retry::RetryPolicy;
 
 use serde::{Deserialize, Serialize};
@@ -55,6 +58,9 @@ pub enum LlmError {
     /// Replay-only mode and the answer is not in the cache.
     #[error("replay-only mode: this request is not in the response cache")]
     NotCached,
+    /// A provider batch cannot be used, or gave no answer to a request.
+    #[error("provider batch: {0}")]
+    Batch(String),
 }
 
 impl From<llm_protocol::provider::ProtocolError> for LlmError {

@@ -3,6 +3,7 @@
 //! repeating work. Suite-neutral: the run loop knows tasks only through
 //! [`benchmarks::task::AnySuite`], found in a [`Registry`] by the spec's suite name.
 
+mod batch;
 pub mod lease;
 mod manager;
 pub mod needs;
@@ -87,10 +88,14 @@ pub fn check_spec(
             spec.suite
         )));
     }
-    if let Answerer::Model(name) = Answerer::of(suite.as_ref(), &spec.model) {
-        if config.model(&name).is_none() {
-            return Err(RunError::UnknownModel(name));
+    let answerer = Answerer::of(suite.as_ref(), &spec.model);
+    if let Answerer::Model(name) = &answerer {
+        if config.model(name).is_none() {
+            return Err(RunError::UnknownModel(name.clone()));
         }
+    }
+    if spec.batch {
+        batch::check(spec, config, &answerer)?;
     }
     Ok(suite)
 }

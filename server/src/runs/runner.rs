@@ -48,7 +48,7 @@ pub struct RunOutcome {
 
 /// Why a task got no answer.
 #[derive(Debug, thiserror::Error)]
-enum AnswerError {
+pub(super) enum AnswerError {
     /// The model call failed.
     #[error(transparent)]
     Llm(#[from] LlmError),
@@ -159,6 +159,40 @@ async fn run_one(
     };
     let capped = matches!(answer, Err(AnswerError::Llm(LlmError::SpendCap(_))));
     let latency_ms = started.elapsed().as_millis() as u64;
+    let answered = Answered {
+        prompt,
+        answer,
+        latency_ms,
+        transcript,
+    };
+    let row = row_of(suite, task, sample, answered, gateway, code, run_id).await;
+    (row, capped)
+}
+
+/// A task sample's answer (or why it has none), as it is stored.
+pub(super) struct Answered {
+    pub prompt: String,
+    pub answer: Result<Completion, AnswerError>,
+    pub latency_ms: u64,
+    pub transcript: Option<serde_json::Value>,
+}
+
+/// The result row of a task sample: its answer scored (the error, when it has none).
+pub(super) async fn row_of(
+    suite: &Arc<dyn AnySuite>,
+    task: &PreparedTask,
+    sample: u32,
+    answered: Answered,
+    gateway: &Gateway,
+    code: &CodeRunner,
+    run_id: &str,
+) -> ResultRow {
+    let Answered {
+        prompt,
+        answer,
+        latency_ms,
+        transcript,
+    } = answered;
     let mut row = ResultRow {
         task_id: task.id.clone(),
         sample,
@@ -195,11 +229,11 @@ async fn run_one(
             row.cached = c.cached;
         }
     }
-    (row, capped)
+    row
 }
 
 /// The stored result of a task no one was asked ([`AnySuite::unanswerable`]).
-fn unasked_row(
+pub(super) fn unasked_row(
     task: &PreparedTask,
     sample: u32,
     prompt: String,
@@ -265,6 +299,35 @@ fn baseline(text: String) -> Completion {
         cached: false,
         attempts: 0,
     }
+}
+
+/// Store `row` of run `run_id` and count it in `state` (a spend cap that refused its call
+/// stops the run), then tell `progress`.
+pub(super) async fn record(
+    storage: &Storage,
+    run_id: &str,
+    row: &ResultRow,
+    capped: bool,
+    state: &Mutex<RunOutcome>,
+    progress: &(dyn Fn(&RunOutcome) + Send + Sync),
+) {
+    let stored = storage.put_result(run_id, row);
+    if let Err(e) = &stored {
+        tracing::error!("run {run_id}: storing {} failed: {e}", row.task_id);
+    }
+    let mut s = state.lock().await;
+    if capped && s.stopped.is_none() {
+        s.stopped = row.error.clone();
+    }
+    if stored.is_ok() && row.verdict.is_some() {
+        s.progress.done += 1;
+    }
+    if row.outcome.as_ref().is_some_and(|o| o.success) {
+        s.progress.successes += 1;
+    }
+    s.progress.tokens += row.input_tokens + row.output_tokens;
+    s.progress.cost_usd += row.cost_usd;
+    progress(&s);
 }
 
 /// Execute (or resume) run `run_id`, calling `progress` after each stored result.
@@ -355,6 +418,7 @@ pub async fn execute_until(
             // Preparing the tasks (embeddings) is part of the run's spend.
             cost_usd: storage.preparation_cost(run_id)?
                 + earlier.iter().map(|r| r.cost_usd).sum::<f64>(),
+            waiting_for_batch: None,
         },
         stopped: None,
     }));
@@ -371,7 +435,46 @@ pub async fn execute_until(
     let progress = Arc::new(progress);
     let mut jobs = tokio::task::JoinSet::new();
     let mut cancelled = false;
-    'tasks: for (task_json, task) in tasks {
+    // A batched run sends its requests as one provider batch and waits for it; the loop
+    // below then has nothing left to do.
+    let batched = match (&answerer, spec.batch) {
+        (Answerer::Model(model), true) => Some(model.clone()),
+        _ => None,
+    };
+    let tasks_unless_batched = if let Some(model) = &batched {
+        let pending = tasks
+            .into_iter()
+            .flat_map(|(json, task)| {
+                let (json, task) = (Arc::new(json), Arc::new(task));
+                (0..samples.max(1))
+                    .filter(|sample| !done.contains(&(task.id.clone(), *sample)))
+                    .map(|sample| super::batch::Pending {
+                        json: json.clone(),
+                        task: task.clone(),
+                        sample,
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let run = super::batch::BatchRun {
+            suite: &suite,
+            storage,
+            gateway,
+            code: &code
+                .for_client(format!("run:{run_id}"))
+                .cancelled_by(cancel.clone()),
+            run_id,
+            model,
+            concurrency: concurrency.max(1),
+            budget: budget.as_ref(),
+            cancel: &cancel,
+        };
+        cancelled = run.execute(pending, &state, &*progress).await?;
+        Vec::new()
+    } else {
+        tasks
+    };
+    'tasks: for (task_json, task) in tasks_unless_batched {
         let (task_json, task) = (Arc::new(task_json), Arc::new(task));
         for sample in 0..samples.max(1) {
             if done.contains(&(task.id.clone(), sample)) {
@@ -423,20 +526,7 @@ pub async fn execute_until(
                 )
                 .await;
                 row.task = Some((*task_json).clone());
-                let stored = storage.put_result(&run_id, &row);
-                let mut s = state.lock().await;
-                if capped && s.stopped.is_none() {
-                    s.stopped = row.error.clone();
-                }
-                if stored.is_ok() && row.verdict.is_some() {
-                    s.progress.done += 1;
-                }
-                if row.outcome.as_ref().is_some_and(|o| o.success) {
-                    s.progress.successes += 1;
-                }
-                s.progress.tokens += row.input_tokens + row.output_tokens;
-                s.progress.cost_usd += row.cost_usd;
-                progress(&s);
+                record(&storage, &run_id, &row, capped, &state, &*progress).await;
                 drop(permit);
             });
         }

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod batches;
 mod cache;
 mod cases;
 pub mod engine;
@@ -13,15 +14,18 @@ mod human;
 mod leases;
 mod rooms;
 mod runs;
+mod signals;
 mod spend;
 pub mod testing;
 
+pub use batches::{BatchItem, OpenBatch};
 pub use cache::CacheImportError;
 pub use cases::{CaseQuota, CaseStored};
 pub use engine::sqlite::DB_FILE;
 pub use leases::Renewed;
 pub use rooms::{AttemptAdded, NewAttempt, RoomLimits, RoomOpened, RoomRecord};
 pub use runs::Unfinished;
+pub use signals::concerns as signal_concerns;
 pub use spend::SpendClaim;
 
 use engine::{params, Db};
@@ -88,6 +92,9 @@ pub enum StorageError {
     /// A query that must answer one row (an aggregate) answered none.
     #[error("no row from {0}…")]
     NoRow(String),
+    /// A JSON document stored in a column does not read (or could not be written).
+    #[error("stored JSON: {0}")]
+    Json(String),
 }
 
 /// PostgreSQL's own message (the server's, where there is one: `tokio_postgres::Error`'s
@@ -131,6 +138,7 @@ impl Location {
 #[derive(Clone)]
 pub struct Storage {
     db: Arc<Db>,
+    signals: Arc<signals::Signals>,
 }
 
 impl Storage {
@@ -148,7 +156,22 @@ impl Storage {
                 Db::Postgres(Box::new(engine::postgres::Postgres::connect(url)?))
             }
         };
-        Ok(Self { db: Arc::new(db) })
+        Ok(Self {
+            db: Arc::new(db),
+            signals: signals::Signals::new(),
+        })
+    }
+
+    /// Hear which rooms take attempts from now on (through any instance on this store):
+    /// each message is a room's code, or [`signals::ANY_ROOM`] when some may have been
+    /// missed.
+    pub fn room_signals(&self) -> tokio::sync::broadcast::Receiver<String> {
+        let db = self.db.clone();
+        self.signals.subscribe(move |forward| {
+            if let Db::Postgres(pg) = &*db {
+                pg.listen(signals::ROOMS_CHANNEL, forward);
+            }
+        })
     }
 
     /// Where the store is, as a person may be shown it (a file path, or the URL without its
@@ -261,7 +284,7 @@ mod tests {
             .unwrap();
         }
         let s = Storage::open(dir.path()).unwrap();
-        assert_eq!(s.schema_version().unwrap(), 15);
+        assert_eq!(s.schema_version().unwrap(), 16);
         let kept = s.human_scores("r").unwrap();
         assert_eq!(kept.len(), 1);
         assert_eq!((kept[0].score, kept[0].scorer.as_str()), (Some(4.5), ""));
@@ -307,10 +330,10 @@ mod tests {
         };
         assert!(db.path().is_file());
         assert_eq!(db.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 15);
+        assert_eq!(s.schema_version().unwrap(), 16);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 15);
+        assert_eq!(again.schema_version().unwrap(), 16);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use wire::{
 };
 
 use super::engine::{now, now_plus, params, Row};
+use super::signals::ROOMS_CHANNEL;
 use super::{Storage, StorageError};
 
 /// Limits of the room store.
@@ -216,10 +217,14 @@ impl Storage {
 
     /// Delete room `code` and its attempts; whether there was one.
     pub fn close_room(&self, code: &str) -> Result<bool, StorageError> {
-        Ok(self
+        let closed = self
             .db()
             .execute("DELETE FROM rooms WHERE code = ?1", params![code])?
-            > 0)
+            > 0;
+        if closed {
+            self.announce_room(code);
+        }
+        Ok(closed)
     }
 
     /// Add an attempt to room `code`, within `limits`.
@@ -230,7 +235,7 @@ impl Storage {
         limits: &RoomLimits,
     ) -> Result<AttemptAdded, StorageError> {
         let bytes = (a.input_cif.len() + a.prompt.len() + a.answer.len() + a.who.len()) as u64;
-        self.db().tx(|c| {
+        let added = self.db().tx(|c| {
             c.execute(SWEEP, params![now()])?;
             if c.query_opt("SELECT 1 FROM rooms WHERE code = ?1", params![code])?
                 .is_none()
@@ -279,7 +284,26 @@ impl Storage {
                 )?
                 .int(0)?;
             Ok(AttemptAdded::Added(id))
-        })
+        })?;
+        if matches!(added, AttemptAdded::Added(_)) {
+            self.announce_room(code);
+        }
+        Ok(added)
+    }
+
+    /// Wake whoever waits on room `code`'s tally, on this instance and (PostgreSQL) on the
+    /// others. A signal that fails to go out only delays a dashboard to its next read.
+    fn announce_room(&self, code: &str) {
+        self.signals.announce(code);
+        if self.is_shared() {
+            let sent = self.db().execute(
+                &format!("SELECT pg_notify('{ROOMS_CHANNEL}', ?1)"),
+                params![code],
+            );
+            if let Err(e) = sent {
+                tracing::warn!("telling other instances about room {code}: {e}");
+            }
+        }
     }
 
     /// Attempt `id` of room `code` in full.
@@ -394,6 +418,8 @@ impl Storage {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::super::testing::each_engine;
     use super::*;
 
@@ -410,6 +436,82 @@ mod tests {
             max_dist: None,
             same_crystal: None,
         }
+    }
+
+    /// The next signal heard within `within` that is not [`ANY_ROOM`] (a listener says that
+    /// when it connects).
+    fn next_room(
+        heard: &mut tokio::sync::broadcast::Receiver<String>,
+        within: std::time::Duration,
+    ) -> Option<String> {
+        let until = std::time::Instant::now() + within;
+        while std::time::Instant::now() < until {
+            match heard.try_recv() {
+                Ok(code) if code != super::super::signals::ANY_ROOM => return Some(code),
+                Ok(_) | Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => {}
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn attempts_and_closes_are_signalled_to_every_instance() {
+        let limits = RoomLimits::default();
+        each_engine(|s| {
+            s.create_room("DDDDDD", "d", "h", "c1", 1, &limits).unwrap();
+            let mut heard = s.room_signals();
+            s.add_attempt(
+                "DDDDDD",
+                &attempt("ann", AttemptKind::HandEdit, "Success"),
+                &limits,
+            )
+            .unwrap();
+            assert_eq!(
+                next_room(&mut heard, Duration::from_secs(2)).as_deref(),
+                Some("DDDDDD")
+            );
+            // A refused attempt changes nothing and says nothing.
+            let _ = s.add_attempt(
+                "NOROOM",
+                &attempt("bob", AttemptKind::Pasted, "Success"),
+                &limits,
+            );
+            assert!(s.close_room("DDDDDD").unwrap());
+            assert_eq!(
+                next_room(&mut heard, Duration::from_secs(2)).as_deref(),
+                Some("DDDDDD")
+            );
+        });
+        // Two instances on one PostgreSQL database: B's attempt wakes A's listener.
+        super::super::testing::each_postgres(|url| {
+            let location = super::super::Location::Postgres(url.into());
+            let a = Storage::open_at(&location).unwrap();
+            let b = Storage::open_at(&location).unwrap();
+            a.create_room("EEEEEE", "e", "h", "c1", 1, &limits).unwrap();
+            let mut heard = a.room_signals();
+            // The listener says ANY_ROOM once it listens; only then can it hear B.
+            let until = std::time::Instant::now() + Duration::from_secs(5);
+            while heard.try_recv().as_deref() != Ok(super::super::signals::ANY_ROOM) {
+                assert!(
+                    std::time::Instant::now() < until,
+                    "the listener never connected"
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let sent = std::time::Instant::now();
+            b.add_attempt(
+                "EEEEEE",
+                &attempt("ann", AttemptKind::HandEdit, "Success"),
+                &limits,
+            )
+            .unwrap();
+            assert_eq!(
+                next_room(&mut heard, Duration::from_secs(1)).as_deref(),
+                Some("EEEEEE")
+            );
+            eprintln!("A heard B's attempt after {:?}", sent.elapsed());
+        });
     }
 
     #[test]

@@ -1,16 +1,19 @@
 //! The host's screen: the code and a QR code to join, the tally per action for people and
 //! each model side by side, the most common failures and the latest answers (each opens in
-//! the playground), refreshed every two seconds; closing the room deletes it.
+//! the playground), updated as attempts arrive; closing the room deletes it.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use leptos::prelude::*;
 use wire::{AttemptKind, AttemptView, RoomSummary};
 
 use super::{plain_label, when};
 
-/// How often the tally is fetched.
-const POLL: Duration = Duration::from_secs(2);
+/// The least time between two reads of the tally (a busy room answers every read at once).
+const PACE_MS: i32 = 250;
+/// The wait before reading again after a failed read.
+const RETRY_MS: i32 = 2000;
 
 /// The join link of a room as an SVG QR code (empty when the link does not fit one).
 fn qr_svg(link: &str) -> String {
@@ -73,26 +76,39 @@ pub fn Dashboard(
     let summary = RwSignal::new(None::<RoomSummary>);
     let error = RwSignal::new(None::<String>);
     let gone = RwSignal::new(false);
-    let fetch = {
-        let (code, token) = (code.clone(), token.clone());
-        move || {
-            let (code, token) = (code.clone(), token.clone());
-            leptos::task::spawn_local(async move {
-                match crate::api::room_summary(&code, &token).await {
+    // One request at a time, each answered when an attempt arrives (or after the server's
+    // wait): the tally is current within moments, whichever instance took the attempt.
+    let alive = Arc::new(AtomicBool::new(true));
+    {
+        let (code, token, alive) = (code.clone(), token.clone(), alive.clone());
+        leptos::task::spawn_local(async move {
+            let mut after = None;
+            loop {
+                let read = crate::api::room_summary(&code, &token, after).await;
+                if !alive.load(Ordering::Relaxed) {
+                    break;
+                }
+                match read {
                     Ok(s) => {
+                        after = Some(s.total);
                         error.set(None);
                         summary.set(Some(s));
+                        crate::ui::pause::pause(PACE_MS).await;
                     }
-                    Err(e) if e.contains("no open room") => gone.set(true),
-                    Err(e) => error.set(Some(e)),
+                    Err(e) if e.contains("no open room") => {
+                        gone.set(true);
+                        break;
+                    }
+                    Err(e) => {
+                        after = None;
+                        error.set(Some(e));
+                        crate::ui::pause::pause(RETRY_MS).await;
+                    }
                 }
-            });
-        }
-    };
-    fetch();
-    if let Ok(handle) = set_interval_with_handle(fetch, POLL) {
-        on_cleanup(move || handle.clear());
+            }
+        });
     }
+    on_cleanup(move || alive.store(false, Ordering::Relaxed));
     let confirming = RwSignal::new(false);
     let close = {
         let (code, token) = (code.clone(), token.clone());

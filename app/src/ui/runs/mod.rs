@@ -148,7 +148,7 @@ pub fn Runs() -> impl IntoView {
                         break;
                     }
                 }
-                gloo_timers_sleep(1000).await;
+                crate::ui::pause::pause(1000).await;
             }
         });
     };
@@ -258,6 +258,13 @@ pub fn Runs() -> impl IntoView {
                         });
                     }>"Resume"</button>
                 });
+                // A batched run waits for its provider, maybe for hours: say so, and what the
+                // provider said last.
+                let batch = v.progress.as_ref().and_then(|p| p.waiting_for_batch.clone()).map(|b| view! {
+                    <p class="notice run-batch" data-run=id.clone()>
+                        {format!("Waiting for the provider's batch {b}: answers arrive within a day, then they are scored.")}
+                    </p>
+                });
                 // A run of tasks the server does not hold is not a benchmark result.
                 let unverified = v.summary.counts.as_ref().and_then(|c| c.unverified_text()).map(|why| view! {
                     <p class="notice run-unverified" data-run=id.clone()>{why}</p>
@@ -274,6 +281,7 @@ pub fn Runs() -> impl IntoView {
                         )}
                         {resume}
                     </div>
+                    {batch}
                     {unverified}
                     {headline}
                 }
@@ -565,16 +573,6 @@ fn Rounds(transcript: serde_json::Value) -> impl IntoView {
             </ol>
         </details>
     }
-}
-
-/// Wait `ms` milliseconds without blocking the page.
-async fn gloo_timers_sleep(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        if let Some(w) = web_sys::window() {
-            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
 
 /// The values of the options chosen in the multiple select that sent `ev`.

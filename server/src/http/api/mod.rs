@@ -20,7 +20,9 @@ pub use complete::{complete, complete_stream};
 pub use human::{get_human_scores, human_scores_csv, put_human_score};
 pub use models::models;
 pub use report::report;
-pub use rooms::{close_room, create_room, get_attempt, get_room, post_attempt, room_summary};
+pub use rooms::{
+    close_room, create_room, get_attempt, get_room, post_attempt, room_summary, SUMMARY_WAIT,
+};
 pub use runs::{
     cancel_run, get_run, list_runs, resume_run, run_events, run_results, start_run, MAX_RUN_TASKS,
 };

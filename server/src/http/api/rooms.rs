@@ -6,11 +6,12 @@
 
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use benchmarks::atomworld::evaluate::{evaluate_with_same_crystal, parse_target, scoring_scale};
 use rand::Rng;
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use wire::{
     AttemptDetail, AttemptKind, AttemptScored, RoomAttempt, RoomCreate, RoomCreated, RoomInfo,
@@ -20,7 +21,7 @@ use wire::{
 use super::{authorise, ApiError};
 use crate::cpu::CpuPool;
 use crate::http::AppState;
-use crate::storage::{AttemptAdded, NewAttempt, RoomOpened, RoomRecord};
+use crate::storage::{signal_concerns, AttemptAdded, NewAttempt, RoomOpened, RoomRecord};
 
 /// The letters of a room code: no 0/O, 1/I/L, so a code read aloud or off a screen is
 /// typed right.
@@ -378,10 +379,24 @@ pub async fn post_attempt(
     }
 }
 
-/// `GET /api/rooms/{code}/summary`: the live tally (host token required).
+/// How long a summary asked with `?after=` waits for a new attempt before it answers as it
+/// stands (a dashboard then asks again at once).
+pub const SUMMARY_WAIT: Duration = Duration::from_secs(20);
+
+/// `?after=N`: answer once the room holds other than N attempts (at most [`SUMMARY_WAIT`]).
+#[derive(Debug, Default, Deserialize)]
+pub struct SummaryQuery {
+    after: Option<u64>,
+}
+
+/// `GET /api/rooms/{code}/summary`: the live tally (host token required). With `?after=N`
+/// (the `total` the dashboard shows) it waits until an attempt arrives, through this
+/// instance or any other on the same database, so a dashboard is current within moments
+/// without asking every second.
 #[utoipa::path(get, path = "/api/rooms/{code}/summary",
     params(("code" = String, Path, description = "the room's code"),
-           ("X-Room-Token" = String, Header, description = "the host token")),
+           ("X-Room-Token" = String, Header, description = "the host token"),
+           ("after" = Option<u64>, Query, description = "wait (up to 20 s) until the room holds other than this many attempts")),
     responses((status = 200, body = RoomSummary),
     (status = 403, description = "not the host", body = wire::ApiError),
     (status = 404, description = "no open room with this code", body = wire::ApiError)))]
@@ -390,14 +405,40 @@ pub async fn room_summary(
     client: ClientAddr,
     headers: HeaderMap,
     Path(code): Path<String>,
+    Query(q): Query<SummaryQuery>,
 ) -> Result<Json<RoomSummary>, ApiError> {
     let room = hosted_room(&state, &code, &headers, &client)?;
+    // Hear signals before reading, so an attempt landing between the two is not missed.
+    let mut signals = state.storage.room_signals();
+    let summary = read_summary(&state, room.info.clone()).await?;
+    let Some(after) = q.after.filter(|after| *after == summary.total) else {
+        return Ok(Json(summary));
+    };
+    let deadline = tokio::time::Instant::now() + SUMMARY_WAIT;
+    let code = room.info.code.clone();
+    loop {
+        match tokio::time::timeout_at(deadline, signals.recv()).await {
+            Err(_elapsed) => return Ok(Json(summary)),
+            Ok(Ok(heard)) if !signal_concerns(&heard, &code) => continue,
+            // This room's signal, a lag (some missed) or a closed channel: read again.
+            Ok(_) => {}
+        }
+        // Closed meanwhile: the dashboard learns it now.
+        let room = hosted_room(&state, &code, &headers, &client)?;
+        let now = read_summary(&state, room.info).await?;
+        if now.total != after {
+            return Ok(Json(now));
+        }
+    }
+}
+
+/// Room `room`'s tally, read off the runtime's threads.
+async fn read_summary(state: &AppState, room: RoomInfo) -> Result<RoomSummary, ApiError> {
     let storage = state.storage.clone();
-    let summary = tokio::task::spawn_blocking(move || storage.room_summary(room.info))
+    tokio::task::spawn_blocking(move || storage.room_summary(room))
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?
-        .map_err(storage_error)?;
-    Ok(Json(summary))
+        .map_err(storage_error)
 }
 
 /// `GET /api/rooms/{code}/attempts/{id}`: one attempt in full, to open as a case (host

@@ -154,6 +154,7 @@ pub async fn start_run(
         suite: body.suite,
         agent: body.agent,
         condition,
+        batch: body.batch,
     };
     let run_id = state.runs.start(&spec)?;
     let run_token = owner::new_token();

@@ -23,6 +23,7 @@ use tokio_postgres::{Client, Config, IsolationLevel, NoTls, Statement};
 use super::{Conn, Row, Value};
 use crate::storage::StorageError;
 
+mod listener;
 mod migrations;
 
 /// How often a serializable transaction that conflicted with another instance's is tried.
@@ -61,6 +62,20 @@ impl Postgres {
             }),
             shown: redact(url),
         })
+    }
+
+    /// Hear `NOTIFY`s on `channel` from now on: a connection of its own, driven by a thread
+    /// of its own, passes each payload to `forward` until `forward` returns false. A lost
+    /// connection is opened again after a second, and `forward` is then given
+    /// [`ANY_ROOM`](crate::storage::signals::ANY_ROOM): what was sent meanwhile is unknown.
+    pub fn listen(&self, channel: &'static str, forward: Box<dyn Fn(String) -> bool + Send>) {
+        let config = self.config.clone();
+        let spawned = std::thread::Builder::new()
+            .name("postgres-listen".into())
+            .spawn(move || listener::run(config, channel, forward));
+        if let Err(e) = spawned {
+            tracing::warn!("cannot listen for other instances' changes: {e}");
+        }
     }
 
     /// The URL without its password, as logs and the health check may show it.

@@ -164,6 +164,17 @@ const ALL: &[&str] = &[
      ALTER TABLE llm_cache ALTER COLUMN key TYPE TEXT COLLATE \"C\";
      ALTER TABLE embedding_cache ALTER COLUMN key TYPE TEXT COLLATE \"C\";
      ALTER TABLE room_attempts ALTER COLUMN label TYPE TEXT COLLATE \"C\";",
+    // A run's requests sent as a provider batch: the batch's id, which task sample each
+    // request answers, and whether its answers are stored yet.
+    "CREATE TABLE run_batches (
+         run_id TEXT NOT NULL REFERENCES runs(id),
+         batch_id TEXT NOT NULL,
+         model TEXT NOT NULL,
+         items TEXT NOT NULL,
+         status TEXT NOT NULL,
+         provider_status TEXT,
+         submitted_at TEXT NOT NULL,
+         PRIMARY KEY (run_id, batch_id));",
 ];
 
 /// Bring the schema up to date: the missing migrations, in one transaction, while holding

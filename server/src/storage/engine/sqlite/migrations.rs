@@ -184,5 +184,18 @@ pub fn all() -> Migrations<'static> {
         ),
         // A person asked, through any instance, to cancel a run another instance executes.
         M::up("ALTER TABLE runs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;"),
+        // A run's requests sent as a provider batch: the batch's id, which task sample each
+        // request answers, and whether its answers are stored yet.
+        M::up(
+            "CREATE TABLE run_batches (
+                 run_id TEXT NOT NULL REFERENCES runs(id),
+                 batch_id TEXT NOT NULL,
+                 model TEXT NOT NULL,
+                 items TEXT NOT NULL,
+                 status TEXT NOT NULL,
+                 provider_status TEXT,
+                 submitted_at TEXT NOT NULL,
+                 PRIMARY KEY (run_id, batch_id));",
+        ),
     ])
 }

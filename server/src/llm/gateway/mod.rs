@@ -23,6 +23,10 @@ use crate::config::{Config, EmbeddingModelConfig, ModelConfig, ProviderKind};
 use crate::storage::Storage;
 use llm_protocol::{ToolCall, ToolSpec};
 
+mod batch;
+
+pub use batch::{BatchPoll, BatchRequest, BATCH_PRICE_FACTOR};
+
 /// Cache behaviour of a gateway.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GatewayOptions {
@@ -251,6 +255,29 @@ impl Gateway {
         tools: &[ToolSpec],
         sample: u32,
     ) -> Result<Prepared<'_>, LlmError> {
+        self.prepare_looking(name, messages, tools, sample, true)
+    }
+
+    /// [`prepare`](Self::prepare), looking in the cache only if `lookup` (a batch's requests
+    /// were looked up before it was sent).
+    fn prepare_with_cache(
+        &self,
+        name: &str,
+        messages: &[Message],
+        sample: u32,
+        lookup: bool,
+    ) -> Result<Prepared<'_>, LlmError> {
+        self.prepare_looking(name, messages, &[], sample, lookup)
+    }
+
+    fn prepare_looking(
+        &self,
+        name: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        sample: u32,
+        lookup: bool,
+    ) -> Result<Prepared<'_>, LlmError> {
         let found = self
             .config
             .model(name)
@@ -263,7 +290,7 @@ impl Gateway {
             _ => std::borrow::Cow::Borrowed(found),
         };
         let key = cache_key_with_tools(&m, messages, tools, sample);
-        if self.options.cache || self.options.replay_only {
+        if lookup && (self.options.cache || self.options.replay_only) {
             if let Ok(Some((text, input_tokens, output_tokens))) = self.storage.cache_get(&key) {
                 return Ok(Prepared::Cached(Completion {
                     text,
