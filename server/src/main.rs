@@ -36,6 +36,11 @@ enum Command {
         /// Configuration file (models, prices, limits); keys come from the environment.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// What this worker takes: `runs` (model calls and scoring), `sandbox` (programs of
+        /// instances that lack a sandbox environment this worker has: MatTools' scoring,
+        /// the agents' code) or `all`.
+        #[arg(long, value_enum, default_value_t = WorkerRole::All)]
+        role: WorkerRole,
     },
     /// Apply an AtomWorld action prompt to a CIF and print the result as a CIF.
     Apply {
@@ -260,9 +265,13 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             print!("{}", cli::report::render(&tables, &format)?);
             Ok(())
         })())),
-        Command::Worker { store, config } => {
+        Command::Worker {
+            store,
+            config,
+            role,
+        } => {
             let runtime = tokio::runtime::Runtime::new()?;
-            let result = runtime.block_on(worker(store, config));
+            let result = runtime.block_on(worker(store, config, role));
             runtime.shutdown_timeout(std::time::Duration::from_secs(2));
             result
         }
@@ -420,10 +429,22 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
     Ok(std::process::ExitCode::SUCCESS)
 }
 
-/// `atomworld worker`: the runs of a shared store, executed until SIGTERM or Ctrl-C.
+/// What a worker takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum WorkerRole {
+    /// Runs: their model calls and scoring.
+    Runs,
+    /// Sandbox jobs of other instances.
+    Sandbox,
+    /// Both.
+    All,
+}
+
+/// `atomworld worker`: the runs and sandbox jobs of a shared store, until SIGTERM or Ctrl-C.
 async fn worker(
     store: cli::store::StoreArgs,
     config: Option<PathBuf>,
+    role: WorkerRole,
 ) -> anyhow::Result<std::process::ExitCode> {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -447,13 +468,49 @@ async fn worker(
     // It serves no requests: the rate limit is never asked.
     let state =
         http::AppState::with_gateway(storage.clone(), gateway, None, http::DEFAULT_RATE_LIMIT);
-    state.check_sandbox();
-    state.resume_runs();
+    let takes_runs = role != WorkerRole::Sandbox;
+    let takes_jobs = role != WorkerRole::Runs;
+    let code = state.code().clone();
+    let envs = tokio::task::spawn_blocking(move || {
+        code.check();
+        code.check_pymatgen();
+        code.usable_here()
+    })
+    .await?;
+    anyhow::ensure!(
+        !takes_jobs || !envs.is_empty() || takes_runs,
+        "a sandbox worker needs a sandbox environment that works here (atomworld sandbox check)"
+    );
+    let roles = match role {
+        WorkerRole::Runs => "runs",
+        WorkerRole::Sandbox => "sandbox",
+        WorkerRole::All => "runs,sandbox",
+    };
+    let jobs = takes_jobs.then(|| {
+        server::execution::remote::Worker::start(
+            storage.clone(),
+            state.code().clone(),
+            roles,
+            envs.clone(),
+        )
+    });
+    if takes_runs {
+        state.check_sandbox();
+        state.resume_runs();
+    }
     println!(
-        "AtomWorld worker executing the runs of {}",
+        "AtomWorld worker ({roles}; sandbox environments: {}) on {}",
+        if envs.is_empty() {
+            "none".to_string()
+        } else {
+            envs.join(", ")
+        },
         storage.describe()
     );
     shutdown_signal().await;
+    if let Some(jobs) = jobs {
+        jobs.stop().await;
+    }
     tracing::info!("stopped");
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use server::cli::eval::{context, run_with, Context};
 
 fn data() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/mattools")
+    common::mattools_data()
 }
 
 /// The eval context over the shared tasks, or `None` to skip.
@@ -50,15 +50,7 @@ fn eval(context: &Context, lines: &[Value]) -> (Vec<Value>, String) {
     (verdicts, summary)
 }
 
-fn answer(code: &str, name: &str) -> String {
-    format!("<answer><code>```python\n{code}\n```</code><name>{name}</name></answer>")
-}
-
-/// A right answer to `test_antisite_generator` (function `names`).
-const ANTISITE_NAMES: &str = "from pymatgen.core import Structure\n\
-    from pymatgen.analysis.defects.generators import AntiSiteGenerator\n\
-    def names():\n    s = Structure.from_file('tool_source_code/pymatgen-analysis-defects/tests/test_files/GaN.vasp')\n\
-    \x20   return {'antisite_defect_names': sorted(d.name for d in AntiSiteGenerator().get_defects(s))}\n";
+use common::{mattools_answer as answer, ANTISITE_NAMES};
 
 /// `atomworld serve` with the config file `config`, MatTools' shared tasks and a rate limit
 /// the tests never reach.

@@ -378,3 +378,100 @@ async fn a_run_is_cancelled_and_resumed_through_the_other_instance() {
     let log = a.stop();
     assert!(log.contains("cancelled through another instance"), "{log}");
 }
+
+/// The pymatgen sandbox lives on a worker only (`worker --role sandbox`): an instance
+/// without it scores MatTools' code through the worker, and says so in its health; with the
+/// worker gone it says the sandbox is unavailable again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandbox_worker_runs_the_code_of_an_instance_without_the_sandbox() {
+    let Some(url) = database() else { return };
+    let data = common::mattools_data();
+    if let Err(e) = server::cli::eval::context("mattools-code", Some(&data), None) {
+        assert!(!common::required(), "{e:?} (required under CI)");
+        eprintln!("SKIPPED: {e:?}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let without = dir.path().join("no-pymatgen.toml");
+    std::fs::write(&without, "[sandbox.pymatgen]\nbackend = \"none\"\n").unwrap();
+    let a = Server::start(
+        &dir.path().join("a"),
+        &["--database", &url, "--config", without.to_str().unwrap()],
+        |cmd| {
+            cmd.env("ATOMWORLD_MATTOOLS_DIR", &data);
+        },
+    )
+    .await;
+    let c = reqwest::Client::new();
+    let health = get_json(&c, format!("{}/api/health", a.base)).await;
+    assert_eq!(health["pymatgen"]["available"], false, "{health}");
+
+    let worker = std::process::Command::new(env!("CARGO_BIN_EXE_atomworld"))
+        .args(["worker", "--role", "sandbox", "--database", &url])
+        .env("ATOMWORLD_MATTOOLS_DIR", &data)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let health = loop {
+        let h = get_json(&c, format!("{}/api/health", a.base)).await;
+        if h["pymatgen"]["available"] == true {
+            break h;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "the worker never showed: {h}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        health["pymatgen"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("1 worker"),
+        "{health}"
+    );
+    let tasks = get_json(&c, format!("{}/api/suites/mattools-code/tasks", a.base)).await;
+    let task = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "test_antisite_generator")
+        .unwrap()["task"]
+        .clone();
+    let score = |response: String| {
+        let (c, url) = (c.clone(), format!("{}/api/score", a.base));
+        let body = json!({"suite": "mattools-code", "task": task, "response": response});
+        async move { post_json(&c, url, &body).await }
+    };
+    let right = score(common::mattools_answer(common::ANTISITE_NAMES, "names")).await;
+    assert_eq!(right["outcome"]["label"], "Success", "{right}");
+    let wrong = score(common::mattools_answer(
+        &common::ANTISITE_NAMES.replace("d.name", "d.nmae"),
+        "names",
+    ))
+    .await;
+    assert_eq!(wrong["outcome"]["label"], "FunctionError", "{wrong}");
+    assert_eq!(
+        wrong["verdict"]["error_class"], "ApiHallucination",
+        "{wrong}"
+    );
+
+    // SIGTERM: the worker leaves the store's list, and A no longer counts on it.
+    let pid = worker.id().to_string();
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status();
+    let out = worker.wait_with_output().unwrap();
+    let log =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        log.contains("AtomWorld worker (sandbox; sandbox environments:")
+            && log.contains("pymatgen)"),
+        "{log}"
+    );
+    let health = get_json(&c, format!("{}/api/health", a.base)).await;
+    assert_eq!(health["pymatgen"]["available"], false, "{health}\n{log}");
+    drop(a);
+}

@@ -433,6 +433,12 @@ async fn one(args: RunArgs, suites: &Catalogue) -> Result<(String, String), CliE
     );
     let b = bar.clone();
     let code = crate::execution::CodeRunner::from_config(&gateway.config().sandbox);
+    // On a shared store, what this process cannot run goes to a worker that can.
+    let code = if storage.is_shared() {
+        code.with_remote(storage.clone())
+    } else {
+        code
+    };
     if suite.scoring_env() == Some(benchmarks::task::RunEnv::Pymatgen) {
         let c = code.clone();
         let state = tokio::task::spawn_blocking(move || c.check_pymatgen())

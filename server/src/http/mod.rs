@@ -102,6 +102,12 @@ impl AppState {
         // The suites' folders bring the data their programs read (MatTools' test files).
         let sandbox = hosts.with_sandbox_data(config.sandbox.clone(), &config.suites, None);
         let code = crate::execution::CodeRunner::from_config(&sandbox);
+        // On a shared store, what this instance cannot run goes to a worker that can.
+        let code = if storage.is_shared() {
+            code.with_remote(storage.clone())
+        } else {
+            code
+        };
         let task_sets = crate::task_sets::TaskSets::load(&config.suites, hosts);
         Self {
             code: code.clone(),
@@ -122,6 +128,11 @@ impl AppState {
     pub fn web_only(mut self) -> Self {
         self.runs = self.runs.web_only();
         self
+    }
+
+    /// The sandboxes this state runs code in.
+    pub fn code(&self) -> &crate::execution::CodeRunner {
+        &self.code
     }
 
     /// The same state with other workshop-room limits.

@@ -14,6 +14,7 @@ mod human;
 mod leases;
 mod rooms;
 mod runs;
+mod sandbox_jobs;
 mod signals;
 mod spend;
 pub mod testing;
@@ -25,6 +26,7 @@ pub use engine::sqlite::DB_FILE;
 pub use leases::Renewed;
 pub use rooms::{AttemptAdded, NewAttempt, RoomLimits, RoomOpened, RoomRecord};
 pub use runs::Unfinished;
+pub use sandbox_jobs::{ClaimedJob, JobOutcome, WORKER_ALIVE_SECS};
 pub use signals::concerns as signal_concerns;
 pub use spend::SpendClaim;
 
@@ -284,7 +286,7 @@ mod tests {
             .unwrap();
         }
         let s = Storage::open(dir.path()).unwrap();
-        assert_eq!(s.schema_version().unwrap(), 16);
+        assert_eq!(s.schema_version().unwrap(), 17);
         let kept = s.human_scores("r").unwrap();
         assert_eq!(kept.len(), 1);
         assert_eq!((kept[0].score, kept[0].scorer.as_str()), (Some(4.5), ""));
@@ -330,10 +332,10 @@ mod tests {
         };
         assert!(db.path().is_file());
         assert_eq!(db.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 16);
+        assert_eq!(s.schema_version().unwrap(), 17);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 16);
+        assert_eq!(again.schema_version().unwrap(), 17);
     }
 
     #[test]

@@ -488,3 +488,19 @@ pub async fn fake_embeddings() -> (String, FakeEmbeddings) {
         .with_state(fake.clone());
     (spawn_app(app).await, fake)
 }
+
+/// A MatTools code answer: `code` in the tags the suite reads, its function `name`.
+pub fn mattools_answer(code: &str, name: &str) -> String {
+    format!("<answer><code>```python\n{code}\n```</code><name>{name}</name></answer>")
+}
+
+/// A right answer to MatTools' `test_antisite_generator` (function `names`).
+pub const ANTISITE_NAMES: &str = "from pymatgen.core import Structure\n\
+    from pymatgen.analysis.defects.generators import AntiSiteGenerator\n\
+    def names():\n    s = Structure.from_file('tool_source_code/pymatgen-analysis-defects/tests/test_files/GaN.vasp')\n\
+    \x20   return {'antisite_defect_names': sorted(d.name for d in AntiSiteGenerator().get_defects(s))}\n";
+
+/// The shared MatTools data (`../shared/data/mattools`).
+pub fn mattools_data() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/mattools")
+}

@@ -175,6 +175,24 @@ const ALL: &[&str] = &[
          provider_status TEXT,
          submitted_at TEXT NOT NULL,
          PRIMARY KEY (run_id, batch_id));",
+    // Workers and what they offer (roles, sandbox environments), and the sandbox jobs an
+    // instance without an environment leaves to a worker that has it.
+    "CREATE TABLE workers (
+             id TEXT PRIMARY KEY,
+             roles TEXT NOT NULL,
+             envs TEXT NOT NULL,
+             seen_at TEXT NOT NULL);
+         CREATE TABLE sandbox_jobs (
+             id TEXT PRIMARY KEY,
+             env TEXT NOT NULL,
+             program TEXT NOT NULL,
+             status TEXT NOT NULL,
+             worker TEXT,
+             claimed_until TEXT,
+             result TEXT,
+             error TEXT,
+             created_at TEXT NOT NULL);
+         CREATE INDEX sandbox_jobs_waiting ON sandbox_jobs(status, env, created_at);",
 ];
 
 /// Bring the schema up to date: the missing migrations, in one transaction, while holding

@@ -13,6 +13,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub mod remote;
+
 use benchmarks::task::{RunEnv, RunProgram, RunResult};
 
 pub use crate::config::{PymatgenConfig, SandboxConfig};
@@ -62,6 +64,9 @@ pub struct CodeRunner {
     client: Option<Arc<str>>,
     /// Stops this runner's programs, waiting or running ([`CodeRunner::cancelled_by`]).
     cancel: Option<sandbox::CancelToken>,
+    /// The shared store whose workers run what this process cannot
+    /// ([`CodeRunner::with_remote`]).
+    remote: Option<crate::storage::Storage>,
 }
 
 /// One environment: its sandbox (if the backend exists here), warm-up and last state.
@@ -287,6 +292,11 @@ impl Env {
         }
     }
 
+    /// Whether programs run here (as last checked).
+    fn usable(&self) -> bool {
+        self.sandbox.is_some() && lock(&self.state).available
+    }
+
     fn check(&self) -> SandboxState {
         if let Some(s) = &self.sandbox {
             let result = s.availability().and_then(|()| match &self.warm_up {
@@ -364,6 +374,66 @@ impl CodeRunner {
             output_bytes: config.limits().output_bytes,
             client: None,
             cancel: None,
+            remote: None,
+        }
+    }
+
+    /// These sandboxes, and for an environment not usable here the workers of the shared
+    /// store `storage` that have it (`atomworld worker --role sandbox`).
+    pub fn with_remote(&self, storage: crate::storage::Storage) -> Self {
+        Self {
+            remote: Some(storage),
+            ..self.clone()
+        }
+    }
+
+    /// The environments usable in this process (as last checked), by their stored names.
+    pub fn usable_here(&self) -> Vec<&'static str> {
+        [
+            (RunEnv::Python, &self.python),
+            (RunEnv::Pymatgen, &self.pymatgen),
+        ]
+        .into_iter()
+        .filter(|(_, e)| e.usable())
+        .map(|(env, _)| remote::env_name(env))
+        .collect()
+    }
+
+    /// How many programs this process runs at once in the environments usable here (a
+    /// sandbox worker claims that many jobs at a time).
+    pub fn job_slots(&self) -> usize {
+        [&self.python, &self.pymatgen]
+            .into_iter()
+            .filter(|e| e.usable())
+            .map(|e| e.workers)
+            .sum::<usize>()
+            .max(1)
+    }
+
+    /// The live workers of the shared store that run `env`, when this process cannot.
+    fn remote_workers(&self, env: RunEnv, local: &Env) -> Option<u64> {
+        let storage = self.remote.as_ref().filter(|_| !local.usable())?;
+        storage
+            .workers_with(remote::env_name(env))
+            .inspect_err(|e| tracing::warn!("asking the store for sandbox workers: {e}"))
+            .ok()
+            .filter(|n| *n > 0)
+    }
+
+    /// `local`'s state, or the workers' when they run `env` for this process.
+    fn state_of(&self, env: RunEnv, local: &Env) -> SandboxState {
+        let state = lock(&local.state).clone();
+        match self.remote_workers(env, local) {
+            Some(n) => SandboxState {
+                backend: format!("remote ({} here)", state.backend),
+                available: true,
+                detail: format!(
+                    "{n} worker{} of the shared store run{} it",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "s" } else { "" }
+                ),
+            },
+            None => state,
         }
     }
 
@@ -393,12 +463,14 @@ impl CodeRunner {
     /// Check the python environment now (blocking: the runtime's files are verified and its
     /// module loaded, compiling it the first time) and remember the answer.
     pub fn check(&self) -> SandboxState {
-        self.python.check()
+        self.python.check();
+        self.state()
     }
 
     /// Check the pymatgen environment now (blocking: starts a test sandbox).
     pub fn check_pymatgen(&self) -> SandboxState {
-        self.pymatgen.check()
+        self.pymatgen.check();
+        self.pymatgen_state()
     }
 
     /// Start the pymatgen environment's warm workers now (one per concurrent run), if it is
@@ -423,12 +495,12 @@ impl CodeRunner {
 
     /// The python environment's last known state.
     pub fn state(&self) -> SandboxState {
-        lock(&self.python.state).clone()
+        self.state_of(RunEnv::Python, &self.python)
     }
 
     /// The pymatgen environment's last known state.
     pub fn pymatgen_state(&self) -> SandboxState {
-        let mut state = lock(&self.pymatgen.state).clone();
+        let mut state = self.state_of(RunEnv::Pymatgen, &self.pymatgen);
         let waiting = self.pymatgen.prestart.as_ref().and_then(|p| (p.waiting)());
         if let (true, Some(n)) = (state.available, waiting) {
             state.detail = format!("{}; {n} warm workers waiting", state.detail);
@@ -453,8 +525,21 @@ impl CodeRunner {
             .await
     }
 
-    /// Run a suite's program in the environment it asks for.
+    /// Run a suite's program in the environment it asks for: here, or, when it is not usable
+    /// here, on a worker of the shared store that has it.
     pub async fn run_need(&self, env: RunEnv, p: &RunProgram) -> Result<RunResult, SandboxError> {
+        let local = match env {
+            RunEnv::Python => &self.python,
+            RunEnv::Pymatgen => &self.pymatgen,
+        };
+        if let (Some(storage), Some(_)) = (&self.remote, self.remote_workers(env, local)) {
+            return remote::run_need(storage, env, p, self.cancel.as_ref()).await;
+        }
+        self.run_here(env, p).await
+    }
+
+    /// Run a suite's program in this process's sandbox of its environment.
+    pub async fn run_here(&self, env: RunEnv, p: &RunProgram) -> Result<RunResult, SandboxError> {
         let program = Program {
             code: p.code.clone(),
             files: p
