@@ -344,6 +344,11 @@ struct ServeArgs {
     /// timeout).
     #[arg(long, default_value_t = 10)]
     header_timeout_secs: u64,
+    /// A load balancer or reverse proxy in front of this server (an address or a network,
+    /// `10.0.0.0/8`; repeatable): for requests from it, the client is read from
+    /// `X-Forwarded-For`, so per-client limits count each client, not the proxy.
+    #[arg(long = "trusted-proxy")]
+    trusted_proxy: Vec<String>,
     /// Execute no run here: record them for the instances and workers (`atomworld worker`)
     /// of the same shared store.
     #[arg(long)]
@@ -361,8 +366,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
         max_connections,
         max_connections_per_client,
         header_timeout_secs,
+        trusted_proxy,
         web_only,
     } = args;
+    let proxies =
+        http::proxy::TrustedProxies::parse(&trusted_proxy).map_err(|e| anyhow::anyhow!(e))?;
     let connections = http::listener::ConnectionLimits {
         total: max_connections,
         per_client: max_connections_per_client,
@@ -408,7 +416,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<std::process::ExitCode> {
             passcode = passcode.is_some(),
             "models configured (plus the copy-input and reference baselines)"
         );
-        let mut state = http::AppState::with_gateway(storage, gateway, passcode, rate_limit);
+        let mut state = http::AppState::with_gateway(storage, gateway, passcode, rate_limit)
+            .with_trusted_proxies(proxies);
         if web_only {
             state = state.web_only();
         }

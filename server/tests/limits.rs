@@ -17,7 +17,7 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use common::{get_json, wait_run, Server};
+use common::{bin, get_json, wait_run, Server};
 use serde_json::{json, Value};
 
 const PASS: &str = "limits-passcode-7";
@@ -554,6 +554,63 @@ async fn the_rate_limit_refuses_the_request_after_n_with_retry_after() {
         runs.status(),
         429,
         "every writing endpoint shares the bucket"
+    );
+}
+
+/// POST a room from a client a proxy names `forwarded`; the status.
+async fn open_room_as(c: &reqwest::Client, base: &str, forwarded: &str) -> u16 {
+    c.post(format!("{base}/api/rooms"))
+        .header("x-forwarded-for", forwarded)
+        .json(&json!({"name": "r", "ttl_hours": 1}))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_allowance() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = reqwest::Client::new();
+    // The proxy (loopback here) is trusted: two clients behind it, two allowances of two.
+    let behind = start(
+        &dir.path().join("behind"),
+        &["--rate-limit", "2", "--trusted-proxy", "127.0.0.0/8"],
+        &[],
+    )
+    .await;
+    let first: Vec<u16> = [
+        open_room_as(&c, &behind.base, "198.51.100.1").await,
+        open_room_as(&c, &behind.base, "198.51.100.1").await,
+        open_room_as(&c, &behind.base, "198.51.100.1").await,
+    ]
+    .into();
+    assert_eq!(first, [201, 201, 429]);
+    assert_eq!(open_room_as(&c, &behind.base, "198.51.100.2").await, 201);
+    // What a client writes before the proxy's own entry is not believed.
+    assert_eq!(
+        open_room_as(&c, &behind.base, "203.0.113.50, 198.51.100.1").await,
+        429
+    );
+    // Not trusted (the default): the header is ignored, every request is the peer's.
+    let direct = start(&dir.path().join("direct"), &["--rate-limit", "2"], &[]).await;
+    let spoofed: Vec<u16> = [
+        open_room_as(&c, &direct.base, "198.51.100.1").await,
+        open_room_as(&c, &direct.base, "198.51.100.2").await,
+        open_room_as(&c, &direct.base, "198.51.100.3").await,
+    ]
+    .into();
+    assert_eq!(spoofed, [201, 201, 429]);
+    let refused = bin()
+        .args(["serve", "--trusted-proxy", "lb.example"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("not an address or network"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
     );
 }
 

@@ -25,6 +25,7 @@ pub mod assets;
 mod errors;
 mod headers;
 pub mod listener;
+pub mod proxy;
 mod rate_limit;
 /// Requests per minute per client on the limited endpoints unless configured.
 pub use rate_limit::DEFAULT_PER_MINUTE as DEFAULT_RATE_LIMIT;
@@ -54,6 +55,8 @@ pub struct AppState {
     /// `POST /api/score` requests in progress per client address.
     scorings: rate_limit::InFlight,
     rooms: crate::storage::RoomLimits,
+    /// The load balancers whose `X-Forwarded-For` names the client.
+    proxies: proxy::TrustedProxies,
 }
 
 impl AppState {
@@ -120,7 +123,14 @@ impl AppState {
             room_misses: rate_limit::Limiter::new(ROOM_MISSES_PER_MINUTE),
             scorings: rate_limit::InFlight::new(SCORINGS_PER_CLIENT),
             rooms: crate::storage::RoomLimits::default(),
+            proxies: proxy::TrustedProxies::default(),
         }
+    }
+
+    /// The same state believing `proxies`' `X-Forwarded-For` (serving behind them).
+    pub fn with_trusted_proxies(mut self, proxies: proxy::TrustedProxies) -> Self {
+        self.proxies = proxies;
+        self
     }
 
     /// The same state executing no run itself: the runs it records or resumes wait for an
@@ -265,6 +275,7 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// `index.html` so that client routes such as `/c/<id>` load the app.
 pub fn router(state: AppState, dist: &Path) -> Router {
     sweep_rooms(&state);
+    let proxies = state.proxies.clone();
     let static_files = ServeDir::new(dist)
         .precompressed_br()
         .precompressed_gzip()
@@ -344,4 +355,9 @@ pub fn router(state: AppState, dist: &Path) -> Router {
                 .br(true)
                 .quality(CompressionLevel::Fastest),
         )
+        // Outermost: every layer and handler below sees the client a trusted proxy names.
+        .layer(middleware::from_fn_with_state(
+            proxies,
+            proxy::forwarded_client,
+        ))
 }
