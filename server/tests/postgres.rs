@@ -432,14 +432,7 @@ async fn a_sandbox_worker_runs_the_code_of_an_instance_without_the_sandbox() {
             .contains("1 worker"),
         "{health}"
     );
-    let tasks = get_json(&c, format!("{}/api/suites/mattools-code/tasks", a.base)).await;
-    let task = tasks["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["id"] == "test_antisite_generator")
-        .unwrap()["task"]
-        .clone();
+    let task = common::listed_task(&a.base, "mattools-code", "test_antisite_generator").await;
     let score = |response: String| {
         let (c, url) = (c.clone(), format!("{}/api/score", a.base));
         let body = json!({"suite": "mattools-code", "task": task, "response": response});

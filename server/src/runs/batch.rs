@@ -14,7 +14,9 @@ use futures_util::StreamExt;
 use tokio::sync::Mutex;
 use wire::RunSpec;
 
-use super::runner::{record, row_of, unasked_row, AnswerError, Answered, RunError, RunOutcome};
+use super::runner::{
+    record, retried, row_of, unasked_row, AnswerError, Answered, RunError, RunOutcome,
+};
 use super::Answerer;
 use crate::config::Config;
 use crate::execution::CodeRunner;
@@ -321,14 +323,7 @@ impl BatchRun<'_> {
             .gateway
             .complete_within(self.model, &again, p.sample, self.budget)
             .await?;
-        Ok(Completion {
-            input_tokens: first.input_tokens + second.input_tokens,
-            output_tokens: first.output_tokens + second.output_tokens,
-            cost_usd: first.cost_usd + second.cost_usd,
-            cached: first.cached && second.cached,
-            attempts: first.attempts + second.attempts,
-            text: second.text,
-        })
+        Ok(retried(&first, second))
     }
 
     /// The stored row of `p` answered by `answer`.

@@ -143,14 +143,7 @@ async fn run_one(
                     Some(again) => gateway
                         .complete_within(name, &again, sample, budget)
                         .await
-                        .map(|second| Completion {
-                            input_tokens: first.input_tokens + second.input_tokens,
-                            output_tokens: first.output_tokens + second.output_tokens,
-                            cost_usd: first.cost_usd + second.cost_usd,
-                            cached: first.cached && second.cached,
-                            attempts: first.attempts + second.attempts,
-                            text: second.text,
-                        })
+                        .map(|second| retried(&first, second))
                         .map_err(AnswerError::from),
                 },
                 Err(e) => Err(AnswerError::from(e)),
@@ -230,6 +223,18 @@ pub(super) async fn row_of(
         }
     }
     row
+}
+
+/// The answer of a format retry: the second reply, what both calls cost.
+pub(super) fn retried(first: &Completion, second: Completion) -> Completion {
+    Completion {
+        input_tokens: first.input_tokens + second.input_tokens,
+        output_tokens: first.output_tokens + second.output_tokens,
+        cost_usd: first.cost_usd + second.cost_usd,
+        cached: first.cached && second.cached,
+        attempts: first.attempts + second.attempts,
+        text: second.text,
+    }
 }
 
 /// The stored result of a task no one was asked ([`AnySuite::unanswerable`]).

@@ -360,17 +360,29 @@ impl Gateway {
         tokens: (u64, u64),
         attempts: u32,
     ) -> Completion {
-        let (input_tokens, output_tokens) = tokens;
-        let cost_usd = call.m.cost(input_tokens, output_tokens);
-        if let Err(e) = self.storage.add_spend(today(), cost_usd) {
-            tracing::error!("could not record ${cost_usd:.6} of spend: {e}");
-        }
+        let c = self.account(call, text, tokens, attempts, 1.0);
         // After the spend table has it: the daily budget reads its settled spend there.
         if let Some(r) = admitted.daily {
-            r.settle(cost_usd);
+            r.settle(c.cost_usd);
         }
         if let Some(r) = admitted.run {
-            r.settle(cost_usd);
+            r.settle(c.cost_usd);
+        }
+        c
+    }
+
+    /// Record an answer's spend (at `price_factor` of the model's prices) and cache it.
+    fn account(
+        &self,
+        call: &Call<'_>,
+        text: String,
+        (input_tokens, output_tokens): (u64, u64),
+        attempts: u32,
+        price_factor: f64,
+    ) -> Completion {
+        let cost_usd = call.m.cost(input_tokens, output_tokens) * price_factor;
+        if let Err(e) = self.storage.add_spend(today(), cost_usd) {
+            tracing::error!("could not record ${cost_usd:.6} of spend: {e}");
         }
         if self.options.cache {
             let _ = self.storage.cache_put(

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use super::{json_of, str_at, text_of, Endpoint, ProviderBatch};
+use super::{create, json_of, str_at, text_of, Endpoint, ProviderBatch};
 use crate::llm::LlmError;
 
 /// Make a batch of the requests; its id.
@@ -21,14 +21,8 @@ pub(super) async fn submit(
         .into_iter()
         .map(|(custom_id, params)| json!({"custom_id": custom_id, "params": params}))
         .collect();
-    let batch = json_of(
-        at.with_headers(client.post(format!("{}/messages/batches", at.base)))
-            .json(&json!({ "requests": requests }))
-            .send()
-            .await,
-    )
-    .await?;
-    Ok(str_at(&batch, "/id", "the new batch")?.to_string())
+    let url = format!("{}/messages/batches", at.base);
+    create(client, at, &url, &json!({ "requests": requests })).await
 }
 
 /// How batch `id` stands; once ended, its results read.

@@ -130,11 +130,7 @@ impl Gateway {
         let mut worst = 0.0;
         let mut first = None;
         for r in requests {
-            let Prepared::Call(call) =
-                self.prepare_with_cache(name, &r.messages, r.sample, false)?
-            else {
-                unreachable!("a cache lookup that was not asked for")
-            };
+            let call = self.uncached_call(name, &r.messages, r.sample)?;
             worst += call.worst_cost * BATCH_PRICE_FACTOR;
             let http = build(&call.m, &r.messages, call.api_key.as_deref());
             bodies.push((r.custom_id.clone(), http.body.clone()));
@@ -174,9 +170,7 @@ impl Gateway {
         let Some(probe) = requests.first() else {
             return Ok(BatchPoll::Ended(Vec::new()));
         };
-        let Prepared::Call(call) = self.prepare_with_cache(name, &probe.messages, 0, false)? else {
-            unreachable!("a cache lookup that was not asked for")
-        };
+        let call = self.uncached_call(name, &probe.messages, 0)?;
         let http = build(&call.m, &probe.messages, call.api_key.as_deref());
         let provider = call.m.provider;
         let polled = match provider {
@@ -211,6 +205,20 @@ impl Gateway {
         Ok(BatchPoll::Ended(answers))
     }
 
+    /// The call of a request as it is sent (the cache is not looked in: a batch's requests
+    /// were looked up before it was sent).
+    fn uncached_call(
+        &self,
+        name: &str,
+        messages: &[Message],
+        sample: u32,
+    ) -> Result<Box<super::Call<'_>>, LlmError> {
+        match self.prepare_with_cache(name, messages, sample, false)? {
+            Prepared::Call(call) => Ok(call),
+            Prepared::Cached(_) => Err(LlmError::Batch("a cached answer was not asked for".into())),
+        }
+    }
+
     /// Account for, redact and cache one batched answer.
     fn record_batched(
         &self,
@@ -219,35 +227,29 @@ impl Gateway {
         provider: ProviderKind,
         body: &Value,
     ) -> Result<Completion, LlmError> {
-        let Prepared::Call(call) = self.prepare_with_cache(name, &r.messages, r.sample, false)?
-        else {
-            unreachable!("a cache lookup that was not asked for")
-        };
+        let call = self.uncached_call(name, &r.messages, r.sample)?;
         let (text, input_tokens, output_tokens) =
             parse(provider, body).map_err(|e| call.secrets.scrub(e))?;
         let text = call.secrets.redact(&text);
-        let cost_usd = call.m.cost(input_tokens, output_tokens) * BATCH_PRICE_FACTOR;
-        if let Err(e) = self.storage.add_spend(super::today(), cost_usd) {
-            tracing::error!("could not record ${cost_usd:.6} of spend: {e}");
-        }
-        if self.options.cache {
-            let _ = self.storage.cache_put(
-                &call.cache_key,
-                &call.m.name,
-                &text,
-                input_tokens,
-                output_tokens,
-            );
-        }
-        Ok(Completion {
+        Ok(self.account(
+            &call,
             text,
-            input_tokens,
-            output_tokens,
-            cost_usd,
-            cached: false,
-            attempts: 1,
-        })
+            (input_tokens, output_tokens),
+            1,
+            BATCH_PRICE_FACTOR,
+        ))
     }
+}
+
+/// POST `body` to `url` to make a batch; the new batch's id.
+async fn create(
+    client: &reqwest::Client,
+    at: &Endpoint,
+    url: &str,
+    body: &Value,
+) -> Result<String, LlmError> {
+    let batch = json_of(at.with_headers(client.post(url)).json(body).send().await).await?;
+    Ok(str_at(&batch, "/id", "the new batch")?.to_string())
 }
 
 /// The JSON a batch endpoint answered, or its error (the provider's message).

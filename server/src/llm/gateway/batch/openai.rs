@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use super::{json_of, str_at, text_of, Endpoint, ProviderBatch};
+use super::{create, json_of, str_at, text_of, Endpoint, ProviderBatch};
 use crate::llm::LlmError;
 
 /// The statuses after which a batch changes no more.
@@ -43,17 +43,9 @@ pub(super) async fn submit(
     )
     .await?;
     let file_id = str_at(&uploaded, "/id", "the uploaded batch file")?;
-    let batch = json_of(
-        at.with_headers(client.post(format!("{}/batches", at.base)))
-            .json(
-                &json!({"input_file_id": file_id, "endpoint": "/v1/chat/completions",
-                          "completion_window": "24h"}),
-            )
-            .send()
-            .await,
-    )
-    .await?;
-    Ok(str_at(&batch, "/id", "the new batch")?.to_string())
+    let made = json!({"input_file_id": file_id, "endpoint": "/v1/chat/completions",
+                      "completion_window": "24h"});
+    create(client, at, &format!("{}/batches", at.base), &made).await
 }
 
 /// How batch `id` stands; once ended, its output and error files read.
