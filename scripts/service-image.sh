@@ -8,6 +8,9 @@
 #                  bookworm with python3, made from Debian's archive) instead of pulling
 #                  debian:bookworm from a registry: for hosts that reach no image registry.
 # Env:   ATOMWORLD_CONTAINER_ENGINE   podman or docker (default: whichever answers)
+#        ATOMWORLD_CA_BUNDLE          the CA bundle the build's downloads trust (default: the
+#                                     host's, so a TLS proxy the host trusts works; passed as
+#                                     a build secret, never kept in the image)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf '[service-image] %s\n' "$*" >&2; }
@@ -22,6 +25,8 @@ fi
 [ -n "$engine" ] || die "no container engine answers (podman or docker; docker needs its daemon)"
 
 args=()
+ca="${ATOMWORLD_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}"
+[ -s "$ca" ] && args+=(--secret "id=ca,src=$ca")
 if [ "${1:-}" = "--local-base" ]; then
   base="localhost/atomworld-sandbox-base:bookworm"
   "$engine" image inspect "$base" >/dev/null 2>&1 || scripts/container-image.sh >/dev/null
