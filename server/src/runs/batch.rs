@@ -53,7 +53,7 @@ pub(super) struct BatchRun<'a> {
 /// Why spec `spec` cannot run batched: only a configured model of a provider with a batch
 /// API answers that way, in one call per task (no agent).
 pub(super) fn check(spec: &RunSpec, config: &Config, answerer: &Answerer) -> Result<(), RunError> {
-    let refuse = |why: String| Err(RunError::BadTasks(format!("--batch: {why}")));
+    let refuse = |why: String| Err(RunError::BadTasks(format!("a batched run: {why}")));
     let Answerer::Model(name) = answerer else {
         return refuse(format!(
             "{} is a baseline; batches are for models",
