@@ -13,6 +13,7 @@ use benchmarks::atomworld::evaluate::{evaluate_with_same_crystal, parse_target, 
 use rand::Rng;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
+use tokio::sync::broadcast::error::RecvError;
 use wire::{
     AttemptDetail, AttemptKind, AttemptScored, RoomAttempt, RoomCreate, RoomCreated, RoomInfo,
     RoomSummary,
@@ -418,9 +419,10 @@ pub async fn room_summary(
     let code = room.info.code.clone();
     loop {
         match tokio::time::timeout_at(deadline, signals.recv()).await {
-            Err(_elapsed) => return Ok(Json(summary)),
+            // The wait ran out, or no signal can come any more: as it stands.
+            Err(_) | Ok(Err(RecvError::Closed)) => return Ok(Json(summary)),
             Ok(Ok(heard)) if !signal_concerns(&heard, &code) => continue,
-            // This room's signal, a lag (some missed) or a closed channel: read again.
+            // This room's signal, or a lag (some were missed): read again.
             Ok(_) => {}
         }
         // Closed meanwhile: the dashboard learns it now.
