@@ -158,6 +158,43 @@ fn overall_joins_a_models_cal_and_qa_runs_subfield_by_subfield() {
 }
 
 #[test]
+fn qa_per_domain_is_the_mean_of_its_subfields_and_names_the_grouping_as_ours() {
+    let registry = Registry::standard();
+    let qa_suite = registry.get("omnimat-qa").unwrap();
+    // Two FMS subfields (one with two items) and one SEM subfield.
+    let runs = [run(
+        "m",
+        vec![vec![
+            qa("Materials Physics", 0.5, 0.5),
+            qa("Materials Physics", 1.0, 1.0),
+            qa("Materials Chemistry", 1.0, 0.6),
+            qa("Polymer Materials", 0.25, 0.25),
+        ]],
+    )];
+    let report = Report::of(&[SuiteRuns {
+        suite: qa_suite.as_ref(),
+        runs: &runs,
+    }]);
+    let t = table(&report, "QA precision, recall and macro-F1 per domain");
+    assert!(t.source.contains("is ours"), "{}", t.source);
+    assert_eq!(t.values, ["precision", "recall", "F1"]);
+    let fms = "FMS · fundamental materials knowledge";
+    let labels: Vec<&str> = t.rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(labels, [fms, "SEM · structural and engineering materials"]);
+    // Materials Physics: precision 0.75, recall 0.75, F1 0.75; Chemistry 1, 0.6, 0.75.
+    // The domain averages the two subfields, not the three items.
+    assert_eq!(cell(t, fms, 0).unwrap().0, 0.875);
+    assert!((cell(t, fms, 1).unwrap().0 - 0.675).abs() < 1e-12);
+    assert!((cell(t, fms, 2).unwrap().0 - 0.75).abs() < 1e-12);
+    assert_eq!(
+        cell(t, "SEM · structural and engineering materials", 2)
+            .unwrap()
+            .0,
+        0.25
+    );
+}
+
+#[test]
 fn a_joined_table_needs_every_part() {
     let registry = Registry::standard();
     let cal_suite = registry.get("omnimat-cal").unwrap();

@@ -2,13 +2,14 @@
 //! (`omnimat-cal`) and question-answer items judged for precision and recall
 //! (`omnimat-qa`). The pure part: items and their importer ([`item`]), prompts
 //! ([`prompt`]), the images of multimodal items ([`images`]), CAL scoring ([`cal`]), QA
-//! judging ([`qa`]), the suites ([`suite`]).
+//! judging ([`qa`]), the subfields' domains ([`domain`]), the suites ([`suite`]).
 //!
 //! The public release's items are CC BY-NC: they are read by the importer and used in tests
 //! only, never shipped; [`demo`] holds our own items in the same schema.
 
 pub mod cal;
 pub mod demo;
+pub mod domain;
 pub mod images;
 pub mod item;
 pub mod prompt;

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::domain::{self, DomainQa};
 use super::item::{KeyPoint, QaItem};
 use crate::task::{Message, NeedAnswer, VerdictView, ViewTable};
 use engine::python::py_strip;
@@ -614,6 +615,10 @@ pub struct SubfieldQa {
 pub struct QaSummary {
     /// Per subfield.
     pub per_subfield: BTreeMap<String, SubfieldQa>,
+    /// Per domain (the subfields' unweighted mean; the grouping is ours, see
+    /// [`super::domain`]).
+    #[serde(default)]
+    pub per_domain: BTreeMap<String, DomainQa>,
     /// Mean of the subfields' macro-F1 (the QA headline).
     pub macro_f1: f64,
     /// Mean of the subfields' macro-F1 as the reference averages (judge failures left out
@@ -681,8 +686,14 @@ impl QaSummary {
             per_subfield.values().map(f).sum::<f64>() / per_subfield.len().max(1) as f64
         };
         let (macro_f1, macro_f1_reference) = (mean(|s| s.macro_f1), mean(|s| s.macro_f1_reference));
+        let per_domain = domain::group(
+            per_subfield
+                .iter()
+                .map(|(k, s)| (k.as_str(), s.items, [s.precision, s.recall, s.macro_f1])),
+        );
         QaSummary {
             per_subfield,
+            per_domain,
             macro_f1,
             macro_f1_reference,
             pooled_f1: if n == 0 { 0.0 } else { total / n as f64 },
