@@ -1,6 +1,9 @@
-//! The CIF-Gen prompt. **Ours**: modelled on the paper's description (formula, structure
-//! type, conventional lattice constant, hints, P1 output) but not the reference's wording;
-//! results are marked [`PromptOrigin::Ours`](crate::probes::PromptOrigin::Ours).
+//! The CIF-Gen prompt: the reference's frame (AtomWorldBench, `src/prompts/cif_gen_prompt.py`:
+//! its sentences, the "Requirements" line, lattice constants in Angstrom, one line per hint)
+//! around our structure types' hints. The reference words only two hints (an octahedron's
+//! centre, atoms aligned along c) for its own structure set, which is not published; the
+//! other hints are ours, so results are marked
+//! [`PromptOrigin::Ours`](crate::probes::PromptOrigin::Ours).
 
 use super::prototype::{Params, Prototype};
 use engine::python::py_repr;
@@ -66,6 +69,34 @@ pub fn hint(prototype: Prototype, s: &[&str], params: Params) -> String {
     }
 }
 
+/// The reference's sentences before the requirements, in order; the reference joins every
+/// part of its prompt with single spaces.
+pub const SENTENCES: [&str; 7] = [
+    "You are a materials science expert.",
+    "Please generate some simple and standard structures in the CIF format according to the requirements.",
+    "You must strictly follow the CIF format specifications.",
+    "Since the symmetry-related information can be complex, please write the CIF file with P1 symmetry.",
+    "Please ensure the output is a correct CIF file.",
+    "Return the fixed CIF content within <cif> and </cif> tags.\n",
+    "Requirements:\n",
+];
+
+/// The hint line of a structure type: the reference's octahedron sentence where it applies,
+/// else ours.
+fn hint_line(prototype: Prototype, s: &[&str], params: Params) -> String {
+    let centre = match prototype {
+        Prototype::RockSalt => s.first(),
+        Prototype::Perovskite => s.get(1),
+        _ => None,
+    };
+    match centre {
+        Some(c) => format!(
+            "- The {c} atom is at the center of the octahedron formed by surrounding atoms."
+        ),
+        None => format!("- {}", hint(prototype, s, params)),
+    }
+}
+
 /// The whole user message.
 pub fn model_prompt(
     formula: &str,
@@ -73,21 +104,21 @@ pub fn model_prompt(
     species: &[&str],
     params: Params,
 ) -> String {
-    let name = prototype.name();
-    let mut lines = vec![
-        format!(
-            "You are a materials science expert. Write a CIF file for {formula} with the {name} structure, using the conventional cell described below. Write it with P1 symmetry: give the space group as 'P 1', use the single symmetry operation x, y, z, and list every atom of the cell explicitly with fractional coordinates. Return the CIF content within <cif> and </cif> tags."
-        ),
-        "Requirements:".to_string(),
-        format!("- Formula: {formula}"),
-        format!("- Structure type: {name}"),
-        format!("- Lattice constant a: {} Å", py_repr(params.a)),
-    ];
+    let mut info = vec![format!(
+        "- Lattice constant a: {} Angstrom",
+        py_repr(params.a)
+    )];
     if let Some(c) = params.c.filter(|_| prototype.needs_c()) {
-        lines.push(format!("- Lattice constant c: {} Å", py_repr(c)));
+        info.push(format!("- Lattice constant c: {} Angstrom", py_repr(c)));
     }
-    lines.push(format!("- Hint: {}", hint(prototype, species, params)));
-    lines.join("\n")
+    info.push(hint_line(prototype, species, params));
+    format!(
+        "{} Please generate a CIF file for {formula} with a {} structure, according to the \
+         following information about the convensional cell:\n {}",
+        SENTENCES.join(" "),
+        prototype.name(),
+        info.join("\n ")
+    )
 }
 
 #[cfg(test)]
@@ -99,7 +130,10 @@ mod tests {
     fn every_example_has_a_complete_prompt() {
         for e in &EXAMPLES {
             let p = model_prompt(e.formula, e.prototype, e.species, e.params);
-            assert!(p.contains(&format!("- Formula: {}\n", e.formula)));
+            assert!(p.contains(&format!(
+                "Please generate a CIF file for {} with a ",
+                e.formula
+            )));
             assert!(!p.contains('?'), "{p}");
             assert_eq!(p.contains("Lattice constant c"), e.prototype.needs_c());
             if e.prototype.needs_u() {
@@ -107,9 +141,25 @@ mod tests {
             }
         }
         let e = &EXAMPLES[22];
+        let p = model_prompt(e.formula, e.prototype, e.species, e.params);
+        let (frame, requirements) = p.split_once("Requirements:\n ").unwrap_or_default();
         assert_eq!(
-            model_prompt(e.formula, e.prototype, e.species, e.params).lines().last(),
-            Some("- Hint: The Ti atom is at the center of the octahedron formed by the six surrounding O atoms, and the Sr atom is at the cube corner.")
+            frame,
+            "You are a materials science expert. Please generate some simple and standard \
+             structures in the CIF format according to the requirements. You must strictly \
+             follow the CIF format specifications. Since the symmetry-related information can \
+             be complex, please write the CIF file with P1 symmetry. Please ensure the output is \
+             a correct CIF file. Return the fixed CIF content within <cif> and </cif> tags.\n "
+        );
+        assert_eq!(
+            requirements,
+            format!(
+                "Please generate a CIF file for SrTiO3 with a cubic perovskite structure, according to \
+                 the following information about the convensional cell:\n - Lattice constant a: \
+                 {} Angstrom\n - The Ti atom is at the center of the octahedron formed by \
+                 surrounding atoms.",
+                py_repr(e.params.a)
+            )
         );
     }
 }

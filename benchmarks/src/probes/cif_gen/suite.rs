@@ -162,8 +162,8 @@ impl Suite for CifGen {
         let (successes, json) = success_headline(&figure_rows, &labels);
         Some(Headline {
             text: format!(
-                "Generated right: {successes} of {} (references built here; the prompt is ours: \
-                 the paper's Listing 4 is not reproduced)\n",
+                "Generated right: {successes} of {} (references built here; the prompt is the \
+                 reference's frame around our hints)\n",
                 rows.len()
             ),
             json,

@@ -1,12 +1,25 @@
-//! The CIF-Repair prompt. **Ours**: the reference's own wording is not reproduced; results
-//! with this prompt are marked [`PromptOrigin::Ours`](crate::probes::PromptOrigin::Ours).
+//! The CIF-Repair prompt: the reference's, byte for byte (AtomWorldBench,
+//! `src/prompts/cif_repair_prompt.py`, the prompt of the paper's CIF-Repair probe): its
+//! sentences joined by single spaces, the corrupted CIF last. Results are marked
+//! [`PromptOrigin::Reference`](crate::probes::PromptOrigin::Reference).
 
-/// The instructions before the corrupted CIF.
-pub const INSTRUCTIONS: &str = "You are a CIF repair assistant. The CIF below was written by a standard CIF writer and then damaged in one way: either one essential line was removed, or some data names were replaced by misleading names. Repair it so that it is a valid CIF describing the same crystal structure, using the standard CIF data names (for example _cell_length_a, _cell_angle_alpha, _atom_site_label, _atom_site_fract_x). Keep every atom, the order of the atoms and their coordinates. If a value is missing and cannot be recovered from the rest of the file, write the placeholder [VALUE_TO_BE_INSERTED] where the value belongs; it will be replaced by the original value before your CIF is checked. Return the repaired CIF content within <cif> and </cif> tags.";
+/// The reference's sentences before the CIF, in order.
+pub const SENTENCES: [&str; 6] = [
+    "You are a CIF operation assistant.",
+    "You will be given a CIF content that may be corrupted or incomplete.",
+    "Your task is to examine the CIF content and fix any issues to ensure it is a valid CIF file.",
+    "If there are missing values that cannot be repaired directly, you can use the [VALUE_TO_BE_INSERTED] as hints to fill in the missing values.",
+    "Please ensure the output is a correct CIF file.",
+    "Return the fixed CIF content within <cif> and </cif> tags.",
+];
 
-/// The whole user message: instructions, then the corrupted CIF.
+/// The whole user message: the sentences, then the corrupted CIF, joined as the reference
+/// joins its parts (`" ".join`).
 pub fn model_prompt(corrupted_cif: &str) -> String {
-    format!("{INSTRUCTIONS}\nCorrupted CIF content:\n{corrupted_cif}\n")
+    format!(
+        "{} Input CIF content:\n{corrupted_cif}\n",
+        SENTENCES.join(" ")
+    )
 }
 
 #[cfg(test)]
@@ -15,9 +28,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_prompt_names_the_placeholder_the_evaluator_replaces() {
-        assert!(INSTRUCTIONS.contains(PLACEHOLDER));
-        let p = model_prompt("data_X\n");
-        assert!(p.ends_with("tags.\nCorrupted CIF content:\ndata_X\n\n"));
+    fn the_prompt_is_the_references_and_names_the_placeholder_the_evaluator_replaces() {
+        assert!(SENTENCES[3].contains(PLACEHOLDER));
+        assert_eq!(
+            model_prompt("data_X\n"),
+            "You are a CIF operation assistant. You will be given a CIF content that may be \
+             corrupted or incomplete. Your task is to examine the CIF content and fix any issues \
+             to ensure it is a valid CIF file. If there are missing values that cannot be \
+             repaired directly, you can use the [VALUE_TO_BE_INSERTED] as hints to fill in the \
+             missing values. Please ensure the output is a correct CIF file. Return the fixed \
+             CIF content within <cif> and </cif> tags. Input CIF content:\ndata_X\n\n"
+        );
     }
 }

@@ -182,8 +182,8 @@ impl Suite for CifRepair {
         let (successes, json) = success_headline(&figure_rows, &labels);
         Some(Headline {
             text: format!(
-                "Repaired: {successes} of {} (the prompt is ours: the paper's Listing 3 is not \
-                 reproduced)\n",
+                "Repaired: {successes} of {} (the reference's prompt, AtomWorldBench \
+                 cif_repair_prompt)\n",
                 rows.len()
             ),
             json,

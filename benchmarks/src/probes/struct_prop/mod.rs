@@ -82,13 +82,28 @@ pub struct StructPropTask {
     pub prompt_origin: PromptOrigin,
 }
 
-/// The instructions before the CIF. **Ours** (the reference's wording is not reproduced).
-pub const INSTRUCTIONS: &str = "You are a materials design expert. Modify the crystal structure in the CIF below so that the stated property changes in the requested direction. You may substitute elements, adjust the lattice parameters, adjust atomic coordinates, or combine these. Return the complete modified structure as a valid CIF within <cif> and </cif> tags.";
+/// The reference's parts before the CIF (AtomWorldBench, `src/prompts/property_action_prompt.py`,
+/// the prompt of the paper's StructProp probe), in order; the third is two sentences the
+/// reference writes as one part. Joined by single spaces as the reference joins them.
+pub const SENTENCES: [&str; 10] = [
+    "You are a material design expert.",
+    "Your task is to modify a given CIF file to achieve a desired change in a specific material property.",
+    "Please analyze the given CIF file and the target property. Identify the key structural features and elemental composition that influence the specified property.",
+    "Propose a specific modification to the structure. This modification must be one or a combination of the following: \n",
+    "1. Element Substitution;\n",
+    "2. Lattice Parameter Adjustment;\n",
+    "3. Atomic Coordinate Adjustment.\n",
+    "Please ensure the output is a correct CIF file.",
+    "Return the modified CIF content within <cif> and </cif> tags.\n",
+    "Input CIF content:",
+];
 
-/// The whole user message.
+/// The whole user message, the reference's (the property's and direction's words are ours:
+/// [`Property::name`], [`Direction::verb`]).
 pub fn model_prompt(input_cif: &str, property: Property, direction: Direction) -> String {
     format!(
-        "{INSTRUCTIONS}\nInput CIF content:\n{input_cif}\nGoal: {} the {}.",
+        "{}\n{input_cif}\n Your goal: modify the CIF file accordingly to {} the {}.",
+        SENTENCES.join(" "),
         direction.verb(),
         property.name()
     )
@@ -137,7 +152,7 @@ pub fn generate_from(spec: &PropTaskSpec, entries: &[PoolEntry]) -> Vec<StructPr
                 id: format!("struct_prop-{number:04}"),
                 structure_name: entry.name.clone(),
                 prompt: model_prompt(&input_cif, property, direction),
-                prompt_origin: PromptOrigin::Ours,
+                prompt_origin: PromptOrigin::Reference,
                 input_cif,
                 property,
                 direction,
@@ -190,7 +205,7 @@ pub fn generate_each(spec: &PropSetSpec) -> Vec<StructPropTask> {
                 id: format!("struct_prop-{g:02}-{number:04}"),
                 structure_name: entry.name.clone(),
                 prompt: model_prompt(&input_cif, property, direction),
-                prompt_origin: PromptOrigin::Ours,
+                prompt_origin: PromptOrigin::Reference,
                 input_cif,
                 property,
                 direction,
@@ -403,10 +418,23 @@ mod tests {
         assert_eq!(tasks, generate(&spec));
         let t = &tasks[0];
         assert!(t.prompt.ends_with(&format!(
-            "Goal: {} the {}.",
+            "Your goal: modify the CIF file accordingly to {} the {}.",
             t.direction.verb(),
             t.property.name()
         )));
+        assert_eq!(
+            model_prompt("data_X\n", Property::BandGap, Direction::Decrease),
+            "You are a material design expert. Your task is to modify a given CIF file to \
+             achieve a desired change in a specific material property. Please analyze the given \
+             CIF file and the target property. Identify the key structural features and \
+             elemental composition that influence the specified property. Propose a specific \
+             modification to the structure. This modification must be one or a combination of \
+             the following: \n 1. Element Substitution;\n 2. Lattice Parameter Adjustment;\n 3. \
+             Atomic Coordinate Adjustment.\n Please ensure the output is a correct CIF file. \
+             Return the modified CIF content within <cif> and </cif> tags.\n Input CIF \
+             content:\ndata_X\n\n Your goal: modify the CIF file accordingly to decrease the \
+             band gap."
+        );
 
         let same = format!("<cif>{}</cif>", t.input_cif);
         assert_eq!(evaluate(t, &same, None).label, PropLabel::Unchanged);

@@ -161,7 +161,7 @@ impl Suite for StructProp {
         Some(Headline {
             text: format!(
                 "Unscored: {unscored} of {} answers are readable, changed CIFs; {UNSCORED}. \
-                 The prompt is ours (the paper's Listing 5 is not reproduced)\n",
+                 The prompt is the reference's (AtomWorldBench property_action_prompt)\n",
                 rows.len()
             ),
             json: serde_json::json!({ "scorer": null, "unscored": unscored, "per_group": per_group }),
