@@ -346,6 +346,43 @@ async fn a_run_survives_its_instance_killed_mid_run() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_execute_one_run_slice_by_slice() {
+    let Some(url) = database() else { return };
+    let calls = Arc::new(AtomicUsize::new(0));
+    let v1 = slow_counting_provider(calls.clone()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = leasing_instances(&url, &v1, dir.path()).await;
+    let c = reqwest::Client::new();
+    // 1,000 tasks at 2 calls at a time: about 10 s for one instance alone.
+    let id = create_run(
+        &c,
+        &a.base,
+        json!({"model": "fake", "per_action": 100, "seed": 5, "concurrency": 2}),
+    )
+    .await;
+    let run = wait_finished(&c, &b.base, &id).await;
+    assert_eq!(run["status"], "finished", "{run}");
+    assert_eq!(stored(&c, &a.base, &id).await, (1_000, 1_000));
+    // Every task asked once: no slice was executed twice.
+    assert_eq!(calls.load(Ordering::SeqCst), 1_000);
+    // Both instances executed slices of it: A, which holds the run, and B, helping.
+    let store =
+        server::storage::Storage::open_at(&server::storage::Location::Postgres(url.clone()))
+            .unwrap();
+    let owners = store.slice_owners(&id).unwrap();
+    let slices: usize = owners.iter().map(|(_, n)| n).sum();
+    assert_eq!(slices, 1_000usize.div_ceil(16), "{owners:?}");
+    assert!(
+        owners.iter().any(|(o, _)| o.ends_with("/helper"))
+            && owners.iter().any(|(o, _)| !o.ends_with("/helper")),
+        "{owners:?}"
+    );
+    eprintln!("slices done per instance: {owners:?}");
+    let log = b.stop();
+    assert!(log.contains("helping another instance"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_is_cancelled_and_resumed_through_the_other_instance() {
     let Some(url) = database() else { return };
     let v1 = slow_counting_provider(Arc::new(AtomicUsize::new(0))).await;

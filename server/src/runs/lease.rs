@@ -35,6 +35,27 @@ impl Lease {
         }
     }
 
+    /// How this instance takes part in a run's slices: as the run's holder, or a helper.
+    pub fn slicing(&self, helper: bool) -> super::runner::Slicing {
+        // A helper claims under a name of its own: the same instance may come to hold the
+        // run too (taking it over), and each gives back only its own claims.
+        let owner = if helper {
+            format!("{}/helper", self.owner).into()
+        } else {
+            self.owner.clone()
+        };
+        super::runner::Slicing {
+            owner,
+            secs: self.secs,
+            helper,
+        }
+    }
+
+    /// This instance's name in the runs table.
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+
     /// How often a lease is renewed (and claimable runs looked for).
     pub fn period(&self) -> Duration {
         Duration::from_millis(self.secs * 1000 / 3)

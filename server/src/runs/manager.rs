@@ -37,6 +37,8 @@ pub struct Runs {
     live: Arc<Mutex<HashMap<String, Progress>>>,
     /// Cancel flags of the runs executing in this process, by run id.
     active: Arc<Mutex<HashMap<String, sandbox::CancelToken>>>,
+    /// Cancel flags of the runs whose slices this instance helps another execute.
+    helping: Arc<Mutex<HashMap<String, sandbox::CancelToken>>>,
     /// On a shared store: this instance's leases of the runs it executes.
     lease: Option<Lease>,
     /// Whether this instance executes runs (a web-only instance leaves them to others).
@@ -63,6 +65,7 @@ impl Runs {
             suites,
             live: Default::default(),
             active: Default::default(),
+            helping: Default::default(),
         }
     }
 
@@ -113,10 +116,11 @@ impl Runs {
             }
         };
         let me = self.clone();
+        let slicing = self.slicing(false);
         tokio::spawn(async move {
             let live = me.live.clone();
             let key = id.clone();
-            let result = super::execute_until(
+            let result = super::runner::execute_part(
                 &me.storage,
                 &me.gateway,
                 &me.code,
@@ -126,6 +130,7 @@ impl Runs {
                     lock(&live).insert(key.clone(), p.progress.clone());
                 },
                 cancel,
+                slicing,
             )
             .await;
             if let Err(e) = result {
@@ -135,6 +140,51 @@ impl Runs {
                 holding.release().await;
             }
             lock(&me.active).remove(&id);
+        });
+        true
+    }
+
+    /// How this instance takes part in runs' slices: on a shared store, unless a per-run
+    /// spend cap is set (a run's cap is counted by the one instance executing it).
+    fn slicing(&self, helper: bool) -> Option<super::runner::Slicing> {
+        let lease = self.lease.as_ref()?;
+        if self.gateway.config().limits.run_spend_usd.is_some() {
+            return None;
+        }
+        Some(lease.slicing(helper))
+    }
+
+    /// Executes slices of run `id`, which another instance holds, until none is left to
+    /// claim; `false` when this instance helps with it already or takes no part in slices.
+    pub fn help(&self, id: String) -> bool {
+        let Some(slicing) = self.slicing(true).filter(|_| self.executes) else {
+            return false;
+        };
+        let cancel = sandbox::CancelToken::new();
+        {
+            let mut helping = lock(&self.helping);
+            if helping.contains_key(&id) {
+                return false;
+            }
+            helping.insert(id.clone(), cancel.clone());
+        }
+        let me = self.clone();
+        tokio::spawn(async move {
+            let result = super::runner::execute_part(
+                &me.storage,
+                &me.gateway,
+                &me.code,
+                &me.suites,
+                &id,
+                |_| {},
+                cancel,
+                Some(slicing),
+            )
+            .await;
+            if let Err(e) = result {
+                tracing::warn!(run = id, "helping with the run failed: {e}");
+            }
+            lock(&me.helping).remove(&id);
         });
         true
     }
@@ -162,6 +212,9 @@ impl Runs {
     /// (see [`super::execute_until`]). On a shared store a run another instance executes is
     /// cancelled there, at its next lease renewal.
     pub fn cancel(&self, id: &str) -> Result<(), SpawnError> {
+        if let Some(token) = lock(&self.helping).get(id) {
+            token.cancel();
+        }
         if let Some(token) = lock(&self.active).get(id) {
             token.cancel();
             return Ok(());
@@ -272,8 +325,9 @@ impl Runs {
         }
     }
 
-    /// Executes, for ever, the runs no instance holds: those whose instance stopped renewing
-    /// their lease, and those recorded by a web-only instance.
+    /// Executes, for ever, the runs no instance holds (those whose instance stopped renewing
+    /// their lease, and those recorded by a web-only instance), and helps with the slices
+    /// of runs other instances hold.
     async fn take_claimable(self, lease: Lease) {
         let mut tick = tokio::time::interval(lease.period());
         loop {
@@ -291,6 +345,19 @@ impl Runs {
             for id in claimable {
                 if self.spawn(id.clone()) {
                     tracing::info!(run = id, "executing a run no instance held");
+                }
+            }
+            if self.slicing(true).is_none() {
+                continue;
+            }
+            let (storage, me) = (self.storage.clone(), lease.owner().to_string());
+            if let Ok(Ok(ids)) =
+                tokio::task::spawn_blocking(move || storage.runs_to_help(&me)).await
+            {
+                for id in ids.into_iter().filter(|id| !self.is_executing(id)) {
+                    if self.help(id.clone()) {
+                        tracing::info!(run = id, "helping another instance with a run's slices");
+                    }
                 }
             }
         }

@@ -369,6 +369,44 @@ pub async fn execute_until(
     progress: impl Fn(&RunOutcome) + Send + Sync + 'static,
     cancel: sandbox::CancelToken,
 ) -> Result<RunOutcome, RunError> {
+    execute_part(
+        storage, gateway, code, suites, run_id, progress, cancel, None,
+    )
+    .await
+}
+
+/// How an instance takes part in a run on a store several instances share: its tasks are
+/// cut into slices of [`slice_size`] that the instance executing the run and any other
+/// that executes runs claim one at a time (see `storage::slices`).
+#[derive(Clone, Debug)]
+pub struct Slicing {
+    /// The instance's name in the slices' claims.
+    pub owner: Arc<str>,
+    /// Seconds a claim lasts without renewal (renewed every third).
+    pub secs: u64,
+    /// A helper only executes slices; the run's status is left to the instance that holds
+    /// the run (which waits for every slice to be done).
+    pub helper: bool,
+}
+
+/// Tasks per slice: enough to keep `concurrency` calls busy between claims.
+pub fn slice_size(concurrency: usize) -> usize {
+    (concurrency.max(1) * 4).max(16)
+}
+
+/// [`execute_until`], over slices when `slicing` is given (not for a batched run: its
+/// requests go as one provider batch).
+#[allow(clippy::too_many_arguments)]
+pub async fn execute_part(
+    storage: &Storage,
+    gateway: &Gateway,
+    code: &CodeRunner,
+    suites: &Catalogue,
+    run_id: &str,
+    progress: impl Fn(&RunOutcome) + Send + Sync + 'static,
+    cancel: sandbox::CancelToken,
+    slicing: Option<Slicing>,
+) -> Result<RunOutcome, RunError> {
     let (spec, _) = storage
         .load_run(run_id)?
         .ok_or_else(|| RunError::UnknownRun(run_id.to_string()))?;
@@ -376,8 +414,6 @@ pub async fn execute_until(
     // The paper's temperature for models that set none (judges get theirs in `needs`).
     let gateway = &gateway.with_default_temperature(suite.paper_temperatures().answer);
     let answerer = Answerer::of(suite.as_ref(), &spec.model);
-    let agent: Option<Arc<str>> = spec.agent.as_deref().map(Arc::from);
-    let embeddings: Option<Arc<str>> = spec.embeddings.as_deref().map(Arc::from);
     let RunSpec {
         tasks: source,
         samples,
@@ -385,33 +421,39 @@ pub async fn execute_until(
         ..
     } = spec.clone();
     // Generation and preparation are CPU work (matching, parsing): off the async workers.
-    // A task that cannot be prepared now (it could when the run was made) is left out.
+    // A task that cannot be prepared now (it could when the run was made) is left out; it
+    // keeps its place in the list, so every instance cuts the same slices.
     // A task is asked as its suite's host makes it (OmniMatBench: with its images read),
     // into the asked copy only (results keep the task).
     let preparing = suite.clone();
     let host = suites.hosts.get(suite.name());
     let asking = host.clone();
     let suites_config = gateway.config().suites.clone();
-    let tasks: Vec<(serde_json::Value, PreparedTask)> = CpuPool::global()
+    let listed: Vec<Option<Item>> = CpuPool::global()
         .run(move || {
             Ok::<_, RunError>(
                 super::tasks_of(preparing.as_ref(), &source)?
                     .into_iter()
-                    .filter_map(|t| {
+                    .map(|t| {
                         let asked = asking.asked(&t, &suites_config);
-                        preparing.prepare_json(&asked).ok().map(|p| (t, p))
+                        preparing
+                            .prepare_json(&asked)
+                            .ok()
+                            .map(|p| (Arc::new(t), Arc::new(p)))
                     })
                     .collect(),
             )
         })
         .await
         .unwrap_or_else(|e| Err(RunError::BadTasks(e.to_string())))?;
+    let samples = samples.max(1);
     let done: HashSet<(String, u32)> = storage.finished(run_id)?.into_iter().collect();
     let earlier = storage.results(run_id)?;
+    let prepared = listed.iter().flatten().count();
     let state = Arc::new(Mutex::new(RunOutcome {
         progress: Progress {
             done: done.len(),
-            total: tasks.len() * samples.max(1) as usize,
+            total: prepared * samples as usize,
             successes: earlier
                 .iter()
                 .filter(|r| r.table_outcome().is_some_and(|o| o.success))
@@ -427,8 +469,11 @@ pub async fn execute_until(
         },
         stopped: None,
     }));
-    storage.set_status(run_id, RunStatus::Running)?;
-    progress(&*state.lock().await);
+    let helper = slicing.as_ref().is_some_and(|s| s.helper);
+    if !helper {
+        storage.set_status(run_id, RunStatus::Running)?;
+        progress(&*state.lock().await);
+    }
     // Calls reserve their worst case against the run's cap before they are sent.
     let budget = match (gateway.config().limits.run_spend_usd, &answerer) {
         (Some(cap), Answerer::Model(_)) => {
@@ -436,22 +481,37 @@ pub async fn execute_until(
         }
         _ => None,
     };
-    let limit = Arc::new(Semaphore::new(concurrency.max(1)));
-    let progress = Arc::new(progress);
-    let mut jobs = tokio::task::JoinSet::new();
-    let mut cancelled = false;
-    // A batched run sends its requests as one provider batch and waits for it; the loop
-    // below then has nothing left to do.
+    let tasks = Tasks {
+        suite: suite.clone(),
+        host,
+        answerer: answerer.clone(),
+        agent: spec.agent.as_deref().map(Arc::from),
+        embeddings: spec.embeddings.as_deref().map(Arc::from),
+        gateway: gateway.clone(),
+        storage: storage.clone(),
+        state: state.clone(),
+        progress: Arc::new(progress),
+        run_id: run_id.to_string(),
+        budget: budget.clone(),
+        // The run is one client of the sandboxes: it shares them with people scoring.
+        code: code
+            .for_client(format!("run:{run_id}"))
+            .cancelled_by(cancel.clone()),
+        cancel: cancel.clone(),
+        limit: Arc::new(Semaphore::new(concurrency.max(1))),
+        samples,
+    };
+    // A batched run sends its requests as one provider batch and waits for it.
     let batched = match (&answerer, spec.batch) {
         (Answerer::Model(model), true) => Some(model.clone()),
         _ => None,
     };
-    let tasks_unless_batched = if let Some(model) = &batched {
-        let pending = tasks
+    let mut cancelled = if let Some(model) = &batched {
+        let pending = listed
             .into_iter()
+            .flatten()
             .flat_map(|(json, task)| {
-                let (json, task) = (Arc::new(json), Arc::new(task));
-                (0..samples.max(1))
+                (0..samples)
                     .filter(|sample| !done.contains(&(task.id.clone(), *sample)))
                     .map(|sample| super::batch::Pending {
                         json: json.clone(),
@@ -465,80 +525,29 @@ pub async fn execute_until(
             suite: &suite,
             storage,
             gateway,
-            code: &code
-                .for_client(format!("run:{run_id}"))
-                .cancelled_by(cancel.clone()),
+            code: &tasks.code,
             run_id,
             model,
             concurrency: concurrency.max(1),
             budget: budget.as_ref(),
             cancel: &cancel,
         };
-        cancelled = run.execute(pending, &state, &*progress).await?;
-        Vec::new()
+        run.execute(pending, &state, &*tasks.progress).await?
+    } else if let Some(slicing) = &slicing {
+        let slices: Vec<&[Option<Item>]> = listed.chunks(slice_size(concurrency)).collect();
+        tasks.run_slices(&slices, slicing).await?
     } else {
-        tasks
+        tasks.run(listed.iter().flatten(), &done).await
     };
-    'tasks: for (task_json, task) in tasks_unless_batched {
-        let (task_json, task) = (Arc::new(task_json), Arc::new(task));
-        for sample in 0..samples.max(1) {
-            if done.contains(&(task.id.clone(), sample)) {
-                continue;
-            }
-            let permit = match limit.clone().acquire_owned().await {
-                Ok(p) => p,
-                Err(_) => break,
-            };
-            if cancel.is_cancelled() {
-                cancelled = true;
-                break 'tasks;
-            }
-            if state.lock().await.stopped.is_some() {
-                break 'tasks;
-            }
-            let (suite, task, task_json, answerer, gateway, storage, state, progress, run_id) = (
-                suite.clone(),
-                task.clone(),
-                task_json.clone(),
-                answerer.clone(),
-                gateway.clone(),
-                storage.clone(),
-                state.clone(),
-                progress.clone(),
-                run_id.to_string(),
-            );
-            let budget = budget.clone();
-            // The run is one client of the sandboxes: it shares them with people scoring.
-            let code = code
-                .for_client(format!("run:{run_id}"))
-                .cancelled_by(cancel.clone());
-            let embeddings = embeddings.clone();
-            let (host, agent) = (host.clone(), agent.clone());
-            jobs.spawn(async move {
-                let (mut row, capped) = run_one(
-                    &suite,
-                    host.as_ref(),
-                    &task,
-                    &task_json,
-                    sample,
-                    &answerer,
-                    agent.as_deref(),
-                    embeddings.as_deref(),
-                    &gateway,
-                    &code,
-                    budget.as_ref(),
-                    &run_id,
-                )
-                .await;
-                row.task = Some((*task_json).clone());
-                record(&storage, &run_id, &row, capped, &state, &*progress).await;
-                drop(permit);
-            });
-        }
+    if helper {
+        return Ok(state.lock().await.clone());
     }
-    while jobs.join_next().await.is_some() {}
     // Cancelled after the last task started: its tasks in flight were stopped all the same.
     cancelled |= cancel.is_cancelled();
+    if slicing.is_some() {
+        // Other instances stored results of this run too.
+        state.lock().await.progress.done = storage.finished(run_id)?.len();
+    }
     let final_state = state.lock().await.clone();
     let p = &final_state.progress;
     let status = match &final_state.stopped {
@@ -549,4 +558,195 @@ pub async fn execute_until(
     };
     storage.set_status(run_id, status)?;
     Ok(final_state)
+}
+
+/// A listed task as it is asked (its JSON and its prepared form).
+type Item = (Arc<serde_json::Value>, Arc<PreparedTask>);
+
+/// What every task of one execution of a run shares.
+struct Tasks {
+    suite: Arc<dyn AnySuite>,
+    host: Arc<dyn SuiteHost>,
+    answerer: Answerer,
+    agent: Option<Arc<str>>,
+    embeddings: Option<Arc<str>>,
+    gateway: Gateway,
+    storage: Storage,
+    state: Arc<Mutex<RunOutcome>>,
+    progress: Arc<dyn Fn(&RunOutcome) + Send + Sync>,
+    run_id: String,
+    budget: Option<Arc<Budget>>,
+    code: CodeRunner,
+    cancel: sandbox::CancelToken,
+    limit: Arc<Semaphore>,
+    samples: u32,
+}
+
+impl Tasks {
+    /// Answers, scores and stores every sample of `items` not in `done`, at most the run's
+    /// concurrency at a time; whether it was cancelled before starting them all (a spend cap
+    /// that stops the run stops it too, as `state` says).
+    async fn run<'a>(
+        &self,
+        items: impl IntoIterator<Item = &'a Item>,
+        done: &HashSet<(String, u32)>,
+    ) -> bool {
+        let mut jobs = tokio::task::JoinSet::new();
+        let mut cancelled = false;
+        'tasks: for (task_json, task) in items {
+            for sample in 0..self.samples {
+                if done.contains(&(task.id.clone(), sample)) {
+                    continue;
+                }
+                let permit = match self.limit.clone().acquire_owned().await {
+                    Ok(p) => p,
+                    Err(_) => break 'tasks,
+                };
+                if self.cancel.is_cancelled() {
+                    cancelled = true;
+                    break 'tasks;
+                }
+                if self.state.lock().await.stopped.is_some() {
+                    break 'tasks;
+                }
+                let (suite, host, task, task_json, answerer) = (
+                    self.suite.clone(),
+                    self.host.clone(),
+                    task.clone(),
+                    task_json.clone(),
+                    self.answerer.clone(),
+                );
+                let (gateway, storage, state, progress, run_id) = (
+                    self.gateway.clone(),
+                    self.storage.clone(),
+                    self.state.clone(),
+                    self.progress.clone(),
+                    self.run_id.clone(),
+                );
+                let (budget, code, agent, embeddings) = (
+                    self.budget.clone(),
+                    self.code.clone(),
+                    self.agent.clone(),
+                    self.embeddings.clone(),
+                );
+                jobs.spawn(async move {
+                    let (mut row, capped) = run_one(
+                        &suite,
+                        host.as_ref(),
+                        &task,
+                        &task_json,
+                        sample,
+                        &answerer,
+                        agent.as_deref(),
+                        embeddings.as_deref(),
+                        &gateway,
+                        &code,
+                        budget.as_ref(),
+                        &run_id,
+                    )
+                    .await;
+                    row.task = Some((*task_json).clone());
+                    record(&storage, &run_id, &row, capped, &state, &*progress).await;
+                    drop(permit);
+                });
+            }
+        }
+        while jobs.join_next().await.is_some() {}
+        cancelled
+    }
+
+    /// Claims slices of `slices` one at a time and runs each; the instance holding the run
+    /// then waits until every slice is done (another instance's claim may lapse: it is
+    /// claimed again here), a helper stops when none is left to claim. Whether it was
+    /// cancelled.
+    async fn run_slices(
+        &self,
+        slices: &[&[Option<Item>]],
+        slicing: &Slicing,
+    ) -> Result<bool, RunError> {
+        let (storage, id) = (&self.storage, self.run_id.as_str());
+        if !slicing.helper {
+            storage.open_slices(id, slices.len())?;
+        }
+        let renewal = tokio::spawn(renew_slices(
+            storage.clone(),
+            id.to_string(),
+            slicing.clone(),
+        ));
+        let period = Duration::from_millis(slicing.secs * 1000 / 3);
+        let mut cancelled = false;
+        let outcome = loop {
+            if self.cancel.is_cancelled() {
+                cancelled = true;
+                break Ok(());
+            }
+            if self.state.lock().await.stopped.is_some() {
+                break Ok(());
+            }
+            let claimed = match storage.claim_slice(id, &slicing.owner, slicing.secs) {
+                Ok(c) => c,
+                Err(e) => break Err(e),
+            };
+            match claimed {
+                Some(k) => {
+                    // Fresh: an instance that held this slice before may have stored some.
+                    let done: HashSet<(String, u32)> = match storage.finished(id) {
+                        Ok(d) => d.into_iter().collect(),
+                        Err(e) => break Err(e),
+                    };
+                    if !slicing.helper {
+                        self.state.lock().await.progress.done = done.len();
+                    }
+                    let items = slices.get(k).copied().unwrap_or_default();
+                    if self.run(items.iter().flatten(), &done).await {
+                        cancelled = true;
+                        break Ok(());
+                    }
+                    if self.state.lock().await.stopped.is_some() {
+                        break Ok(());
+                    }
+                    if let Err(e) = storage.finish_slice(id, k) {
+                        break Err(e);
+                    }
+                }
+                None if slicing.helper => break Ok(()),
+                None => match storage.slices_left(id) {
+                    Ok(0) => break Ok(()),
+                    Ok(_) => {
+                        // Other instances hold the rest: wait for them, or for a lapsed claim.
+                        tokio::select! {
+                            _ = tokio::time::sleep(period) => {}
+                            _ = self.cancel.cancelled() => {}
+                        }
+                    }
+                    Err(e) => break Err(e),
+                },
+            }
+        };
+        renewal.abort();
+        // Slices left unfinished (cancelled, stopped) are another instance's to take.
+        storage.release_slices(id, &slicing.owner)?;
+        outcome?;
+        Ok(cancelled)
+    }
+}
+
+/// Renews `slicing.owner`'s claims on run `id`'s slices every third of their length.
+async fn renew_slices(storage: Storage, id: String, slicing: Slicing) {
+    let mut tick = tokio::time::interval(Duration::from_millis(slicing.secs * 1000 / 3));
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        let (s, run, owner, secs) = (
+            storage.clone(),
+            id.clone(),
+            slicing.owner.clone(),
+            slicing.secs,
+        );
+        match tokio::task::spawn_blocking(move || s.renew_slices(&run, &owner, secs)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(run = id, "cannot renew the run's slices: {e}"),
+            Err(_) => return,
+        }
+    }
 }

@@ -123,17 +123,9 @@ fn lease(secs: u64) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::each_engine;
+    use super::super::testing::{each_engine, empty_run_spec as spec};
     use super::Renewed;
-    use wire::{RunSpec, RunStatus};
-
-    fn spec() -> RunSpec {
-        serde_json::from_value(serde_json::json!({
-            "suite": benchmarks::task::Registry::DEFAULT, "model": "reference", "samples": 1, "concurrency": 1,
-            "tasks": {"imported_from": "t", "tasks": []}
-        }))
-        .unwrap()
-    }
+    use wire::RunStatus;
 
     #[test]
     fn one_instance_holds_a_run_until_its_lease_runs_out() {

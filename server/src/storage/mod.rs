@@ -16,6 +16,7 @@ mod rooms;
 mod runs;
 mod sandbox_jobs;
 mod signals;
+mod slices;
 mod spend;
 pub mod testing;
 
@@ -286,7 +287,7 @@ mod tests {
             .unwrap();
         }
         let s = Storage::open(dir.path()).unwrap();
-        assert_eq!(s.schema_version().unwrap(), 17);
+        assert_eq!(s.schema_version().unwrap(), 18);
         let kept = s.human_scores("r").unwrap();
         assert_eq!(kept.len(), 1);
         assert_eq!((kept[0].score, kept[0].scorer.as_str()), (Some(4.5), ""));
@@ -332,10 +333,10 @@ mod tests {
         };
         assert!(db.path().is_file());
         assert_eq!(db.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 17);
+        assert_eq!(s.schema_version().unwrap(), 18);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 17);
+        assert_eq!(again.schema_version().unwrap(), 18);
     }
 
     #[test]

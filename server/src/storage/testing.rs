@@ -9,6 +9,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::engine::postgres::Postgres;
 use super::{Location, Storage};
 
+/// The spec of a run of no tasks (the reference baseline), for tests of the runs' tables.
+pub fn empty_run_spec() -> wire::RunSpec {
+    serde_json::from_value(serde_json::json!({
+        "suite": benchmarks::task::Registry::DEFAULT, "model": "reference", "samples": 1,
+        "concurrency": 1, "tasks": {"imported_from": "t", "tasks": []}
+    }))
+    .expect("a valid run spec")
+}
+
 /// Run `test` on a fresh store of each engine.
 pub fn each_engine(test: impl Fn(&Storage)) {
     let dir = tempfile::tempdir().expect("a temporary directory");

@@ -193,6 +193,14 @@ const ALL: &[&str] = &[
              error TEXT,
              created_at TEXT NOT NULL);
          CREATE INDEX sandbox_jobs_waiting ON sandbox_jobs(status, env, created_at);",
+    // A run's tasks in slices that instances sharing the store claim one at a time.
+    "CREATE TABLE run_slices (
+         run_id TEXT NOT NULL REFERENCES runs(id),
+         slice BIGINT NOT NULL,
+         owner TEXT,
+         lease_until TEXT,
+         done BIGINT NOT NULL DEFAULT 0,
+         PRIMARY KEY (run_id, slice));",
 ];
 
 /// Bring the schema up to date: the missing migrations, in one transaction, while holding

@@ -217,5 +217,15 @@ pub fn all() -> Migrations<'static> {
                  created_at TEXT NOT NULL);
              CREATE INDEX sandbox_jobs_waiting ON sandbox_jobs(status, env, created_at);",
         ),
+        // A run's tasks in slices that instances sharing the store claim one at a time.
+        M::up(
+            "CREATE TABLE run_slices (
+                 run_id TEXT NOT NULL REFERENCES runs(id),
+                 slice INTEGER NOT NULL,
+                 owner TEXT,
+                 lease_until TEXT,
+                 done INTEGER NOT NULL DEFAULT 0,
+                 PRIMARY KEY (run_id, slice));",
+        ),
     ])
 }
