@@ -2,7 +2,9 @@
 # Benchmark (figures printed, nothing asserted): AtomWorld's 2,500-task reference run
 # (`atomworld run --model reference --per-group 250`) stored in SQLite and in PostgreSQL (a
 # throwaway cluster from scripts/postgres.sh), each into an empty store, then its report read
-# back (`atomworld report`). One instance: a run executes on one instance at a time. Usage:
+# back (`atomworld report`). Then a model-bound run (a local fake model answering in 100 ms,
+# 1,000 tasks at concurrency 4) started over HTTP on one `serve` instance, and on one of two
+# sharing the database (the other helps with its slices): start to finished. Usage:
 #   scripts/bench-storage.sh [--profile serve|release|dev] [--per-group N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,4 +48,60 @@ for store in sqlite postgres; do
   id="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$work/summary.json")"
   report="$(timed "$bin" report "$id" "${args[@]}")"
   printf '%-10s %9s %12s\n' "$store" "$first" "$report"
+done
+
+# A model-bound run over HTTP, on one instance and on two sharing the database.
+python3 - "$work/fake.port" <<'PY' &
+import http.server, json, sys, time
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        time.sleep(0.1)
+        body = json.dumps({"choices": [{"message": {"content": "<cif>nope</cif>"}}],
+                           "usage": {"prompt_tokens": 10, "completion_tokens": 1}}).encode()
+        self.send_response(200); self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body))); self.end_headers(); self.wfile.write(body)
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(s.server_port))
+s.serve_forever()
+PY
+fake=$!
+trap 'kill $fake 2>/dev/null; kill $(jobs -p) 2>/dev/null; scripts/postgres.sh stop; rm -rf "$work"' EXIT
+for _ in $(seq 50); do [ -s "$work/fake.port" ] && break; sleep 0.1; done
+printf '[[models]]\nname = "fake"\nprovider = "openai-compatible"\nmodel = "f"\nbase_url = "http://127.0.0.1:%s/v1"\n[limits]\nrun_lease_secs = 3\n' \
+  "$(cat "$work/fake.port")" > "$work/fake.toml"
+mkdir -p "$work/dist"
+serve() { # serve DB PORT: an instance on database DB at 127.0.0.1:PORT
+  "$bin" serve --addr "127.0.0.1:$2" --database "$1" --config "$work/fake.toml" \
+    --dist "$work/dist" --data-dir "$work/data-$2" >"$work/serve-$2.log" 2>&1 &
+  for _ in $(seq 300); do curl -sf "127.0.0.1:$2/api/health" >/dev/null && return; sleep 0.1; done
+  echo "instance on port $2 did not start" >&2; exit 1
+}
+timed_run() { # timed_run PORT: seconds from POST /api/runs to a finished run
+  python3 - "$1" <<'PY'
+import json, sys, time, urllib.request
+base = f"http://127.0.0.1:{sys.argv[1]}"
+body = json.dumps({"model": "fake", "per_action": 100, "seed": 11, "concurrency": 4}).encode()
+start = time.time()
+print("    run started at " + time.strftime("%H:%M:%S", time.gmtime(start)), file=sys.stderr)
+req = urllib.request.Request(base + "/api/runs", body, {"content-type": "application/json"})
+run = json.load(urllib.request.urlopen(req))["run_id"]
+while json.load(urllib.request.urlopen(f"{base}/api/runs/{run}"))["status"] not in ("finished", "incomplete", "stopped"):
+    time.sleep(0.2)
+print(f"{time.time() - start:.1f}")
+PY
+}
+echo
+echo "Model-bound run over HTTP: 1,000 tasks, a fake model answering in 100 ms, concurrency 4"
+printf '%-34s %9s\n' instances "run (s)"
+for n in 1 2; do
+  psql -q "$ATOMWORLD_TEST_POSTGRES" -c "CREATE DATABASE bench_http_$n"
+  db="${ATOMWORLD_TEST_POSTGRES%/*}/bench_http_$n"
+  serve "$db" $((18600 + 10 * n))
+  [ "$n" = 2 ] && serve "$db" $((18601 + 10 * n))
+  secs="$(timed_run $((18600 + 10 * n)))"
+  shares="$(psql -qtA "$db" -c "SELECT string_agg(CASE WHEN owner LIKE '%/helper' THEN 'helper ' ELSE 'holder ' END || n, ', ') FROM (SELECT owner, COUNT(*) AS n FROM run_slices GROUP BY owner ORDER BY owner) s")"
+  printf '%-34s %9s   slices: %s\n' "$n on PostgreSQL" "$secs" "$shares"
+  grep -h "helping another" "$work"/serve-*.log | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-30 | sed 's/^/    helper joined at /' || true
 done
