@@ -45,7 +45,7 @@ async fn health_reports_version_and_schema() {
     let body: serde_json::Value = res.json().await.unwrap();
     assert_eq!(body["status"], "ok");
     assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(body["schema_version"], 18);
+    assert_eq!(body["schema_version"], 19);
     assert_eq!(body["database"], "sqlite");
     assert!(body["commit"].is_string());
     assert!(data.path().join(server::storage::DB_FILE).is_file());

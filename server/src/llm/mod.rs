@@ -13,7 +13,7 @@ mod retry;
 pub mod spend;
 
 pub use gateway::{
-    today, BatchPoll, BatchRequest, Embedded, Gateway, GatewayOptions, StreamEvent,
+    claim_secs, today, BatchPoll, BatchRequest, Embedded, Gateway, GatewayOptions, StreamEvent,
     BATCH_PRICE_FACTOR,
 };
 pub use retry::RetryPolicy;

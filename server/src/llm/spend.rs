@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 use super::LlmError;
-use crate::storage::{SpendClaim, Storage};
+use crate::storage::{Ledger as Book, SpendClaim, Storage};
 
 /// Where a budget's settled spend is counted.
 enum Ledger {
@@ -23,6 +23,13 @@ enum Ledger {
     /// On a shared store the claims of calls in flight live there too (every instance's
     /// count against the cap), each kept at most `claim_secs`.
     Daily { storage: Storage, claim_secs: u64 },
+    /// A run's row of the run spend table, on a store whose instances share the run's
+    /// slices: its calls' claims live there too, each kept at most `claim_secs`.
+    Run {
+        storage: Storage,
+        run: String,
+        claim_secs: u64,
+    },
 }
 
 #[derive(Default)]
@@ -46,6 +53,32 @@ impl Budget {
     /// A run's cap of `cap` USD, of which `spent` went to earlier sessions of the run.
     pub fn for_run(cap: f64, spent: f64) -> Arc<Self> {
         Arc::new(Self::new(cap, "the run's spend cap", Ledger::Memory(spent)))
+    }
+
+    /// Run `run`'s cap of `cap` USD over its spend in `storage`, shared by the instances
+    /// that execute its slices; a call's claim lasts at most `claim_secs`. What the run spent
+    /// before (`spent`, from its stored results) is counted once.
+    pub fn for_shared_run(
+        cap: f64,
+        storage: Storage,
+        run: &str,
+        spent: f64,
+        claim_secs: u64,
+    ) -> Result<Arc<Self>, crate::storage::StorageError> {
+        let book = Book::Run(run.to_string());
+        let counted = storage.spent_in(&book)?;
+        if spent > counted {
+            storage.add_to(&book, spent - counted)?;
+        }
+        Ok(Arc::new(Self::new(
+            cap,
+            "the run's spend cap",
+            Ledger::Run {
+                storage,
+                run: run.to_string(),
+                claim_secs,
+            },
+        )))
     }
 
     /// The daily cap of `cap` USD over today's spend in `storage`; a call's claim lasts at
@@ -78,16 +111,29 @@ impl Budget {
             Ledger::Daily { storage, .. } => {
                 storage.spend_on(super::gateway::today()).unwrap_or(0.0)
             }
+            Ledger::Run { storage, run, .. } => {
+                storage.spent_in(&Book::Run(run.clone())).unwrap_or(0.0)
+            }
         }
     }
 
-    /// The store whose claims this budget uses, when instances share it.
-    fn shared(&self) -> Option<(Storage, u64)> {
+    /// The store whose claims this budget uses, the ledger they count against and how long
+    /// a claim lasts, when instances share it.
+    fn shared(&self) -> Option<(Storage, Book, u64)> {
         match &*lock(&self.ledger) {
             Ledger::Daily {
                 storage,
                 claim_secs,
-            } if storage.is_shared() => Some((storage.clone(), *claim_secs)),
+            } if storage.is_shared() => Some((
+                storage.clone(),
+                Book::Day(super::gateway::today()),
+                *claim_secs,
+            )),
+            Ledger::Run {
+                storage,
+                run,
+                claim_secs,
+            } => Some((storage.clone(), Book::Run(run.clone()), *claim_secs)),
             _ => None,
         }
     }
@@ -105,22 +151,22 @@ impl Budget {
         self: &Arc<Self>,
         worst: f64,
         storage: Storage,
+        book: Book,
         claim_secs: u64,
     ) -> Result<Reservation, LlmError> {
         let id = format!("{:032x}", rand::random::<u128>());
         loop {
-            let (s, claim, cap) = (storage.clone(), id.clone(), self.cap);
-            let asked = tokio::task::spawn_blocking(move || {
-                s.claim_spend(super::gateway::today(), cap, worst, &claim, claim_secs)
-            })
-            .await;
+            let (s, claim, cap, b) = (storage.clone(), id.clone(), self.cap, book.clone());
+            let asked =
+                tokio::task::spawn_blocking(move || s.claim_in(&b, cap, worst, &claim, claim_secs))
+                    .await;
             match asked {
                 Ok(Ok(SpendClaim::Granted)) => {
                     return Ok(Reservation {
                         budget: self.clone(),
                         worst,
                         open: true,
-                        claim: Some((storage, id)),
+                        claim: Some((storage, book, id)),
                     })
                 }
                 Ok(Ok(SpendClaim::Reached(spent))) => return Err(self.reached(spent)),
@@ -145,8 +191,8 @@ impl Budget {
         } else {
             0.0
         };
-        if let Some((storage, claim_secs)) = self.shared() {
-            return self.reserve_shared(worst, storage, claim_secs).await;
+        if let Some((storage, book, claim_secs)) = self.shared() {
+            return self.reserve_shared(worst, storage, book, claim_secs).await;
         }
         loop {
             let notified = self.settled.notified();
@@ -198,22 +244,28 @@ pub struct Reservation {
     worst: f64,
     open: bool,
     /// The claim in the shared store, when the budget's instances share one.
-    claim: Option<(Storage, String)>,
+    claim: Option<(Storage, Book, String)>,
 }
 
 impl Reservation {
     /// The call cost `cost` USD. (For the daily budget the cost is already in the spend
-    /// table: settle after writing it there, so it is never counted in neither place.)
+    /// table: settle after writing it there, so it is never counted in neither place. A
+    /// shared run budget writes it here, before its claim is given back.)
     pub fn settle(mut self, cost: f64) {
         self.open = false;
+        if let Some((storage, book @ Book::Run(_), _)) = &self.claim {
+            if let Err(e) = storage.add_to(book, cost) {
+                tracing::warn!("a call's cost is missing from its run's spend: {e}");
+            }
+        }
         self.give_back();
         self.budget.release(self.worst, Some(cost));
     }
 
     /// Gives the shared claim back (it expires on its own should this fail).
     fn give_back(&mut self) {
-        if let Some((storage, id)) = self.claim.take() {
-            if let Err(e) = storage.release_spend(&id) {
+        if let Some((storage, book, id)) = self.claim.take() {
+            if let Err(e) = storage.release_in(&book, &id) {
                 tracing::warn!("a spend claim stays until it expires: {e}");
             }
         }
@@ -323,5 +375,30 @@ mod tests {
         })
         .await;
         assert_cap_held(a.spend_on(crate::llm::gateway::today()).unwrap(), made);
+    }
+
+    /// Two instances executing one run's slices, 32 calls at once spread over both, under the
+    /// run's $0.10 cap: together they pass it by at most one call's worst case.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn instances_sharing_a_run_share_its_cap() {
+        let mut url = None;
+        crate::storage::testing::each_postgres(|u| url = Some(u.to_string()));
+        let Some(url) = url else { return };
+        let open = || {
+            crate::storage::Storage::open_at(&crate::storage::Location::Postgres(url.clone()))
+                .unwrap()
+        };
+        let (a, b) = (open(), open());
+        let budgets = [
+            Budget::for_shared_run(0.10, a.clone(), "run-1", 0.0, 600).unwrap(),
+            Budget::for_shared_run(0.10, b, "run-1", 0.0, 600).unwrap(),
+        ];
+        let made = thirty_two_calls(&budgets, |_| {}).await;
+        assert_cap_held(a.spent_in(&Book::Run("run-1".into())).unwrap(), made);
+        // Another run's ledger is apart, and what a run spent before counts once.
+        let c = Budget::for_shared_run(0.10, a.clone(), "run-2", 0.04, 600).unwrap();
+        assert_eq!(c.spent(), 0.04);
+        let again = Budget::for_shared_run(0.10, a, "run-2", 0.04, 600).unwrap();
+        assert_eq!(again.spent(), 0.04);
     }
 }

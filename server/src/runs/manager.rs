@@ -144,14 +144,10 @@ impl Runs {
         true
     }
 
-    /// How this instance takes part in runs' slices: on a shared store, unless a per-run
-    /// spend cap is set (a run's cap is counted by the one instance executing it).
+    /// How this instance takes part in runs' slices: on a shared store (a run's spend cap is
+    /// then counted in the database).
     fn slicing(&self, helper: bool) -> Option<super::runner::Slicing> {
-        let lease = self.lease.as_ref()?;
-        if self.gateway.config().limits.run_spend_usd.is_some() {
-            return None;
-        }
-        Some(lease.slicing(helper))
+        Some(self.lease.as_ref()?.slicing(helper))
     }
 
     /// Executes slices of run `id`, which another instance holds, until none is left to

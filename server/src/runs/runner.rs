@@ -474,10 +474,21 @@ pub async fn execute_part(
         storage.set_status(run_id, RunStatus::Running)?;
         progress(&*state.lock().await);
     }
-    // Calls reserve their worst case against the run's cap before they are sent.
+    // Calls reserve their worst case against the run's cap before they are sent; when
+    // instances share the run's slices, in the database.
     let budget = match (gateway.config().limits.run_spend_usd, &answerer) {
         (Some(cap), Answerer::Model(_)) => {
-            Some(Budget::for_run(cap, state.lock().await.progress.cost_usd))
+            let spent = state.lock().await.progress.cost_usd;
+            Some(match &slicing {
+                Some(_) => Budget::for_shared_run(
+                    cap,
+                    storage.clone(),
+                    run_id,
+                    spent,
+                    crate::llm::claim_secs(&gateway.config().limits),
+                )?,
+                None => Budget::for_run(cap, spent),
+            })
         }
         _ => None,
     };

@@ -29,7 +29,7 @@ pub use rooms::{AttemptAdded, NewAttempt, RoomLimits, RoomOpened, RoomRecord};
 pub use runs::Unfinished;
 pub use sandbox_jobs::{ClaimedJob, JobOutcome, WORKER_ALIVE_SECS};
 pub use signals::concerns as signal_concerns;
-pub use spend::SpendClaim;
+pub use spend::{Ledger, SpendClaim};
 
 use engine::{params, Db};
 
@@ -287,7 +287,7 @@ mod tests {
             .unwrap();
         }
         let s = Storage::open(dir.path()).unwrap();
-        assert_eq!(s.schema_version().unwrap(), 18);
+        assert_eq!(s.schema_version().unwrap(), 19);
         let kept = s.human_scores("r").unwrap();
         assert_eq!(kept.len(), 1);
         assert_eq!((kept[0].score, kept[0].scorer.as_str()), (Some(4.5), ""));
@@ -333,10 +333,10 @@ mod tests {
         };
         assert!(db.path().is_file());
         assert_eq!(db.journal_mode().unwrap(), "wal");
-        assert_eq!(s.schema_version().unwrap(), 18);
+        assert_eq!(s.schema_version().unwrap(), 19);
         drop(s);
         let again = Storage::open(&dir.path().join("nested")).unwrap();
-        assert_eq!(again.schema_version().unwrap(), 18);
+        assert_eq!(again.schema_version().unwrap(), 19);
     }
 
     #[test]

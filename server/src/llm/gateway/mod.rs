@@ -105,6 +105,12 @@ fn unpack(mut c: Completion, tools: &[ToolSpec]) -> (Completion, Vec<ToolCall>) 
     (c, calls)
 }
 
+/// How long a call's claim on a spend cap lasts at most: longer than any call may take
+/// (every attempt's timeout, and a minute), so only a dead instance's claims expire.
+pub fn claim_secs(limits: &crate::config::Limits) -> u64 {
+    limits.request_timeout_secs * u64::from(limits.max_retries + 1) + 60
+}
+
 /// Today's number (days since 1970-01-01, UTC), for the daily spend cap.
 pub fn today() -> i64 {
     std::time::SystemTime::now()
@@ -191,12 +197,10 @@ impl Gateway {
                 ))
             });
         }
-        let daily = config.limits.daily_spend_usd.map(|cap| {
-            // Longer than any call may take: every attempt's timeout, and a minute.
-            let limits = &config.limits;
-            let claim_secs = limits.request_timeout_secs * u64::from(limits.max_retries + 1) + 60;
-            Budget::daily(cap, storage.clone(), claim_secs)
-        });
+        let daily = config
+            .limits
+            .daily_spend_usd
+            .map(|cap| Budget::daily(cap, storage.clone(), claim_secs(&config.limits)));
         Ok(Self {
             config: Arc::new(config),
             storage,

@@ -201,6 +201,17 @@ const ALL: &[&str] = &[
          lease_until TEXT,
          done BIGINT NOT NULL DEFAULT 0,
          PRIMARY KEY (run_id, slice));",
+    // A run's spend and the claims of its calls in flight, for a run cap that holds while
+    // several instances execute the run's slices.
+    "CREATE TABLE run_spend (
+         run_id TEXT PRIMARY KEY,
+         cost_usd DOUBLE PRECISION NOT NULL);
+     CREATE TABLE run_spend_claims (
+         id TEXT PRIMARY KEY,
+         run_id TEXT NOT NULL,
+         usd DOUBLE PRECISION NOT NULL,
+         expires_at TEXT NOT NULL);
+     CREATE INDEX run_spend_claims_by_run ON run_spend_claims(run_id);",
 ];
 
 /// Bring the schema up to date: the missing migrations, in one transaction, while holding

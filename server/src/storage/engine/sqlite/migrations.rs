@@ -227,5 +227,18 @@ pub fn all() -> Migrations<'static> {
                  done INTEGER NOT NULL DEFAULT 0,
                  PRIMARY KEY (run_id, slice));",
         ),
+        // A run's spend and the claims of its calls in flight, for a run cap that holds
+        // while several instances execute the run's slices.
+        M::up(
+            "CREATE TABLE run_spend (
+                 run_id TEXT PRIMARY KEY,
+                 cost_usd REAL NOT NULL);
+             CREATE TABLE run_spend_claims (
+                 id TEXT PRIMARY KEY,
+                 run_id TEXT NOT NULL,
+                 usd REAL NOT NULL,
+                 expires_at TEXT NOT NULL);
+             CREATE INDEX run_spend_claims_by_run ON run_spend_claims(run_id);",
+        ),
     ])
 }
