@@ -78,11 +78,11 @@ serve() { # serve DB PORT: an instance on database DB at 127.0.0.1:PORT
   for _ in $(seq 300); do curl -sf "127.0.0.1:$2/api/health" >/dev/null && return; sleep 0.1; done
   echo "instance on port $2 did not start" >&2; exit 1
 }
-timed_run() { # timed_run PORT: seconds from POST /api/runs to a finished run
-  python3 - "$1" <<'PY'
+timed_run() { # timed_run PORT SPEC: seconds from POST /api/runs of SPEC to a finished run
+  python3 - "$1" "$2" <<'PY'
 import json, sys, time, urllib.request
 base = f"http://127.0.0.1:{sys.argv[1]}"
-body = json.dumps({"model": "fake", "per_action": 100, "seed": 11, "concurrency": 4}).encode()
+body = sys.argv[2].encode()
 start = time.time()
 print("    run started at " + time.strftime("%H:%M:%S", time.gmtime(start)), file=sys.stderr)
 req = urllib.request.Request(base + "/api/runs", body, {"content-type": "application/json"})
@@ -92,16 +92,29 @@ while json.load(urllib.request.urlopen(f"{base}/api/runs/{run}"))["status"] not 
 print(f"{time.time() - start:.1f}")
 PY
 }
-echo
-echo "Model-bound run over HTTP: 1,000 tasks, a fake model answering in 100 ms, concurrency 4"
-printf '%-34s %9s\n' instances "run (s)"
-for n in 1 2; do
-  psql -q "$ATOMWORLD_TEST_POSTGRES" -c "CREATE DATABASE bench_http_$n"
-  db="${ATOMWORLD_TEST_POSTGRES%/*}/bench_http_$n"
-  serve "$db" $((18600 + 10 * n))
-  [ "$n" = 2 ] && serve "$db" $((18601 + 10 * n))
-  secs="$(timed_run $((18600 + 10 * n)))"
-  shares="$(psql -qtA "$db" -c "SELECT string_agg(CASE WHEN owner LIKE '%/helper' THEN 'helper ' ELSE 'holder ' END || n, ', ') FROM (SELECT owner, COUNT(*) AS n FROM run_slices GROUP BY owner ORDER BY owner) s")"
-  printf '%-34s %9s   slices: %s\n' "$n on PostgreSQL" "$secs" "$shares"
-  grep -h "helping another" "$work"/serve-*.log | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-30 | sed 's/^/    helper joined at /' || true
+fake_spec='{"model": "fake", "per_action": 100, "seed": 11, "concurrency": 4}'
+reference_spec="{\"model\": \"reference\", \"per_group\": $per_group, \"seed\": 2026, \"concurrency\": 8}"
+for what in fake reference; do
+  echo
+  if [ "$what" = fake ]; then
+    echo "Model-bound run over HTTP: 1,000 tasks, a fake model answering in 100 ms, concurrency 4"
+    spec="$fake_spec"
+  else
+    sleep 1 # the instances above have stopped
+    echo "The reference run over HTTP: $tasks tasks, concurrency 8 (CPU-bound: scoring)"
+    spec="$reference_spec"
+  fi
+  printf '%-34s %9s\n' instances "run (s)"
+  for n in 1 2; do
+    psql -q "$ATOMWORLD_TEST_POSTGRES" -c "CREATE DATABASE bench_${what}_$n"
+    db="${ATOMWORLD_TEST_POSTGRES%/*}/bench_${what}_$n"
+    port=$((18600 + 10 * n)); [ "$what" = fake ] || port=$((port + 100))
+    serve "$db" $port
+    [ "$n" = 2 ] && serve "$db" $((port + 1))
+    secs="$(timed_run $port "$spec")"
+    shares="$(psql -qtA "$db" -c "SELECT string_agg(CASE WHEN owner LIKE '%/helper' THEN 'helper ' ELSE 'holder ' END || n, ', ') FROM (SELECT owner, COUNT(*) AS n FROM run_slices GROUP BY owner ORDER BY owner) s")"
+    printf '%-34s %9s   slices: %s\n' "$n on PostgreSQL" "$secs" "$shares"
+    grep -h "helping another" "$work"/serve-$((port + 1)).log 2>/dev/null | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-30 | sed 's/^/    helper joined at /' || true
+    kill $(jobs -p | grep -v "^$fake$") 2>/dev/null || true
+  done
 done

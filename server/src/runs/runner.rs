@@ -422,30 +422,25 @@ pub async fn execute_part(
     } = spec.clone();
     // Generation and preparation are CPU work (matching, parsing): off the async workers.
     // A task that cannot be prepared now (it could when the run was made) is left out; it
-    // keeps its place in the list, so every instance cuts the same slices.
-    // A task is asked as its suite's host makes it (OmniMatBench: with its images read),
-    // into the asked copy only (results keep the task).
-    let preparing = suite.clone();
+    // keeps its place in the list, so every instance cuts the same slices. A helper
+    // prepares only the slices it claims.
     let host = suites.hosts.get(suite.name());
-    let asking = host.clone();
-    let suites_config = gateway.config().suites.clone();
-    let listed: Vec<Option<Item>> = CpuPool::global()
-        .run(move || {
-            Ok::<_, RunError>(
-                super::tasks_of(preparing.as_ref(), &source)?
-                    .into_iter()
-                    .map(|t| {
-                        let asked = asking.asked(&t, &suites_config);
-                        preparing
-                            .prepare_json(&asked)
-                            .ok()
-                            .map(|p| (Arc::new(t), Arc::new(p)))
-                    })
-                    .collect(),
-            )
-        })
+    let preparer = Preparer {
+        suite: suite.clone(),
+        host: host.clone(),
+        config: gateway.config().suites.clone(),
+    };
+    let generating = suite.clone();
+    let raw: Vec<serde_json::Value> = CpuPool::global()
+        .run(move || super::tasks_of(generating.as_ref(), &source))
         .await
         .unwrap_or_else(|e| Err(RunError::BadTasks(e.to_string())))?;
+    let helper = slicing.as_ref().is_some_and(|s| s.helper);
+    let (listed, unprepared) = if helper {
+        (vec![None; raw.len()], Some(raw))
+    } else {
+        (preparer.prepare(raw).await?, None)
+    };
     let samples = samples.max(1);
     let done: HashSet<(String, u32)> = storage.finished(run_id)?.into_iter().collect();
     let earlier = storage.results(run_id)?;
@@ -469,7 +464,6 @@ pub async fn execute_part(
         },
         stopped: None,
     }));
-    let helper = slicing.as_ref().is_some_and(|s| s.helper);
     if !helper {
         storage.set_status(run_id, RunStatus::Running)?;
         progress(&*state.lock().await);
@@ -545,7 +539,12 @@ pub async fn execute_part(
         };
         run.execute(pending, &state, &*tasks.progress).await?
     } else if let Some(slicing) = &slicing {
-        let slices: Vec<&[Option<Item>]> = listed.chunks(slice_size(concurrency)).collect();
+        let size = slice_size(concurrency);
+        let slices = Slices {
+            prepared: listed.chunks(size).collect(),
+            unprepared: unprepared.as_ref().map(|raw| raw.chunks(size).collect()),
+            preparer: &preparer,
+        };
         tasks.run_slices(&slices, slicing).await?
     } else {
         tasks.run(listed.iter().flatten(), &done).await
@@ -573,6 +572,63 @@ pub async fn execute_part(
 
 /// A listed task as it is asked (its JSON and its prepared form).
 type Item = (Arc<serde_json::Value>, Arc<PreparedTask>);
+
+/// How a run's listed tasks are made ready to ask: as its suite's host asks them
+/// (OmniMatBench: with its images read), into the asked copy only (results keep the task).
+struct Preparer {
+    suite: Arc<dyn AnySuite>,
+    host: Arc<dyn SuiteHost>,
+    config: crate::config::SuitesConfig,
+}
+
+impl Preparer {
+    /// `tasks` prepared on the CPU pool, in order; `None` where one cannot be prepared.
+    async fn prepare(&self, tasks: Vec<serde_json::Value>) -> Result<Vec<Option<Item>>, RunError> {
+        let (suite, host, config) = (self.suite.clone(), self.host.clone(), self.config.clone());
+        CpuPool::global()
+            .run(move || {
+                tasks
+                    .into_iter()
+                    .map(|t| {
+                        let asked = host.asked(&t, &config);
+                        suite
+                            .prepare_json(&asked)
+                            .ok()
+                            .map(|p| (Arc::new(t), Arc::new(p)))
+                    })
+                    .collect()
+            })
+            .await
+            .map_err(|e| RunError::BadTasks(e.to_string()))
+    }
+}
+
+/// A run's tasks cut into slices: prepared (the holder prepares them all first, to count
+/// them), or listed only (a helper prepares a slice once it claims it).
+struct Slices<'a> {
+    prepared: Vec<&'a [Option<Item>]>,
+    unprepared: Option<Vec<&'a [serde_json::Value]>>,
+    preparer: &'a Preparer,
+}
+
+impl Slices<'_> {
+    fn len(&self) -> usize {
+        self.unprepared
+            .as_ref()
+            .map_or(self.prepared.len(), Vec::len)
+    }
+
+    /// Slice `k`, prepared.
+    async fn get(&self, k: usize) -> Result<Vec<Option<Item>>, RunError> {
+        match &self.unprepared {
+            Some(raw) => {
+                let tasks = raw.get(k).map(|t| t.to_vec()).unwrap_or_default();
+                self.preparer.prepare(tasks).await
+            }
+            None => Ok(self.prepared.get(k).map(|t| t.to_vec()).unwrap_or_default()),
+        }
+    }
+}
 
 /// What every task of one execution of a run shares.
 struct Tasks {
@@ -670,11 +726,7 @@ impl Tasks {
     /// then waits until every slice is done (another instance's claim may lapse: it is
     /// claimed again here), a helper stops when none is left to claim. Whether it was
     /// cancelled.
-    async fn run_slices(
-        &self,
-        slices: &[&[Option<Item>]],
-        slicing: &Slicing,
-    ) -> Result<bool, RunError> {
+    async fn run_slices(&self, slices: &Slices<'_>, slicing: &Slicing) -> Result<bool, RunError> {
         let (storage, id) = (&self.storage, self.run_id.as_str());
         if !slicing.helper {
             storage.open_slices(id, slices.len())?;
@@ -686,7 +738,7 @@ impl Tasks {
         ));
         let period = Duration::from_millis(slicing.secs * 1000 / 3);
         let mut cancelled = false;
-        let outcome = loop {
+        let outcome: Result<(), RunError> = loop {
             if self.cancel.is_cancelled() {
                 cancelled = true;
                 break Ok(());
@@ -696,19 +748,22 @@ impl Tasks {
             }
             let claimed = match storage.claim_slice(id, &slicing.owner, slicing.secs) {
                 Ok(c) => c,
-                Err(e) => break Err(e),
+                Err(e) => break Err(e.into()),
             };
             match claimed {
                 Some(k) => {
                     // Fresh: an instance that held this slice before may have stored some.
                     let done: HashSet<(String, u32)> = match storage.finished(id) {
                         Ok(d) => d.into_iter().collect(),
-                        Err(e) => break Err(e),
+                        Err(e) => break Err(e.into()),
                     };
                     if !slicing.helper {
                         self.state.lock().await.progress.done = done.len();
                     }
-                    let items = slices.get(k).copied().unwrap_or_default();
+                    let items = match slices.get(k).await {
+                        Ok(items) => items,
+                        Err(e) => break Err(e),
+                    };
                     if self.run(items.iter().flatten(), &done).await {
                         cancelled = true;
                         break Ok(());
@@ -717,7 +772,7 @@ impl Tasks {
                         break Ok(());
                     }
                     if let Err(e) = storage.finish_slice(id, k) {
-                        break Err(e);
+                        break Err(e.into());
                     }
                 }
                 None if slicing.helper => break Ok(()),
@@ -730,7 +785,7 @@ impl Tasks {
                             _ = self.cancel.cancelled() => {}
                         }
                     }
-                    Err(e) => break Err(e),
+                    Err(e) => break Err(e.into()),
                 },
             }
         };
