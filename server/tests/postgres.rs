@@ -262,6 +262,23 @@ async fn leasing_instances(url: &str, v1: &str, dir: &std::path::Path) -> (Serve
     (a, b)
 }
 
+/// Two [`leasing_instances`] A and B on `url` with a [`slow_counting_provider`] counting in
+/// `calls`, and a 1,000-task run of that model started through A at `concurrency`; its id.
+async fn a_run_through_a(
+    url: &str,
+    calls: &Arc<AtomicUsize>,
+    dir: &std::path::Path,
+    seed: u64,
+    concurrency: usize,
+) -> (Server, Server, String) {
+    let v1 = slow_counting_provider(calls.clone()).await;
+    let (a, b) = leasing_instances(url, &v1, dir).await;
+    let spec =
+        json!({"model": "fake", "per_action": 100, "seed": seed, "concurrency": concurrency});
+    let id = create_run(&reqwest::Client::new(), &a.base, spec).await;
+    (a, b, id)
+}
+
 /// The stored results of run `id` as B serves them: (rows, rows with a verdict).
 async fn stored(c: &reqwest::Client, base: &str, id: &str) -> (usize, usize) {
     let jsonl = get_text(c, format!("{base}/api/runs/{id}/results?format=jsonl")).await;
@@ -304,16 +321,9 @@ async fn wait_stored(c: &reqwest::Client, base: &str, id: &str, n: usize) -> (us
 async fn a_run_survives_its_instance_killed_mid_run() {
     let Some(url) = database() else { return };
     let calls = Arc::new(AtomicUsize::new(0));
-    let v1 = slow_counting_provider(calls.clone()).await;
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = leasing_instances(&url, &v1, dir.path()).await;
+    let (a, b, id) = a_run_through_a(&url, &calls, dir.path(), 3, 16).await;
     let c = reqwest::Client::new();
-    let id = create_run(
-        &c,
-        &a.base,
-        json!({"model": "fake", "per_action": 100, "seed": 3, "concurrency": 16}),
-    )
-    .await;
     // Kill A once it has stored a good part of the run, but far from all of it.
     let before = wait_stored(&c, &b.base, &id, 150).await;
     a.kill();
@@ -349,17 +359,10 @@ async fn a_run_survives_its_instance_killed_mid_run() {
 async fn two_instances_execute_one_run_slice_by_slice() {
     let Some(url) = database() else { return };
     let calls = Arc::new(AtomicUsize::new(0));
-    let v1 = slow_counting_provider(calls.clone()).await;
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = leasing_instances(&url, &v1, dir.path()).await;
-    let c = reqwest::Client::new();
     // 1,000 tasks at 2 calls at a time: about 10 s for one instance alone.
-    let id = create_run(
-        &c,
-        &a.base,
-        json!({"model": "fake", "per_action": 100, "seed": 5, "concurrency": 2}),
-    )
-    .await;
+    let (a, b, id) = a_run_through_a(&url, &calls, dir.path(), 5, 2).await;
+    let c = reqwest::Client::new();
     let run = wait_finished(&c, &b.base, &id).await;
     assert_eq!(run["status"], "finished", "{run}");
     assert_eq!(stored(&c, &a.base, &id).await, (1_000, 1_000));

@@ -351,18 +351,23 @@ mod tests {
         assert!(b.reserve(1.0).await.is_ok());
     }
 
+    /// Two instances' stores on one fresh PostgreSQL database, if a server is configured.
+    fn two_instances() -> Option<(Storage, Storage)> {
+        let mut url = None;
+        crate::storage::testing::each_postgres(|u| url = Some(u.to_string()));
+        let open = |url: &str| {
+            Storage::open_at(&crate::storage::Location::Postgres(url.to_string())).unwrap()
+        };
+        url.map(|u| (open(&u), open(&u)))
+    }
+
     /// Two instances on one PostgreSQL database, 32 calls at once spread over both, under
     /// one daily cap: together they pass the cap by at most one call's worst case.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn instances_sharing_a_database_share_the_daily_cap() {
-        let mut url = None;
-        crate::storage::testing::each_postgres(|u| url = Some(u.to_string()));
-        let Some(url) = url else { return };
-        let open = || {
-            crate::storage::Storage::open_at(&crate::storage::Location::Postgres(url.clone()))
-                .unwrap()
+        let Some((a, b)) = two_instances() else {
+            return;
         };
-        let (a, b) = (open(), open());
         let budgets = [
             Budget::daily(0.10, a.clone(), 600),
             Budget::daily(0.10, b, 600),
@@ -381,14 +386,9 @@ mod tests {
     /// run's $0.10 cap: together they pass it by at most one call's worst case.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn instances_sharing_a_run_share_its_cap() {
-        let mut url = None;
-        crate::storage::testing::each_postgres(|u| url = Some(u.to_string()));
-        let Some(url) = url else { return };
-        let open = || {
-            crate::storage::Storage::open_at(&crate::storage::Location::Postgres(url.clone()))
-                .unwrap()
+        let Some((a, b)) = two_instances() else {
+            return;
         };
-        let (a, b) = (open(), open());
         let budgets = [
             Budget::for_shared_run(0.10, a.clone(), "run-1", 0.0, 600).unwrap(),
             Budget::for_shared_run(0.10, b, "run-1", 0.0, 600).unwrap(),

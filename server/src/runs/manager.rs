@@ -120,19 +120,10 @@ impl Runs {
         tokio::spawn(async move {
             let live = me.live.clone();
             let key = id.clone();
-            let result = super::runner::execute_part(
-                &me.storage,
-                &me.gateway,
-                &me.code,
-                &me.suites,
-                &id,
-                move |p| {
-                    lock(&live).insert(key.clone(), p.progress.clone());
-                },
-                cancel,
-                slicing,
-            )
-            .await;
+            let progress = move |p: &super::RunOutcome| {
+                lock(&live).insert(key.clone(), p.progress.clone());
+            };
+            let result = me.execute(&id, progress, cancel, slicing).await;
             if let Err(e) = result {
                 tracing::error!(run = id, "run failed: {e}");
             }
@@ -142,6 +133,22 @@ impl Runs {
             lock(&me.active).remove(&id);
         });
         true
+    }
+
+    /// Executes run `id` here (all of it, or the slices `slicing` says).
+    async fn execute(
+        &self,
+        id: &str,
+        progress: impl Fn(&super::RunOutcome) + Send + Sync + 'static,
+        cancel: sandbox::CancelToken,
+        slicing: Option<super::runner::Slicing>,
+    ) -> Result<super::RunOutcome, RunError> {
+        let (storage, gateway, code, suites) =
+            (&self.storage, &self.gateway, &self.code, &self.suites);
+        super::runner::execute_part(
+            storage, gateway, code, suites, id, progress, cancel, slicing,
+        )
+        .await
     }
 
     /// How this instance takes part in runs' slices: on a shared store (a run's spend cap is
@@ -166,17 +173,7 @@ impl Runs {
         }
         let me = self.clone();
         tokio::spawn(async move {
-            let result = super::runner::execute_part(
-                &me.storage,
-                &me.gateway,
-                &me.code,
-                &me.suites,
-                &id,
-                |_| {},
-                cancel,
-                Some(slicing),
-            )
-            .await;
+            let result = me.execute(&id, |_| {}, cancel, Some(slicing)).await;
             if let Err(e) = result {
                 tracing::warn!(run = id, "helping with the run failed: {e}");
             }
