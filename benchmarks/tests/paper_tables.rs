@@ -270,4 +270,15 @@ fn atomworld_figures_per_action_from_its_own_verdicts() {
         );
         assert!(row.cells[4].is_none(), "copy-input has no success");
     }
+    // The reference's successes all lie in the first bin; copy-input has none to bin.
+    let bins = table(
+        &report,
+        "max_dist of the successes per action (shares per bin)",
+    );
+    assert_eq!(bins.values, ["< 0.001", "0.001-0.01", "0.01-0.1", ">= 0.1"]);
+    for row in &bins.rows {
+        let shares: Vec<f64> = row.cells[..4].iter().map(|c| c.unwrap().mean).collect();
+        assert_eq!(shares, [1.0, 0.0, 0.0, 0.0], "{}", row.label);
+        assert!(row.cells[4..].iter().all(Option::is_none), "{}", row.label);
+    }
 }

@@ -1,7 +1,8 @@
 //! The AtomWorld paper's figures over a run's verdicts, per action: the success rate and the
 //! share of each failure type (Fig. 2's bars and their stack) and the distribution of
-//! max_dist over the successes (Fig. 15: quartiles and the largest), as numbers in the suite's
-//! headline and as the report's [`LAYOUTS`].
+//! max_dist over the successes (Fig. 15: quartiles and the largest, and a histogram over
+//! decades, [`BINS`]: the paper draws its distributions as a picture, so the bins are ours),
+//! as numbers in the suite's headline and as the report's [`LAYOUTS`].
 
 use std::collections::BTreeMap;
 
@@ -23,6 +24,39 @@ pub struct ActionFigures {
     /// max_dist over the successes: quartiles (numpy's linear interpolation) and the
     /// largest; absent without a success.
     pub max_dist: Option<Spread>,
+    /// The share of the successes in each of [`BINS`] (keyed `b0`, `b1`, …); empty without a
+    /// success.
+    #[serde(default)]
+    pub max_dist_bins: BTreeMap<String, f64>,
+}
+
+/// The histogram's bins of max_dist (normalised as pymatgen reports it): their labels and
+/// upper ends (exclusive; the last is open).
+pub const BINS: [(&str, f64); 4] = [
+    ("< 0.001", 1e-3),
+    ("0.001-0.01", 1e-2),
+    ("0.01-0.1", 1e-1),
+    (">= 0.1", f64::INFINITY),
+];
+
+/// The share of `xs` in each of [`BINS`], keyed `b0`, `b1`, …; empty for no `xs`.
+fn histogram(xs: &[f64]) -> BTreeMap<String, f64> {
+    if xs.is_empty() {
+        return BTreeMap::new();
+    }
+    let mut counts = [0usize; BINS.len()];
+    for x in xs {
+        let bin = BINS
+            .iter()
+            .position(|(_, upper)| *x < *upper)
+            .unwrap_or(BINS.len() - 1);
+        counts[bin] += 1;
+    }
+    counts
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (format!("b{i}"), *c as f64 / xs.len() as f64))
+        .collect()
 }
 
 /// Quartiles and the largest of a sample.
@@ -71,6 +105,7 @@ pub fn per_action(rows: &[(&str, &Verdict)]) -> BTreeMap<String, ActionFigures> 
                     .map(|l| (l.name().to_string(), share(*l)))
                     .collect(),
                 max_dist: spread(&dists),
+                max_dist_bins: histogram(&dists),
             };
             (action, figures)
         })
@@ -97,7 +132,7 @@ fn percentile(xs: &[f64], p: f64) -> Option<f64> {
 }
 
 /// The paper's AtomWorld figures as report tables.
-pub const LAYOUTS: [Layout; 3] = [
+pub const LAYOUTS: [Layout; 4] = [
     Layout {
         title: "Success rate per action",
         source: "AtomWorld, Fig. 2",
@@ -139,6 +174,22 @@ pub const LAYOUTS: [Layout; 3] = [
             ("median", "max_dist.median"),
             ("q3", "max_dist.q3"),
             ("max", "max_dist.max"),
+        ],
+        mean_row: false,
+    },
+    Layout {
+        title: "max_dist of the successes per action (shares per bin)",
+        source: "AtomWorld, Fig. 15 as a histogram (the bins are ours)",
+        row_heading: "action",
+        rows: Rows::Each {
+            at: "per_action",
+            label: None,
+        },
+        values: &[
+            (BINS[0].0, "max_dist_bins.b0"),
+            (BINS[1].0, "max_dist_bins.b1"),
+            (BINS[2].0, "max_dist_bins.b2"),
+            (BINS[3].0, "max_dist_bins.b3"),
         ],
         mean_row: false,
     },
@@ -184,5 +235,19 @@ mod tests {
         assert!((total - 1.0).abs() < 1e-12);
         assert_eq!(m.max_dist.unwrap().median, 0.2);
         assert_eq!(figures["swap"].max_dist, None);
+        // Both successes (0.1 and 0.3) fall in the last bin; no success, no histogram.
+        let bins: Vec<f64> = m.max_dist_bins.values().copied().collect();
+        assert_eq!(bins, [0.0, 0.0, 0.0, 1.0]);
+        assert!(figures["swap"].max_dist_bins.is_empty());
+    }
+
+    #[test]
+    fn the_histogram_bins_by_decade_and_sums_to_one() {
+        let h = histogram(&[0.0, 0.0005, 0.001, 0.05, 0.0999, 0.2, 0.5, 0.009]);
+        assert_eq!(h["b0"], 2.0 / 8.0); // 0 and 0.0005
+        assert_eq!(h["b1"], 2.0 / 8.0); // 0.001 (an edge goes up) and 0.009
+        assert_eq!(h["b2"], 2.0 / 8.0); // 0.05 and 0.0999
+        assert_eq!(h["b3"], 2.0 / 8.0); // 0.2 and 0.5
+        assert!(histogram(&[]).is_empty());
     }
 }
