@@ -54,7 +54,7 @@ test("CIF-Repair: the corruption is shown as a diff; the original repairs it; th
     await page.click("button[data-probe=repair]");
     await page.waitForSelector("#repair-diff");
     assert.ok((await page.locator("#repair-diff tr").count()) >= 2, "at least one changed line");
-    assert.match(await page.locator("#probe-prompt").textContent(), /^You are a CIF repair assistant\./);
+    assert.match(await page.locator("#probe-prompt").textContent(), /^You are a CIF operation assistant\. You will be given a CIF content that may be corrupted or incomplete\./);
     await page.click("#paste-truth");
     await page.waitForSelector("#verdict");
     assert.equal(await label(), "Success");
