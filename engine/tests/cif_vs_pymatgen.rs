@@ -20,11 +20,15 @@
 //! allowed only for the reasons listed in `ALLOWED_UNSUPPORTED`, each with why; among the
 //! real-world corpus files (`data/cif-corpus`, kind "corpus") only the files named in
 //! `CORPUS_UNSUPPORTED`. Every kind holds at least its `MIN_KIND_CASES`, and the files refused
-//! by both readers are counted per kind (pymatgen's reasons are its implementation's
-//! exceptions, not a vocabulary to compare ours with).
+//! by both readers are counted per kind. A file both refuse must be refused for the same
+//! reason: pymatgen's exception (or, behind its "no structures", the block's own) and our
+//! message are put in one vocabulary (`common/refusal.rs`), values and tag names included.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::collections::BTreeMap;
+
+#[path = "common/refusal.rs"]
+mod refusal;
 
 use engine::cif::{parse_cif_like_pymatgen_detailed, read_cif, write_cif, PymatgenCif};
 use serde::Deserialize;
@@ -46,6 +50,11 @@ struct Case {
     cif: String,
     ok: bool,
     error: Option<String>,
+    /// For a refusal: the exceptions of the data blocks pymatgen could not read.
+    #[serde(default)]
+    causes: Vec<String>,
+    /// For a refusal: how many data blocks pymatgen found (none when it failed before).
+    blocks: Option<usize>,
     lattice: Option<Vec<Value>>,
     species: Option<Vec<Vec<OracleSpecies>>>,
     frac: Option<Vec<Vec<Value>>>,
@@ -270,6 +279,11 @@ const MIN_KIND_CASES: [(&str, usize); 21] = [
     ("magnetic", 53),
 ];
 
+/// The fewest files both readers must refuse for the same reason (`refusal.rs`), and the
+/// fewest classes those reasons must span (the everyday oracle: 931 files, all 12 classes).
+const MIN_SAME_REASON: usize = 900;
+const MIN_REASONS: usize = 12;
+
 /// Of the broken files (made to be refused), the fewest both readers must refuse.
 const MIN_BROKEN_REFUSED_BY_BOTH: usize = 346;
 
@@ -290,6 +304,7 @@ fn reader_and_writer_agree_with_pymatgen() {
     let oracle: Oracle = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
 
     let mut per_kind: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut refusals: BTreeMap<refusal::Refusal, usize> = BTreeMap::new();
     let mut failures: Vec<String> = Vec::new();
     let mut unsupported: Vec<String> = Vec::new();
     let mut corpus_unsupported: Vec<String> = Vec::new();
@@ -331,9 +346,28 @@ fn reader_and_writer_agree_with_pymatgen() {
                     }
                 })
             }
-            (Err(_), false) => {
+            (Err(e), false) => {
                 tally.rejected += 1;
-                None
+                let error = case.error.as_deref().unwrap_or("?");
+                let theirs = refusal::of_pymatgen(error, &case.causes, case.blocks);
+                let ours = refusal::of_ours(&e.message);
+                match (theirs, ours) {
+                    (Some(a), Some(b)) if a == b => {
+                        *refusals.entry(a).or_default() += 1;
+                        None
+                    }
+                    (Some(a), Some(b)) => Some(format!(
+                        "both refuse, for different reasons: pymatgen {a} ({error} {:?}), ours {b} ({e})",
+                        case.causes
+                    )),
+                    (None, _) => Some(format!(
+                        "pymatgen's refusal is of no listed class (refusal.rs): {error} {:?}",
+                        case.causes
+                    )),
+                    (_, None) => Some(format!(
+                        "our refusal is of no listed class (refusal.rs): {e}"
+                    )),
+                }
             }
             (Ok(_), false) => Some(format!(
                 "pymatgen rejects ({}), we accept",
@@ -397,6 +431,15 @@ fn reader_and_writer_agree_with_pymatgen() {
         "reader: {agree}/{total} cases agree ({accepted_both} accepted by both, {sites_compared} sites compared)"
     );
     println!("writer: {writer_same}/{writer_total} pool structures byte-identical");
+    let refused: usize = refusals.values().sum();
+    let classes: std::collections::BTreeSet<&str> = refusals.keys().map(|r| r.class()).collect();
+    println!(
+        "refused by both for the same reason: {refused} files, {} classes",
+        classes.len()
+    );
+    for (reason, n) in &refusals {
+        println!("  {n:>5}  {reason}");
+    }
     println!(
         "not supported (pymatgen accepts, we reject on purpose): {}",
         unsupported.len()
@@ -426,6 +469,12 @@ fn reader_and_writer_agree_with_pymatgen() {
     assert!(
         broken >= MIN_BROKEN_REFUSED_BY_BOTH,
         "only {broken} broken files refused by both readers ({MIN_BROKEN_REFUSED_BY_BOTH} expected)"
+    );
+    assert!(
+        refused >= MIN_SAME_REASON && classes.len() >= MIN_REASONS,
+        "{refused} files refused by both for the same reason, in {} classes ({MIN_SAME_REASON} \
+         files in {MIN_REASONS} classes expected)",
+        classes.len()
     );
     assert!(
         writer_total >= 282,

@@ -53,13 +53,29 @@ def num(x: float):
     return x if math.isfinite(x) else repr(x)
 
 
+# pymatgen's warning for a data block it could not read, followed by the block's exception.
+SECTION_FAILED = "No structure parsed for section"
+
+
 def parse(text: str):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    """The structure pymatgen reads, or None with the reason: its exception and, when that is
+    the generic "no structures", each block's own exception (from pymatgen's warnings) and how
+    many data blocks it found."""
+    blocks = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
-            s = CifParser.from_str(text).parse_structures(primitive=False, check_occu=False)[0]
+            parser = CifParser.from_str(text)
+            blocks = len(parser._cif.data)  # noqa: SLF001 - the oracle pins pymatgen's version
+            s = parser.parse_structures(primitive=False, check_occu=False)[0]
         except Exception as exc:  # noqa: BLE001 - any failure is a rejection
-            return None, f"{type(exc).__name__}: {str(exc)[:200]}"
+            causes = [
+                str(w.message).split("\n", 1)[1][:200]
+                for w in caught
+                if str(w.message).startswith(SECTION_FAILED) and "\n" in str(w.message)
+            ]
+            reason = {"causes": causes, "blocks": blocks}
+            return None, (f"{type(exc).__name__}: {str(exc)[:200]}", reason)
     return s, None
 
 
@@ -91,7 +107,8 @@ def case(cases: list, kind: str, name: str, text: str, pool: bool = False) -> St
     s, err = parse(text)
     rec = {"id": f"{kind}/{name}", "kind": kind, "cif": text, "ok": s is not None}
     if s is None:
-        rec["error"] = err
+        rec["error"], reason = err
+        rec.update(reason)
     else:
         rec.update(describe(s))
         if pool:
