@@ -424,7 +424,15 @@ async fn scripted_model() -> (std::sync::Arc<std::sync::Mutex<Vec<String>>>, Str
                  \x20   return {{'antisite_defect_names': sorted(d.{attr} for d in AntiSiteGenerator().get_defects(s))}}"
             )
         };
-        let text = if prompt.starts_with("You review Python code") {
+        let text = if prompt.contains("Name the pymatgen classes, functions and modules") {
+            r#"{"entities": ["AntiSiteGenerator", "Structure.from_file"]}"#.to_string()
+        } else if prompt.contains("Split it into at most") {
+            r#"Steps: {"queries": ["read a structure from a VASP file", "generate antisite defects", "defect names"]}"#.to_string()
+        } else if prompt.contains("Choose the 5 entries") {
+            // The last candidate first, then the second; the reranker's order must be kept.
+            let last = numbered(&prompt).len();
+            format!(r#"{{"ranking": [{last}, 2]}}"#)
+        } else if prompt.starts_with("You review Python code") {
             r#"{"feedback": "Defect objects have no attribute nmae; use their name property.", "query": "Defect name property"}"#.to_string()
         } else if prompt.contains("Your previous attempt") {
             answer_text(&code("name"), "names")
@@ -445,6 +453,16 @@ async fn scripted_model() -> (std::sync::Arc<std::sync::Mutex<Vec<String>>>, Str
         .with_state(seen.clone());
     let v1 = common::spawn_app(app).await;
     (seen, v1)
+}
+
+/// The entries of a reranking prompt, in its numbering (lines `[k] <entry>`, k from 1).
+fn numbered(prompt: &str) -> Vec<&str> {
+    prompt
+        .lines()
+        .filter_map(|l| l.strip_prefix('[')?.split_once("] "))
+        .filter(|(k, _)| k.parse::<usize>().is_ok())
+        .map(|(_, entry)| entry)
+        .collect()
 }
 
 /// A MatTools data folder under `dir` with one task (the antisite generator), the test
@@ -592,6 +610,84 @@ async fn the_code_rag_agent_retrieves_chunks_of_source() {
         prompt.contains(&format!("# {}\n", retrieved[0])),
         "{prompt}"
     );
+}
+
+/// The `agentic` agent: entities and sub-questions from the model, a search for each, the
+/// model's reranking (its order kept), one generation with the chosen entries; every step is
+/// stored with the round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agentic_agent_extracts_decomposes_reranks_and_generates() {
+    if setup().is_none() {
+        return;
+    }
+    let (seen, base) = scripted_model().await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = antisite_folder(dir.path());
+    let config = common::fake_model_config(dir.path(), &base, common::PRICED);
+    let data_dir = dir.path().join("data");
+    let out = common::run_fake(&config, &data_dir)
+        .args(["--suite", "mattools-code", "--agent", "agentic", "--tasks"])
+        .arg(&root)
+        .env("FAKE_API_KEY", "unused")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let storage = server::storage::Storage::open(&data_dir).unwrap();
+    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
+    assert_eq!(spec.agent.as_deref(), Some("agentic"));
+    let rows = storage.results(&id).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert!(rows[0].label.is_some(), "scored: {:?}", rows[0]);
+    let rounds = rows[0].transcript.as_ref().unwrap().as_array().unwrap();
+    assert_eq!(rounds.len(), 1, "one generation");
+    let steps = rounds[0]["steps"].as_array().unwrap();
+    let names: Vec<&str> = steps.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["entities", "decomposition", "rerank"]);
+    assert_eq!(
+        steps[0]["outcome"],
+        json!(["AntiSiteGenerator", "Structure.from_file"])
+    );
+    assert_eq!(steps[1]["outcome"].as_array().unwrap().len(), 3);
+
+    // The reranker saw the candidates numbered; the chosen five are its two picks in its
+    // order, then the rest in search order.
+    let prompts = seen.lock().unwrap().clone();
+    assert_eq!(
+        prompts.len(),
+        4,
+        "entities, decomposition, rerank, generation"
+    );
+    let rerank = prompts
+        .iter()
+        .find(|p| p.contains("Choose the 5 entries"))
+        .unwrap();
+    let listed: Vec<String> = numbered(rerank)
+        .into_iter()
+        .map(|entry| entry.split_whitespace().nth(1).unwrap().to_string())
+        .map(|name| name.split('(').next().unwrap().to_string())
+        .collect();
+    assert!(listed.len() > 5, "more candidates than kept: {listed:?}");
+    let expected: Vec<&str> = [listed.len() - 1, 1, 0, 2, 3]
+        .iter()
+        .map(|&i| listed[i].as_str())
+        .collect();
+    let retrieved: Vec<&str> = rounds[0]["retrieved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(retrieved, expected);
+    assert_eq!(steps[2]["outcome"], json!(expected));
+    let generation = prompts.last().unwrap();
+    for name in &retrieved {
+        assert!(generation.contains(name), "{name} not in {generation}");
+    }
 }
 
 /// The `rag` agent searching the documentation by a (fake) embeddings model: the run

@@ -505,9 +505,10 @@ pub fn Runs() -> impl IntoView {
 }
 
 /// An agent's rounds (MatTools' self-reflection, AtomWorld's programs and tool calls): each
-/// round's search, what it retrieved, how its code ran (all properties computed, a
-/// structure written, or why not), the critique that led to the next round, or the tools
-/// it called and what they gave.
+/// round's planning steps (the agentic agent's entities, sub-questions and reranking), its
+/// search, what it retrieved, how its code ran (all properties computed, a structure
+/// written, or why not), the critique that led to the next round, or the tools it called
+/// and what they gave.
 #[component]
 fn Rounds(transcript: serde_json::Value) -> impl IntoView {
     let rounds = transcript.as_array().cloned().unwrap_or_default();
@@ -548,6 +549,15 @@ fn Rounds(transcript: serde_json::Value) -> impl IntoView {
                         q => q.chars().take(120).collect(),
                     };
                     let critique = r.get("critique").map(|c| text(c, "feedback")).unwrap_or_default();
+                    // The agentic agent's steps before its generation: what each concluded.
+                    let steps: Vec<(String, String)> = r.get("steps").and_then(|s| s.as_array()).map(|steps| {
+                        steps.iter().map(|s| {
+                            let outcome: Vec<&str> = s.get("outcome").and_then(|o| o.as_array())
+                                .map(|o| o.iter().filter_map(|x| x.as_str()).collect())
+                                .unwrap_or_default();
+                            (text(s, "name"), outcome.join(" · "))
+                        }).collect()
+                    }).unwrap_or_default();
                     // A turn of tool calls (the engine-tools agent): each call and what it gave.
                     if let Some(calls) = r.get("calls").and_then(|c| c.as_array()) {
                         let lines: Vec<String> = calls.iter().map(|c| {
@@ -564,8 +574,9 @@ fn Rounds(transcript: serde_json::Value) -> impl IntoView {
                     }
                     view! {
                         <li class="round">
+                            {steps.into_iter().map(|(name, outcome)| view! { <div class="step"><strong>{format!("{name}: ")}</strong>{outcome}</div> }).collect_view()}
                             <div><strong>"search: "</strong>{searched}{format!(" ({retrieved} entries)")}</div>
-                            <div><strong>"run: "</strong>{ran}</div>
+                            {(!ran.is_empty()).then(|| view! { <div><strong>"run: "</strong>{ran}</div> })}
                             {(!critique.is_empty()).then(|| view! { <div><strong>"critique: "</strong>{critique}</div> })}
                         </li>
                     }.into_any()

@@ -11,6 +11,9 @@
 //! - `rag-code`, `reflect-code`: the same, retrieving chunks of the pinned stack's source code
 //!   (the paper's code-chunk source: 1,000 characters, 50 overlapping) instead of its
 //!   documentation ([`DocSource`]).
+//! - `agentic`: the paper's agentic RAG: entities and sub-questions from the model, a search
+//!   for each, the model's reranking of what was found, then one generation
+//!   ([`super::agentic`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -41,6 +44,8 @@ pub enum AgentKind {
     RagCode,
     /// The self-reflection loop over chunks of source code.
     ReflectCode,
+    /// Entity extraction, query decomposition and reranking, then one call.
+    Agentic,
 }
 
 /// What a retrieving agent searches.
@@ -55,12 +60,13 @@ pub enum DocSource {
 
 impl AgentKind {
     /// Every agent, in the order the CLI lists them.
-    pub const ALL: [AgentKind; 5] = [
+    pub const ALL: [AgentKind; 6] = [
         AgentKind::Single,
         AgentKind::Rag,
         AgentKind::Reflect,
         AgentKind::RagCode,
         AgentKind::ReflectCode,
+        AgentKind::Agentic,
     ];
 
     /// The name the CLI and the API use.
@@ -71,6 +77,7 @@ impl AgentKind {
             AgentKind::Reflect => "reflect",
             AgentKind::RagCode => "rag-code",
             AgentKind::ReflectCode => "reflect-code",
+            AgentKind::Agentic => "agentic",
         }
     }
 
@@ -83,7 +90,9 @@ impl AgentKind {
     pub fn source(self) -> Option<DocSource> {
         match self {
             AgentKind::Single => None,
-            AgentKind::Rag | AgentKind::Reflect => Some(DocSource::Documentation),
+            AgentKind::Rag | AgentKind::Reflect | AgentKind::Agentic => {
+                Some(DocSource::Documentation)
+            }
             AgentKind::RagCode | AgentKind::ReflectCode => Some(DocSource::CodeChunks),
         }
     }
@@ -169,6 +178,9 @@ pub struct Round {
     /// Why the round ended early (the model failed, no code), if it did.
     #[serde(default)]
     pub error: Option<String>,
+    /// The planning and reranking calls before the generation (the `agentic` agent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<super::agentic::Step>,
 }
 
 /// Whether stage 1's run returned a non-empty dict with no `None` value (tagged JSON).

@@ -11,6 +11,7 @@
 //! reported as "data unavailable", never as model failures.
 
 pub mod agent;
+pub mod agentic;
 pub mod extract;
 pub mod harness;
 pub mod highlight;

@@ -63,7 +63,14 @@ const LAYOUTS: [Layout; 2] = [
 ];
 
 /// The agents of [`Suite::agents`]: [`AgentKind`]'s names.
-const AGENTS: [&str; 5] = ["single", "rag", "reflect", "rag-code", "reflect-code"];
+const AGENTS: [&str; 6] = [
+    "single",
+    "rag",
+    "reflect",
+    "rag-code",
+    "reflect-code",
+    "agentic",
+];
 
 /// The suite (`mattools-code`).
 #[derive(Clone, Copy, Debug, Default)]

@@ -1,5 +1,6 @@
 //! MatTools' agents for the tool-usage tasks (`single`, `rag` and the self-reflection loop,
-//! the last two over the documentation or over chunks of source code;
+//! the last two over the documentation or over chunks of source code, and `agentic`, in
+//! `super::agentic`;
 //! their pure parts are `benchmarks::mattools::code::agent`). Every round (its prompt, the
 //! retrieved entries, the code's run, the critique) is returned to be stored with the result.
 
@@ -25,6 +26,9 @@ pub async fn answer(
     sample: u32,
     fx: &Effects<'_>,
 ) -> Result<AgentAnswer<Round>, LlmError> {
+    if kind == AgentKind::Agentic {
+        return super::agentic::answer(model, task, sample, fx).await;
+    }
     let mut out = AgentAnswer {
         cached: true,
         ..AgentAnswer::default()

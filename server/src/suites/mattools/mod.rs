@@ -3,6 +3,7 @@
 //! `missing-files.txt` and `test_files/` beside `tasks/`, as the reference repository and
 //! `shared/data/mattools` lay them out), the test files they read, and our own QA questions.
 
+mod agentic;
 pub mod agents;
 pub mod docs;
 
