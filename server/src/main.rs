@@ -74,6 +74,9 @@ enum Command {
     },
     /// Run a benchmark headless (resumes an unfinished run with the same settings).
     Run(Box<cli::run::RunArgs>),
+    /// Have a model write what a suite's runs retrieve (MatTools: the model-written
+    /// documentation the `rag-model-doc` and `reflect-model-doc` agents search).
+    Prepare(cli::prepare::PrepareArgs),
     /// Run a program in the code sandbox, or say which backends work on this host.
     Sandbox {
         #[command(subcommand)]
@@ -282,6 +285,14 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
             // at the next start); computations in flight see their interrupt raised.
             runtime.shutdown_timeout(std::time::Duration::from_secs(2));
             result
+        }
+        Command::Prepare(args) => {
+            let runtime = tokio::runtime::Runtime::new()?;
+            Ok(finish(
+                runtime
+                    .block_on(cli::prepare::prepare(args))
+                    .map(|line| print!("{line}")),
+            ))
         }
         Command::Sandbox { action } => match action {
             SandboxCommand::Check => {

@@ -424,7 +424,11 @@ async fn scripted_model() -> (std::sync::Arc<std::sync::Mutex<Vec<String>>>, Str
                  \x20   return {{'antisite_defect_names': sorted(d.{attr} for d in AntiSiteGenerator().get_defects(s))}}"
             )
         };
-        let text = if prompt.contains("Name the pymatgen classes, functions and modules") {
+        let text = if let Some(rest) = prompt.strip_prefix("You write the reference documentation")
+        {
+            let name = rest.split('`').nth(1).unwrap_or_default();
+            format!("Written from the source of {name}: generates antisite defects of a structure.")
+        } else if prompt.contains("Name the pymatgen classes, functions and modules") {
             r#"{"entities": ["AntiSiteGenerator", "Structure.from_file"]}"#.to_string()
         } else if prompt.contains("Split it into at most") {
             r#"Steps: {"queries": ["read a structure from a VASP file", "generate antisite defects", "defect names"]}"#.to_string()
@@ -688,6 +692,131 @@ async fn the_agentic_agent_extracts_decomposes_reranks_and_generates() {
     for name in &retrieved {
         assert!(generation.contains(name), "{name} not in {generation}");
     }
+}
+
+/// The model-written documentation: `atomworld prepare` has the model document the pinned
+/// stack's objects from their source code (going on where it stopped, only with the same
+/// writer), and the `rag-model-doc` agent searches what it wrote and says who wrote it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_written_documentation_is_written_once_and_searched() {
+    if setup().is_none() {
+        return;
+    }
+    let (seen, base) = scripted_model().await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = antisite_folder(dir.path());
+    let config = common::fake_model_config(dir.path(), &base, common::PRICED);
+    let data_dir = dir.path().join("data");
+    let docs_file = dir.path().join("model-docs.json");
+    let prepare = |model: &str, limit: &str| {
+        let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_atomworld"));
+        c.args([
+            "prepare",
+            "--suite",
+            "mattools-code",
+            "--model",
+            model,
+            "--limit",
+            limit,
+        ])
+        .arg("--config")
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(&data_dir)
+        .env("ATOMWORLD_MODEL_DOCS", &docs_file)
+        .env("FAKE_API_KEY", "unused");
+        c
+    };
+    let out = prepare("fake", "6").output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.starts_with("6 objects documented by fake"),
+        "{stdout}"
+    );
+    let prompts = seen.lock().unwrap().clone();
+    assert_eq!(prompts.len(), 6);
+    for p in &prompts {
+        assert!(p.contains("```python\n"), "{p}");
+        assert!(p.contains("def ") || p.contains("class "), "{p}");
+    }
+    // Again: two more objects, none written twice.
+    let out = prepare("fake", "2").output().await.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let docs: Value = serde_json::from_str(&std::fs::read_to_string(&docs_file).unwrap()).unwrap();
+    assert_eq!(docs["writer"], "fake");
+    let entries = docs["entries"].as_array().unwrap();
+    let names: Vec<&str> = entries
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 8);
+    let unique: std::collections::BTreeSet<&&str> = names.iter().collect();
+    assert_eq!(unique.len(), 8, "{names:?}");
+    for e in entries {
+        let name = e["name"].as_str().unwrap();
+        assert_eq!(
+            e["doc"],
+            format!(
+                "Written from the source of {name}: generates antisite defects of a structure."
+            )
+        );
+    }
+    // Another writer may not add to it.
+    let out = prepare("other", "1").output().await.unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("was written by fake"), "{stderr}");
+
+    seen.lock().unwrap().clear();
+    let out = common::run_fake(&config, &data_dir)
+        .args([
+            "--suite",
+            "mattools-code",
+            "--agent",
+            "rag-model-doc",
+            "--tasks",
+        ])
+        .arg(&root)
+        .env("ATOMWORLD_MODEL_DOCS", &docs_file)
+        .env("FAKE_API_KEY", "unused")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let storage = server::storage::Storage::open(&data_dir).unwrap();
+    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
+    assert_eq!(spec.agent.as_deref(), Some("rag-model-doc"));
+    let rows = storage.results(&id).unwrap();
+    let rounds = rows[0].transcript.as_ref().unwrap().as_array().unwrap();
+    assert_eq!(rounds[0]["search"], "bm25 · written by fake");
+    let retrieved: Vec<&str> = rounds[0]["retrieved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    // BM25 keeps entries that share a word with the question beyond the text every entry
+    // has: some of the eight, at most five.
+    assert!((1..=5).contains(&retrieved.len()), "{retrieved:?}");
+    assert!(retrieved.iter().all(|r| names.contains(r)), "{retrieved:?}");
+    let prompt = seen.lock().unwrap()[0].clone();
+    assert!(
+        prompt.contains(&format!("Written from the source of {}", retrieved[0])),
+        "{prompt}"
+    );
 }
 
 /// The `rag` agent searching the documentation by a (fake) embeddings model: the run

@@ -6,6 +6,7 @@ pub mod eval;
 pub mod gen;
 pub mod import;
 pub mod output;
+pub mod prepare;
 pub mod report;
 pub mod run;
 pub mod sandbox;

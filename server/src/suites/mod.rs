@@ -175,6 +175,19 @@ pub trait SuiteHost: Send + Sync {
         None
     }
 
+    /// Writes, with model `model`, what the suite's runs later retrieve and a model writes
+    /// once (MatTools: the model-written documentation), going on where it stopped; at most
+    /// `limit` items this time. A line saying what was written; `None` when the suite has
+    /// nothing to write.
+    fn prepare_with_model<'a>(
+        &'a self,
+        _model: &'a str,
+        _limit: Option<usize>,
+        _fx: &'a crate::agents::Effects<'a>,
+    ) -> Option<BoxFuture<'a, Result<String, String>>> {
+        None
+    }
+
     /// A task as it is asked (OmniMatBench: with its images read); the stored task stays
     /// the file's.
     fn asked(&self, task: &serde_json::Value, _config: &SuitesConfig) -> serde_json::Value {

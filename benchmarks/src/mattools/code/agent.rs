@@ -11,6 +11,8 @@
 //! - `rag-code`, `reflect-code`: the same, retrieving chunks of the pinned stack's source code
 //!   (the paper's code-chunk source: 1,000 characters, 50 overlapping) instead of its
 //!   documentation ([`DocSource`]).
+//! - `rag-model-doc`, `reflect-model-doc`: the same, retrieving the documentation a model
+//!   wrote from the source code (the paper's LLM-doc source, [`super::model_docs`]).
 //! - `agentic`: the paper's agentic RAG: entities and sub-questions from the model, a search
 //!   for each, the model's reranking of what was found, then one generation
 //!   ([`super::agentic`]).
@@ -44,6 +46,10 @@ pub enum AgentKind {
     RagCode,
     /// The self-reflection loop over chunks of source code.
     ReflectCode,
+    /// One call with retrieved model-written documentation.
+    RagModelDoc,
+    /// The self-reflection loop over model-written documentation.
+    ReflectModelDoc,
     /// Entity extraction, query decomposition and reranking, then one call.
     Agentic,
 }
@@ -56,16 +62,21 @@ pub enum DocSource {
     /// The pinned stack's source code cut into chunks of 1,000 characters overlapping by 50
     /// (the paper's code-chunk retrieval source).
     CodeChunks,
+    /// Documentation a model wrote from each object's source code (the paper's LLM-doc
+    /// source; written once by `atomworld prepare`).
+    ModelWritten,
 }
 
 impl AgentKind {
     /// Every agent, in the order the CLI lists them.
-    pub const ALL: [AgentKind; 6] = [
+    pub const ALL: [AgentKind; 8] = [
         AgentKind::Single,
         AgentKind::Rag,
         AgentKind::Reflect,
         AgentKind::RagCode,
         AgentKind::ReflectCode,
+        AgentKind::RagModelDoc,
+        AgentKind::ReflectModelDoc,
         AgentKind::Agentic,
     ];
 
@@ -77,6 +88,8 @@ impl AgentKind {
             AgentKind::Reflect => "reflect",
             AgentKind::RagCode => "rag-code",
             AgentKind::ReflectCode => "reflect-code",
+            AgentKind::RagModelDoc => "rag-model-doc",
+            AgentKind::ReflectModelDoc => "reflect-model-doc",
             AgentKind::Agentic => "agentic",
         }
     }
@@ -94,12 +107,16 @@ impl AgentKind {
                 Some(DocSource::Documentation)
             }
             AgentKind::RagCode | AgentKind::ReflectCode => Some(DocSource::CodeChunks),
+            AgentKind::RagModelDoc | AgentKind::ReflectModelDoc => Some(DocSource::ModelWritten),
         }
     }
 
     /// Whether the agent runs the self-reflection loop.
     pub fn reflects(self) -> bool {
-        matches!(self, AgentKind::Reflect | AgentKind::ReflectCode)
+        matches!(
+            self,
+            AgentKind::Reflect | AgentKind::ReflectCode | AgentKind::ReflectModelDoc
+        )
     }
 }
 

@@ -47,6 +47,20 @@ pub fn docs_run() -> (RunEnv, RunProgram) {
     extraction_run(EXTRACT_DOCS)
 }
 
+/// The documentation extractor asked for each object's source code too (the model-written
+/// documentation's input; [`super::model_docs::SourcedObject`] its entries).
+pub fn objects_program() -> String {
+    format!(
+        "SOURCE_CHARS = {}\n{EXTRACT_DOCS}",
+        super::model_docs::SOURCE_CHARS
+    )
+}
+
+/// The run of [`objects_program`] (cached by the server).
+pub fn objects_run() -> (RunEnv, RunProgram) {
+    extraction_run(&objects_program())
+}
+
 /// The run that cuts the pinned stack's source code into chunks (cached by the server).
 pub fn code_chunks_run() -> (RunEnv, RunProgram) {
     extraction_run(EXTRACT_CODE)

@@ -15,6 +15,7 @@ pub mod agentic;
 pub mod extract;
 pub mod harness;
 pub mod highlight;
+pub mod model_docs;
 pub mod prompt;
 pub mod suite;
 pub mod task;

@@ -63,12 +63,14 @@ const LAYOUTS: [Layout; 2] = [
 ];
 
 /// The agents of [`Suite::agents`]: [`AgentKind`]'s names.
-const AGENTS: [&str; 6] = [
+const AGENTS: [&str; 8] = [
     "single",
     "rag",
     "reflect",
     "rag-code",
     "reflect-code",
+    "rag-model-doc",
+    "reflect-model-doc",
     "agentic",
 ];
 

@@ -12,7 +12,8 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use benchmarks::mattools::code::agent::{DocEntry, DocSource};
 use benchmarks::mattools::code::harness::{
-    code_chunks_run, docs_run, marked_line, CODE_MARKER, DOCS_MARKER, EXTRACT_CODE, EXTRACT_DOCS,
+    code_chunks_run, docs_run, marked_line, objects_program, objects_run, CODE_MARKER, DOCS_MARKER,
+    EXTRACT_CODE, EXTRACT_DOCS,
 };
 use benchmarks::retrieval::{tokens, Embeddings, RetrievalError};
 use benchmarks::task::{RunEnv, RunProgram};
@@ -30,6 +31,8 @@ const REQUIREMENTS: &str = include_str!("../../../../sandbox/python/mattools-req
 /// A searchable set of entries.
 pub struct DocIndex {
     entries: Vec<DocEntry>,
+    /// The model that wrote the entries, when a model did.
+    writer: Option<String>,
     index: rank_bm25::Index,
     /// The entries' embeddings per embeddings model, computed at most once each.
     embedded: Mutex<HashMap<String, Arc<OnceCell<Arc<Embeddings>>>>>,
@@ -72,9 +75,27 @@ impl DocIndex {
         let index = builder.build().ok()?;
         Some(DocIndex {
             entries,
+            writer: None,
             index,
             embedded: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The same index, its entries written by model `writer`.
+    pub fn written_by(self, writer: String) -> DocIndex {
+        DocIndex {
+            writer: Some(writer),
+            ..self
+        }
+    }
+
+    /// How a search of this index found its entries: `how`, and who wrote them when a model
+    /// did (`bm25 · written by <model>`).
+    pub fn described(&self, how: &str) -> String {
+        match &self.writer {
+            Some(w) => format!("{how} · written by {w}"),
+            None => how.to_string(),
+        }
     }
 
     /// How many entries there are.
@@ -154,69 +175,111 @@ impl DocIndex {
     }
 }
 
-/// How a source is extracted: its program, its run, the marker before its JSON line, and
+/// What the sandbox extracts from the pinned stack.
+#[derive(Clone, Copy)]
+pub(super) enum Extract {
+    /// Its documentation.
+    Docs,
+    /// Its source code in chunks.
+    CodeChunks,
+    /// Its classes, functions, methods and properties with their source code.
+    Objects,
+}
+
+/// How something is extracted: its program, its run, the marker before its JSON line, and
 /// the name of its cache file.
 struct Extractor {
-    program: &'static str,
+    program: String,
     run: fn() -> (RunEnv, RunProgram),
     marker: &'static str,
     cache_name: &'static str,
 }
 
-fn extractor(source: DocSource) -> Extractor {
-    match source {
-        DocSource::Documentation => Extractor {
-            program: EXTRACT_DOCS,
+fn extractor(what: Extract) -> Extractor {
+    match what {
+        Extract::Docs => Extractor {
+            program: EXTRACT_DOCS.into(),
             run: docs_run,
             marker: DOCS_MARKER,
             cache_name: "mattools-docs",
         },
-        DocSource::CodeChunks => Extractor {
-            program: EXTRACT_CODE,
+        Extract::CodeChunks => Extractor {
+            program: EXTRACT_CODE.into(),
             run: code_chunks_run,
             marker: CODE_MARKER,
             cache_name: "mattools-code-chunks",
         },
+        Extract::Objects => Extractor {
+            program: objects_program(),
+            run: objects_run,
+            marker: DOCS_MARKER,
+            cache_name: "mattools-objects",
+        },
     }
 }
 
-/// The cache file of a source for the current pins and extractor.
-fn cache_file(x: &Extractor) -> PathBuf {
+/// A file under the cache directory named `name-<key>.json`, the key a hash of the pins and
+/// `parts` (what the file's contents depend on).
+pub(super) fn cache_path(name: &str, parts: &[&str]) -> PathBuf {
     let mut h = Sha256::new();
     h.update(REQUIREMENTS.as_bytes());
-    h.update(x.program.as_bytes());
+    for p in parts {
+        h.update(p.as_bytes());
+    }
     let key = hex::encode(&h.finalize()[..8]);
     let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
-    home.join(format!(".cache/atomworld/{}-{key}.json", x.cache_name))
+    home.join(format!(".cache/atomworld/{name}-{key}.json"))
 }
 
 /// The index of each source, built once per process (it cannot change while the process
-/// runs).
-static INDEXES: LazyLock<[OnceCell<Arc<DocIndex>>; 2]> =
-    LazyLock::new(|| [OnceCell::new(), OnceCell::new()]);
+/// runs; an index that could not be built is tried again next time).
+static INDEXES: LazyLock<[OnceCell<Arc<DocIndex>>; 3]> =
+    LazyLock::new(|| [OnceCell::new(), OnceCell::new(), OnceCell::new()]);
 
 /// The index of `source`: from the disk cache, else extracted in `code`'s pymatgen sandbox
-/// the first time (a few seconds).
+/// the first time (a few seconds); the model-written documentation only from its file.
 pub async fn index(code: &CodeRunner, source: DocSource) -> Result<Arc<DocIndex>, String> {
     let cell = match source {
         DocSource::Documentation => &INDEXES[0],
         DocSource::CodeChunks => &INDEXES[1],
+        DocSource::ModelWritten => &INDEXES[2],
     };
     cell.get_or_try_init(|| async {
-        let entries = load(code, &extractor(source)).await?;
-        DocIndex::new(entries)
-            .map(Arc::new)
-            .ok_or_else(|| "the index is empty".to_string())
+        let (entries, writer) = match source {
+            DocSource::Documentation => (extracted(code, Extract::Docs).await?, None),
+            DocSource::CodeChunks => (extracted(code, Extract::CodeChunks).await?, None),
+            DocSource::ModelWritten => {
+                let docs = super::model_docs::written()?;
+                (docs.entries, Some(docs.writer))
+            }
+        };
+        let index = DocIndex::new(entries).ok_or_else(|| "the index is empty".to_string())?;
+        Ok(Arc::new(match writer {
+            Some(w) => index.written_by(w),
+            None => index,
+        }))
     })
     .await
     .cloned()
 }
 
-async fn load(code: &CodeRunner, x: &Extractor) -> Result<Vec<DocEntry>, String> {
-    let file = cache_file(x);
+/// The entries `what` extracts, read as `T`.
+pub(super) async fn extracted<T: serde::de::DeserializeOwned>(
+    code: &CodeRunner,
+    what: Extract,
+) -> Result<Vec<T>, String> {
+    let x = extractor(what);
+    let line = load(code, &x).await?;
+    serde_json::from_str(&line).map_err(|e| format!("{} JSON: {e}", x.cache_name))
+}
+
+/// The extractor's JSON line: from the cache file, else from a run in the sandbox (then
+/// cached).
+async fn load(code: &CodeRunner, x: &Extractor) -> Result<String, String> {
+    let file = cache_path(x.cache_name, &[&x.program]);
     if let Ok(text) = tokio::fs::read_to_string(&file).await {
-        if let Ok(entries) = serde_json::from_str::<Vec<DocEntry>>(&text) {
-            return Ok(entries);
+        if serde_json::from_str::<Vec<serde::de::IgnoredAny>>(&text).is_ok() {
+            return Ok(text);
         }
     }
     let (env, program) = (x.run)();
@@ -231,14 +294,14 @@ async fn load(code: &CodeRunner, x: &Extractor) -> Result<Vec<DocEntry>, String>
             run.stderr.lines().last().unwrap_or_default()
         )
     })?;
-    let entries: Vec<DocEntry> =
-        serde_json::from_str(line).map_err(|e| format!("{} JSON: {e}", x.cache_name))?;
+    serde_json::from_str::<Vec<serde::de::IgnoredAny>>(line)
+        .map_err(|e| format!("{} JSON: {e}", x.cache_name))?;
     if let Some(dir) = file.parent() {
         let _ = tokio::fs::create_dir_all(dir).await;
     }
     // A cache that cannot be written only costs the next start a few seconds.
     let _ = tokio::fs::write(&file, line).await;
-    Ok(entries)
+    Ok(line.to_string())
 }
 
 /// What one documentation search gave: the entries, how they were found (a round's
@@ -280,7 +343,7 @@ pub async fn search(
     };
     let bm25 = |error: Option<String>| Searched {
         docs: index.search(query, k),
-        how: "bm25".into(),
+        how: index.described("bm25"),
         error,
         input_tokens: 0,
         cost_usd: 0.0,
@@ -294,7 +357,7 @@ pub async fn search(
     {
         Ok(found) => Ok(Searched {
             docs: found.entries,
-            how: format!("embeddings:{model}"),
+            how: index.described(&format!("embeddings:{model}")),
             error: None,
             input_tokens: found.input_tokens,
             cost_usd: found.cost_usd,

@@ -6,6 +6,7 @@
 mod agentic;
 pub mod agents;
 pub mod docs;
+mod model_docs;
 
 use std::path::{Path, PathBuf};
 
@@ -63,7 +64,18 @@ impl SuiteHost for MatToolsCode {
             .unwrap_or_default()
     }
 
-    /// The agents `single`, `rag` and `reflect` (documentation search, self-reflection).
+    /// The model-written documentation the `*-model-doc` agents search.
+    fn prepare_with_model<'a>(
+        &'a self,
+        model: &'a str,
+        limit: Option<usize>,
+        fx: &'a Effects<'a>,
+    ) -> Option<BoxFuture<'a, Result<String, String>>> {
+        Some(Box::pin(model_docs::write(model, limit, fx)))
+    }
+
+    /// Every agent of `benchmarks::mattools::code::agent::AgentKind` (documentation, code or
+    /// model-written documentation search, self-reflection, agentic RAG).
     fn answer_with<'a>(
         &'a self,
         agent: &'a str,

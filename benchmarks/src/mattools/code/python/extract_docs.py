@@ -1,6 +1,8 @@
 # Documentation of the pinned stack for the MatTools agents' retrieval (runs inside the
 # sandbox): the public modules, classes, functions and methods of the packages the tasks use,
 # with their signatures and (cut) docstrings, printed as one JSON line after the marker.
+# With SOURCE_CHARS set above this file (the model-written documentation's run), each class,
+# function, method and property also carries its source code, cut to that many characters.
 import importlib
 import inspect
 import json
@@ -22,6 +24,7 @@ ROOTS = [
     "pymatgen.transformations.standard_transformations",
 ]
 DOC_CHARS = 700
+SOURCE_CHARS = globals().get("SOURCE_CHARS", 0)
 
 
 def modules():
@@ -61,11 +64,21 @@ entries = []
 names = set()
 
 
+def source(obj):
+    try:
+        return inspect.getsource(obj)[:SOURCE_CHARS]
+    except (OSError, TypeError):
+        return ""
+
+
 def add(name, kind, obj):
     if name in names:
         return
     names.add(name)
-    entries.append({"name": name, "kind": kind, "signature": signature(obj) if kind != "module" else "", "doc": doc(obj)})
+    entry = {"name": name, "kind": kind, "signature": signature(obj) if kind != "module" else "", "doc": doc(obj)}
+    if SOURCE_CHARS and kind != "module":
+        entry["source"] = source(obj)
+    entries.append(entry)
 
 
 for mod in modules():
