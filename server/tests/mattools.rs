@@ -727,6 +727,33 @@ async fn the_model_written_documentation_is_written_once_and_searched() {
         .env("FAKE_API_KEY", "unused");
         c
     };
+    // Before anything is written, the agent refuses (it would answer as `single`).
+    let out = common::run_fake(&config, &data_dir)
+        .args([
+            "--suite",
+            "mattools-code",
+            "--agent",
+            "rag-model-doc",
+            "--tasks",
+        ])
+        .arg(&root)
+        .env("ATOMWORLD_MODEL_DOCS", &docs_file)
+        .env("FAKE_API_KEY", "unused")
+        .output()
+        .await
+        .unwrap();
+    let storage = server::storage::Storage::open(&data_dir).unwrap();
+    let (refused_run, _, _) = storage.list_runs().unwrap().remove(0);
+    let refused = storage.results(&refused_run).unwrap();
+    assert_eq!(refused.len(), 1, "{}", String::from_utf8_lossy(&out.stderr));
+    let error = format!("{:?}", refused[0]);
+    assert!(
+        error.contains("write it first with `atomworld prepare"),
+        "{error}"
+    );
+    assert!(seen.lock().unwrap().is_empty(), "no model call");
+    drop(storage);
+
     let out = prepare("fake", "6").output().await.unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -797,7 +824,11 @@ async fn the_model_written_documentation_is_written_once_and_searched() {
         String::from_utf8_lossy(&out.stderr)
     );
     let storage = server::storage::Storage::open(&data_dir).unwrap();
-    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
+    // The same settings resume the run whose task was refused, and answer it now.
+    let runs = storage.list_runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    let (id, spec, _) = runs.into_iter().next().unwrap();
+    assert_eq!(id, refused_run);
     assert_eq!(spec.agent.as_deref(), Some("rag-model-doc"));
     let rows = storage.results(&id).unwrap();
     let rounds = rows[0].transcript.as_ref().unwrap().as_array().unwrap();

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use benchmarks::mattools::code::CodeTask;
 use benchmarks::task::AnySuite;
 
-use benchmarks::mattools::code::agent::AgentKind;
+use benchmarks::mattools::code::agent::{AgentKind, DocSource};
 use futures_util::future::BoxFuture;
 
 use super::{
@@ -87,6 +87,13 @@ impl SuiteHost for MatToolsCode {
         Some(Box::pin(async move {
             let code_task: CodeTask = serde_json::from_value(task.json.clone())
                 .map_err(|e| AgentError::Task(format!("not a MatTools code task: {e}")))?;
+            // Without the documentation a model writes beforehand, these agents would answer
+            // as `single` under another name: refuse instead.
+            if kind.source() == Some(DocSource::ModelWritten) {
+                docs::index(fx.code, DocSource::ModelWritten)
+                    .await
+                    .map_err(AgentError::Task)?;
+            }
             let answer = agents::answer(kind, model, &code_task, task.sample, fx).await?;
             Ok(neutral(answer))
         }))
