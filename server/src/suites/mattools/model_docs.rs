@@ -53,22 +53,22 @@ pub fn written() -> Result<ModelDocs, String> {
 /// the writing with what was written so far saved.
 pub async fn write(model: &str, limit: Option<usize>, fx: &Effects<'_>) -> Result<String, String> {
     let path = file();
-    let mut docs = match written() {
-        Ok(d) if d.writer != model => {
-            return Err(format!(
-                "{} was written by {}: go on with --model {}, or remove the file to start again",
-                path.display(),
-                d.writer,
-                d.writer
-            ))
-        }
-        Ok(d) => d,
-        Err(_) if path.exists() => return Err(written().err().unwrap_or_default()),
-        Err(_) => ModelDocs {
+    let mut docs = if path.exists() {
+        written()?
+    } else {
+        ModelDocs {
             writer: model.to_string(),
             entries: Vec::new(),
-        },
+        }
     };
+    if docs.writer != model {
+        return Err(format!(
+            "{} was written by {}: go on with --model {}, or remove the file to start again",
+            path.display(),
+            docs.writer,
+            docs.writer
+        ));
+    }
     let objects: Vec<SourcedObject> = extracted(fx.code, Extract::Objects).await?;
     let documentable: Vec<&SourcedObject> = objects.iter().filter(|o| o.documentable()).collect();
     let done: std::collections::HashSet<String> =
