@@ -28,8 +28,10 @@ pub enum Refusal {
     ThinCell,
     /// A symmetry operation divides by zero.
     SymopDividesByZero,
-    /// An empty atom type symbol or label.
-    EmptySymbol,
+    /// A row looked up past the end of a value: an empty symbol, or a row of a tag given
+    /// once instead of in the loop (pymatgen indexes the string: "string index out of
+    /// range").
+    NoSuchRow,
     /// A kind of structure neither reader supports: which.
     NotSupported(&'static str),
 }
@@ -48,7 +50,7 @@ impl Refusal {
             Refusal::NoVolume => "no volume",
             Refusal::ThinCell => "thin cell",
             Refusal::SymopDividesByZero => "symmetry operation divides by zero",
-            Refusal::EmptySymbol => "empty symbol",
+            Refusal::NoSuchRow => "no such row",
             Refusal::NotSupported(_) => "not supported",
         }
     }
@@ -89,7 +91,7 @@ pub fn of_pymatgen(error: &str, causes: &[String], blocks: Option<usize>) -> Opt
         "TypeError" if message.starts_with("Lattice.") && message.contains("missing") => {
             Some(Refusal::MissingCell)
         }
-        "IndexError" if message == "string index out of range" => Some(Refusal::EmptySymbol),
+        "IndexError" if message == "string index out of range" => Some(Refusal::NoSuchRow),
         "NotImplementedError" if message.starts_with("Disordered magnetic") => {
             Some(Refusal::NotSupported("disordered magnetic structure"))
         }
@@ -164,8 +166,9 @@ pub fn of_ours(message: &str) -> Option<Refusal> {
     }
     if m.contains("has a label but no _atom_site_type_symbol")
         || m.starts_with("empty atom type symbol or label")
+        || (m.contains(" has no row ") && m.ends_with("(pymatgen: IndexError)"))
     {
-        return Some(Refusal::EmptySymbol);
+        return Some(Refusal::NoSuchRow);
     }
     if m.starts_with("not supported: a disordered magnetic structure") {
         return Some(Refusal::NotSupported("disordered magnetic structure"));
