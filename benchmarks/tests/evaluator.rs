@@ -100,10 +100,11 @@ fn an_unchanged_input_with_a_small_rms_but_no_fit_is_a_mismatch() {
             row["target_cif"].as_str().unwrap(),
         );
         let target = parse_target(target_cif).unwrap();
-        let predicted = engine::cif::parse_cif_like_pymatgen(input).unwrap();
+        let predicted = engine::cif::parse_cif_like_pymatgen_detailed(input).unwrap();
+        // In pymatgen's frame, as the evaluator matches.
         let rms = engine::matcher::get_rms_dist(
-            &target.structure,
-            &predicted,
+            &target.pymatgen_structure(),
+            &predicted.pymatgen_structure(),
             &engine::matcher::MatcherOptions::atomworld(),
         )
         .unwrap();

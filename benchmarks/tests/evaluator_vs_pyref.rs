@@ -121,10 +121,11 @@ fn evaluator_agrees_with_the_python_pipeline() {
     // Our matcher reproduces numpy's arithmetic on its native AVX-512 (SkylakeX) kernels;
     // where this machine makes numpy run others (OPENBLAS_CORETYPE, which tests must not
     // change), or where the shared successes show that the two sides' arithmetic is not the
-    // same to the last bits (their rms or max_dist differ by more than BIT_EXACT: the
-    // Python side's libraries compute in another order here), a verdict a last bit decides
-    // may flip (equally cheap assignments, a distance at stol): at most one in 500, each
-    // listed above.
+    // same to the last bits (their rms or max_dist differ by more than BIT_EXACT: on answers
+    // printed to 8 decimals, the copies the matcher skips as symmetric, `periodicity` and
+    // `fold_symmetric_mappings`, are equal only to ~1e-8, and pymatgen's minimum can lie in
+    // one of them), a verdict a last bit decides may flip (equally cheap assignments, a
+    // distance at stol): at most one in 500, each listed above.
     const BIT_EXACT: f64 = 1e-12;
     let foreign = std::env::var("OPENBLAS_CORETYPE")
         .ok()

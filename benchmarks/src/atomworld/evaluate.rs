@@ -7,6 +7,7 @@ use engine::cif::{parse_cif_like_pymatgen_detailed, CifError, PymatgenCif};
 use engine::interrupt::Interrupt;
 use engine::matcher::{fit, get_rms_dist, rms_dist_if_fit, MatcherError, MatcherOptions};
 use engine::ordered::ordered_distances;
+use engine::structure::Structure;
 use serde::{Deserialize, Serialize};
 
 use super::same_crystal::{same_crystal, SameCrystal};
@@ -322,15 +323,29 @@ pub fn explain_mismatch(target: &PymatgenCif, v: &mut Verdict) {
         return;
     }
     let opts = MatcherOptions::atomworld();
-    if let Ok(Some(m)) = get_rms_dist(&target.structure, &p.structure, &opts) {
+    let t = target.pymatgen_structure();
+    if let Ok(Some(m)) = get_rms_dist(&t, &p.pymatgen_structure(), &opts) {
         v.closest = Some(ClosestMatch {
             rms: m.rms,
             max_dist: m.max_dist,
             max_dist_angstrom: m.max_dist_angstrom,
         });
         v.mapping = Some(m.mapping);
-        v.displacements = Some(m.displacements);
+        v.displacements = Some(to_target_frame(target, &t, &m.displacements));
     }
+}
+
+/// The matcher's displacement vectors, measured in pymatgen's frame (`in_pymatgen`, the
+/// target's [`PymatgenCif::pymatgen_structure`]), in the target's own (AtomWorld) frame.
+fn to_target_frame(target: &PymatgenCif, in_pymatgen: &Structure, d: &[[f64; 3]]) -> Vec<[f64; 3]> {
+    d.iter()
+        .map(|&v| {
+            target
+                .structure
+                .lattice
+                .to_cartesian(in_pymatgen.lattice.to_fractional(v))
+        })
+        .collect()
 }
 
 /// Whether `response` would score [`Label::Success`] against `target`: the same steps as
@@ -348,8 +363,8 @@ pub fn would_succeed(target: &PymatgenCif, response: &str, comparison: Compariso
     match comparison {
         Comparison::Matcher => matches!(
             fit(
-                &target.structure,
-                &predicted.structure,
+                &target.pymatgen_structure(),
+                &predicted.pymatgen_structure(),
                 &MatcherOptions::atomworld()
             ),
             Ok(true)
@@ -447,7 +462,10 @@ fn compare(
                 interrupt: interrupt.clone(),
                 ..MatcherOptions::atomworld()
             };
-            match rms_dist_if_fit(&target.structure, &predicted.structure, &opts) {
+            // In pymatgen's frame, as the reference matches: the matcher's candidate order,
+            // and so which of two equally good matches it reports, depends on the frame.
+            let (t, p) = (target.pymatgen_structure(), predicted.pymatgen_structure());
+            match rms_dist_if_fit(&t, &p, &opts) {
                 Ok(Some(m)) => Verdict {
                     label: Label::Success,
                     rms: Some(m.rms),
@@ -461,7 +479,7 @@ fn compare(
                     parse_error: None,
                     count_diff: Vec::new(),
                     mapping: Some(m.mapping),
-                    displacements: Some(m.displacements),
+                    displacements: Some(to_target_frame(target, &t, &m.displacements)),
                     closest: None,
                     same_crystal: None,
                 },

@@ -154,7 +154,12 @@ pub fn evaluate_against(
         v.detail = format!("element proportions differ: reference {ct:?}, answer {cp:?}");
         return v;
     }
-    match rms_dist_if_fit(&reference.structure, &predicted.structure, options) {
+    // In pymatgen's frame, as the reference matches (the frame can decide a tie).
+    let (r, p) = (
+        reference.pymatgen_structure(),
+        predicted.pymatgen_structure(),
+    );
+    match rms_dist_if_fit(&r, &p, options) {
         Ok(Some(m)) => {
             v.label = GenLabel::Success;
             v.detail = format!(

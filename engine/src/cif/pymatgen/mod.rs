@@ -45,7 +45,8 @@ use super::space_group::{compact_symbol, operations_for_number, operations_for_s
 use super::symop::SymOp;
 use super::CifError;
 use crate::element::Element;
-use crate::lattice::Lattice;
+use crate::lattice::{Lattice, Matrix3};
+use crate::linalg::from_parameters_pymatgen;
 use crate::python::py_float;
 use crate::species::Occupant;
 use crate::structure::{Site, Structure, MAX_SITES};
@@ -78,6 +79,22 @@ pub struct PymatgenCif {
     pub species: Vec<Vec<SpeciesAmount>>,
     /// Header of the data block the structure came from.
     pub block: String,
+    /// The lattice as pymatgen builds it from the same parameters (`Lattice.from_parameters`,
+    /// **c** along z; `Lattice.cubic` for the cubic shortcut): the cell of `structure` in
+    /// pymatgen's frame, bit for bit. The matcher's candidate order and its ties depend on
+    /// the frame, so the evaluator matches in this one ([`PymatgenCif::pymatgen_structure`]).
+    pub pymatgen_matrix: Matrix3,
+}
+
+impl PymatgenCif {
+    /// `structure` with pymatgen's lattice matrix ([`PymatgenCif::pymatgen_matrix`]): the same
+    /// fractional coordinates, the cell rotated into pymatgen's frame.
+    pub fn pymatgen_structure(&self) -> Structure {
+        Structure::new(
+            Lattice::from_matrix(self.pymatgen_matrix),
+            self.structure.sites.clone(),
+        )
+    }
 }
 
 /// Read CIF text as the AtomWorld evaluator (pymatgen) does; see the module docs.
@@ -190,8 +207,9 @@ const LENGTHS: [&str; 3] = ["_cell_length_a", "_cell_length_b", "_cell_length_c"
 const ANGLES: [&str; 3] = ["_cell_angle_alpha", "_cell_angle_beta", "_cell_angle_gamma"];
 
 /// `CifParser.get_lattice`: the six parameters, or the crystal-system shortcut
-/// (`_symmetry_cell_setting`) when some are missing; `None` when there is no lattice.
-fn lattice_parameters(block: &PmgBlock) -> Result<Option<[f64; 6]>, Fail> {
+/// (`_symmetry_cell_setting`) when some are missing, with whether that shortcut is
+/// `Lattice.cubic`; `None` when there is no lattice.
+fn lattice_parameters(block: &PmgBlock) -> Result<Option<([f64; 6], bool)>, Fail> {
     let mut values = [0.0; 6];
     let mut missing = false;
     for (k, tag) in LENGTHS.iter().chain(ANGLES.iter()).enumerate() {
@@ -204,7 +222,7 @@ fn lattice_parameters(block: &PmgBlock) -> Result<Option<[f64; 6]>, Fail> {
         }
     }
     if !missing {
-        return Ok(Some(values));
+        return Ok(Some((values, false)));
     }
     for setting_tag in ["_symmetry_cell_setting", "_space_group_crystal_system"] {
         let setting = match block.get(setting_tag) {
@@ -238,7 +256,8 @@ fn lattice_parameters(block: &PmgBlock) -> Result<Option<[f64; 6]>, Fail> {
                 }
             }
         }
-        return Ok(Some(build(&got)));
+        // `Lattice.cubic` writes its matrix directly; the others go through `from_parameters`.
+        return Ok(Some((build(&got), t.s.eq_ignore_ascii_case("cubic"))));
     }
     Ok(None)
 }
@@ -586,7 +605,7 @@ fn structure_of_block(
             "every atom-site label is empty (pymatgen: TypeError)",
         ));
     }
-    let Some(lattice) = lattice else {
+    let Some((lattice, pymatgen_matrix)) = lattice else {
         return Err(block_err(
             block.pos,
             "missing cell parameters (_cell_length_a … _cell_angle_gamma)",
@@ -640,19 +659,20 @@ fn structure_of_block(
         structure: Structure::new(lattice, out_sites),
         species: out_species,
         block: block.header.clone(),
+        pymatgen_matrix,
     }))
 }
 
 /// The block's cell, `None` when it gives no cell parameters (an error only once the block
 /// turns out to have atom sites), or an error for a cell pymatgen cannot use.
-fn block_lattice(block: &PmgBlock) -> Result<Option<Lattice>, Fail> {
+fn block_lattice(block: &PmgBlock) -> Result<Option<(Lattice, Matrix3)>, Fail> {
     let params = lattice_parameters(block)?;
     let cell_pos = block
         .get("_cell_length_a")
         .and_then(Item::pos)
         .or(block.pos);
     let lattice = match params {
-        Some(p) if pymatgen_cell_is_nan(p) => {
+        Some((p, _)) if pymatgen_cell_is_nan(p) => {
             return Err(unsupported(
                 cell_pos,
                 &format!(
@@ -661,7 +681,7 @@ fn block_lattice(block: &PmgBlock) -> Result<Option<Lattice>, Fail> {
                 ),
             ))
         }
-        Some(p) => {
+        Some((p, cubic)) => {
             let l = lattice_from(p).ok_or_else(|| {
                 block_err(
                     cell_pos,
@@ -681,7 +701,12 @@ fn block_lattice(block: &PmgBlock) -> Result<Option<Lattice>, Fail> {
                     ),
                 ));
             }
-            Some(l)
+            let pymatgen = if cubic {
+                [[p[0], 0.0, 0.0], [0.0, p[0], 0.0], [0.0, 0.0, p[0]]]
+            } else {
+                from_parameters_pymatgen(p)
+            };
+            Some((l, pymatgen))
         }
         None => None,
     };
