@@ -459,6 +459,42 @@ async fn scripted_model() -> (std::sync::Arc<std::sync::Mutex<Vec<String>>>, Str
     (seen, v1)
 }
 
+/// The antisite task answered by agent `agent` with the scripted model through `atomworld
+/// run`, which must succeed and record the agent: the prompts the model saw, the run's stored
+/// rows, and the folder they live in (kept while the test runs). `None` when the pymatgen
+/// sandbox is unavailable (outside CI).
+async fn agent_run(
+    agent: &str,
+) -> Option<(
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    Vec<wire::ResultRow>,
+    tempfile::TempDir,
+)> {
+    setup()?;
+    let (seen, base) = scripted_model().await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = antisite_folder(dir.path());
+    let config = common::fake_model_config(dir.path(), &base, common::PRICED);
+    let data_dir = dir.path().join("data");
+    let out = common::run_fake(&config, &data_dir)
+        .args(["--suite", "mattools-code", "--agent", agent, "--tasks"])
+        .arg(&root)
+        .env("FAKE_API_KEY", "unused")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let storage = server::storage::Storage::open(&data_dir).unwrap();
+    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
+    assert_eq!(spec.agent.as_deref(), Some(agent));
+    let rows = storage.results(&id).unwrap();
+    Some((seen, rows, dir))
+}
+
 /// The entries of a reranking prompt, in its numbering (lines `[k] <entry>`, k from 1).
 fn numbered(prompt: &str) -> Vec<&str> {
     prompt
@@ -490,27 +526,9 @@ fn antisite_folder(dir: &std::path::Path) -> std::path::PathBuf {
 /// round 2's prompt, round 2 passes, and the stored rounds say so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reflection_agent_feeds_the_traceback_and_the_critique_back() {
-    if setup().is_none() {
+    let Some((seen, rows, _dir)) = agent_run("reflect").await else {
         return;
-    }
-    let (seen, base) = scripted_model().await;
-    let dir = tempfile::tempdir().unwrap();
-    let root = antisite_folder(dir.path());
-    let config = common::fake_model_config(dir.path(), &base, common::PRICED);
-    let data_dir = dir.path().join("data");
-    let out = common::run_fake(&config, &data_dir)
-        .args(["--suite", "mattools-code", "--agent", "reflect", "--tasks"])
-        .arg(&root)
-        .env("FAKE_API_KEY", "unused")
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let storage = server::storage::Storage::open(&data_dir).unwrap();
-    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
-    assert_eq!(spec.agent.as_deref(), Some("reflect"));
-    let rows = storage.results(&id).unwrap();
+    };
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].label.as_deref(), Some("Success"), "{:?}", rows[0]);
     let rounds = rows[0]
@@ -556,30 +574,9 @@ async fn the_reflection_agent_feeds_the_traceback_and_the_critique_back() {
 /// records the agent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_code_rag_agent_retrieves_chunks_of_source() {
-    if setup().is_none() {
+    let Some((seen, rows, _dir)) = agent_run("rag-code").await else {
         return;
-    }
-    let (seen, base) = scripted_model().await;
-    let dir = tempfile::tempdir().unwrap();
-    let root = antisite_folder(dir.path());
-    let config = common::fake_model_config(dir.path(), &base, common::PRICED);
-    let data_dir = dir.path().join("data");
-    let out = common::run_fake(&config, &data_dir)
-        .args(["--suite", "mattools-code", "--agent", "rag-code", "--tasks"])
-        .arg(&root)
-        .env("FAKE_API_KEY", "unused")
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let storage = server::storage::Storage::open(&data_dir).unwrap();
-    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
-    assert_eq!(spec.agent.as_deref(), Some("rag-code"));
-    let rows = storage.results(&id).unwrap();
+    };
     let rounds = rows[0]
         .transcript
         .as_ref()
@@ -621,30 +618,9 @@ async fn the_code_rag_agent_retrieves_chunks_of_source() {
 /// stored with the round.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agentic_agent_extracts_decomposes_reranks_and_generates() {
-    if setup().is_none() {
+    let Some((seen, rows, _dir)) = agent_run("agentic").await else {
         return;
-    }
-    let (seen, base) = scripted_model().await;
-    let dir = tempfile::tempdir().unwrap();
-    let root = antisite_folder(dir.path());
-    let config = common::fake_model_config(dir.path(), &base, common::PRICED);
-    let data_dir = dir.path().join("data");
-    let out = common::run_fake(&config, &data_dir)
-        .args(["--suite", "mattools-code", "--agent", "agentic", "--tasks"])
-        .arg(&root)
-        .env("FAKE_API_KEY", "unused")
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let storage = server::storage::Storage::open(&data_dir).unwrap();
-    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
-    assert_eq!(spec.agent.as_deref(), Some("agentic"));
-    let rows = storage.results(&id).unwrap();
+    };
     assert_eq!(rows.len(), 1);
     assert!(rows[0].label.is_some(), "scored: {:?}", rows[0]);
     let rounds = rows[0].transcript.as_ref().unwrap().as_array().unwrap();
