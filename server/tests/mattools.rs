@@ -703,9 +703,9 @@ async fn the_model_written_documentation_is_written_once_and_searched() {
         .env("FAKE_API_KEY", "unused");
         c
     };
-    // Before anything is written, the agent refuses (it would answer as `single`).
-    let out = common::run_fake(&config, &data_dir)
-        .args([
+    let rag_run = || {
+        let mut c = common::run_fake(&config, &data_dir);
+        c.args([
             "--suite",
             "mattools-code",
             "--agent",
@@ -714,10 +714,11 @@ async fn the_model_written_documentation_is_written_once_and_searched() {
         ])
         .arg(&root)
         .env("ATOMWORLD_MODEL_DOCS", &docs_file)
-        .env("FAKE_API_KEY", "unused")
-        .output()
-        .await
-        .unwrap();
+        .env("FAKE_API_KEY", "unused");
+        c
+    };
+    // Before anything is written, the agent refuses (it would answer as `single`).
+    let out = rag_run().output().await.unwrap();
     let storage = server::storage::Storage::open(&data_dir).unwrap();
     let (refused_run, _, _) = storage.list_runs().unwrap().remove(0);
     let refused = storage.results(&refused_run).unwrap();
@@ -780,20 +781,7 @@ async fn the_model_written_documentation_is_written_once_and_searched() {
     assert!(stderr.contains("was written by fake"), "{stderr}");
 
     seen.lock().unwrap().clear();
-    let out = common::run_fake(&config, &data_dir)
-        .args([
-            "--suite",
-            "mattools-code",
-            "--agent",
-            "rag-model-doc",
-            "--tasks",
-        ])
-        .arg(&root)
-        .env("ATOMWORLD_MODEL_DOCS", &docs_file)
-        .env("FAKE_API_KEY", "unused")
-        .output()
-        .await
-        .unwrap();
+    let out = rag_run().output().await.unwrap();
     assert!(
         out.status.success(),
         "{}",
