@@ -15,13 +15,14 @@ export const repoRoot = path.resolve(here, "..");
 export const artifactsDir = path.join(here, "artifacts");
 
 /** Start the server; resolves with { url, stop } once it prints its address. `configToml`,
- * when given, is written to a file and passed as --config. */
-export async function startServer({ configToml, env } = {}) {
+ * when given, is written to a file and passed as --config; `addr` (default a free port)
+ * is where it listens. */
+export async function startServer({ configToml, env, addr } = {}) {
   const bin = process.env.ATOMWORLD_BIN;
   const dist = process.env.ATOMWORLD_DIST ?? path.join(repoRoot, "dist");
   if (!bin) throw new Error("ATOMWORLD_BIN is not set: run the e2e suite through scripts/test.sh");
   const dataDir = mkdtempSync(path.join(tmpdir(), "atomworld-e2e-"));
-  const args = ["serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--dist", dist];
+  const args = ["serve", "--addr", addr ?? "127.0.0.1:0", "--data-dir", dataDir, "--dist", dist];
   if (configToml) {
     const cfg = path.join(dataDir, "config.toml");
     writeFileSync(cfg, configToml);

@@ -6,18 +6,42 @@ use wire::{
     RunRequest, StreamDelta, StreamRestart,
 };
 
-/// Ask the server how it is. An error means no server (static hosting) or a broken one.
-pub async fn health() -> Result<Health, String> {
+/// Why the server's health could not be read.
+pub struct Unhealthy {
+    /// What happened, in words.
+    pub message: String,
+    /// The server may still come: it did not answer, or it is being built
+    /// (`scripts/serve-page.py` answers code `starting` meanwhile). Worth asking again.
+    pub transient: bool,
+}
+
+/// Ask the server how it is. An error means no server (static hosting), one that is still
+/// starting, or a broken one.
+pub async fn health() -> Result<Health, Unhealthy> {
     let res = gloo_net::http::Request::get("/api/health")
         .send()
         .await
-        .map_err(|e| format!("server unreachable: {e}"))?;
+        .map_err(|e| Unhealthy {
+            message: format!("server unreachable: {e}"),
+            transient: true,
+        })?;
     if !res.ok() {
-        return Err(format!("server answered HTTP {}", res.status()));
+        let status = res.status();
+        return Err(match res.json::<ApiError>().await {
+            Ok(e) => Unhealthy {
+                transient: e.error.code == "starting",
+                message: e.error.message,
+            },
+            Err(_) => Unhealthy {
+                message: format!("server answered HTTP {status}"),
+                transient: false,
+            },
+        });
     }
-    res.json::<Health>()
-        .await
-        .map_err(|e| format!("unexpected health answer: {e}"))
+    res.json::<Health>().await.map_err(|e| Unhealthy {
+        message: format!("unexpected health answer: {e}"),
+        transient: false,
+    })
 }
 
 /// The models the server offers (empty without a server).

@@ -167,6 +167,31 @@ test("three participants send the ground truth, a wrong answer and a hand edit",
     assert.deepEqual(whos, ["cy", "bob", "ann"]);
   }));
 
+test("a host on a phone sees who answered, the result and the open link of every answer without scrolling sideways", () =>
+  check("room phone host", async () => {
+    const host = pages.host;
+    await host.setViewportSize({ width: 390, height: 800 });
+    try {
+      const rows = host.locator("#room-latest tr[data-label]");
+      assert.equal(await rows.count(), 3);
+      for (const row of await rows.all()) {
+        for (const part of ["td.who", "td.result", "a.open-attempt"]) {
+          const box = await row.locator(part).boundingBox();
+          assert.ok(box && box.x >= 0 && box.x + box.width <= 390, `${part} lies at ${JSON.stringify(box)}`);
+        }
+        const who = await row.locator("td.who").boundingBox();
+        const result = await row.locator("td.result").boundingBox();
+        assert.ok(Math.abs(who.y - result.y) < 4, "who and the result share the card's first line");
+      }
+      const open = await host.locator("#room-latest a.open-attempt").first().boundingBox();
+      assert.ok(open.height >= 24, `the open link is ${open.height} px high`);
+      const scroll = await host.locator("#room-latest").evaluate((t) => [t.parentElement.scrollWidth, t.parentElement.clientWidth]);
+      assert.ok(scroll[0] <= scroll[1], `the answers scroll sideways: ${scroll}`);
+    } finally {
+      await host.setViewportSize({ width: 1100, height: 800 });
+    }
+  }));
+
 test("a participant on a phone has the room banner on the first screen and wherever they scroll", () =>
   check("room phone participant", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 800 }, isMobile: true, hasTouch: true });

@@ -29,7 +29,10 @@ pub fn AskModel(
     #[prop(optional, into)]
     messages: Signal<Vec<benchmarks::task::Message>>,
 ) -> impl IntoView {
-    let models = LocalResource::new(crate::api::models);
+    let models = LocalResource::new(|| {
+        crate::ui::status::ServerArrivals::track();
+        crate::api::models()
+    });
     let own_keys = use_own_keys();
     let asking = RwSignal::new(false);
     let chosen_model = RwSignal::new(String::new());

@@ -40,6 +40,7 @@ pub fn App() -> impl IntoView {
     let short_id = path.strip_prefix("/c/").map(str::to_string);
     // The user's own API key, shared by every "Ask the model" (kept in this browser only).
     provide_context(crate::own_key::OwnKeys::load());
+    status::ServerArrivals::provide();
     // A share link pasted into a tab already on the page changes only the fragment: open it.
     let _ = window_event_listener(leptos::ev::hashchange, |_| {
         if let Some(w) = web_sys::window() {

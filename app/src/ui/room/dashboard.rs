@@ -183,12 +183,12 @@ pub fn Dashboard(
                             let open = format!("/room/open?code={}&attempt={}", s.room.code, a.id);
                             view! {
                                 <tr data-attempt=a.id data-label=a.label.clone()>
-                                    <td>{a.created_at.get(11..19).unwrap_or_default().to_string()}</td>
+                                    <td class="when">{a.created_at.get(11..19).unwrap_or_default().to_string()}</td>
                                     <td class="who">{a.who.clone()}</td>
-                                    <td>{how(a)}</td>
-                                    <td>{a.action.clone()}</td>
-                                    <td class="result" title=a.label.clone()>{plain_label(&a.label)}</td>
-                                    <td><a class="open-attempt" href=open target="_blank" title="open this answer in the playground">"open"</a></td>
+                                    <td class="how">{how(a)}</td>
+                                    <td class="action">{a.action.clone()}</td>
+                                    <td class="result" class:right=a.label == "Success" title=a.label.clone()>{plain_label(&a.label)}</td>
+                                    <td class="open"><a class="open-attempt" href=open target="_blank" title="open this answer in the playground">"open"</a></td>
                                 </tr>
                             }
                         }).collect_view()}

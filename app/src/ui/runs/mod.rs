@@ -88,7 +88,10 @@ fn duration_text(seconds: f64) -> String {
 /// The runs page.
 #[component]
 pub fn Runs() -> impl IntoView {
-    let models = LocalResource::new(crate::api::models);
+    let models = LocalResource::new(|| {
+        crate::ui::status::ServerArrivals::track();
+        crate::api::models()
+    });
     let suites = LocalResource::new(crate::api::suites);
     let suite = RwSignal::new(benchmarks::task::Registry::DEFAULT.to_string());
     // The chosen suite's descriptor (its baselines, whether it generates its tasks).
