@@ -19,8 +19,11 @@ for i in "${!args[@]}"; do
   esac
 done
 
+# The builds and the page's server stop with this script.
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT INT TERM
+stop_children() { [ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null || true; }
+trap stop_children EXIT
+trap 'exit 130' INT TERM
 
 # The app and the server build side by side, the server at a lower priority: the page comes
 # first (its link-time optimisation then runs on one core, and the server's build takes the
@@ -55,6 +58,11 @@ if ! wait "$app_pid"; then
 fi
 rm -f "$app_log"
 bridge_pid=""
+# A server with nothing to rebuild is ready in a moment: no page server for that.
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.3
+done
 if kill -0 "$server_pid" 2>/dev/null; then
   scripts/serve-page.py --dist dist --addr "$addr" &
   bridge_pid=$!

@@ -8,11 +8,13 @@
 
 mod common;
 
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::median;
-use sandbox::wasm::{WasmBackend, WasmConfig};
+use sandbox::wasm::interpreter::KNOWN;
+use sandbox::wasm::{verify_runtime_dir, Interpreter, WasmBackend, WasmConfig, DIR_ENV};
 use sandbox::{Limits, Program};
 
 const HELLO: &str = "print('hi')";
@@ -63,14 +65,68 @@ fn native_median(code: &str, n: usize) -> Option<(Duration, String)> {
     Some((median(times), version))
 }
 
+/// The runtime directories to measure: `$ATOMWORLD_PYTHON_WASM_DIR` alone, else every known
+/// build present in its default directory (the `-O3` build and the download, when both are
+/// there), each verified.
+fn runtime_dirs() -> Vec<(PathBuf, Interpreter)> {
+    let dirs: Vec<PathBuf> = match std::env::var_os(DIR_ENV).filter(|d| !d.is_empty()) {
+        Some(dir) => vec![PathBuf::from(dir)],
+        None => {
+            let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+            KNOWN
+                .iter()
+                .map(|i| home.join(".cache/atomworld").join(i.cache_dir))
+                .collect()
+        }
+    };
+    dirs.into_iter()
+        .filter_map(|dir| match verify_runtime_dir(&dir) {
+            Ok(i) => Some((dir, i)),
+            Err(e) => {
+                eprintln!("not measured: {e}");
+                None
+            }
+        })
+        .collect()
+}
+
 fn main() {
     let rt = common::runtime();
-    let config = WasmConfig::default();
-    if let Err(e) = sandbox::wasm::verify_runtime_dir(&config.runtime_dir) {
-        eprintln!("{e}");
+    let dirs = runtime_dirs();
+    if dirs.is_empty() {
         std::process::exit(1);
     }
+    let native = (
+        native_median(HELLO, 30),
+        native_median(IMPORTS, 10),
+        native_median(CPU, 3),
+    );
+    match &native {
+        (Some((h, v)), Some((i, _)), Some((c, _))) => println!(
+            "native {v} (process start included): print('hi') {}, stdlib imports {}, CPU loop {}",
+            ms(*h),
+            ms(*i),
+            ms(*c)
+        ),
+        _ => println!("native python3 not found: no comparison"),
+    }
+    for (dir, interpreter) in dirs {
+        println!("\n{} ({})", interpreter.name, dir.display());
+        let config = WasmConfig {
+            runtime_dir: dir,
+            ..WasmConfig::default()
+        };
+        measure(&rt, config, &native);
+    }
+}
 
+type Native = (
+    Option<(Duration, String)>,
+    Option<(Duration, String)>,
+    Option<(Duration, String)>,
+);
+
+fn measure(rt: &tokio::runtime::Runtime, config: WasmConfig, native: &Native) {
     // First compile into an empty cache dir, then a cached load (as a new process would).
     let cache = tempfile::tempdir().unwrap();
     let fresh = WasmConfig {
@@ -102,26 +158,13 @@ fn main() {
             ms(imports.saturating_sub(hello)),
             ms(cpu)
         );
-        match (
-            native_median(HELLO, 30),
-            native_median(IMPORTS, 10),
-            native_median(CPU, 3),
-        ) {
-            (Some((h, v)), Some((i, _)), Some((c, _))) => {
-                println!(
-                    "native {v} (process start included): print('hi') {}, stdlib imports {}, CPU loop {}",
-                    ms(h),
-                    ms(i),
-                    ms(c)
-                );
-                println!(
-                    "ratio wasm/native: print {:.1}x, imports {:.1}x, CPU loop {:.1}x",
-                    hello.as_secs_f64() / h.as_secs_f64(),
-                    imports.as_secs_f64() / i.as_secs_f64(),
-                    cpu.as_secs_f64() / c.as_secs_f64()
-                );
-            }
-            _ => println!("native python3 not found: no comparison"),
+        if let (Some((h, _)), Some((i, _)), Some((c, _))) = native {
+            println!(
+                "ratio wasm/native: print {:.1}x, imports {:.1}x, CPU loop {:.1}x",
+                hello.as_secs_f64() / h.as_secs_f64(),
+                imports.as_secs_f64() / i.as_secs_f64(),
+                cpu.as_secs_f64() / c.as_secs_f64()
+            );
         }
     });
 }

@@ -17,14 +17,14 @@ pub enum SandboxError {
         reason: String,
     },
     /// The interpreter files are missing or do not match their pinned sha256.
-    #[error(
-        "python-wasm file {path} is {problem}; run scripts/python-wasm.sh to fetch and verify it"
-    )]
+    #[error("python-wasm file {path} is {problem}; run {script} to make and verify it")]
     MissingRuntime {
         /// The file looked for.
         path: PathBuf,
         /// "missing", or what is wrong with it.
         problem: String,
+        /// The script that makes the file.
+        script: &'static str,
     },
     /// The run was cancelled (a cancel token fired or the sandbox is shutting down).
     #[error("the run was cancelled")]

@@ -24,7 +24,7 @@ fn backend() -> Option<WasmBackend> {
     BACKEND
         .get_or_init(|| {
             let config = WasmConfig::default();
-            common::usable(verify_runtime_dir(&config.runtime_dir))
+            common::usable(verify_runtime_dir(&config.runtime_dir).map(|_| ()))
                 .then(|| WasmBackend::new(config))
         })
         .clone()

@@ -296,7 +296,9 @@ impl Setup {
         let keep = |var: &str, default: std::path::PathBuf| {
             std::env::var_os(var).map_or(default, std::path::PathBuf::from)
         };
-        let wasm_dir = keep("ATOMWORLD_PYTHON_WASM_DIR", cache.join("python-wasm"));
+        // The interpreter the server would pick with this machine's home (the -O3 build when
+        // it is there).
+        let wasm_dir = sandbox::wasm::default_runtime_dir();
         let venv = keep("ATOMWORLD_MATTOOLS_VENV", cache.join("venv-mattools"));
         let server = common::Server::start(dir.path(), &args, |cmd| {
             cmd.env("HOME", &home)

