@@ -71,13 +71,7 @@ fn native_median(code: &str, n: usize) -> Option<(Duration, String)> {
 fn runtime_dirs() -> Vec<(PathBuf, Interpreter)> {
     let dirs: Vec<PathBuf> = match std::env::var_os(DIR_ENV).filter(|d| !d.is_empty()) {
         Some(dir) => vec![PathBuf::from(dir)],
-        None => {
-            let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
-            KNOWN
-                .iter()
-                .map(|i| home.join(".cache/atomworld").join(i.cache_dir))
-                .collect()
-        }
+        None => KNOWN.iter().map(Interpreter::default_dir).collect(),
     };
     dirs.into_iter()
         .filter_map(|dir| match verify_runtime_dir(&dir) {

@@ -62,21 +62,26 @@ pub const KNOWN: [Interpreter; 2] = [DEBIAN_O3, DOWNLOADED];
 /// Environment variable naming the runtime directory (either build's files).
 pub const DIR_ENV: &str = "ATOMWORLD_PYTHON_WASM_DIR";
 
-/// `$ATOMWORLD_PYTHON_WASM_DIR`, else the first build of [`KNOWN`] whose interpreter file is in
-/// its default directory under `~/.cache/atomworld/`, else the download's directory (where
-/// the error will say what is missing).
+impl Interpreter {
+    /// Where this build lives unless told otherwise: `~/.cache/atomworld/<cache_dir>`.
+    pub fn default_dir(&self) -> PathBuf {
+        let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+        home.join(".cache/atomworld").join(self.cache_dir)
+    }
+}
+
+/// `$ATOMWORLD_PYTHON_WASM_DIR`, else the default directory of the first build of [`KNOWN`]
+/// whose interpreter file is there, else the download's (where the error will say what is
+/// missing).
 pub fn default_runtime_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os(DIR_ENV).filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
-    let cache = home.join(".cache/atomworld");
     KNOWN
         .iter()
-        .map(|i| cache.join(i.cache_dir))
-        .zip(KNOWN.iter())
-        .find(|(dir, i)| dir.join(i.wasm_file).is_file())
-        .map_or_else(|| cache.join(DOWNLOADED.cache_dir), |(dir, _)| dir)
+        .find(|i| i.default_dir().join(i.wasm_file).is_file())
+        .unwrap_or(&DOWNLOADED)
+        .default_dir()
 }
 
 /// The build `dir` holds, with both of its files checked against their sha256: the first of
