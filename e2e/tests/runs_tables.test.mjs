@@ -161,3 +161,33 @@ test("a prompt ablation from the runs page: one run per chosen wording, each col
       assert.deepEqual(cells, ["1", "1"], `${label}: ${cells}`);
     }
   }));
+
+test("a MatTools run opened from its address: the Suite selector names its suite, and a chart of two groups keeps the page's text size", () =>
+  withScreenshot(browser.page, "runs opened mattools", async () => {
+    const page = browser.page;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(server.url + "/runs");
+    const id = await startRun(page, { suite: "mattools-qa", model: "reference" });
+    await page.goto(`${server.url}/runs?runs=${id}`);
+    await page.waitForSelector("#success-chart .action-label", { timeout: 120_000 });
+    // The run's view arrives after the suite list: give the selector a moment to follow it.
+    await page.waitForFunction(() => document.querySelector("#run-suite")?.selectedOptions.length, null, { timeout: 10_000 });
+    await page.waitForTimeout(500);
+    assert.equal(await page.inputValue("#run-suite"), "mattools-qa");
+    const shownText = await page.locator("#run-suite option:checked").textContent();
+    assert.match(shownText, /^mattools-qa /);
+    // The model list offers the suite's own baseline, chosen as the run's model.
+    assert.deepEqual(await page.locator("#run-model").evaluate((s) => [...s.selectedOptions].map((o) => o.value)), ["reference"]);
+
+    // Each group label is drawn at about the page's size (8 SVG units at the chart's scale),
+    // not blown up by a chart that stretches two groups across the page.
+    const sizes = await page.locator("#success-chart").evaluate((svg) => {
+      const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+      const groups = svg.querySelectorAll(".action-label").length;
+      const line = svg.querySelector(".action-label tspan").getBoundingClientRect().height;
+      return { px: 8 * scale, groups, line };
+    });
+    assert.ok(sizes.groups >= 1, JSON.stringify(sizes));
+    assert.ok(sizes.px >= 7 && sizes.px <= 14, JSON.stringify(sizes));
+    assert.ok(sizes.line <= 20, JSON.stringify(sizes));
+  }));

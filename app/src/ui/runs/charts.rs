@@ -11,6 +11,10 @@ use wire::{ResultRow, RunView};
 /// Bar colours, one per run shown (cycled): the report's.
 pub use benchmarks::task::chart::RUN_COLOURS;
 
+/// Screen pixels per SVG unit at the charts' widest: the success chart is as wide as its
+/// groups need, so its labels stay at the page's size for two groups as for ten.
+const PX_PER_UNIT: f64 = 760.0 / 600.0;
+
 /// Success rate per group, one bar group per group the runs have, one bar per run.
 pub fn success_chart(runs: &[(String, RunView)]) -> impl IntoView {
     let group = 58.0;
@@ -65,7 +69,8 @@ pub fn success_chart(runs: &[(String, RunView)]) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <svg id="success-chart" viewBox=format!("0 0 {span} 166") class="chart" role="img" aria-label="success rate per group and run">
+        <svg id="success-chart" viewBox=format!("0 0 {span} 166") class="chart" style:max-width=format!("{:.0}px", span * PX_PER_UNIT)
+            role="img" aria-label="success rate per group and run">
             <line x1="5" y1="125" x2=span - 5.0 y2="125" stroke="#999"></line>
             <line x1="5" y1="15" x2=span - 5.0 y2="15" stroke="#ddd" stroke-dasharray="3 3"></line>
             <text x=span - 3.0 y="18" font-size="7" text-anchor="end">"100%"</text>

@@ -117,6 +117,9 @@ pub fn Runs() -> impl IntoView {
     let first_seen = StoredValue::new(HashMap::<String, (f64, usize)>::new());
     let filter_action = RwSignal::new(String::new());
     let filter_label = RwSignal::new(String::new());
+    // Whether the Suite selector should follow the first shown run when it arrives (a run
+    // opened from the address or the earlier-runs list belongs to the suite it was run on).
+    let adopt_suite = StoredValue::new(false);
 
     // Follow one run until it is no longer running, then load its results.
     let follow = move |id: String| {
@@ -128,6 +131,15 @@ pub fn Runs() -> impl IntoView {
                 match crate::api::get::<RunView>(&format!("/api/runs/{id}")).await {
                     Ok(v) => {
                         let done = !v.status.is_active();
+                        let first = shown.with_untracked(|s| s.first() == Some(&id));
+                        if first && adopt_suite.get_value() {
+                            adopt_suite.set_value(false);
+                            if suite.get_untracked() != v.spec.suite {
+                                suite.set(v.spec.suite.clone());
+                                chosen.set(vec![v.spec.model.clone()]);
+                                variants.set(Vec::new());
+                            }
+                        }
                         let count = v.progress.as_ref().map_or(0, |p| p.done);
                         first_seen.update_value(|m| {
                             m.entry(id.clone()).or_insert((now_ms(), count));
@@ -160,6 +172,7 @@ pub fn Runs() -> impl IntoView {
         data.set(BTreeMap::new());
         results.set(BTreeMap::new());
         shown.set(ids.clone());
+        adopt_suite.set_value(true);
         for id in ids {
             follow(id);
         }
@@ -398,7 +411,7 @@ pub fn Runs() -> impl IntoView {
             <div class="row">
                 <label class="field">
                     <span>"Suite"</span>
-                    <select id="run-suite" on:change=move |ev| {
+                    <select id="run-suite" prop:value=move || suite.get() on:change=move |ev| {
                         suite.set(event_target_value(&ev));
                         chosen.set(Vec::new());
                         variants.set(Vec::new());
