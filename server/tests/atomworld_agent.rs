@@ -95,10 +95,8 @@ async fn run_two_tasks(
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let storage = server::storage::Storage::open(&data).unwrap();
-    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
+    let (id, spec, rows) = common::only_run(&data);
     assert_eq!(spec.agent.as_deref(), Some(agent));
-    let rows = storage.results(&id).unwrap();
     (dir, id, rows)
 }
 

@@ -488,10 +488,8 @@ async fn agent_run(
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let storage = server::storage::Storage::open(&data_dir).unwrap();
-    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
+    let (_, spec, rows) = common::only_run(&data_dir);
     assert_eq!(spec.agent.as_deref(), Some(agent));
-    let rows = storage.results(&id).unwrap();
     Some((seen, rows, dir))
 }
 
@@ -851,10 +849,8 @@ async fn the_rag_agent_searches_by_embeddings_when_chosen() {
         );
     };
     run().await;
-    let storage = server::storage::Storage::open(&data_dir).unwrap();
-    let (id, spec, _) = storage.list_runs().unwrap().remove(0);
+    let (_, spec, rows) = common::only_run(&data_dir);
     assert_eq!(spec.embeddings.as_deref(), Some("emb"));
-    let rows = storage.results(&id).unwrap();
     let round = rows[0].transcript.as_ref().unwrap()[0].clone();
     assert_eq!(round["search"], "embeddings:emb", "{round}");
     let retrieved: Vec<String> = round["retrieved"]

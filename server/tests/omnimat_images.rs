@@ -95,9 +95,7 @@ async fn a_run_sends_the_files_bytes_and_skips_an_item_whose_image_is_missing() 
     assert_eq!(content[2]["image_url"]["url"], data_url("image/gif", &gif));
     assert_eq!(content.as_array().unwrap().len(), 3);
     // m2: no call, its own status and group, left out of the figures, counted in the summary.
-    let storage = Storage::open(&data).unwrap();
-    let (id, _, _) = storage.list_runs().unwrap().remove(0);
-    let rows = storage.results(&id).unwrap();
+    let (_, _, rows) = common::only_run(&data);
     let m2 = rows.iter().find(|r| r.task_id == "Test/m2").unwrap();
     assert_eq!(m2.label.as_deref(), Some("ImagesUnavailable"));
     assert_eq!(m2.group, "images unavailable");
@@ -159,9 +157,7 @@ async fn without_an_images_folder_multimodal_items_are_unavailable_not_sent() {
             .map(|s| s.starts_with("text only")),
         Some(true)
     );
-    let storage = Storage::open(&data).unwrap();
-    let (id, _, _) = storage.list_runs().unwrap().remove(0);
-    let rows = storage.results(&id).unwrap();
+    let (_, _, rows) = common::only_run(&data);
     let m3 = rows.iter().find(|r| r.task_id == "Test/m3").unwrap();
     assert_eq!(m3.label.as_deref(), Some("ImagesUnavailable"));
     let verdict = serde_json::to_value(m3.verdict.as_ref().unwrap()).unwrap();

@@ -312,9 +312,7 @@ fn alchemy_runs_resolve_rag_references_from_the_train_split() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let storage = Storage::open(&data).unwrap();
-    let (id, _, _) = storage.list_runs().unwrap().remove(0);
-    let rows = storage.results(&id).unwrap();
+    let (_, _, rows) = common::only_run(&data);
     let task = rows[0].task.as_ref().unwrap();
     let refs: Vec<&str> = task["references"]
         .as_array()
@@ -629,9 +627,7 @@ async fn a_reply_without_answer_gets_one_reminder() {
         printed.contains(summary["headline"]["text"].as_str().unwrap()),
         "{printed}"
     );
-    let storage = Storage::open(&data).unwrap();
-    let (id, _, _) = storage.list_runs().unwrap().remove(0);
-    let rows = storage.results(&id).unwrap();
+    let (_, _, rows) = common::only_run(&data);
     assert_eq!(calls.load(Ordering::SeqCst), 2 * rows.len());
     for r in &rows {
         assert!(r.response.as_deref().unwrap().contains("<answer>"), "{r:?}");

@@ -504,3 +504,14 @@ pub const ANTISITE_NAMES: &str = "from pymatgen.core import Structure\n\
 pub fn mattools_data() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/mattools")
 }
+
+/// The one run a CLI command stored in `data` (its id, spec and result rows): a second run
+/// there fails the test, since the caller would be reading the wrong one.
+pub fn only_run(data: &Path) -> (String, wire::RunSpec, Vec<wire::ResultRow>) {
+    let storage = server::storage::Storage::open(data).unwrap();
+    let mut runs = storage.list_runs().unwrap();
+    assert_eq!(runs.len(), 1, "one run in {}: {runs:?}", data.display());
+    let (id, spec, _) = runs.remove(0);
+    let rows = storage.results(&id).unwrap();
+    (id, spec, rows)
+}
