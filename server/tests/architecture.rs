@@ -1,5 +1,6 @@
 //! The crates depend one way only: llm-protocol (on none) ← benchmarks (also on engine) ← wire
-//! ← {app, server}; engine-bench on engine and benchmarks; the sandbox (on no workspace crate)
+//! ← {app, server}; engine ← viewer ← first-view ← app (the first view's test reads the pool
+//! in benchmarks); engine-bench on engine and benchmarks; the sandbox (on no workspace crate)
 //! ← server. Read from `cargo metadata`, so a wrong dependency
 //! fails here rather than in review.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
@@ -8,12 +9,24 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 /// Which workspace crates each workspace crate may depend on.
-const ALLOWED: [(&str, &[&str]); 8] = [
+const ALLOWED: [(&str, &[&str]); 10] = [
     ("engine", &[]),
+    ("viewer", &["engine"]),
+    ("first-view", &["engine", "viewer", "benchmarks"]),
     ("llm-protocol", &[]),
     ("benchmarks", &["engine", "llm-protocol"]),
     ("wire", &["benchmarks"]),
-    ("app", &["engine", "llm-protocol", "benchmarks", "wire"]),
+    (
+        "app",
+        &[
+            "engine",
+            "llm-protocol",
+            "benchmarks",
+            "wire",
+            "viewer",
+            "first-view",
+        ],
+    ),
     (
         "server",
         &["engine", "llm-protocol", "benchmarks", "wire", "sandbox"],
@@ -98,6 +111,8 @@ fn no_suite_is_named_outside_its_own_modules() {
     for dir in [
         "server/src",
         "app/src",
+        "viewer/src",
+        "first-view/src",
         "wire/src",
         "llm-protocol/src",
         "benchmarks/src/task",

@@ -12,7 +12,7 @@ use wasm_bindgen::JsCast;
 use super::edit_panel::{EditPanel, EditRequest};
 use super::measure::picked_panel;
 use super::shortcuts::{command, Command, HelpOverlay};
-use crate::viewer::{ColorScheme, Overlay, Style, Viewer, OVERLAY_FULL_SCALE, OVERLAY_ZERO};
+use viewer::{ColorScheme, Overlay, Style, Viewer, OVERLAY_FULL_SCALE, OVERLAY_ZERO};
 
 /// Pointer travel (CSS pixels) below which a press and release count as a click, not a drag.
 const CLICK_SLOP: i32 = 4;

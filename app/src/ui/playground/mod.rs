@@ -31,10 +31,7 @@ use super::room::RoomSend;
 use super::structure_file::{read_any, ExportLinks};
 use crate::matching::protocol::Job;
 use crate::matching::{same_work, Matcher};
-use crate::viewer::Overlay;
-
-/// The structure shown first: rock salt, the crystal everyone knows.
-const DEFAULT_STRUCTURE: &str = "Halite";
+use viewer::Overlay;
 
 /// Largest structure whose space group the page computes: the search runs on the main
 /// thread and takes about 0.3 s natively at 3,000 sites and 4 s at 10,000.
@@ -114,7 +111,7 @@ pub fn Playground(
     let entries = StoredValue::new(pool());
     let default = entries.with_value(|p| {
         p.iter()
-            .position(|e| e.name.starts_with(DEFAULT_STRUCTURE))
+            .position(|e| e.name == first_view::first::NAME)
             .unwrap_or(0)
     });
     // A shared case decides the initial state.

@@ -12,7 +12,7 @@ use leptos::prelude::*;
 
 use super::{answer_and_verdict, AnswerBox, ProbeVerdict, PromptView, SeedRow};
 use crate::ui::canvas::StructureCanvas;
-use crate::viewer::Overlay;
+use viewer::Overlay;
 
 /// Points are drawn this many times larger than the atoms they stand in for.
 const POINT_SCALE: f32 = 3.0;

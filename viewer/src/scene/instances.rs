@@ -6,7 +6,7 @@ use engine::Structure;
 use three_d::*;
 
 use super::{v3, ATOM_SCALE, BOND_RADIUS, CELL_COLOR, EDGE_RADIUS, HALO_SCALE, MAX_BONDS};
-use crate::viewer::Style;
+use crate::Style;
 
 /// Instances of atom spheres, or with `halo = Some(indices)`, of halos around those sites.
 pub(super) fn atom_instances(

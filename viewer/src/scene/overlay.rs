@@ -5,7 +5,7 @@ use three_d::*;
 
 use super::instances::cylinder;
 use super::{v3, Viewer, ANSWER_SCALE, ARROW_RADIUS, ATOM_SCALE, OVERLAY_ATOM_SCALE};
-use crate::viewer::{displacement_color, Overlay};
+use crate::{displacement_color, Overlay};
 
 impl Viewer {
     /// Draw `overlay` over the shown structure (or remove it): an arrow from each site to
