@@ -44,6 +44,11 @@ fn draw(document: &Document, figure: &Element) -> Result<(), String> {
         &format!("width: {}px; height: {}px", size("width"), size("height")),
     );
     canvas.set_title("Drag to turn the structure");
+    // Read as the picture it replaces.
+    let _ = canvas.set_attribute("role", "img");
+    if let Some(alt) = picture.get_attribute("alt") {
+        let _ = canvas.set_attribute("aria-label", &alt);
+    }
     // In the picture's place before drawing, so the viewer reads the size it is shown at; the
     // browser paints only after this task, so the picture is never seen blank.
     picture
