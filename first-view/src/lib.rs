@@ -1,5 +1,5 @@
 //! The first view: the playground's first structure drawn by the viewer in 3D, from a module
-//! of about 110 kB (gzip) that the page loads before the app's (about 1 MB). On a slow
+//! of about 0.1 MB (compressed) that the page loads before the app's (about 1 MB). On a slow
 //! network a visitor can look at and turn the structure seconds before the app starts; the
 //! app then replaces the whole first screen.
 //!
