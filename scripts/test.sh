@@ -65,10 +65,10 @@ step "PostgreSQL for the storage tests (a throwaway cluster, stopped at exit)"
 trap 'scripts/postgres.sh stop' EXIT
 eval "$(scripts/postgres.sh start)"
 
-step "cargo test --workspace (app is wasm-only: tested in the browser)"
+step "cargo test --workspace (app and viewer are wasm-only: tested in the browser)"
 # The two differential tests ran above in release (8x faster than a debug build).
 # The sandbox crate was tested above, with its wasm backend.
-cargo test --workspace --exclude app --exclude sandbox -- \
+cargo test --workspace --exclude app --exclude viewer --exclude sandbox -- \
   --skip reader_and_writer_agree_with_pymatgen --skip matcher_agrees_with_pymatgen \
   --skip formats_neighbours_and_space_groups_agree_with_pymatgen
 
