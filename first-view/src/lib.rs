@@ -4,7 +4,7 @@
 //! app then replaces the whole first screen.
 //!
 //! The structure is data here ([`first`]), not the pool the app reads it from: parsing the
-//! pool would bring the CIF reader into the module (it more than doubles its size). A test
+//! pool would bring the CIF reader into the module (it nearly doubles its size). A test
 //! checks the data is the app's first structure.
 
 pub mod first;

@@ -9,7 +9,7 @@ use viewer::Viewer;
 use wasm_bindgen::prelude::*;
 use web_sys::{Document, Element, HtmlCanvasElement, PointerEvent};
 
-/// Runs when the module is instantiated (the page's loader does so before loading the app).
+/// Runs when the module is instantiated (the page's loader does so before it starts the app).
 #[wasm_bindgen(start)]
 pub fn start() {
     let Some(document) = web_sys::window().and_then(|w| w.document()) else {
