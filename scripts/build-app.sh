@@ -9,12 +9,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/scripts/binaryen/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 
+# The files the page is built from: in a git checkout, those git would commit (tracked or
+# new, not ignored), so what the server writes at run time (its database under data/local)
+# or npm installs never counts as a change; elsewhere every file but those.
+page_sources() {
+  local dirs=(app viewer first-view engine benchmarks wire llm-protocol data public)
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -z --cached --others --exclude-standard -- "${dirs[@]}" |
+      while IFS= read -r -d '' f; do [ -f "$f" ] && printf '%s\0' "$f"; done
+  else
+    find "${dirs[@]}" -type f -not -path '*/node_modules/*' -not -path 'data/local/*' -print0
+  fi
+}
+
 inputs() {
   {
     trunk --version
     wasm-bindgen --version
-    find app viewer first-view engine benchmarks wire llm-protocol data public -type f \
-      -not -path '*/node_modules/*' -print0 | sort -z | xargs -0 sha256sum
+    page_sources | sort -z | xargs -0 sha256sum
     sha256sum index.html Trunk.toml Cargo.toml Cargo.lock scripts/build-app.sh scripts/build-first-view.sh \
       scripts/binaryen/package-lock.json
   } | sha256sum | cut -d' ' -f1

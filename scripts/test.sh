@@ -83,6 +83,13 @@ cargo test -p engine -p benchmarks --target wasm32-unknown-unknown
 
 step "building the app (scripts/build-app.sh: trunk build --release, wasm-opt) and the server for the e2e suite"
 scripts/build-app.sh
+# A restart with nothing changed must not rebuild the page: what the server writes at run
+# time (its database under data/local) is not one of the page's inputs.
+mkdir -p data/local
+probe="$(mktemp -p data/local --suffix=.sqlite3 probe.XXXXXX)"
+skipped="$(scripts/build-app.sh)"
+rm -f "$probe"
+grep -q "up to date" <<< "$skipped" || { echo "build-app.sh rebuilt an unchanged page: $skipped" >&2; exit 1; }
 # The server as scripts/run.sh ships it: with the embedded (wasm) Python sandbox.
 cargo build -p server --features wasm-sandbox
 export ATOMWORLD_BIN="$TARGET_DIR/debug/atomworld"
