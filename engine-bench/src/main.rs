@@ -92,10 +92,12 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// Times each pair once and prints the total per kind, and the share spent parsing.
+/// Times each pair once and prints the total per kind, the share spent parsing, and the
+/// ten slowest pairs (their index in the file, kind and site counts).
 fn print_by_kind(pairs: &[Pair]) {
     let mut kinds: Vec<(String, usize, f64, f64)> = Vec::new();
-    for p in pairs {
+    let mut each: Vec<(f64, usize)> = Vec::with_capacity(pairs.len());
+    for (i, p) in pairs.iter().enumerate() {
         let start = Instant::now();
         std::hint::black_box(evaluate_pair_json(&p.target, &p.prediction));
         let total = start.elapsed().as_secs_f64();
@@ -103,6 +105,7 @@ fn print_by_kind(pairs: &[Pair]) {
         std::hint::black_box(engine::cif::parse_cif_like_pymatgen(&p.target).is_ok());
         std::hint::black_box(engine::cif::parse_cif_like_pymatgen(&p.prediction).is_ok());
         let parse = start.elapsed().as_secs_f64();
+        each.push((total, i));
         match kinds.iter_mut().find(|k| k.0 == p.kind) {
             Some(k) => {
                 k.1 += 1;
@@ -119,5 +122,13 @@ fn print_by_kind(pairs: &[Pair]) {
     );
     for (kind, n, total, parse) in kinds {
         eprintln!("{kind:<18}{n:>6}{:>12.2}{:>12.2}", total * 1e3, parse * 1e3);
+    }
+    each.sort_by(|a, b| b.0.total_cmp(&a.0));
+    eprintln!("slowest pairs: index, kind, ms, sites (target, prediction)");
+    let sites = |text: &str| engine::cif::parse_cif_like_pymatgen(text).map_or(0, |s| s.len());
+    for &(t, i) in each.iter().take(10) {
+        let p = &pairs[i];
+        let (a, b) = (sites(&p.target), sites(&p.prediction));
+        eprintln!("{i:>6}  {:<18}{:>8.3}  {a} {b}", p.kind, t * 1e3);
     }
 }

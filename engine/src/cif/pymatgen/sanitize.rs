@@ -223,6 +223,10 @@ fn near(x: f64, target: f64) -> bool {
     r == 1.0 || (r.is_finite() && (1.0 - r).abs() <= FRAC_TOLERANCE)
 }
 
+/// Python's `repr(1 / 3)` and `repr(2 / 3)`, the values a snapped coordinate is written as.
+const THIRD: &str = "0.3333333333333333";
+const TWO_THIRDS: &str = "0.6666666666666666";
+
 /// Replace fractional coordinates within 1e-4 (relative) of 1/3 or 2/3 by those values.
 fn snap_fractions(block: &mut PmgBlock) {
     for tag in FRACT_TAGS {
@@ -239,9 +243,9 @@ fn snap_fractions(block: &mut PmgBlock) {
                 continue;
             }
             let Some(x) = str2float(&t.s) else { continue };
-            for target in [1.0 / 3.0, 2.0 / 3.0] {
+            for (target, repr) in [(1.0 / 3.0, THIRD), (2.0 / 3.0, TWO_THIRDS)] {
                 if near(x, target) {
-                    t.s = py_repr(target).into();
+                    t.s = repr.into();
                 }
             }
         }
@@ -258,6 +262,12 @@ mod tests {
             Some(Item::List(v)) => v.iter().map(|t| t.s.to_string()).collect(),
             _ => vec![],
         }
+    }
+
+    #[test]
+    fn snapped_values_are_written_as_python_writes_them() {
+        assert_eq!(THIRD, py_repr(1.0 / 3.0));
+        assert_eq!(TWO_THIRDS, py_repr(2.0 / 3.0));
     }
 
     #[test]

@@ -190,7 +190,10 @@ impl Columns {
             return true;
         };
         let l2 = &self.l2[j];
-        !(0..3).any(|a| distance_to_integer(l2[a] - l1[a]) > tol[a])
+        // The window has already narrowed the first axis: the others reject sooner.
+        ![1, 2, 0]
+            .into_iter()
+            .any(|a| distance_to_integer(l2[a] - l1[a]) > tol[a])
     }
 
     /// The columns a table row at point `f` holds (those `allowed` accepts and within the
@@ -287,13 +290,9 @@ impl Columns {
             return (d, k, self.tie_delta.is_some());
         }
         let limit = best + self.margin.max(self.tie_delta.unwrap_or(0.0));
-        // The values measured (at most 27; usually a handful), for the tie count.
-        let mut measured = [0.0f64; 27];
-        let mut count = 0;
-        if self.tie_delta.is_some() {
-            measured[0] = best;
-            count = 1;
-        }
+        // The second smallest value measured (the first image counted): another image is
+        // within the tie distance of the shortest exactly when this one is.
+        let mut second = f64::INFINITY;
         // Per axis, the offsets whose bound does not rule the image out.
         let mut offsets = [[0usize; 3]; 3];
         let mut lens = [0usize; 3];
@@ -314,24 +313,17 @@ impl Columns {
                         continue;
                     }
                     let d = measure(k);
-                    if self.tie_delta.is_some() {
-                        measured[count] = d;
-                        count += 1;
-                    }
                     if d < best || (d == best && k < best_k) {
+                        second = best;
                         best = d;
                         best_k = k;
+                    } else if d < second {
+                        second = d;
                     }
                 }
             }
         }
-        let tied = self.tie_delta.is_some_and(|delta| {
-            measured[..count]
-                .iter()
-                .filter(|&&d| d <= best + delta)
-                .count()
-                > 1
-        });
+        let tied = self.tie_delta.is_some_and(|delta| second <= best + delta);
         (best, best_k, tied)
     }
 }
