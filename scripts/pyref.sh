@@ -11,7 +11,8 @@
 # notice on stderr and nothing on stdout (the Rust tests then skip), except under CI
 # (CI=true or ATOMWORLD_REQUIRE_SHARED=1), where a missing oracle is a failure.
 #
-# Settings (environment): ATOMWORLD_PYTHON (default ~/.cache/atomworld/venv-pmg/bin/python),
+# Settings (environment): ATOMWORLD_BIN (an `atomworld` binary already built; default: build
+# the server in debug), ATOMWORLD_PYTHON (default ~/.cache/atomworld/venv-pmg/bin/python),
 # ATOMWORLD_PYREF_SEED (default 20260601), ATOMWORLD_PYREF_PER_ACTION (default 250),
 # ATOMWORLD_PYREF_PER_TASK (answers per task for the evaluator, default 2).
 set -euo pipefail
@@ -50,9 +51,13 @@ EVAL="$DIR/pyref-eval-$GEN-$VERSIONS-$KERNEL-seed$SEED-n$PER_ACTION-k$PER_TASK-$
 
 if ! [ -s "$TASKS" ] && { ! [ -s "$ACTIONS" ] || ! [ -s "$EVAL" ]; }; then
   note "generating the task set (seed $SEED, $PER_ACTION per action) with atomworld gen"
-  cargo build -q -p server >&2
-  TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-  "$TARGET_DIR/debug/atomworld" gen --seed "$SEED" --per-action "$PER_ACTION" -o "$TASKS.part" >&2
+  BIN="${ATOMWORLD_BIN:-}"
+  if [ -z "$BIN" ]; then
+    cargo build -q -p server >&2
+    TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+    BIN="$TARGET_DIR/debug/atomworld"
+  fi
+  "$BIN" gen --seed "$SEED" --per-action "$PER_ACTION" -o "$TASKS.part" >&2
   mv "$TASKS.part" "$TASKS"
 fi
 if ! [ -s "$ACTIONS" ]; then

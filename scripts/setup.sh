@@ -6,6 +6,8 @@
 #   scripts/setup.sh test    the above plus Debian chromium/chromedriver, bubblewrap (the
 #                            sandbox's bwrap backend), podman, runc and debootstrap (its
 #                            container backend) and e2e npm packages
+#   scripts/setup.sh test-tools  only what `test` adds to `build` (scripts/test.sh runs it in
+#                            the background while the Rust tools build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -76,5 +78,6 @@ ensure_test_tools() {
 case "${1:-build}" in
   build) ensure_build_tools ;;
   test) ensure_build_tools; ensure_test_tools ;;
-  *) echo "usage: $0 build|test" >&2; exit 2 ;;
+  test-tools) ensure_test_tools ;;
+  *) echo "usage: $0 build|test|test-tools" >&2; exit 2 ;;
 esac

