@@ -16,15 +16,16 @@ WASM_BINDGEN_VERSION=0.2.130   # must equal the wasm-bindgen crate pinned in Car
 
 say() { printf '\033[1;34m[setup]\033[0m %s\n' "$*"; }
 
-# The tools' own speed hardly matters (trunk orchestrates, wasm-bindgen rewrites one module in
-# a second), but trunk's manifest asks for fat LTO and one codegen unit: building them at
-# opt-level 1 without LTO takes 6 + 4 minutes instead of 15 + 5 on 2 cores, and the page they
-# build is byte for byte the same. Both are built without their default features, which are
-# TLS stacks (ring, rustls) for downloads and trunk's update check: they never download here
-# (Trunk.toml: offline), and the builds are about 25 crates shorter.
+# The tools' own speed hardly matters (trunk orchestrates, wasm-bindgen rewrites a module in
+# about 2 s), but trunk's manifest asks for fat LTO and one codegen unit: built unoptimised
+# (opt-level 0, many codegen units, no LTO or debug info) they take about 3 + 1 minutes on 2
+# cores instead of 15 + 5, and the page they build is byte for byte the same. Both are built
+# without their default features, which are TLS stacks (ring, rustls) for downloads and
+# trunk's update check: they never download here (Trunk.toml: offline), and the builds are
+# about 25 crates shorter.
 quick_install() {
-  CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-    CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=0 \
+  CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=256 \
+    CARGO_PROFILE_RELEASE_OPT_LEVEL=0 CARGO_PROFILE_RELEASE_DEBUG=0 \
     cargo install "$@"
 }
 

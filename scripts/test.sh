@@ -134,7 +134,7 @@ await pyref
 eval "$(cat "$JOBS_DIR/pyref.env")"
 
 step "PostgreSQL for the storage tests (a throwaway cluster, stopped at exit)"
-# The storage tests and server/tests/postgres.rs run against it as well as SQLite; with
+# The storage tests and server/tests/it/postgres.rs run against it as well as SQLite; with
 # ATOMWORLD_REQUIRE_POSTGRES=1 (set here) they fail rather than leave it out.
 eval "$(scripts/postgres.sh start)"
 

@@ -8,7 +8,9 @@ let server;
 let browser;
 before(async () => {
   server = await startServer({
-    configToml: `[[models]]\nname = "dead-gpt"\nprovider = "openai-compatible"\nmodel = "d"\nbase_url = "http://127.0.0.1:9/v1"\n`,
+    configToml: `[[models]]\nname = "dead-gpt"\nprovider = "openai-compatible"\nmodel = "d"\nbase_url = "http://127.0.0.1:9/v1"\n` +
+      // One quick retry: what is tested is the run's end and its resumption, not the backoff.
+      `[limits]\nmax_retries = 1\nbackoff_base_ms = 50\nbackoff_max_ms = 100\n`,
   });
   browser = await launchBrowser();
 });

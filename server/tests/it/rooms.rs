@@ -1,7 +1,6 @@
 //! Workshop rooms through HTTP on a loopback port: open, join, attempts scored by the server
 //! (a verdict sent by the client is ignored), the host's tally behind the host token, the
 //! passcode, the limits, expiry and closing.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -10,7 +9,7 @@ use server::http::{router, AppState};
 use server::llm::{Gateway, GatewayOptions};
 use server::storage::{RoomLimits, Storage};
 
-mod common;
+use crate::common;
 
 const PROMPT: &str = "Remove the atom at index 3 from the cif file.";
 

@@ -1,9 +1,8 @@
 //! Embeddings through the gateway against a fake OpenAI-compatible endpoint on 127.0.0.1:
 //! the vectors in input order, batching, the cache (a repeated call sends nothing, replay-only
 //! serves it), cost and spend, retries, key secrecy, and the daily cap.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use server::config::{Config, EmbeddingModelConfig, Limits, ProviderKind};
 use server::llm::{Gateway, GatewayOptions, LlmError};

@@ -1,7 +1,6 @@
 //! The LLM gateway against scripted fake providers on 127.0.0.1 (OpenAI- and
 //! Anthropic-shaped): retries and their bound, Retry-After, timeouts, malformed answers,
 //! cache hits, cost, spend cap and key secrecy.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -1,9 +1,8 @@
 //! The `atomworld apply`, `eval` and `gen` commands, run as a user runs them.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::process::Command;
 
-mod common;
+use crate::common;
 
 use common::{bin, NACL};
 

@@ -1,6 +1,5 @@
 //! Benchmark runs through the `atomworld run` CLI: baselines bound the table, a killed run
 //! resumes with nothing lost or repeated, and a cached repeat is free and identical.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,7 +10,7 @@ use axum::extract::State;
 use axum::routing::post;
 use axum::Router;
 
-mod common;
+use crate::common;
 
 use common::bin;
 

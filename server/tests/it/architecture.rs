@@ -3,7 +3,6 @@
 //! in benchmarks); engine-bench on engine and benchmarks; the sandbox (on no workspace crate)
 //! ← server. Read from `cargo metadata`, so a wrong dependency
 //! fails here rather than in review.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::collections::BTreeMap;
 use std::process::Command;

@@ -13,9 +13,8 @@
 //! feature (scripts/test.sh runs it); the bwrap half needs bubblewrap and the MatTools venv
 //! (required under CI).
 #![cfg(feature = "wasm-sandbox")]
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

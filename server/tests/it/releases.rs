@@ -3,9 +3,8 @@
 //!
 //! Needs the shared data (`shared/data/omnimatbench`): without it the test fails under CI and
 //! is skipped with a notice otherwise.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -4,9 +4,8 @@
 //!
 //! Needs bubblewrap, the venv (`scripts/mattools-venv.sh`) and the shared data: without them
 //! the test fails under CI and is skipped with a notice otherwise.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 
@@ -979,9 +978,9 @@ async fn fifty_concurrent_scorings_leave_health_responsive() {
 
 /// A server that lists MatTools' code tasks starts its warm pymatgen workers at start (one
 /// per concurrent run, two by default), so its first scorings do not all start workers at
-/// once; its health counts the live ones. They are alive a minute after boot (started from
-/// a short-lived thread, they died with it about ten seconds in while health still counted
-/// them), and one killed from outside is replaced.
+/// once; its health counts the live ones. They are alive 25 s after boot (started from a
+/// short-lived thread, they died with it once tokio retired the idle blocking thread, ten
+/// seconds in, while health still counted them), and one killed from outside is replaced.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn warm_workers_start_with_the_server_and_stay_alive() {
     if setup().is_none() {
@@ -996,12 +995,13 @@ async fn warm_workers_start_with_the_server_and_stay_alive() {
     wait_for_warm_workers(&server.base).await;
     let workers = || sandbox_processes(server.pid());
     assert_eq!(workers().len(), 2, "{:?}", workers());
-    tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+    // Well past tokio's ten-second keep-alive of idle blocking threads.
+    tokio::time::sleep(std::time::Duration::from_secs(25)).await;
     let c = reqwest::Client::new();
     let h = common::get_json(&c, format!("{}/api/health", server.base)).await;
     assert_eq!(waiting(&h), Some(2), "{h}");
     let alive = workers();
-    assert_eq!(alive.len(), 2, "a minute after boot: {alive:?}");
+    assert_eq!(alive.len(), 2, "25 s after boot: {alive:?}");
     // Killed from outside: health stops counting it and a replacement starts.
     let _ = std::process::Command::new("kill")
         .arg("-9")

@@ -1,9 +1,8 @@
 //! Adding a suite is one `impl Suite` and one registry line: a small suite that exists only
 //! here runs through `atomworld eval`'s scorer and the server's run loop (HTTP API included)
 //! with no other change, its judge question answered through the gateway.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use common::{create_run, get_json, wait_run};
 use std::sync::{Arc, Mutex};

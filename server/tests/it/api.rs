@@ -1,6 +1,5 @@
 //! The JSON API on a loopback port: models, passcode, rate limit, runs with the reference
 //! baseline, exports, share-link cases, and that no response ever contains an API key.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::time::Duration;
 
@@ -12,7 +11,7 @@ use server::http::{router, AppState};
 use server::llm::{Gateway, GatewayOptions};
 use server::storage::Storage;
 
-mod common;
+use crate::common;
 
 use common::{create_run, get_json, get_text, post_json, wait_run};
 

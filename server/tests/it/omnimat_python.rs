@@ -2,9 +2,8 @@
 //! the model's program runs in the embedded wasm sandbox and its output comes back to the
 //! model; every step is stored. Needs the `wasm-sandbox` feature (scripts/test.sh runs it).
 #![cfg(feature = "wasm-sandbox")]
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

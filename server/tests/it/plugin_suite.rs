@@ -1,9 +1,8 @@
 //! A whole suite as one plugin, defined only here: a generator, an importer of its own file
 //! layout, an agent on the server's side and a headline table. It runs through the server's
 //! generic layers (run loop, HTTP API, task files) with no edit anywhere else.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

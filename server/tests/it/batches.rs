@@ -3,7 +3,6 @@
 //! waits, a run killed while it waits resumes by polling the same batch (no second batch,
 //! no synchronous call), and its results are those of the same run asked synchronously, at
 //! half the price.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -17,7 +16,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-mod common;
+use crate::common;
 use common::bin;
 
 /// The fake's state: files, batches, and what was asked of it.

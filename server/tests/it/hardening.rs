@@ -1,9 +1,8 @@
 //! The server as an attacker or a careless operator would try it, through the real binary:
 //! a provider that echoes the key, spend caps under concurrency, and the limits that keep
 //! one request from taking the server down.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -5,9 +5,8 @@
 //!
 //! Needs bubblewrap and the venv (`scripts/mattools-venv.sh`): without them the test fails
 //! under CI and is skipped with a notice otherwise.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

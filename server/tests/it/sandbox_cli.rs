@@ -2,9 +2,8 @@
 //! `/api/health` reporting it. Built only with the `wasm-sandbox` feature (scripts/test.sh
 //! runs it so, after scripts/python-wasm.sh fetched the interpreter).
 #![cfg(feature = "wasm-sandbox")]
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use common::{bin, get_json, Server};
 

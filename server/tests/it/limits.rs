@@ -3,9 +3,8 @@
 //! stores data; the rate limit; the per-provider concurrency cap; `--replay-only`; the
 //! `OPENAI_BASE_URL`/`OPENAI_MODEL` model; the Gemini provider against a fake; the 1 MiB body
 //! and the 5,000 task samples of a run.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -2,9 +2,8 @@
 //! URLs of the files' own bytes (media type from the bytes, not the name), an item whose
 //! image is missing is asked of no model and counted apart; the page's image route serves a
 //! task's own stems only and refuses paths.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

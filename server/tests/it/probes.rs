@@ -2,9 +2,8 @@
 //! run and stored by `atomworld run` and by `POST /api/runs`, and tabled by `atomworld
 //! report` and `GET /api/report` as the paper's tables (the answer with the truth succeeds
 //! everywhere, the copied or empty answer nowhere).
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use common::{bin, create_run, get_json, wait_run};
 use server::storage::Storage;

@@ -1,9 +1,8 @@
 //! `GET /api/runs` is a page of brief rows, not every run's tasks: twenty stored runs of a
 //! thousand tasks each list in a few kilobytes, page by page, and twenty clients reading the
 //! list at once leave health answering within 200 ms.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,9 +1,8 @@
 //! `atomworld report`: two models' runs of three repeats each, tabled as mean ± standard
 //! deviation over the repeats; every number of the table recomputed here from the stored
 //! rows.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -2,7 +2,6 @@
 //! links, runs and their reports, rooms and their attempts), and the CLI writes to the same
 //! store. Needs a PostgreSQL server (`ATOMWORLD_TEST_POSTGRES`, started by scripts/test.sh;
 //! required there).
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -10,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-mod common;
+use crate::common;
 use common::{bin, create_run, get_json, get_text, post_json, wait_run, Server};
 
 /// The URL of a fresh database, or `None` when no server is configured (and none required).

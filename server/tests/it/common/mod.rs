@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests that drive the real `atomworld` binary.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
-#![allow(dead_code)] // each test file uses its own subset
+#![allow(dead_code)] // some helpers serve only the modules behind the wasm-sandbox feature
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
