@@ -33,7 +33,7 @@ trap cleanup EXIT
 # `background NAME FUNCTION`: runs FUNCTION in the background, its output in NAME's log.
 background() {
   printf '\033[1;34m[test]\033[0m [%4d s] background: %s\n' "$SECONDS" "$1"
-  ( "$2" ) > "$JOBS_DIR/$1.log" 2>&1 &
+  ( "$2"; echo "done after $SECONDS s of the run" ) > "$JOBS_DIR/$1.log" 2>&1 &
   JOB_PID[$1]=$!
 }
 # `await NAME`: waits for the job, prints its log, and stops the run if it failed.
@@ -114,9 +114,7 @@ eval "$(cat "$JOBS_DIR/oracles.env")"
 cargo test --release -p engine --test cif_vs_pymatgen --test matcher_vs_pymatgen \
   --test formats_vs_pymatgen
 
-step "wasm tests of engine and benchmarks (wasm-bindgen-test under node)"
-cargo test -p engine -p benchmarks --target wasm32-unknown-unknown
-
+# Its link-time optimisation and wasm-opt run on one core: the Python references use the other.
 step "building the app (scripts/build-app.sh: trunk build --release, wasm-opt)"
 scripts/build-app.sh
 # A restart with nothing changed must not rebuild the page: what the server writes at run
@@ -127,6 +125,9 @@ skipped="$(scripts/build-app.sh)"
 rm -f "$probe"
 grep -q "up to date" <<< "$skipped" || { echo "build-app.sh rebuilt an unchanged page: $skipped" >&2; exit 1; }
 export ATOMWORLD_DIST="$PWD/dist"
+
+step "wasm tests of engine and benchmarks (wasm-bindgen-test under node)"
+cargo test -p engine -p benchmarks --target wasm32-unknown-unknown
 
 step "waiting for the sandbox's interpreters, venvs and image, and the Python references"
 await sandbox
