@@ -13,7 +13,7 @@ export PATH="$PWD/scripts/binaryen/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 # new, not ignored), so what the server writes at run time (its database under data/local)
 # or npm installs never counts as a change; elsewhere every file but those.
 page_sources() {
-  local dirs=(app viewer first-view engine benchmarks wire llm-protocol data public)
+  local dirs=(app viewer first-view matcher-worker engine benchmarks wire llm-protocol data public)
   if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     git ls-files -z --cached --others --exclude-standard -- "${dirs[@]}" |
       while IFS= read -r -d '' f; do [ -f "$f" ] && printf '%s\0' "$f"; done

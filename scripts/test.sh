@@ -93,7 +93,7 @@ step "clippy (native: every crate but the page's, the sandbox with its wasm back
 cargo clippy --workspace --exclude app --exclude viewer --all-targets --features server/wasm-sandbox -- -D warnings
 
 step "clippy (wasm32: the pure crates, the page's crates, engine-bench)"
-cargo clippy -p engine -p llm-protocol -p benchmarks -p wire -p viewer -p first-view -p app -p engine-bench \
+cargo clippy -p engine -p llm-protocol -p benchmarks -p wire -p viewer -p first-view -p matcher-worker -p app -p engine-bench \
   --features first-view/start --all-targets --target wasm32-unknown-unknown -- -D warnings
 
 # Every host test below runs with this one selection, so cargo resolves one feature set and

@@ -1,14 +1,12 @@
 //! Scoring answers off the page's thread: the playground hands each verdict to the matching
-//! worker (`src/bin/matcher.rs`) and shows "matching…" until it comes back, so a match that
+//! worker (the `matcher-worker` crate) and shows "matching…" until it comes back, so a match that
 //! takes seconds (a 512-site supercell against a perturbed copy) never freezes the page.
 //!
 //! Only the latest request counts: every request gets a new id, answers to older ids are
 //! dropped, and a worker still busy with an older request is stopped and replaced (a
 //! running wasm computation cannot be interrupted otherwise). Without a worker (the browser
-//! refuses to start one, or its script fails to load) the same [`protocol::Job::run`] runs in
+//! refuses to start one, or its script fails to load) the same [`Job::run`] runs in
 //! the page.
-
-pub mod protocol;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -17,7 +15,7 @@ use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use protocol::{Done, FromWorker, Job, TargetCache};
+use matcher_worker::{Done, FromWorker, Job, TargetCache};
 
 /// Where Trunk writes the worker's loader (`data-type="worker"` with `data-loader-shim`).
 const WORKER_URL: &str = "/matcher_loader.js";

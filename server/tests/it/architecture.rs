@@ -1,6 +1,7 @@
 //! The crates depend one way only: llm-protocol (on none) ← benchmarks (also on engine) ← wire
 //! ← {app, server}; engine ← viewer ← first-view ← app (the first view's test reads the pool
-//! in benchmarks); engine-bench on engine and benchmarks; the sandbox (on no workspace crate)
+//! in benchmarks); {engine, benchmarks} ← matcher-worker ← app; engine-bench on engine and
+//! benchmarks; the sandbox (on no workspace crate)
 //! ← server. Read from `cargo metadata`, so a wrong dependency
 //! fails here rather than in review.
 
@@ -8,10 +9,11 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 /// Which workspace crates each workspace crate may depend on.
-const ALLOWED: [(&str, &[&str]); 10] = [
+const ALLOWED: [(&str, &[&str]); 11] = [
     ("engine", &[]),
     ("viewer", &["engine"]),
     ("first-view", &["engine", "viewer", "benchmarks"]),
+    ("matcher-worker", &["engine", "benchmarks"]),
     ("llm-protocol", &[]),
     ("benchmarks", &["engine", "llm-protocol"]),
     ("wire", &["benchmarks"]),
@@ -24,6 +26,7 @@ const ALLOWED: [(&str, &[&str]); 10] = [
             "wire",
             "viewer",
             "first-view",
+            "matcher-worker",
         ],
     ),
     (
@@ -112,6 +115,7 @@ fn no_suite_is_named_outside_its_own_modules() {
         "app/src",
         "viewer/src",
         "first-view/src",
+        "matcher-worker/src",
         "wire/src",
         "llm-protocol/src",
         "benchmarks/src/task",

@@ -29,8 +29,8 @@ use super::canvas::StructureCanvas;
 use super::edit_panel::EditRequest;
 use super::room::RoomSend;
 use super::structure_file::{read_any, ExportLinks};
-use crate::matching::protocol::Job;
 use crate::matching::{same_work, Matcher};
+use matcher_worker::Job;
 use viewer::Overlay;
 
 /// Largest structure whose space group the page computes: the search runs on the main

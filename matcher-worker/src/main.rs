@@ -1,17 +1,14 @@
 //! The matching worker: a Web Worker the playground starts (`/matcher_loader.js`, written by
 //! Trunk from `index.html`'s `data-type="worker"` link) so that scoring an answer, which can
-//! take seconds on a large target, never blocks the page. It reads a JSON [`protocol::Job`]
-//! per message and posts a JSON [`protocol::FromWorker`] back.
-
-#[path = "../matching/protocol.rs"]
-mod protocol;
+//! take seconds on a large target, never blocks the page. It reads a JSON [`Job`]
+//! per message and posts a JSON [`FromWorker`] back.
 
 use std::cell::RefCell;
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use protocol::{FromWorker, Job, TargetCache};
+use matcher_worker::{FromWorker, Job, TargetCache};
 
 thread_local! {
     static CACHE: RefCell<TargetCache> = RefCell::new(TargetCache::default());

@@ -1,8 +1,13 @@
-//! What the page asks the matching worker and what it answers, and the work itself.
+//! The page's matching worker: what the page asks it and what it answers, and the work
+//! itself.
 //!
-//! Shared by the page (`app`) and the worker (`matcher`, `src/bin/matcher.rs`): the worker
+//! Shared by the page (`app`) and the worker (the `matcher` binary, `src/main.rs`): the worker
 //! runs [`Job::run`], and so does the page when no worker can be started, so the verdict is
 //! the same either way (the same `benchmarks` functions, on the same wasm engine).
+//!
+//! A crate of its own so that Trunk can build the worker with a profile of its own
+//! (`wasm-worker`: optimised for speed, where the page is optimised for size) without
+//! compiling the app's dependencies twice.
 
 use benchmarks::atomworld::evaluate::{
     evaluate_with_same_crystal, explain_mismatch, parse_target, Comparison, Verdict,
