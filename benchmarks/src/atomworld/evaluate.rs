@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use engine::cif::{parse_cif_like_pymatgen_detailed, CifError, PymatgenCif};
+use engine::element::Element;
 use engine::interrupt::Interrupt;
 use engine::matcher::{fit, get_rms_dist, rms_dist_if_fit, MatcherError, MatcherOptions};
 use engine::ordered::ordered_distances;
@@ -167,13 +168,17 @@ pub fn extract_cif(response: &str) -> Option<&str> {
     Some(rest[..end].trim())
 }
 
+/// One species of a composition (element, oxidation state as bits: `Composition`'s key) and
+/// its amount.
+type SpeciesAmount = (Element, Option<u64>, f64);
+
 /// pymatgen's composition of a parsed structure: the amount of each species (element and
 /// oxidation state, as `Composition` keys them) summed over the sites.
-fn composition(p: &PymatgenCif) -> Vec<(&'static str, Option<u64>, f64)> {
-    let mut out: Vec<(&'static str, Option<u64>, f64)> = Vec::new();
+fn composition(p: &PymatgenCif) -> Vec<SpeciesAmount> {
+    let mut out: Vec<SpeciesAmount> = Vec::new();
     for species in &p.species {
         for s in species {
-            let key = (s.element.symbol(), s.oxidation.map(f64::to_bits));
+            let key = (s.element, s.oxidation.map(f64::to_bits));
             match out.iter_mut().find(|(e, o, _)| (*e, *o) == key) {
                 Some(entry) => entry.2 += s.amount,
                 None => out.push((key.0, key.1, s.amount)),
@@ -184,22 +189,22 @@ fn composition(p: &PymatgenCif) -> Vec<(&'static str, Option<u64>, f64)> {
 }
 
 /// `Composition.__eq__`: every species' amount equal within `amount_tolerance`.
-fn same_composition(a: &[(&str, Option<u64>, f64)], b: &[(&str, Option<u64>, f64)]) -> bool {
-    let amount = |c: &[(&str, Option<u64>, f64)], e: &str, o: Option<u64>| {
+fn same_composition(a: &[SpeciesAmount], b: &[SpeciesAmount]) -> bool {
+    let amount = |c: &[SpeciesAmount], e: Element, o: Option<u64>| {
         c.iter()
             .find(|(x, y, _)| *x == e && *y == o)
             .map_or(0.0, |(_, _, n)| *n)
     };
     a.iter()
         .chain(b)
-        .all(|(e, o, _)| (amount(a, e, *o) - amount(b, e, *o)).abs() <= AMOUNT_TOLERANCE)
+        .all(|(e, o, _)| (amount(a, *e, *o) - amount(b, *e, *o)).abs() <= AMOUNT_TOLERANCE)
 }
 
-/// Amount of each element (oxidation states summed), for showing what differs.
-fn element_amounts(c: &[(&'static str, Option<u64>, f64)]) -> BTreeMap<&'static str, f64> {
+/// Amount of each element (oxidation states summed), by symbol, for showing what differs.
+fn element_amounts(c: &[SpeciesAmount]) -> BTreeMap<&'static str, f64> {
     let mut out = BTreeMap::new();
     for (e, _, n) in c {
-        *out.entry(*e).or_insert(0.0) += n;
+        *out.entry(e.symbol()).or_insert(0.0) += n;
     }
     out
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use super::block::{parse_blocks, Block, Value};
 use super::lexer::{tokenize, TokenKind};
 use super::pymatgen::site_index::{pbc_close, SiteIndex};
-use super::pymatgen::{element_of_symbol, MAGNETIC_TAG_PARTS};
+use super::pymatgen::{element_of_symbol, is_magnetic_tag};
 use super::space_group::{compact_symbol, operations_for_number, operations_for_symbol};
 use super::symop::SymOp;
 use super::CifError;
@@ -113,9 +113,9 @@ fn listed_operations(block: &Block) -> bool {
 /// magnetic operations, its sites in pymatgen's order, each with its moment.
 pub fn read_cif(text: &str) -> Result<Structure, CifError> {
     let tokens = tokenize(text).map_err(|e| CifError::at(e.pos, e.message))?;
-    let magnetic = tokens.iter().any(|t| {
-        matches!(&t.kind, TokenKind::Tag(tag) if MAGNETIC_TAG_PARTS.iter().any(|p| tag.contains(p)))
-    });
+    let magnetic = tokens
+        .iter()
+        .any(|t| matches!(&t.kind, TokenKind::Tag(tag) if is_magnetic_tag(tag)));
     if magnetic {
         return super::pymatgen::parse_cif_like_pymatgen(text);
     }

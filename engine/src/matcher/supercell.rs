@@ -54,6 +54,7 @@ impl Mask {
     }
 
     /// True when row `i` may not be paired with column `j`.
+    #[inline]
     pub fn forbidden(&self, i: usize, j: usize) -> bool {
         match &self.relation {
             None => self.rows[i] != self.cols[j],

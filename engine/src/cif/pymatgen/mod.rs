@@ -51,7 +51,7 @@ use crate::python::py_float;
 use crate::species::Occupant;
 use crate::structure::{Site, Structure, MAX_SITES};
 use blocks::{pymatgen_blocks, Item, PmgBlock, Text};
-pub(crate) use magnetic::MAGNETIC_TAG_PARTS;
+pub(crate) use magnetic::is_magnetic_tag;
 use magnetic::{magnetic_kind, magnetic_operations, moments, site_moment, MagOp, Magnetic};
 use sanitize::sanitize;
 use symop::{from_xyz_str, XyzError};

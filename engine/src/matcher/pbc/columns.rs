@@ -36,6 +36,10 @@ pub struct Columns {
     axis_weight: Vec3,
     /// Absolute margin (Å²) for dismissing an image by that bound.
     margin: f64,
+    /// How far (Å²) above the shortest value an image is still measured: `margin`, or the
+    /// tie distance when that is wider (kept apart so that the scan takes no `max` per
+    /// pair: in wasm, `f64::max` is a call).
+    reach: f64,
     /// `√3 / √axis_weight[k]`: how far along LLL axis k a cube of half-width 1 reaches.
     cube_reach: Vec3,
     window: ColumnWindow,
@@ -73,6 +77,7 @@ impl Columns {
             images,
             axis_weight,
             margin: 1e-9 * longest,
+            reach: (1e-9 * longest).max(0.0),
             cube_reach: axis_weight.map(|w: f64| 3f64.sqrt() / w.sqrt()),
             window,
             tol: lll_frac_tol,
@@ -86,6 +91,7 @@ impl Columns {
     /// of the structure may hold the other one.
     pub fn noting_image_ties(mut self, delta: f64) -> Self {
         self.tie_delta = Some(delta);
+        self.reach = self.margin.max(delta);
         self
     }
 
@@ -289,7 +295,7 @@ impl Columns {
             let (d, k) = nearest_image_scan(&self.images, pre);
             return (d, k, self.tie_delta.is_some());
         }
-        let limit = best + self.margin.max(self.tie_delta.unwrap_or(0.0));
+        let limit = best + self.reach;
         // The second smallest value measured (the first image counted): another image is
         // within the tie distance of the shortest exactly when this one is.
         let mut second = f64::INFINITY;
