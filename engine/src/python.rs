@@ -33,6 +33,12 @@ pub fn is_py_space(c: char) -> bool {
 
 /// Python's `str.strip()` without arguments.
 pub fn py_strip(s: &str) -> &str {
+    // Nearly every value starts and ends with an ASCII character that is not a space: then
+    // there is nothing to strip, and no character needs decoding.
+    let ascii_word = |b: Option<&u8>| b.is_some_and(|&b| b.is_ascii() && !is_py_space(b as char));
+    if ascii_word(s.as_bytes().first()) && ascii_word(s.as_bytes().last()) {
+        return s;
+    }
     s.trim_matches(is_py_space)
 }
 

@@ -13,9 +13,10 @@ pub fn str2float(text: &str) -> Option<f64> {
 /// The text before the first `(` that has something after it (`re.sub(r"\(.+\)*", "", text)`
 /// for single-line text).
 pub fn cut_uncertainty(text: &str) -> &str {
-    match text.char_indices().find(|&(_, c)| c == '(') {
+    // '(' is ASCII: its first byte is the first character, and a character boundary.
+    match text.bytes().position(|b| b == b'(') {
         // The pattern needs at least one character (other than a newline) after '('.
-        Some((i, _)) if text[i + 1..].chars().next().is_some_and(|c| c != '\n') => &text[..i],
+        Some(i) if text[i + 1..].chars().next().is_some_and(|c| c != '\n') => &text[..i],
         _ => text,
     }
 }
