@@ -52,7 +52,7 @@ const MAGNETIC_TAG_PARTS: [&str; 3] = [
 
 /// Whether a tag contains one of [`MAGNETIC_TAG_PARTS`]. Every part holds "_m", which few
 /// tags do: a byte test rules most tags out before the substring searches, each of which
-/// sets up a searcher (in wasm, two percent of an evaluation when asked for every tag).
+/// sets up a searcher (costly in wasm, where this is asked of every tag of every CIF).
 pub(crate) fn is_magnetic_tag(tag: &str) -> bool {
     tag.as_bytes().windows(2).any(|w| w == b"_m")
         && MAGNETIC_TAG_PARTS.iter().any(|p| tag.contains(p))

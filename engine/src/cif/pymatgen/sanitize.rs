@@ -123,8 +123,8 @@ fn split_rows(block: &PmgBlock) -> Result<(Vec<usize>, Vec<[String; 6]>), CifErr
                 format!("row {idx} has a label but no _atom_site_type_symbol"),
             )
         })?;
-        // A byte test first: a substring search costs a searcher's set-up per row (in wasm, a
-        // percent of reading a CIF), and almost no type symbol holds a '+'.
+        // A byte test first: a substring search sets up a searcher per row (costly in wasm),
+        // and almost no type symbol holds a '+'.
         if !ty.s.as_bytes().contains(&b'+')
             || !ty.s.contains(" + ")
             || ty.s.split(" + ").count() <= label.s.split(" + ").count()
