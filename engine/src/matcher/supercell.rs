@@ -62,6 +62,15 @@ impl Mask {
         }
     }
 
+    /// The class of columns row `i` pairs with, when classes pair only when equal.
+    #[inline]
+    pub fn class_of_row(&self, i: usize) -> Option<Kind> {
+        match &self.relation {
+            None => self.rows.get(i).copied(),
+            Some(_) => None,
+        }
+    }
+
     /// True when every row can be paired with a distinct allowed column.
     pub fn feasible(&self) -> bool {
         let Some(relation) = &self.relation else {
@@ -220,6 +229,16 @@ pub(super) fn supercell_frac(frac: &[Vec3], scale: &[[i64; 3]; 3]) -> Option<Vec
         }
     }
     Some(out)
+}
+
+impl super::pbc::PairRule for Mask {
+    fn forbidden(&self, i: usize, j: usize) -> bool {
+        Mask::forbidden(self, i, j)
+    }
+
+    fn class_of_row(&self, i: usize) -> Option<Kind> {
+        Mask::class_of_row(self, i)
+    }
 }
 
 #[cfg(test)]

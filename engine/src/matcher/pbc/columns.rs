@@ -3,6 +3,7 @@
 //! through the nearest of its periodic images, with the pruning that skips images a bound
 //! proves too long.
 
+use super::rule::PairRule;
 use super::table::Table;
 use super::window::ColumnWindow;
 use crate::linalg::{py_mod1, vec_mat, FusedMatrix, Mat3, Vec3};
@@ -21,7 +22,7 @@ fn images() -> [Vec3; 27] {
 }
 
 /// The column points of shortest-vector tables on one lattice, prepared once (their LLL
-/// coordinates, the 27 image offsets, the window over the first coordinate) for tables
+/// coordinates, the 27 image offsets, the windows over the tightest coordinate) for tables
 /// against many row lists (one per translation candidate).
 pub struct Columns {
     pub(super) inv: FusedMatrix,
@@ -43,7 +44,11 @@ pub struct Columns {
     /// `√3 / √axis_weight[k]`: how far along LLL axis k a cube of half-width 1 reaches.
     cube_reach: Vec3,
     window: ColumnWindow,
+    /// The window over each class of columns alone (see [`Columns::with_classes`]).
+    class_windows: Vec<ColumnWindow>,
     tol: Option<Vec3>,
+    /// The axes in the order [`Columns::within_tolerance`] tests them: the window's last.
+    tol_order: [usize; 3],
     /// See [`Columns::noting_image_ties`].
     tie_delta: Option<f64>,
 }
@@ -57,7 +62,9 @@ impl Columns {
         let lat = lll.matrix;
         let l2: Vec<Vec3> = inv.apply_all(fc2);
         let images = images().map(|im| vec_mat(im, &lat));
-        let window = ColumnWindow::new(&l2, lll_frac_tol.map(|t| t[0]));
+        let window = ColumnWindow::new(&l2, lll_frac_tol);
+        let a = window.axis();
+        let tol_order = [(a + 1) % 3, (a + 2) % 3, a];
         let dual = crate::linalg::inverse(&lat);
         let axis_weight = std::array::from_fn(|k| {
             dual.map_or(0.0, |d| {
@@ -80,8 +87,56 @@ impl Columns {
             reach: (1e-9 * longest).max(0.0),
             cube_reach: axis_weight.map(|w: f64| 3f64.sqrt() / w.sqrt()),
             window,
+            class_windows: Vec::new(),
             tol: lll_frac_tol,
+            tol_order,
             tie_delta: None,
+        }
+    }
+
+    /// The columns with their classes (`classes[j]` for column `j`): a row whose
+    /// [`PairRule::class_of_row`] names a class then looks at that class's columns alone.
+    /// Ignored unless there is one class per column.
+    pub fn with_classes(mut self, classes: &[u32]) -> Self {
+        if classes.len() != self.l2.len() {
+            return self;
+        }
+        let count = classes.iter().max().map_or(0, |&c| c as usize + 1);
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); count];
+        for (j, &c) in classes.iter().enumerate() {
+            members[c as usize].push(j);
+        }
+        self.class_windows = members
+            .into_iter()
+            .map(|m| ColumnWindow::over(&self.l2, m, self.tol))
+            .collect();
+        self
+    }
+
+    /// The candidate columns of row `i` into `near`, as `query` lists them from a window:
+    /// true when every one of them is allowed (from the row's class window), false when
+    /// `rule` must still be asked pair by pair (from the window over all columns).
+    fn candidates(
+        &self,
+        (rule, i): (&impl PairRule, usize),
+        query: impl Fn(&ColumnWindow, &mut Vec<usize>),
+        near: &mut Vec<usize>,
+    ) -> bool {
+        let class = rule
+            .class_of_row(i)
+            .filter(|_| !self.class_windows.is_empty());
+        match class {
+            Some(c) => {
+                match self.class_windows.get(c as usize) {
+                    Some(w) => query(w, near),
+                    None => near.clear(),
+                }
+                true
+            }
+            None => {
+                query(&self.window, near);
+                false
+            }
         }
     }
 
@@ -98,7 +153,7 @@ impl Columns {
     /// The table from each point of `fc1` to the columns; `forbidden(i, j)` masks pairs.
     /// Each allowed pair gets the shortest of the 27 images of the LLL cell around the
     /// wrapped points (first one on ties), as the reference computes it.
-    pub fn table(&self, fc1: &[Vec3], forbidden: impl Fn(usize, usize) -> bool) -> Table {
+    pub fn table(&self, fc1: &[Vec3], forbidden: &impl PairRule) -> Table {
         let mut t = Table::empty(self.l2.len());
         self.table_into(fc1, forbidden, &mut t, &mut Vec::new());
         t
@@ -108,7 +163,7 @@ impl Columns {
     pub fn table_into(
         &self,
         fc1: &[Vec3],
-        forbidden: impl Fn(usize, usize) -> bool,
+        forbidden: &impl PairRule,
         t: &mut Table,
         near: &mut Vec<usize>,
     ) {
@@ -123,7 +178,7 @@ impl Columns {
         &self,
         points: &[Vec3],
         rows: impl IntoIterator<Item = usize>,
-        forbidden: impl Fn(usize, usize) -> bool,
+        forbidden: &impl PairRule,
         out: &mut Table,
         near: &mut Vec<usize>,
     ) {
@@ -134,10 +189,10 @@ impl Columns {
             match rows.next() {
                 Some(b) => {
                     let (la, lb) = self.inv.apply_pair(points[a], points[b]);
-                    self.append_row(a, la, &forbidden, out, near);
-                    self.append_row(b, lb, &forbidden, out, near);
+                    self.append_row(a, la, forbidden, out, near);
+                    self.append_row(b, lb, forbidden, out, near);
                 }
-                None => self.append_row(a, self.inv.apply(points[a]), &forbidden, out, near),
+                None => self.append_row(a, self.inv.apply(points[a]), forbidden, out, near),
             }
         }
     }
@@ -149,16 +204,16 @@ impl Columns {
         &self,
         i: usize,
         l1: Vec3,
-        forbidden: &impl Fn(usize, usize) -> bool,
+        forbidden: &impl PairRule,
         out: &mut Table,
         near: &mut Vec<usize>,
     ) {
         let (w2, c2) = self.wrapped();
         let c1 = cart_mod(&l1, &self.lat);
         let w1 = l1.map(py_mod1);
-        self.window.near(l1[0], near);
+        let all_allowed = self.candidates((forbidden, i), |w, out| w.near(&l1, out), near);
         for &j in near.iter() {
-            if forbidden(i, j) || !self.within_tolerance(&l1, j) {
+            if (!all_allowed && forbidden.forbidden(i, j)) || !self.within_tolerance(&l1, j) {
                 continue;
             }
             let pre: Vec3 = std::array::from_fn(|a| c2[j][a] - c1[a]);
@@ -196,33 +251,34 @@ impl Columns {
             return true;
         };
         let l2 = &self.l2[j];
-        // The window has already narrowed the first axis: the others reject sooner.
-        ![1, 2, 0]
+        // The window has already narrowed its axis: the others reject sooner.
+        !self
+            .tol_order
             .into_iter()
             .any(|a| distance_to_integer(l2[a] - l1[a]) > tol[a])
     }
 
-    /// The columns a table row at point `f` holds (those `allowed` accepts and within the
+    /// The columns a table row `i` at point `f` holds (those `rule` allows and within the
     /// tolerance), without measuring their vectors. `near` is a buffer.
     pub fn partners(
         &self,
         f: Vec3,
-        allowed: impl Fn(usize) -> bool,
+        (rule, i): (&impl PairRule, usize),
         near: &mut Vec<usize>,
         out: &mut Vec<usize>,
     ) {
         out.clear();
         let l1 = self.inv.apply(f);
-        self.window.near(l1[0], near);
+        let all_allowed = self.candidates((rule, i), |w, out| w.near(&l1, out), near);
         out.extend(
-            near.iter()
-                .copied()
-                .filter(|&j| allowed(j) && self.within_tolerance(&l1, j)),
+            near.iter().copied().filter(|&j| {
+                (all_allowed || !rule.forbidden(i, j)) && self.within_tolerance(&l1, j)
+            }),
         );
     }
 
-    /// Appends to `out` the Cartesian vector (Å) from point `f` to every column `allowed`
-    /// accepts that has a periodic image in the cube `[-half, half]³` around `f`, whatever
+    /// Appends to `out` the Cartesian vector (Å) from point `f` (row `i`) to every column
+    /// `rule` allows that has a periodic image in the cube `[-half, half]³` around `f`, whatever
     /// the tolerance: a superset of the vectors any table row at `f` can hold there. Returns
     /// false, appending nothing, when the cube is too wide for that to be cheap and exact
     /// (it spans half a cell along some LLL axis, so a column could have two images in it).
@@ -230,7 +286,7 @@ impl Columns {
         &self,
         f: Vec3,
         half: f64,
-        allowed: impl Fn(usize) -> bool,
+        (rule, i): (&impl PairRule, usize),
         near: &mut Vec<usize>,
         out: &mut Vec<Vec3>,
     ) -> bool {
@@ -243,9 +299,14 @@ impl Columns {
             return false;
         }
         let l1 = self.inv.apply(f);
-        self.window.near_within(l1[0], reach[0], near);
+        let half_window = reach[self.window.axis()];
+        let all_allowed = self.candidates(
+            (rule, i),
+            |w, out| w.near_within(&l1, half_window, out),
+            near,
+        );
         for &j in near.iter() {
-            if !allowed(j) {
+            if !all_allowed && rule.forbidden(i, j) {
                 continue;
             }
             // Within half a cell of the point on every axis: the only image that can be.

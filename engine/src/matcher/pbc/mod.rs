@@ -6,10 +6,12 @@
 //! [`SupersetIndex`] (`subset`) answers the subset test; [`Columns`] (`columns`) holds one
 //! lattice's column points and builds sparse [`Table`]s (`table`) of shortest vectors
 //! against many row lists; both narrow the pairs they look at through a sorted window over
-//! the first fractional coordinate (`window`), which never drops a pair the exact per-axis
-//! test would accept.
+//! the fractional coordinate with the tightest tolerance (`window`), which never drops a pair
+//! the exact per-axis test would accept. A [`PairRule`] (`rule`) says which columns a row may
+//! pair with; where that is one class of columns, only that class's window is looked at.
 
 mod columns;
+mod rule;
 mod subset;
 mod table;
 #[cfg(test)]
@@ -17,6 +19,7 @@ mod tests;
 mod window;
 
 pub use columns::Columns;
+pub use rule::PairRule;
 pub use subset::SupersetIndex;
 pub use table::Table;
 

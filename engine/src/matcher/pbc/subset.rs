@@ -7,7 +7,7 @@ use crate::numeric::distance_to_integer;
 
 /// The superset side of pymatgen's `is_coord_subset_pbc`, indexed once (per lattice mapping)
 /// for the subset tests of many translation candidates: each test then looks at the points
-/// within the tolerance along the first axis instead of at all of them.
+/// within the tolerance along one axis instead of at all of them.
 pub struct SupersetIndex {
     window: ColumnWindow,
     atol: Vec3,
@@ -17,7 +17,7 @@ impl SupersetIndex {
     /// An index of `superset` for the per-axis fractional tolerance `atol`.
     pub fn new(superset: &[Vec3], atol: Vec3) -> Self {
         Self {
-            window: ColumnWindow::new(superset, Some(atol[0])),
+            window: ColumnWindow::new(superset, Some(atol)),
             atol,
         }
     }
@@ -35,7 +35,7 @@ impl SupersetIndex {
     ) -> bool {
         let mut near = Vec::new();
         subset.iter().enumerate().all(|(i, p)| {
-            self.window.near(p[0], &mut near);
+            self.window.near(p, &mut near);
             near.iter().any(|&j| {
                 let q = &superset[j];
                 !forbidden(i, j) && (0..3).all(|k| distance_to_integer(p[k] - q[k]) <= self.atol[k])

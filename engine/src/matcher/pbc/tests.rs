@@ -30,24 +30,30 @@ fn the_column_window_never_misses_a_pair_the_exact_test_accepts() {
         x ^= x << 17;
         (x >> 11) as f64 / (1u64 << 53) as f64 * 6.0 - 3.0
     };
-    let cols: Vec<Vec3> = (0..300).map(|_| [rnd(), 0.0, 0.0]).collect();
+    let cols: Vec<Vec3> = (0..300).map(|_| [rnd(), rnd(), rnd()]).collect();
     let mut out = Vec::new();
     for tol in [0.01, 0.1, 0.3, 0.49, 0.6] {
-        let w = ColumnWindow::new(&cols, Some(tol));
-        for _ in 0..300 {
-            let r = rnd();
-            w.near(r, &mut out);
-            let mut once = out.clone();
-            once.sort_unstable();
-            once.dedup();
-            assert_eq!(once.len(), out.len(), "a column listed twice");
-            for (j, c) in cols.iter().enumerate() {
-                if distance_to_integer(c[0] - r) <= tol {
-                    assert!(
-                        out.contains(&j),
-                        "tol {tol}: row {r} misses column {j} at {}",
-                        c[0]
-                    );
+        // The window takes the tightest axis: each axis in turn.
+        for axis in 0..3 {
+            let mut t = [0.45; 3];
+            t[axis] = tol;
+            let w = ColumnWindow::new(&cols, Some(t));
+            let first_other = usize::from(axis == 0);
+            assert_eq!(w.axis(), if tol < 0.45 { axis } else { first_other });
+            for _ in 0..300 {
+                let r = [rnd(), rnd(), rnd()];
+                w.near(&r, &mut out);
+                let mut once = out.clone();
+                once.sort_unstable();
+                once.dedup();
+                assert_eq!(once.len(), out.len(), "a column listed twice");
+                for (j, c) in cols.iter().enumerate() {
+                    if (0..3).all(|k| distance_to_integer(c[k] - r[k]) <= t[k]) {
+                        assert!(
+                            out.contains(&j),
+                            "tol {t:?}: row {r:?} misses column {j} at {c:?}"
+                        );
+                    }
                 }
             }
         }
@@ -93,7 +99,7 @@ fn shortest_vector_crosses_the_boundary() {
     let m = [[4.0, 0.0, 0.0], [0.0, 5.0, 0.0], [0.0, 0.0, 6.0]];
     let lll = lll_reduce_matrix(&m, LLL_DELTA).unwrap();
     let columns = Columns::new(&lll, &[[0.95, 0.5, 0.0], [0.1, 0.0, 0.0]], None);
-    let t = columns.table(&[[0.05, 0.0, 0.0]], |_, j| j == 1);
+    let t = columns.table(&[[0.05, 0.0, 0.0]], &|_, j| j == 1);
     let v = t.vector(0, 0);
     assert!(
         (v[0] + 0.4).abs() < 1e-12 && (v[1].abs() - 2.5).abs() < 1e-12,
@@ -131,13 +137,13 @@ fn a_table_built_in_stages_and_reordered_is_the_table_built_at_once() {
         .collect();
     let columns = Columns::new(&lll, &cols, Some([0.4, 0.4, 0.4]));
     let forbidden = |i: usize, j: usize| (i + j).is_multiple_of(3);
-    let whole = columns.table(&rows, forbidden);
+    let whole = columns.table(&rows, &forbidden);
     let order = [3, 0, 4, 1, 2];
     let mut staged = Table::empty(cols.len());
     let mut near = Vec::new();
     for part in [&order[..2], &order[2..]] {
         let part = part.iter().copied();
-        columns.append_rows(&rows, part, forbidden, &mut staged, &mut near);
+        columns.append_rows(&rows, part, &forbidden, &mut staged, &mut near);
     }
     let back = staged.reordered(&order);
     assert_eq!(back.rows, whole.rows);
@@ -187,13 +193,13 @@ fn the_cube_holds_every_image_inside_it_and_partners_are_a_rows_columns() {
         }
         out
     };
-    let table = columns.table(&rows, forbidden);
+    let table = columns.table(&rows, &forbidden);
     let (mut near, mut found, mut partners) = (Vec::new(), Vec::new(), Vec::new());
     let mut seen = 0;
     for (i, f) in rows.iter().enumerate() {
         for half in [0.3, 0.9, 1.6] {
             found.clear();
-            if !columns.in_cube(*f, half, |j| !forbidden(i, j), &mut near, &mut found) {
+            if !columns.in_cube(*f, half, (&forbidden, i), &mut near, &mut found) {
                 assert!(half > 0.5, "a small cube is always searched");
                 assert!(found.is_empty());
                 continue;
@@ -210,7 +216,7 @@ fn the_cube_holds_every_image_inside_it_and_partners_are_a_rows_columns() {
                 );
             }
         }
-        columns.partners(*f, |j| !forbidden(i, j), &mut near, &mut partners);
+        columns.partners(*f, (&forbidden, i), &mut near, &mut partners);
         let mut got = partners.clone();
         got.sort_unstable();
         let mut want = table.col[table.range(i)].to_vec();
@@ -335,4 +341,76 @@ fn subset_test_is_periodic() {
     assert!(is_coord_subset_pbc(&a, &b, [0.03; 3], |_, _| false));
     assert!(!is_coord_subset_pbc(&a, &b, [0.01; 3], |_, _| false));
     assert!(!is_coord_subset_pbc(&a, &b, [0.03; 3], |_, _| true));
+}
+
+/// Rows and columns in classes that pair only when equal, told as classes.
+struct SameClass<'a> {
+    rows: &'a [u32],
+    cols: &'a [u32],
+}
+
+impl PairRule for SameClass<'_> {
+    fn forbidden(&self, i: usize, j: usize) -> bool {
+        self.rows[i] != self.cols[j]
+    }
+
+    fn class_of_row(&self, i: usize) -> Option<u32> {
+        Some(self.rows[i])
+    }
+}
+
+#[test]
+fn class_windows_give_the_tables_of_the_pairwise_rule() {
+    let matrix = [[4.0, 0.0, 0.0], [1.7, 3.5, 0.0], [-0.9, 0.6, 5.0]];
+    let lll = lll_reduce_matrix(&matrix, LLL_DELTA).unwrap();
+    let mut x: u64 = 0x0123_4567_89ab_cdef;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let cols: Vec<Vec3> = (0..60).map(|_| [next(), next(), next()]).collect();
+    let rows: Vec<Vec3> = (0..60).map(|_| [next(), next() - 1.0, next()]).collect();
+    // Three classes, one of which (2) no row has, and a row class (3) no column has.
+    let col_class: Vec<u32> = (0..60).map(|j| (j % 7 % 3) as u32).collect();
+    let row_class: Vec<u32> = (0..60).map(|i| [0, 1, 0, 3][i % 4]).collect();
+    let rule = SameClass {
+        rows: &row_class,
+        cols: &col_class,
+    };
+    let pairwise = |i: usize, j: usize| rule.forbidden(i, j);
+    for tol in [Some([0.3, 0.2, 0.45]), Some([0.6, 0.6, 0.6]), None] {
+        let plain = Columns::new(&lll, &cols, tol);
+        let classed = Columns::new(&lll, &cols, tol).with_classes(&col_class);
+        let (a, b) = (plain.table(&rows, &pairwise), classed.table(&rows, &rule));
+        assert!(!a.col.is_empty());
+        assert_eq!(a.start, b.start, "tol {tol:?}");
+        for (i, row) in rows.iter().enumerate() {
+            let sorted = |t: &Table| {
+                let mut e: Vec<(usize, u64, [u64; 3])> = t
+                    .range(i)
+                    .map(|k| (t.col[k], t.d2[k].to_bits(), t.vectors[k].map(f64::to_bits)))
+                    .collect();
+                e.sort_unstable();
+                e
+            };
+            assert_eq!(sorted(&a), sorted(&b), "tol {tol:?}, row {i}");
+            let (mut near, mut p, mut q) = (Vec::new(), Vec::new(), Vec::new());
+            plain.partners(*row, (&pairwise, i), &mut near, &mut p);
+            classed.partners(*row, (&rule, i), &mut near, &mut q);
+            p.sort_unstable();
+            q.sort_unstable();
+            assert_eq!(p, q, "tol {tol:?}, row {i}");
+            let (mut u, mut v) = (Vec::new(), Vec::new());
+            assert!(plain.in_cube(*row, 0.4, (&pairwise, i), &mut near, &mut u));
+            assert!(classed.in_cube(*row, 0.4, (&rule, i), &mut near, &mut v));
+            let bits = |w: &[Vec3]| {
+                let mut b: Vec<[u64; 3]> = w.iter().map(|x| x.map(f64::to_bits)).collect();
+                b.sort_unstable();
+                b
+            };
+            assert_eq!(bits(&u), bits(&v), "tol {tol:?}, row {i}");
+        }
+    }
 }

@@ -1,16 +1,20 @@
-//! The sorted window over the first fractional coordinate through which the subset test and
-//! the shortest-vector tables find a point's possible partners.
+//! The sorted window over one fractional coordinate through which the subset test and the
+//! shortest-vector tables find a point's possible partners.
 
 use crate::linalg::Vec3;
 
-/// The columns whose first LLL-fractional coordinate can lie within a tolerance of a given
-/// value (periodically), found by binary search in the columns sorted by that coordinate.
+/// The columns whose coordinate along one axis can lie within a tolerance of a given value
+/// (periodically), found by binary search in the columns sorted by that coordinate. The axis
+/// is the one with the tightest tolerance, so the window holds the fewest columns (in a long
+/// cell a few percent of them rather than a third).
 ///
 /// Why by hand: it only narrows the pairs the exact per-axis test then sees. The window is
 /// widened by 1e-9 beyond the tolerance, far more than the rounding of wrapping a coordinate
 /// into [0, 1), so every pair the exact test would accept is among the candidates and the
 /// table is the same as checking all pairs; rows then cost O(window) instead of O(n).
 pub(super) struct ColumnWindow {
+    /// The axis the columns are sorted along.
+    axis: usize,
     /// Wrapped coordinates, sorted, and the column of each.
     keys: Vec<f64>,
     cols: Vec<usize>,
@@ -19,39 +23,63 @@ pub(super) struct ColumnWindow {
 }
 
 impl ColumnWindow {
-    pub(super) fn new(l2: &[Vec3], tol: Option<f64>) -> Self {
-        let half = tol.map(|t| t + 1e-9).filter(|h| *h < 0.5);
-        let mut sorted: Vec<(f64, usize)> = l2
-            .iter()
-            .enumerate()
-            .map(|(j, p)| (p[0] - crate::numeric::floor(p[0]), j))
+    /// A window over `l2` for the per-axis tolerance `tol` (`None`: every column is near).
+    pub(super) fn new(l2: &[Vec3], tol: Option<Vec3>) -> Self {
+        Self::over(l2, 0..l2.len(), tol)
+    }
+
+    /// A window over the columns `which` of `l2` alone (see [`ColumnWindow::new`]).
+    pub(super) fn over(
+        l2: &[Vec3],
+        which: impl IntoIterator<Item = usize>,
+        tol: Option<Vec3>,
+    ) -> Self {
+        // The tightest axis (the first of equals); NaN tolerances are never picked.
+        let axis = tol.map_or(0, |t| {
+            (1..3).fold(0, |a, k| if t[k] < t[a] { k } else { a })
+        });
+        let half = tol.map(|t| t[axis] + 1e-9).filter(|h| *h < 0.5);
+        let mut sorted: Vec<(f64, usize)> = which
+            .into_iter()
+            .filter_map(|j| {
+                let x = l2.get(j)?[axis];
+                Some((x - crate::numeric::floor(x), j))
+            })
             .collect();
         sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         Self {
+            axis,
             keys: sorted.iter().map(|p| p.0).collect(),
             cols: sorted.iter().map(|p| p.1).collect(),
             half,
         }
     }
 
-    /// Fills `out` with the candidate columns for a row at coordinate `x` (each once, in no
+    /// The axis the window narrows: a per-axis test of the candidates best looks at the
+    /// other two first.
+    pub(super) fn axis(&self) -> usize {
+        self.axis
+    }
+
+    /// Fills `out` with the candidate columns for a row at point `p` (each once, in no
     /// particular order: every pair is computed on its own).
-    pub(super) fn near(&self, x: f64, out: &mut Vec<usize>) {
+    pub(super) fn near(&self, p: &Vec3, out: &mut Vec<usize>) {
         match self.half {
-            Some(half) => self.near_within(x, half, out),
+            Some(half) => self.near_within(p, half, out),
             None => {
                 out.clear();
-                out.extend(0..self.cols.len());
+                out.extend_from_slice(&self.cols);
             }
         }
     }
 
-    /// Fills `out` with the columns whose coordinate lies within `half` (below 0.5) of `x`,
-    /// periodically.
-    pub(super) fn near_within(&self, x: f64, half: f64, out: &mut Vec<usize>) {
+    /// Fills `out` with the columns whose coordinate along the window's axis lies within
+    /// `half` (below 0.5) of `p`'s, periodically.
+    pub(super) fn near_within(&self, p: &Vec3, half: f64, out: &mut Vec<usize>) {
         out.clear();
+        let x = p[self.axis];
         if !x.is_finite() || half.is_nan() || half >= 0.5 {
-            out.extend(0..self.cols.len());
+            out.extend_from_slice(&self.cols);
             return;
         }
         let c = x - crate::numeric::floor(x);

@@ -504,7 +504,7 @@ impl Search<'_> {
             let tol =
                 inv_lll_abc.map(|x| x * self.opts.stol / (std::f64::consts::PI * p.normalization));
             let (s1fc, _) = self.coords(p);
-            let columns = pbc::Columns::new(&lll, s1fc, Some(tol));
+            let columns = pbc::Columns::new(&lll, s1fc, Some(tol)).with_classes(&self.mask.cols);
             p.columns = Some(if p.note_ties {
                 columns.noting_image_ties(TIE_DELTA)
             } else {

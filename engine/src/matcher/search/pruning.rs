@@ -45,12 +45,7 @@ impl Search<'_> {
         // a partner at the tolerance's edge must be one of the row's entries, or not).
         let a = s2fc[anchor];
         let at: Vec3 = std::array::from_fn(|x| a[x] + (s1fc[s1i][x] - a[x]));
-        columns.partners(
-            at,
-            |j| !self.mask.forbidden(anchor, j),
-            &mut work.near,
-            &mut work.partners,
-        );
+        columns.partners(at, (&self.mask, anchor), &mut work.near, &mut work.partners);
         // Without a partner for the anchor, no assignment avoids a forbidden pair.
         if work.partners.is_empty() {
             return Some(true);
@@ -171,7 +166,7 @@ impl Search<'_> {
         for &i in &self.row_order {
             let f: Vec3 = std::array::from_fn(|x| s2fc[i][x] + t[x]);
             let start = cube.len();
-            if !columns.in_cube(f, 2.0 * r, |j| !self.mask.forbidden(i, j), near, cube) {
+            if !columns.in_cube(f, 2.0 * r, (&self.mask, i), near, cube) {
                 return None;
             }
             let best = cube[start..]

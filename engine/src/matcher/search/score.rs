@@ -28,7 +28,7 @@ impl Search<'_> {
     ) -> Result<Option<Match>, MatcherError> {
         self.check_interrupt()?;
         let (n1, n2) = (self.n1, self.n2);
-        let forbidden = |i: usize, j: usize| self.mask.forbidden(i, j);
+        let forbidden = &self.mask;
         let min_rows = match self.goal {
             Goal::SmallestRms { .. } => BOUND_MIN_ROWS_RMS,
             Goal::Fit => BOUND_MIN_ROWS_FIT,
@@ -96,7 +96,7 @@ impl Search<'_> {
             } = &mut *p;
             let (s1fc, _) = self.coords_of(moved);
             let superset = superset.get_or_insert_with(|| pbc::SupersetIndex::new(s1fc, *frac_tol));
-            if !superset.contains(s1fc, t_s2fc, forbidden) {
+            if !superset.contains(s1fc, t_s2fc, |i, j| forbidden.forbidden(i, j)) {
                 return Ok(None);
             }
         }
