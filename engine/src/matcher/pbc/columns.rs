@@ -102,14 +102,7 @@ impl Columns {
             return self;
         }
         let count = classes.iter().max().map_or(0, |&c| c as usize + 1);
-        let mut members: Vec<Vec<usize>> = vec![Vec::new(); count];
-        for (j, &c) in classes.iter().enumerate() {
-            members[c as usize].push(j);
-        }
-        self.class_windows = members
-            .into_iter()
-            .map(|m| ColumnWindow::over(&self.l2, m, self.tol))
-            .collect();
+        self.class_windows = self.window.split(classes, count);
         self
     }
 

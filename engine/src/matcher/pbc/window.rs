@@ -25,26 +25,15 @@ pub(super) struct ColumnWindow {
 impl ColumnWindow {
     /// A window over `l2` for the per-axis tolerance `tol` (`None`: every column is near).
     pub(super) fn new(l2: &[Vec3], tol: Option<Vec3>) -> Self {
-        Self::over(l2, 0..l2.len(), tol)
-    }
-
-    /// A window over the columns `which` of `l2` alone (see [`ColumnWindow::new`]).
-    pub(super) fn over(
-        l2: &[Vec3],
-        which: impl IntoIterator<Item = usize>,
-        tol: Option<Vec3>,
-    ) -> Self {
         // The tightest axis (the first of equals); NaN tolerances are never picked.
         let axis = tol.map_or(0, |t| {
             (1..3).fold(0, |a, k| if t[k] < t[a] { k } else { a })
         });
         let half = tol.map(|t| t[axis] + 1e-9).filter(|h| *h < 0.5);
-        let mut sorted: Vec<(f64, usize)> = which
-            .into_iter()
-            .filter_map(|j| {
-                let x = l2.get(j)?[axis];
-                Some((x - crate::numeric::floor(x), j))
-            })
+        let mut sorted: Vec<(f64, usize)> = l2
+            .iter()
+            .enumerate()
+            .map(|(j, p)| (p[axis] - crate::numeric::floor(p[axis]), j))
             .collect();
         sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         Self {
@@ -53,6 +42,36 @@ impl ColumnWindow {
             cols: sorted.iter().map(|p| p.1).collect(),
             half,
         }
+    }
+
+    /// This window split by class (`classes[j]` for column `j`): window `c` holds the
+    /// columns of class `c` alone, along the same axis with the same width. Classes beyond
+    /// `count` are left out.
+    pub(super) fn split(&self, classes: &[u32], count: usize) -> Vec<ColumnWindow> {
+        let class = |j: usize| classes.get(j).map_or(usize::MAX, |&c| c as usize);
+        let mut sizes = vec![0usize; count];
+        for &j in &self.cols {
+            if let Some(n) = sizes.get_mut(class(j)) {
+                *n += 1;
+            }
+        }
+        let mut parts: Vec<ColumnWindow> = sizes
+            .iter()
+            .map(|&n| ColumnWindow {
+                axis: self.axis,
+                keys: Vec::with_capacity(n),
+                cols: Vec::with_capacity(n),
+                half: self.half,
+            })
+            .collect();
+        // Taken in the sorted order, each part is sorted too.
+        for (&key, &j) in self.keys.iter().zip(&self.cols) {
+            if let Some(w) = parts.get_mut(class(j)) {
+                w.keys.push(key);
+                w.cols.push(j);
+            }
+        }
+        parts
     }
 
     /// The axis the window narrows: a per-axis test of the candidates best looks at the
