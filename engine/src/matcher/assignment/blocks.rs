@@ -1,6 +1,8 @@
 //! Block decomposition: a sparse cost matrix solved one connected block of allowed pairs at
-//! a time, each block's dense submatrix through the dense solver.
+//! a time, each block through the dense solver's steps on its allowed pairs (or its dense
+//! submatrix where a path needs a forbidden pair).
 
+use super::sparse::{LocalRows, Sparse};
 use super::{Assignment, AssignmentError, Pair, SparseCosts, NONE};
 
 /// See [`Assignment::blocks`].
@@ -14,6 +16,10 @@ pub(super) struct BlockBuffers {
     members: Vec<usize>,
     sub: Vec<f64>,
     position: Vec<usize>,
+    /// A block's allowed pairs in its own indices, and the row that last wrote each column
+    /// there (a column listed twice in a row is left to the dense fill, where the last wins).
+    local: LocalRows,
+    stamp: Vec<usize>,
 }
 
 /// Solves the assignment of a sparse cost matrix one connected block at a time (callers try
@@ -25,8 +31,9 @@ pub(super) struct BlockBuffers {
 /// connected blocks. An optimal assignment that uses no forbidden pair is optimal on every
 /// block, so solving each block's dense submatrix (forbidden pairs filled in) with
 /// [`Assignment::solve`] gives the same optimum as solving the dense matrix, in
-/// O(Σ block³) instead of O(rows · cols²): hundreds of times faster for a 500-site
-/// supercell. Returns [`AssignmentError::Infeasible`] when some block has more rows than
+/// O(Σ block³) instead of O(rows · cols²). A block (a compact supercell is one block) is
+/// solved by the dense solver's steps on its allowed pairs alone (`sparse`), which give
+/// the dense solver's result to the bit, unless a path needs a forbidden pair. Returns [`AssignmentError::Infeasible`] when some block has more rows than
 /// columns, i.e. when every complete assignment must use a forbidden pair (the dense
 /// solution would then cost at least `forbidden`).
 pub fn solve_blocks(
@@ -71,6 +78,8 @@ fn solve_blocks_with(
         members,
         sub,
         position,
+        local,
+        stamp,
     } = buf;
     // Union-find over rows (0..rows) and columns (rows..rows + cols).
     parent.clear();
@@ -151,17 +160,44 @@ fn solve_blocks_with(
         for (k, &j) in bcols.iter().enumerate() {
             position[j] = k;
         }
-        sub.clear();
-        sub.resize(brows.len() * bcols.len(), m.forbidden);
+        let (nr, nc) = (brows.len(), bcols.len());
+        local.start.clear();
+        local.col.clear();
+        local.cost.clear();
+        local.start.push(0);
+        stamp.clear();
+        stamp.resize(nc, NONE);
+        let mut repeated = false;
         for (r, &i) in brows.iter().enumerate() {
             for k in m.start[i]..m.start[i + 1] {
-                sub[r * bcols.len() + position[m.col[k]]] = m.cost[k];
+                let c = position[m.col[k]];
+                repeated |= stamp[c] == r;
+                stamp[c] = r;
+                local.col.push(c);
+                local.cost.push(m.cost[k]);
             }
+            local.start.push(local.col.len());
         }
-        solver.solve_in_place(sub, brows.len(), bcols.len())?;
-        if let Some(delta) = delta {
-            let local = solver.near_alternative_pairs(brows.len(), bcols.len(), delta);
-            near.extend(local.into_iter().map(|(r, k)| (brows[r], bcols[k])));
+        let sparse = !repeated
+            && solver.solve_sparse_in_place(local, nr, nc, m.forbidden)? == Sparse::Solved;
+        if sparse {
+            if let Some(delta) = delta {
+                let pairs = solver.near_alternative_pairs_sparse(local, nr, nc, delta);
+                near.extend(pairs.into_iter().map(|(r, k)| (brows[r], bcols[k])));
+            }
+        } else {
+            sub.clear();
+            sub.resize(nr * nc, m.forbidden);
+            for (r, &i) in brows.iter().enumerate() {
+                for k in m.start[i]..m.start[i + 1] {
+                    sub[r * nc + position[m.col[k]]] = m.cost[k];
+                }
+            }
+            solver.solve_in_place(sub, nr, nc)?;
+            if let Some(delta) = delta {
+                let local = solver.near_alternative_pairs(nr, nc, delta);
+                near.extend(local.into_iter().map(|(r, k)| (brows[r], bcols[k])));
+            }
         }
         for (k, &i) in brows.iter().enumerate() {
             out[i] = bcols[solver.col4row[k]];

@@ -7,13 +7,15 @@
 //!
 //! The dense solver is [`Assignment::solve`] (`solver`). The matcher's cost matrices are
 //! sparse ([`SparseCosts`]): [`solve_blocks`] (`blocks`) solves each connected block of
-//! allowed pairs densely and can note the pairs another equally cheap assignment could use
+//! allowed pairs with the dense solver's steps restricted to the allowed pairs (`sparse`,
+//! the same result to the bit; densely where a path needs a forbidden pair) and can note the pairs another equally cheap assignment could use
 //! (`ties`); [`unique_nearest`] and [`feasible_cost`] (`bounds`) give the optimum when every
 //! row's nearest column is unique, and an upper bound of it otherwise, without solving.
 
 mod blocks;
 mod bounds;
 mod solver;
+mod sparse;
 mod ties;
 
 use blocks::BlockBuffers;
@@ -55,6 +57,11 @@ pub struct Assignment {
     in_sr: Vec<bool>,
     in_sc: Vec<bool>,
     remaining: Vec<usize>,
+    /// The sparse solver's marks (`sparse`): each column's place in `remaining`, the
+    /// columns and rows the current augmenting path reached.
+    position: Vec<usize>,
+    touched: Vec<usize>,
+    visited_rows: Vec<usize>,
     /// [`solve_blocks_noting_ties`]' buffers: union-find parents, each row's and column's
     /// block, the blocks' rows and columns (flat, by block), a block's dense costs, column
     /// positions within their block.
