@@ -116,4 +116,4 @@ fn evaluator_verdicts_are_bit_identical_on_every_target() {
 }
 
 /// Recorded natively; `cargo test -p benchmarks --target wasm32-unknown-unknown` confirms it.
-const EXPECTED_EVALUATOR_DIGEST: u64 = 9909273904260830347;
+const EXPECTED_EVALUATOR_DIGEST: u64 = 13309355652821745941;

@@ -33,6 +33,12 @@ pub fn unimodular_inverse(m: &[[i64; 3]; 3]) -> Option<[[i64; 3]; 3]> {
     if d != 1 && d != -1 {
         return None;
     }
+    // inverse = adjugate / det, and 1 / det = det for det = ±1.
+    Some(adjugate_i64(m).map(|r| r.map(|x| x * d)))
+}
+
+/// The adjugate of an integer matrix (`m · adj = det(m) · I`), saturating.
+pub fn adjugate_i64(m: &[[i64; 3]; 3]) -> [[i64; 3]; 3] {
     let c = |i: usize, j: usize| {
         let (r0, r1) = ((i + 1) % 3, (i + 2) % 3);
         let (c0, c1) = ((j + 1) % 3, (j + 2) % 3);
@@ -40,10 +46,8 @@ pub fn unimodular_inverse(m: &[[i64; 3]; 3]) -> Option<[[i64; 3]; 3]> {
             .saturating_mul(m[r1][c1])
             .saturating_sub(m[r0][c1].saturating_mul(m[r1][c0]))
     };
-    // inverse[j][i] = cofactor(i, j) / det (the cyclic indices carry the cofactor's sign).
-    Some(std::array::from_fn(|j| {
-        std::array::from_fn(|i| c(i, j) * d)
-    }))
+    // adj[j][i] = cofactor(i, j) (the cyclic indices carry the cofactor's sign).
+    std::array::from_fn(|j| std::array::from_fn(|i| c(i, j)))
 }
 
 /// Cell volume as pymatgen reports it: `|(a × b) · c|`.

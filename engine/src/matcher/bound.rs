@@ -101,6 +101,25 @@ impl<'a> RowVectors<'a> {
         true
     }
 
+    /// True when, for every assignment, some row's vector is farther than `reach` from the
+    /// vectors' mean: no point lies within `reach` of a vector of every row. (A fit needs
+    /// every row within stol of the mean, so this rules a candidate out of a fit search,
+    /// where the sum above cannot: one site far off and the rest in place.) The mean must lie
+    /// within `reach` of a vector of the row with the fewest; around each of those, the cube
+    /// of half-width `reach` is tested once: a row all of whose vectors are farther than
+    /// `reach` from the cube rules it out.
+    pub fn apart_beyond(&self, reach: f64) -> bool {
+        let Some(sparsest) = (0..self.rows()).min_by_key(|&i| self.row(i).len()) else {
+            return false;
+        };
+        let r2 = reach * reach;
+        self.row(sparsest).iter().all(|v| {
+            let lo: Vec3 = std::array::from_fn(|k| v[k] - reach);
+            let hi: Vec3 = std::array::from_fn(|k| v[k] + reach);
+            (0..self.rows()).any(|i| self.row(i).iter().all(|w| box_distance2(w, &lo, &hi) > r2))
+        })
+    }
+
     /// True when `Σ |v_i − t|²` provably exceeds `limit` for every assignment and every `t`
     /// in the box `lo..hi`.
     pub fn exceeds_on_box(&self, lo: Vec3, hi: Vec3, limit: f64) -> bool {
@@ -119,18 +138,7 @@ impl<'a> RowVectors<'a> {
         for i in 0..self.rows() {
             let mut best = f64::INFINITY;
             for v in self.row(i) {
-                let mut d = 0.0;
-                for k in 0..3 {
-                    let e = if v[k] < lo[k] {
-                        lo[k] - v[k]
-                    } else if v[k] > hi[k] {
-                        v[k] - hi[k]
-                    } else {
-                        0.0
-                    };
-                    d += e * e;
-                }
-                best = min_with(best, d);
+                best = min_with(best, box_distance2(v, &lo, &hi));
             }
             total += best;
             if total > limit {
@@ -149,6 +157,23 @@ impl<'a> RowVectors<'a> {
         lo2[axis] = mid;
         self.box_exceeds((lo, hi1), limit, budget) && self.box_exceeds((lo2, hi), limit, budget)
     }
+}
+
+/// The squared distance from `v` to the box `lo..hi`.
+#[inline]
+fn box_distance2(v: &Vec3, lo: &Vec3, hi: &Vec3) -> f64 {
+    let mut d = 0.0;
+    for k in 0..3 {
+        let e = if v[k] < lo[k] {
+            lo[k] - v[k]
+        } else if v[k] > hi[k] {
+            v[k] - hi[k]
+        } else {
+            0.0
+        };
+        d += e * e;
+    }
+    d
 }
 
 #[cfg(test)]
@@ -206,5 +231,73 @@ mod tests {
         assert!(dismissed > 100, "the bound is too weak: {dismissed}/300");
         // A row with no allowed vector has no table.
         assert!(RowVectors::new(&[0, 1, 1], &[[0.0; 3]]).is_none());
+    }
+
+    /// Brute force over every assignment of a tiny table: the smallest largest distance of a
+    /// row's vector from the vectors' mean.
+    fn brute_largest(rows: &[Vec<Vec3>]) -> f64 {
+        fn rec(rows: &[Vec<Vec3>], chosen: &mut Vec<Vec3>, best: &mut f64) {
+            if chosen.len() == rows.len() {
+                let n = chosen.len() as f64;
+                let m: Vec3 = std::array::from_fn(|k| chosen.iter().map(|v| v[k]).sum::<f64>() / n);
+                let d = chosen
+                    .iter()
+                    .map(|v| (0..3).map(|k| (v[k] - m[k]).powi(2)).sum::<f64>().sqrt())
+                    .fold(0.0, f64::max);
+                *best = best.min(d);
+                return;
+            }
+            for v in &rows[chosen.len()] {
+                chosen.push(*v);
+                rec(rows, chosen, best);
+                chosen.pop();
+            }
+        }
+        let mut best = f64::INFINITY;
+        rec(rows, &mut Vec::new(), &mut best);
+        best
+    }
+
+    #[test]
+    fn apart_beyond_never_rules_out_a_reachable_fit_and_catches_one_far_row() {
+        let mut seed: u64 = 11;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        };
+        let mut ruled_out = 0;
+        for round in 0..400 {
+            // Rows near the origin, one of them (in half the rounds) far off.
+            let rows: Vec<Vec<Vec3>> = (0..5)
+                .map(|i| {
+                    let far = if round % 2 == 0 && i == 3 { 3.0 } else { 0.0 };
+                    (0..1 + (round + i) % 3)
+                        .map(|_| [far + 0.3 * rnd(), 0.3 * rnd(), 0.3 * rnd()])
+                        .collect()
+                })
+                .collect();
+            let flat: Vec<Vec3> = rows.iter().flatten().copied().collect();
+            let mut starts = vec![0];
+            for r in &rows {
+                starts.push(starts.last().unwrap() + r.len());
+            }
+            let table = RowVectors::new(&starts, &flat).unwrap();
+            let truth = brute_largest(&rows);
+            for reach in [0.1, 0.5, 1.0, 2.0, 4.0] {
+                if table.apart_beyond(reach) {
+                    assert!(truth > reach, "round {round}: {truth} within {reach}");
+                    ruled_out += 1;
+                }
+            }
+            if round % 2 == 0 {
+                assert!(
+                    table.apart_beyond(1.0),
+                    "round {round}: the far row is missed"
+                );
+            }
+        }
+        assert!(ruled_out > 400, "{ruled_out}");
     }
 }

@@ -9,6 +9,13 @@
 //! are those in `S` permuted by `π` and shifted by a constant, and its candidate translations
 //! are those of `S` under `π`: the same point sets, compared on the same average lattice.
 //!
+//! With `attempt_supercell`, `S` has determinant `fu` and struct1 is expanded into the cell
+//! `S · L`: each site with its copies `f + n` for integer `n`. Those copies in the basis
+//! `S · W⁻¹` are the copies in the basis `S` shifted by a constant (`W` maps integer vectors
+//! onto integer vectors), and the reference keeps one translation per struct1 site, not per
+//! copy, since the copies are struct1's own translations apart: the argument holds for every
+//! determinant, with `W = S⁻¹ · S'` integer and unimodular.
+//!
 //! One more condition makes the distance tables equal: the reference measures distances in
 //! the LLL basis of the average lattice, and its per-axis tolerance box is not invariant
 //! under the symmetry. Where the lattice has equally short vectors (a bcc primitive cell has
@@ -40,7 +47,7 @@
 //! admit a pair the representative's table left out.
 
 use super::periodicity::Places;
-use crate::linalg::{unimodular_inverse, vec_mat, Mat3, Vec3};
+use crate::linalg::{adjugate_i64, det_i64, vec_mat, Mat3, Vec3};
 use crate::species::Kind;
 
 /// Relative tolerance on the metric `W G Wᵀ = G` (the lattice is read from 8 printed
@@ -78,7 +85,7 @@ pub enum Orbit {
     Of(usize),
     /// It is representative `k`, the first of its orbit.
     New(usize),
-    /// Not a unimodular mapping: in no orbit.
+    /// A singular mapping: in no orbit.
     Alone,
 }
 
@@ -116,7 +123,7 @@ impl<'a> MappingOrbits<'a> {
         }
     }
 
-    /// Whether the mapping with integer matrix `scale` (|det| = 1), average lattice
+    /// Whether the mapping with integer matrix `scale` (any non-zero determinant), average lattice
     /// `average` and LLL basis `lll` (as integer rows over `average`) gives the tables of a
     /// representative seen before; if not, it becomes a representative. Call in the search
     /// order.
@@ -127,15 +134,17 @@ impl<'a> MappingOrbits<'a> {
 
     /// [`MappingOrbits::is_redundant`], telling which representative.
     pub fn classify(&mut self, scale: &IMat, average: &Mat3, lll: &IMat) -> Orbit {
-        let Some(inv) = unimodular_inverse(scale) else {
+        if det_i64(scale) == 0 {
             return Orbit::Alone;
-        };
+        }
         for k in 0..self.representatives.len() {
             let rep = &self.representatives[k];
             if rep.lll != *lll || !same_lattice(&rep.average, average) {
                 continue;
             }
-            let w = imul(&inv, &rep.scale);
+            let Some(w) = quotient(scale, &rep.scale) else {
+                continue;
+            };
             if self.is_symmetry_cached(&w) {
                 return Orbit::Of(k);
             }
@@ -204,6 +213,21 @@ fn same_lattice(a: &Mat3, b: &Mat3) -> bool {
         .all(|(x, y)| (x - y).abs() <= AVERAGE_TOL * scale)
 }
 
+/// `W = S⁻¹ · R` when it is an integer matrix and `S`, `R` have the same |determinant| (so
+/// that `R = S · W` with `W` unimodular: the two mappings are a change of struct1's basis
+/// apart), else `None`.
+fn quotient(s: &IMat, r: &IMat) -> Option<IMat> {
+    let d = det_i64(s);
+    if d == 0 || det_i64(r).unsigned_abs() != d.unsigned_abs() {
+        return None;
+    }
+    let p = imul(&adjugate_i64(s), r);
+    if p.iter().flatten().any(|x| x % d != 0) {
+        return None;
+    }
+    Some(p.map(|row| row.map(|x| x / d)))
+}
+
 /// Product of integer matrices (saturating; entries here are small).
 fn imul(a: &IMat, b: &IMat) -> IMat {
     std::array::from_fn(|i| {
@@ -223,9 +247,41 @@ mod tests {
     #[test]
     fn unimodular_inverse_inverts() {
         let m = [[2, 1, 0], [1, 1, 0], [0, 3, -1]];
-        let inv = unimodular_inverse(&m).unwrap();
+        let inv = crate::linalg::unimodular_inverse(&m).unwrap();
         assert_eq!(imul(&m, &inv), [[1, 0, 0], [0, 1, 0], [0, 0, 1]]);
-        assert!(unimodular_inverse(&[[2, 0, 0], [0, 1, 0], [0, 0, 1]]).is_none());
+        assert!(crate::linalg::unimodular_inverse(&[[2, 0, 0], [0, 1, 0], [0, 0, 1]]).is_none());
+    }
+
+    #[test]
+    fn supercell_mappings_a_basis_change_apart_have_an_integer_quotient() {
+        // A 2×2×1 supercell matrix and the same cell after swapping struct1's a and b.
+        let s = [[2, 0, 0], [0, 2, 0], [0, 0, 1]];
+        let w = [[0, 1, 0], [1, 0, 0], [0, 0, 1]];
+        let r = imul(&s, &w);
+        assert_eq!(quotient(&s, &r), Some(w));
+        // Not a basis change: another supercell of the same size, or another size.
+        assert_eq!(quotient(&s, &[[4, 0, 0], [0, 1, 0], [0, 0, 1]]), None);
+        assert_eq!(quotient(&s, &[[2, 0, 0], [0, 1, 0], [0, 0, 1]]), None);
+        assert_eq!(quotient(&[[0; 3]; 3], &s), None);
+    }
+
+    #[test]
+    fn supercell_mappings_fold_by_struct1s_symmetry() {
+        let el = |s: &str| Element::from_symbol(s).unwrap().z();
+        let lattice = [[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 4.0]];
+        let frac = vec![[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]];
+        let elements = vec![el("Cs"), el("Cl")];
+        let mut tested = Symmetries::new();
+        let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0, &mut tested);
+        let id = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
+        let avg = [[8.0, 0.0, 0.0], [0.0, 8.0, 0.0], [0.0, 0.0, 4.0]];
+        let s = [[2, 0, 0], [0, 2, 0], [0, 0, 1]];
+        let swap = [[0, 1, 0], [1, 0, 0], [0, 0, 1]];
+        assert_eq!(orbits.classify(&s, &avg, &id), Orbit::New(0));
+        assert_eq!(orbits.classify(&imul(&s, &swap), &avg, &id), Orbit::Of(0));
+        // A supercell of the same size that no symmetry relates: a representative of its own.
+        let other = [[2, 0, 0], [0, 1, 0], [0, 1, 2]];
+        assert_eq!(orbits.classify(&other, &avg, &id), Orbit::New(1));
     }
 
     #[test]

@@ -479,12 +479,14 @@ impl Search<'_> {
         if !self.opts.fold_symmetric_mappings {
             return None;
         }
+        // With fu > 1 the candidates' columns are struct1's sites expanded parent by parent:
+        // the anchor's parent is the struct1 site the orbits test symmetries from.
         match self.s1_t_inds.first() {
-            Some(&anchor) if self.fu == 1 && self.s1_supercell => Some(MappingOrbits::new(
+            Some(&anchor) if self.s1_supercell => Some(MappingOrbits::new(
                 &self.s1.lattice,
                 &self.s1.frac,
                 &self.s1.kinds,
-                anchor,
+                anchor / self.fu.max(1),
                 tested,
             )),
             _ => None,

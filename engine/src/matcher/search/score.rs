@@ -36,6 +36,16 @@ impl Search<'_> {
         let mut limit = cap
             .filter(|_| n2 >= min_rows)
             .map(|cap| n2 as f64 * (cap / p.normalization).powi(2) * (1.0 + BOUND_MARGIN));
+        // Looking for a fit: how far (Å) from the vectors' mean every row must come, with a
+        // margin above the boundary within which a fit is checked for ties.
+        let fit_reach = (self.goal == Goal::Fit)
+            .then(|| self.opts.stol * (1.0 + BOUNDARY) * (1.0 + 1e-9) / p.normalization);
+        // Whether the rows of `t` so far put some row beyond that reach of any mean: no
+        // assignment fits, whatever the other rows hold (a row noting an image tie could hold
+        // another vector, so such tables are left to the solver).
+        let apart = |r: &bound::RowVectors<'_>, t: &pbc::Table| {
+            fit_reach.is_some_and(|reach| !t.tied.contains(&true) && r.apart_beyond(reach))
+        };
         // The limit the neighbourhood bound could not prove, to try again on the full table.
         let mut open = None;
         if let (Some(l), Goal::SmallestRms { .. }) = (limit, self.goal) {
@@ -82,7 +92,7 @@ impl Search<'_> {
                 columns.append_rows(t_s2fc, rows, forbidden, staged, near);
                 done = upto;
                 match bound::RowVectors::new(&staged.start, &staged.vectors) {
-                    Some(r) if !r.exceeds(limit) => {}
+                    Some(r) if !apart(&r, staged) && !r.exceeds(limit) => {}
                     _ => return Ok(None), // over the cap, or a row without partners
                 }
             }
@@ -110,7 +120,7 @@ impl Search<'_> {
                     done = upto;
                     if upto < n2 {
                         match bound::RowVectors::new(&staged.start, &staged.vectors) {
-                            Some(r) if !r.exceeds(limit) => {}
+                            Some(r) if !apart(&r, staged) && !r.exceeds(limit) => {}
                             _ => return Ok(None),
                         }
                     }
@@ -143,6 +153,11 @@ impl Search<'_> {
                 sol
             }
             None => {
+                if let Some(r) = bound::RowVectors::new(&table.start, &table.vectors) {
+                    if apart(&r, table) {
+                        return Ok(None);
+                    }
+                }
                 if let Some(l) = open {
                     if self.mean_cannot_reach(p, table, costs, l, reach) {
                         return Ok(None);
