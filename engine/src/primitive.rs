@@ -35,6 +35,7 @@ mod tests;
 use crate::lattice::Lattice;
 use crate::linalg::{allclose, inverse, is_finite, lengths, matmul, py_mod1, vec_mat};
 use crate::linalg::{Mat3, Vec3};
+use crate::numeric::distance_to_integer;
 use crate::reduction::{niggli_reduce_matrix, ReductionError, NIGGLI_TOL};
 use crate::species::species_string;
 use crate::structure::{Site, Structure};
@@ -123,11 +124,6 @@ struct Group {
     non_nbrs: Vec<bool>,
 }
 
-/// `x − round(x)`, in absolute value: the periodic fractional separation.
-fn wrapped_abs(x: f64) -> f64 {
-    (x - x.round()).abs()
-}
-
 fn primitive_step(s: &Structure, tol: f64) -> Result<Structure, PrimitiveError> {
     if s.is_empty() {
         return Ok(s.clone());
@@ -151,7 +147,9 @@ fn primitive_step(s: &Structure, tol: f64) -> Result<Structure, PrimitiveError> 
             for i in 0..n {
                 for j in 0..n {
                     non_nbrs[i * n + j] = i == j
-                        || (0..3).any(|k| wrapped_abs(frac[j][k] - frac[i][k]) > super_ftol_2[k]);
+                        || (0..3).any(|k| {
+                            distance_to_integer(frac[j][k] - frac[i][k]) > super_ftol_2[k]
+                        });
                 }
             }
             Group {
@@ -169,7 +167,7 @@ fn primitive_step(s: &Structure, tol: f64) -> Result<Structure, PrimitiveError> 
         let all_rows_present = inv.iter().all(|row| {
             min_vecs
                 .iter()
-                .any(|v| (0..3).all(|k| wrapped_abs(row[k] - v[k]) < super_ftol[k]))
+                .any(|v| (0..3).all(|k| distance_to_integer(row[k] - v[k]) < super_ftol[k]))
         });
         if !all_rows_present {
             continue;
@@ -274,14 +272,19 @@ fn merge_into_cell(
         let all_frac: Vec<Vec3> = g.frac.iter().map(|f| vec_mat(*f, &hnf_f)).collect();
         let mut same = vec![false; n * n];
         for i in 0..n {
+            let mut count = 0;
             for j in 0..n {
-                let close = (0..3).all(|k| wrapped_abs(all_frac[j][k] - all_frac[i][k]) < ftol[k]);
-                same[i * n + j] = close && g.non_nbrs[i * n + j];
+                let close = g.non_nbrs[i * n + j]
+                    && (0..3)
+                        .all(|k| distance_to_integer(all_frac[j][k] - all_frac[i][k]) < ftol[k]);
+                same[i * n + j] = close;
+                count += usize::from(close);
             }
-        }
-        // Every site must coincide with exactly `size` sites…
-        if (0..n).any(|j| (0..n).filter(|&i| same[i * n + j]).count() != size) {
-            return Ok(None);
+            // Every site must coincide with exactly `size` sites (`same` is symmetric, so
+            // each row counts its column): most cells fail on the first row.
+            if count != size {
+                return Ok(None);
+            }
         }
         // …and the coinciding sets must be cliques.
         for i in 0..n {
