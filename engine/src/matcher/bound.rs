@@ -180,39 +180,62 @@ fn box_distance2(v: &Vec3, lo: &Vec3, hi: &Vec3) -> f64 {
 mod tests {
     use super::*;
 
-    /// Brute force over every assignment of a tiny table: the smallest Σ|v_i − mean|².
-    fn brute(rows: &[Vec<Vec3>]) -> f64 {
-        fn rec(rows: &[Vec<Vec3>], chosen: &mut Vec<Vec3>, best: &mut f64) {
+    /// The smallest `value` over every choice of one vector per row (every assignment of a
+    /// tiny table), each choice with its vectors' mean.
+    fn brute_min(rows: &[Vec<Vec3>], value: &impl Fn(&[Vec3], Vec3) -> f64) -> f64 {
+        fn rec(
+            rows: &[Vec<Vec3>],
+            chosen: &mut Vec<Vec3>,
+            value: &impl Fn(&[Vec3], Vec3) -> f64,
+            best: &mut f64,
+        ) {
             if chosen.len() == rows.len() {
                 let n = chosen.len() as f64;
                 let m: Vec3 = std::array::from_fn(|k| chosen.iter().map(|v| v[k]).sum::<f64>() / n);
-                let s: f64 = chosen
-                    .iter()
-                    .map(|v| (0..3).map(|k| (v[k] - m[k]).powi(2)).sum::<f64>())
-                    .sum();
-                *best = best.min(s);
+                *best = best.min(value(chosen, m));
                 return;
             }
             for v in &rows[chosen.len()] {
                 chosen.push(*v);
-                rec(rows, chosen, best);
+                rec(rows, chosen, value, best);
                 chosen.pop();
             }
         }
         let mut best = f64::INFINITY;
-        rec(rows, &mut Vec::new(), &mut best);
+        rec(rows, &mut Vec::new(), value, &mut best);
         best
+    }
+
+    /// Numbers in [0, 1) from a linear congruential sequence.
+    fn lcg(mut seed: u64) -> impl FnMut() -> f64 {
+        move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    fn distance2(v: &Vec3, m: Vec3) -> f64 {
+        (0..3).map(|k| (v[k] - m[k]).powi(2)).sum()
+    }
+
+    /// The smallest Σ|v_i − mean|² over every assignment.
+    fn brute(rows: &[Vec<Vec3>]) -> f64 {
+        brute_min(rows, &|c, m| c.iter().map(|v| distance2(v, m)).sum())
+    }
+
+    /// The smallest largest distance of a row's vector from the vectors' mean.
+    fn brute_largest(rows: &[Vec<Vec3>]) -> f64 {
+        brute_min(rows, &|c, m| {
+            c.iter().map(|v| distance2(v, m).sqrt()).fold(0.0, f64::max)
+        })
     }
 
     #[test]
     fn never_exceeds_the_true_minimum_and_dismisses_poor_tables() {
-        let mut seed: u64 = 7;
-        let mut rnd = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 11) as f64 / (1u64 << 53) as f64) * 4.0 - 2.0
-        };
+        let mut uniform = lcg(7);
+        let mut rnd = || uniform() * 4.0 - 2.0;
         let mut dismissed = 0;
         for _ in 0..300 {
             let rows: Vec<Vec<Vec3>> = (0..5)
@@ -233,40 +256,10 @@ mod tests {
         assert!(RowVectors::new(&[0, 1, 1], &[[0.0; 3]]).is_none());
     }
 
-    /// Brute force over every assignment of a tiny table: the smallest largest distance of a
-    /// row's vector from the vectors' mean.
-    fn brute_largest(rows: &[Vec<Vec3>]) -> f64 {
-        fn rec(rows: &[Vec<Vec3>], chosen: &mut Vec<Vec3>, best: &mut f64) {
-            if chosen.len() == rows.len() {
-                let n = chosen.len() as f64;
-                let m: Vec3 = std::array::from_fn(|k| chosen.iter().map(|v| v[k]).sum::<f64>() / n);
-                let d = chosen
-                    .iter()
-                    .map(|v| (0..3).map(|k| (v[k] - m[k]).powi(2)).sum::<f64>().sqrt())
-                    .fold(0.0, f64::max);
-                *best = best.min(d);
-                return;
-            }
-            for v in &rows[chosen.len()] {
-                chosen.push(*v);
-                rec(rows, chosen, best);
-                chosen.pop();
-            }
-        }
-        let mut best = f64::INFINITY;
-        rec(rows, &mut Vec::new(), &mut best);
-        best
-    }
-
     #[test]
     fn apart_beyond_never_rules_out_a_reachable_fit_and_catches_one_far_row() {
-        let mut seed: u64 = 11;
-        let mut rnd = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        };
+        let mut uniform = lcg(11);
+        let mut rnd = || uniform() * 2.0 - 1.0;
         let mut ruled_out = 0;
         for round in 0..400 {
             // Rows near the origin, one of them (in half the rounds) far off.

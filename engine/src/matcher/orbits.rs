@@ -265,12 +265,20 @@ mod tests {
         assert_eq!(quotient(&[[0; 3]; 3], &s), None);
     }
 
-    #[test]
-    fn supercell_mappings_fold_by_struct1s_symmetry() {
+    /// CsCl: cubic, point group m-3m; every axis permutation is a symmetry.
+    fn cscl() -> (Mat3, Vec<Vec3>, Vec<Kind>) {
         let el = |s: &str| Element::from_symbol(s).unwrap().z();
         let lattice = [[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 4.0]];
-        let frac = vec![[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]];
-        let elements = vec![el("Cs"), el("Cl")];
+        (
+            lattice,
+            vec![[0.0; 3], [0.5, 0.5, 0.5]],
+            vec![el("Cs"), el("Cl")],
+        )
+    }
+
+    #[test]
+    fn supercell_mappings_fold_by_struct1s_symmetry() {
+        let (lattice, frac, elements) = cscl();
         let mut tested = Symmetries::new();
         let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0, &mut tested);
         let id = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
@@ -286,11 +294,7 @@ mod tests {
 
     #[test]
     fn a_cubic_structure_folds_its_axis_permutations() {
-        let el = |s: &str| Element::from_symbol(s).unwrap().z();
-        // CsCl: cubic, point group m-3m; every axis permutation is a symmetry.
-        let lattice = [[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 4.0]];
-        let frac = vec![[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]];
-        let elements = vec![el("Cs"), el("Cl")];
+        let (lattice, frac, elements) = cscl();
         let mut tested = Symmetries::new();
         let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0, &mut tested);
         let id = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];

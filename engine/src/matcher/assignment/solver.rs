@@ -39,17 +39,7 @@ impl Assignment {
             return Ok(());
         }
         let minval = cost.iter().copied().fold(f64::INFINITY, min_with);
-        self.cost.clear();
-        self.cost.extend(cost.iter().map(|x| x - minval));
-        reset(&mut self.u, rows, 0.0);
-        reset(&mut self.v, cols, 0.0);
-        reset(&mut self.shortest, cols, f64::INFINITY);
-        reset(&mut self.path, cols, NONE);
-        reset(&mut self.col4row, rows, NONE);
-        reset(&mut self.row4col, cols, NONE);
-        reset(&mut self.in_sr, rows, false);
-        reset(&mut self.in_sc, cols, false);
-
+        self.begin(cost, minval, rows, cols);
         for cur_row in 0..rows {
             let (sink, min_val) = self.augmenting_path(cols, cur_row)?;
             // Update the dual variables.
@@ -67,23 +57,48 @@ impl Assignment {
                     self.v[j] -= min_val - self.shortest[j];
                 }
             }
-            // Augment along the path back to the current row.
-            let mut j = sink;
-            let mut guard = 0;
-            loop {
-                let i = self.path[j];
-                if i == NONE || guard > rows {
-                    return Err(AssignmentError::Infeasible);
-                }
-                guard += 1;
-                self.row4col[j] = i;
-                std::mem::swap(&mut self.col4row[i], &mut j);
-                if i == cur_row {
-                    break;
-                }
-            }
+            self.augment(sink, cur_row, rows)?;
         }
         Ok(())
+    }
+
+    /// Empties the buffers for a `rows × cols` solve of `cost` (dense, or a sparse block's
+    /// entries) with `minval` taken off every cost.
+    pub(super) fn begin(&mut self, cost: &[f64], minval: f64, rows: usize, cols: usize) {
+        self.cost.clear();
+        self.cost.extend(cost.iter().map(|x| x - minval));
+        reset(&mut self.u, rows, 0.0);
+        reset(&mut self.v, cols, 0.0);
+        reset(&mut self.shortest, cols, f64::INFINITY);
+        reset(&mut self.path, cols, NONE);
+        reset(&mut self.col4row, rows, NONE);
+        reset(&mut self.row4col, cols, NONE);
+        reset(&mut self.in_sr, rows, false);
+        reset(&mut self.in_sc, cols, false);
+    }
+
+    /// Flips the pairs along the augmenting path that ends at column `sink`, back to row
+    /// `cur_row` (`rows` bounds its length).
+    pub(super) fn augment(
+        &mut self,
+        sink: usize,
+        cur_row: usize,
+        rows: usize,
+    ) -> Result<(), AssignmentError> {
+        let mut j = sink;
+        let mut guard = 0;
+        loop {
+            let i = self.path[j];
+            if i == NONE || guard > rows {
+                return Err(AssignmentError::Infeasible);
+            }
+            guard += 1;
+            self.row4col[j] = i;
+            std::mem::swap(&mut self.col4row[i], &mut j);
+            if i == cur_row {
+                return Ok(());
+            }
+        }
     }
 
     /// After [`Assignment::solve`] of a `rows × cols` matrix: the pairs `(row, column)`
@@ -102,23 +117,36 @@ impl Assignment {
         cols: usize,
         delta: f64,
     ) -> Vec<(usize, usize)> {
+        let entries = (0..rows).flat_map(|i| (0..cols).map(move |j| (i, j, i * cols + j)));
+        self.near_pairs_among(rows, cols, delta, entries)
+    }
+
+    /// [`Assignment::near_alternative_pairs`] over `entries`, each `(row, column, index of
+    /// its cost in self.cost)`, after a solve (the pairs come sorted, as a dense scan finds
+    /// them).
+    pub(super) fn near_pairs_among(
+        &self,
+        rows: usize,
+        cols: usize,
+        delta: f64,
+        entries: impl IntoIterator<Item = (usize, usize, usize)>,
+    ) -> Vec<(usize, usize)> {
         let mut tight: Vec<(usize, usize)> = Vec::new();
-        for i in 0..rows {
-            for j in 0..cols {
-                if j == self.col4row[i] {
-                    continue;
+        for (i, j, k) in entries {
+            if j == self.col4row[i] {
+                continue;
+            }
+            let r = self.cost[k] - self.u[i] - self.v[j];
+            if r <= delta {
+                if self.row4col.get(j).is_none_or(|&k| k == NONE) {
+                    return (0..rows)
+                        .flat_map(|i| (0..cols).map(move |j| (i, j)))
+                        .collect();
                 }
-                let r = self.cost[i * cols + j] - self.u[i] - self.v[j];
-                if r <= delta {
-                    if self.row4col.get(j).is_none_or(|&k| k == NONE) {
-                        return (0..rows)
-                            .flat_map(|i| (0..cols).map(move |j| (i, j)))
-                            .collect();
-                    }
-                    tight.push((i, j));
-                }
+                tight.push((i, j));
             }
         }
+        tight.sort_unstable();
         pairs_on_cycles(rows, &tight, |j| self.row4col[j])
     }
 

@@ -59,16 +59,7 @@ impl Assignment {
         // The dense matrix's minimum: the smallest allowed cost (every forbidden one is
         // larger), or the forbidden value in a block with none.
         let minval = m.cost.iter().copied().fold(forbidden, min_with);
-        self.cost.clear();
-        self.cost.extend(m.cost.iter().map(|x| x - minval));
-        reset(&mut self.u, rows, 0.0);
-        reset(&mut self.v, cols, 0.0);
-        reset(&mut self.shortest, cols, f64::INFINITY);
-        reset(&mut self.path, cols, NONE);
-        reset(&mut self.col4row, rows, NONE);
-        reset(&mut self.row4col, cols, NONE);
-        reset(&mut self.in_sr, rows, false);
-        reset(&mut self.in_sc, cols, false);
+        self.begin(&m.cost, minval, rows, cols);
         reset(&mut self.position, cols, 0);
         self.touched.clear();
         self.visited_rows.clear();
@@ -91,20 +82,7 @@ impl Assignment {
                     self.v[j] -= min_val - self.shortest[j];
                 }
             }
-            let mut j = sink;
-            let mut guard = 0;
-            loop {
-                let i = self.path[j];
-                if i == NONE || guard > rows {
-                    return Err(AssignmentError::Infeasible);
-                }
-                guard += 1;
-                self.row4col[j] = i;
-                std::mem::swap(&mut self.col4row[i], &mut j);
-                if i == cur_row {
-                    break;
-                }
-            }
+            self.augment(sink, cur_row, rows)?;
         }
         Ok(Sparse::Solved)
     }
@@ -203,27 +181,9 @@ impl Assignment {
         cols: usize,
         delta: f64,
     ) -> Vec<(usize, usize)> {
-        let mut tight: Vec<(usize, usize)> = Vec::new();
-        for i in 0..rows {
-            for k in m.start[i]..m.start[i + 1] {
-                let j = m.col[k];
-                if j == self.col4row[i] {
-                    continue;
-                }
-                let r = self.cost[k] - self.u[i] - self.v[j];
-                if r <= delta {
-                    if self.row4col.get(j).is_none_or(|&k| k == NONE) {
-                        return (0..rows)
-                            .flat_map(|i| (0..cols).map(move |j| (i, j)))
-                            .collect();
-                    }
-                    tight.push((i, j));
-                }
-            }
-        }
-        // In the dense scan's order.
-        tight.sort_unstable();
-        super::ties::pairs_on_cycles(rows, &tight, |j| self.row4col[j])
+        let entries =
+            (0..rows).flat_map(|i| (m.start[i]..m.start[i + 1]).map(move |k| (i, m.col[k], k)));
+        self.near_pairs_among(rows, cols, delta, entries)
     }
 }
 
