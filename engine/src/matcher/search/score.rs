@@ -4,7 +4,9 @@
 //!
 //! A candidate with a cap is built in stages (a few rows spread over the structure, then
 //! more, then all) and dropped as soon as a [`bound`] proves its sum
-//! of squares exceeds the cap, before its assignment is solved. A fit found at the boundary
+//! of squares exceeds the cap, before its assignment is solved; looking for a fit, also as
+//! soon as some row is provably farther than stol from any mean the vectors can have
+//! ([`bound::RowVectors::apart_beyond`]). A fit found at the boundary
 //! of stol is checked against the other solutions an exact tie could have given
 //! ([`alternatives_exceed`]).
 
