@@ -25,7 +25,8 @@ pub(super) struct ColumnWindow {
 impl ColumnWindow {
     /// A window over `l2` for the per-axis tolerance `tol` (`None`: every column is near).
     pub(super) fn new(l2: &[Vec3], tol: Option<Vec3>) -> Self {
-        // The tightest axis (the first of equals); NaN tolerances are never picked.
+        // The tightest axis (the first of equals). A NaN tolerance elsewhere is never picked;
+        // one on the first axis is, and then the window holds every column (`half` is None).
         let axis = tol.map_or(0, |t| {
             (1..3).fold(0, |a, k| if t[k] < t[a] { k } else { a })
         });
