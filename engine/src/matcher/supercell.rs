@@ -62,15 +62,6 @@ impl Mask {
         }
     }
 
-    /// The class of columns row `i` pairs with, when classes pair only when equal.
-    #[inline]
-    pub fn class_of_row(&self, i: usize) -> Option<Kind> {
-        match &self.relation {
-            None => self.rows.get(i).copied(),
-            Some(_) => None,
-        }
-    }
-
     /// True when every row can be paired with a distinct allowed column.
     pub fn feasible(&self) -> bool {
         let Some(relation) = &self.relation else {
@@ -236,8 +227,13 @@ impl super::pbc::PairRule for Mask {
         Mask::forbidden(self, i, j)
     }
 
+    /// The row's own class when classes pair only when equal (no oxidation-state relation).
+    #[inline]
     fn class_of_row(&self, i: usize) -> Option<Kind> {
-        Mask::class_of_row(self, i)
+        match &self.relation {
+            None => self.rows.get(i).copied(),
+            Some(_) => None,
+        }
     }
 }
 

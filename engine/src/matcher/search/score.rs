@@ -155,8 +155,11 @@ impl Search<'_> {
                 sol
             }
             None => {
-                if let Some(r) = bound::RowVectors::new(&table.start, &table.vectors) {
-                    if apart(&r, table) {
+                // The bounds' view of the table, made once when some bound will look at it.
+                let rows = (fit_reach.is_some() || limit.is_some())
+                    .then(|| bound::RowVectors::new(&table.start, &table.vectors));
+                if let Some(Some(r)) = &rows {
+                    if apart(r, table) {
                         return Ok(None);
                     }
                 }
@@ -165,8 +168,8 @@ impl Search<'_> {
                         return Ok(None);
                     }
                 }
-                if let Some(limit) = limit {
-                    let Some(rows) = bound::RowVectors::new(&table.start, &table.vectors) else {
+                if let (Some(limit), Some(rows)) = (limit, &rows) {
+                    let Some(rows) = rows else {
                         return Ok(None); // a row with no allowed partner: infeasible
                     };
                     if rows.exceeds(limit) {
