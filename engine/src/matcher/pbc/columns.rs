@@ -318,6 +318,29 @@ impl Columns {
         true
     }
 
+    /// The vectors that another image of a pair whose shortest vector is `v` gives within the
+    /// tie distance of [`Columns::noting_image_ties`] (none without it): `v` plus each
+    /// lattice vector with LLL coordinates in `-2..=2` (every difference of two of the 27
+    /// images) that keeps the squared length within that distance of `v`'s.
+    pub fn tied_images(&self, v: Vec3) -> Vec<Vec3> {
+        let Some(delta) = self.tie_delta else {
+            return Vec::new();
+        };
+        let own = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+        let mut out = Vec::new();
+        for n in 0..125 {
+            let o = [n / 25, (n / 5) % 5, n % 5].map(|x| x as f64 - 2.0);
+            if o == [0.0; 3] {
+                continue;
+            }
+            let w: Vec3 = std::array::from_fn(|a| v[a] + vec_mat(o, &self.lat)[a]);
+            if w[0] * w[0] + w[1] * w[1] + w[2] * w[2] <= own + delta {
+                out.push(w);
+            }
+        }
+        out
+    }
+
     /// The squared length of `pre + image` and the index of the image, for the first of the
     /// 27 images with the smallest value, exactly as scanning all 27 in order gives it.
     ///

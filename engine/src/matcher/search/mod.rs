@@ -20,6 +20,7 @@
 //!   goes below 1e-5), so it is skipped without solving its assignment. The result is the
 //!   one the full search gives.
 
+mod alternatives;
 mod goals;
 mod orbit_tie;
 mod pruning;

@@ -8,11 +8,11 @@
 //! soon as some row is provably farther than stol from any mean the vectors can have
 //! ([`bound::RowVectors::apart_beyond`]). A fit found at the boundary
 //! of stol is checked against the other solutions an exact tie could have given
-//! ([`alternatives_exceed`]).
+//! ([`alternatives`]).
 
 use super::{
-    rms, Goal, Match, Prepared, Search, Work, BOUNDARY, BOUND_MARGIN, BOUND_MIN_ROWS_FIT,
-    BOUND_MIN_ROWS_RMS, TIE_DELTA,
+    alternatives, rms, Goal, Match, Prepared, Search, Work, BOUNDARY, BOUND_MARGIN,
+    BOUND_MIN_ROWS_FIT, BOUND_MIN_ROWS_RMS, TIE_DELTA,
 };
 use crate::linalg::Vec3;
 use crate::matcher::assignment::AssignmentError;
@@ -221,10 +221,13 @@ impl Search<'_> {
                         .is_some_and(|k| table.tied.get(k) == Some(&true))
                 }));
         let ambiguous = note_ties
-            && !alternatives_exceed(
-                table,
-                &sol,
-                &alternatives,
+            && !alternatives::no_alternative_fits(
+                (table, |v| {
+                    p.columns
+                        .as_ref()
+                        .map_or_else(Vec::new, |c| c.tied_images(v))
+                }),
+                (&sol, &alternatives),
                 &dist,
                 p.normalization,
                 self.opts.stol,
@@ -246,75 +249,6 @@ impl Search<'_> {
             tied,
         }))
     }
-}
-
-/// Whether every alternative of a candidate a solver visiting columns or images in another
-/// order could have returned still has its largest distance above `stol`. The alternatives
-/// use, on some rows, one of the `alternatives` pairs instead of the solution's pair, or
-/// another image of a pair whose images tie ([`pbc::Table::tied`]). A row's vector then
-/// moves by at most the largest such change (an image change moves it by at most twice its
-/// length); the other rows keep theirs, and the mean moves by at most the sum of the
-/// changes over the row count, which bounds how much their largest distance can drop.
-/// Wherever the mean goes, two kept rows cannot both come closer to it than half their
-/// mutual distance: that bounds the largest distance from below too.
-pub(super) fn alternatives_exceed(
-    table: &pbc::Table,
-    sol: &[usize],
-    alternatives: &[(usize, usize)],
-    dist: &[f64],
-    normalization: f64,
-    stol: f64,
-) -> bool {
-    let n = sol.len();
-    let entry = |i: usize, j: usize| table.range(i).find(|&k| table.col[k] == j);
-    let image_change = |k: usize| {
-        if table.tied.get(k) == Some(&true) {
-            2.0 * table.d2[k].sqrt()
-        } else {
-            0.0
-        }
-    };
-    // The largest change of each row's vector (0 for rows no alternative touches).
-    let mut change = vec![0.0f64; n];
-    for (i, &j) in sol.iter().enumerate() {
-        match entry(i, j) {
-            Some(k) => change[i] = image_change(k),
-            None => return false,
-        }
-    }
-    for &(i, j) in alternatives {
-        let (Some(own), Some(k)) = (entry(i, sol[i]), entry(i, j)) else {
-            return false;
-        };
-        let (a, b) = (table.vectors[own], table.vectors[k]);
-        let d = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
-        change[i] = change[i].max(d + image_change(k));
-    }
-    let shift = change.iter().sum::<f64>() / n as f64 * normalization;
-    let kept = (0..n)
-        .filter(|&i| change[i] == 0.0)
-        .map(|i| dist[i])
-        .fold(f64::NEG_INFINITY, f64::max);
-    let limit = stol * (1.0 + BOUNDARY);
-    if shift == 0.0 || kept - shift > limit {
-        return true;
-    }
-    // Half the largest distance between two kept rows' vectors (normalised).
-    let kept_rows: Vec<usize> = (0..n).filter(|&i| change[i] == 0.0).collect();
-    let mut widest = 0.0f64;
-    for (a, &i) in kept_rows.iter().enumerate() {
-        let Some(u) = entry(i, sol[i]).map(|k| table.vectors[k]) else {
-            return false;
-        };
-        for &l in &kept_rows[a + 1..] {
-            let Some(w) = entry(l, sol[l]).map(|k| table.vectors[k]) else {
-                return false;
-            };
-            let d2 = (u[0] - w[0]).powi(2) + (u[1] - w[1]).powi(2) + (u[2] - w[2]).powi(2);
-            widest = widest.max(d2);
-        }
-    }
-    widest.sqrt() / 2.0 * normalization > limit
 }
 
 /// [`rms`], except that a candidate a plain sum already puts above `limit`, by far more than
