@@ -41,6 +41,9 @@ pub struct Columns {
     /// tie distance when that is wider (kept apart so that the scan takes no `max` per
     /// pair: in wasm, `f64::max` is a call).
     reach: f64,
+    /// Squared length below which the image nearest by rounding is the shortest and every
+    /// other image is longer by more than `reach` (see [`clear_below`]).
+    clear: f64,
     /// `√3 / √axis_weight[k]`: how far along LLL axis k a cube of half-width 1 reaches.
     cube_reach: Vec3,
     window: ColumnWindow,
@@ -76,15 +79,17 @@ impl Columns {
             .iter()
             .map(|r| r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
             .fold(0.0f64, f64::max);
+        let reach = (1e-9 * longest).max(0.0);
         Self {
             inv,
             lat,
+            clear: clear_below(spacing(axis_weight), reach),
             l2,
             wrapped: std::cell::OnceCell::new(),
             images,
             axis_weight,
             margin: 1e-9 * longest,
-            reach: (1e-9 * longest).max(0.0),
+            reach,
             cube_reach: axis_weight.map(|w: f64| 3f64.sqrt() / w.sqrt()),
             window,
             class_windows: Vec::new(),
@@ -140,6 +145,7 @@ impl Columns {
     pub fn noting_image_ties(mut self, delta: f64) -> Self {
         self.tie_delta = Some(delta);
         self.reach = self.margin.max(delta);
+        self.clear = clear_below(spacing(self.axis_weight), self.reach);
         self
     }
 
@@ -320,25 +326,16 @@ impl Columns {
 
     /// The vectors that another image of a pair whose shortest vector is `v` gives within the
     /// tie distance of [`Columns::noting_image_ties`] (none without it): `v` plus each
-    /// lattice vector with LLL coordinates in `-2..=2` (every difference of two of the 27
-    /// images) that keeps the squared length within that distance of `v`'s.
+    /// [`image_steps`] vector that keeps the squared length within that distance of `v`'s.
     pub fn tied_images(&self, v: Vec3) -> Vec<Vec3> {
         let Some(delta) = self.tie_delta else {
             return Vec::new();
         };
         let own = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-        let mut out = Vec::new();
-        for n in 0..125 {
-            let o = [n / 25, (n / 5) % 5, n % 5].map(|x| x as f64 - 2.0);
-            if o == [0.0; 3] {
-                continue;
-            }
-            let w: Vec3 = std::array::from_fn(|a| v[a] + vec_mat(o, &self.lat)[a]);
-            if w[0] * w[0] + w[1] * w[1] + w[2] * w[2] <= own + delta {
-                out.push(w);
-            }
-        }
-        out
+        image_steps(&self.lat)
+            .map(|l| -> Vec3 { std::array::from_fn(|a| v[a] + l[a]) })
+            .filter(|w| w[0] * w[0] + w[1] * w[1] + w[2] * w[2] <= own + delta)
+            .collect()
     }
 
     /// The squared length of `pre + image` and the index of the image, for the first of the
@@ -349,7 +346,10 @@ impl Columns {
     /// fractional coordinate `x_k` is at least `|x_k| / |b_k|` long); the image nearest by
     /// rounding is measured first, then only the images no axis rules out (usually 1 to 4),
     /// in order. An image is ruled out only when its bound exceeds the best value by a margin
-    /// far above the rounding of either side, so it could never have been the minimum.
+    /// far above the rounding of either side, so it could never have been the minimum. A
+    /// vector shorter than about half the spacing of the lattice planes rules out every
+    /// other image at once ([`clear_below`]), and so does a first image whose coordinates
+    /// all keep the neighbouring images beyond the bound.
     ///
     /// With [`Columns::noting_image_ties`], also whether another image is within that
     /// distance of the shortest (a tie the scan order decides); images are then measured
@@ -363,8 +363,10 @@ impl Columns {
             da * da + db * db + dc * dc
         };
         // Offsets -1, 0, 1 per axis; image k = 9 (i0 + 1) + 3 (i1 + 1) + (i2 + 1).
-        let nearest: [usize; 3] =
-            std::array::from_fn(|a| (1.0 - round_ties_even(pre_frac[a])).clamp(0.0, 2.0) as usize);
+        let rounded = pre_frac.map(round_ties_even);
+        // 1 − round(x) by comparisons (a float-to-integer conversion costs more): coordinate
+        // differences of wrapped points are within ±1.
+        let nearest = rounded.map(|r| 1 + usize::from(r < 0.0) - usize::from(r > 0.0));
         let first = 9 * nearest[0] + 3 * nearest[1] + nearest[2];
         let mut best = measure(first);
         let mut best_k = first;
@@ -372,7 +374,20 @@ impl Columns {
             let (d, k) = nearest_image_scan(&self.images, pre);
             return (d, k, self.tie_delta.is_some());
         }
+        if best <= self.clear {
+            return (best, first, false);
+        }
         let limit = best + self.reach;
+        // Every other image differs from the first on some axis, where its fractional
+        // coordinate is at least 1 − |x| from zero (x the first's, within ±½): when that
+        // bound rules out a step on every axis, the scan below would measure nothing.
+        let step_bound = |a: usize| {
+            let y = 1.0 - (pre_frac[a] - rounded[a]).abs();
+            y * y * self.axis_weight[a]
+        };
+        if step_bound(0) > limit && step_bound(1) > limit && step_bound(2) > limit {
+            return (best, first, false);
+        }
         // The second smallest value measured (the first image counted): another image is
         // within the tie distance of the shortest exactly when this one is.
         let mut second = f64::INFINITY;
@@ -408,6 +423,37 @@ impl Columns {
         }
         let tied = self.tie_delta.is_some_and(|delta| second <= best + delta);
         (best, best_k, tied)
+    }
+}
+
+/// The shortest distance between lattice planes (Å), from `1 / |b_k|²` per dual basis
+/// vector (`axis_weight`).
+fn spacing(axis_weight: Vec3) -> f64 {
+    axis_weight.into_iter().fold(f64::INFINITY, f64::min).sqrt()
+}
+
+/// The lattice vectors by which two of the 27 images of a pair differ: LLL coordinates in
+/// `-2..=2`, not all zero.
+fn image_steps(lat: &Mat3) -> impl Iterator<Item = Vec3> + '_ {
+    (0..125)
+        .map(|n| [n / 25, (n / 5) % 5, n % 5].map(|x| f64::from(x) - 2.0))
+        .filter(|o| *o != [0.0; 3])
+        .map(|o| vec_mat(o, lat))
+}
+
+/// The squared length below which a vector `v` is provably the shortest of its images,
+/// every other one longer by more than `reach` (Å²), on a lattice whose lattice planes are
+/// at least `spacing` apart (Å; the shortest of `1 / |b_k|` for the dual basis vectors
+/// `b_k`): another image is `v + L` for a lattice vector `L ≠ 0`, which has a fractional
+/// coordinate of at least 1 and so is at least `spacing` long, and `|v + L| ≥ |L| − |v|`;
+/// `|v| ≤ spacing/2 − reach/spacing` gives `(|L| − |v|)² ≥ |v|² + 2·reach`, twice the
+/// reach to cover rounding. Negative (never) for a degenerate lattice.
+fn clear_below(spacing: f64, reach: f64) -> f64 {
+    let t = spacing / 2.0 - reach / spacing;
+    if t.is_finite() && t > 0.0 {
+        (t * (1.0 - 1e-9)).powi(2)
+    } else {
+        -1.0
     }
 }
 

@@ -293,13 +293,13 @@ fn pruned_image_search_equals_the_full_scan() {
             .collect();
         let columns = Columns::new(&lll, &cols, None);
         let noting = Columns::new(&lll, &cols, None).noting_image_ties(1e-5);
+        // Rows on the tie points, near a column (short vectors, which skip the other
+        // images at once) and anywhere.
         let rows: Vec<Vec3> = (0..8)
-            .map(|k| {
-                if k < 2 {
-                    [0.0; 3]
-                } else {
-                    [3.0 * rnd() - 1.0, 3.0 * rnd() - 1.0, 3.0 * rnd() - 1.0]
-                }
+            .map(|k| match k {
+                0 | 1 => [0.0; 3],
+                2..=4 => cols[k].map(|c| c + 0.1 * rnd() - 0.05),
+                _ => [3.0 * rnd() - 1.0, 3.0 * rnd() - 1.0, 3.0 * rnd() - 1.0],
             })
             .collect();
         for f in &rows {
