@@ -53,10 +53,8 @@ pub fn py_float(text: &str) -> Option<f64> {
         Some(b'+') => (false, &s[1..]),
         _ => (false, s),
     };
-    let magnitude = if plain_decimal(body) {
-        // Digits and at most one point (nearly every number in a CIF): the text the general
-        // path below would hand to the same parser.
-        body.parse::<f64>().ok()?
+    let magnitude = if let Some(plain) = plain_decimal(body) {
+        plain?
     } else if body.eq_ignore_ascii_case("inf") || body.eq_ignore_ascii_case("infinity") {
         f64::INFINITY
     } else if body.eq_ignore_ascii_case("nan") {
@@ -67,17 +65,42 @@ pub fn py_float(text: &str) -> Option<f64> {
     Some(if negative { -magnitude } else { magnitude })
 }
 
-/// ASCII digits with at most one `.` and at least one digit.
-fn plain_decimal(body: &str) -> bool {
-    let (mut digits, mut points) = (0, 0);
+/// The value of ASCII digits with at most one `.` and at least one digit (nearly every
+/// number in a CIF), `None` for any other text. With at most 15 significant digits and 22
+/// decimals the digits as an integer and the power of ten are both exact, so their quotient,
+/// rounded once, is the correctly rounded value the general parser gives (Clinger's fast
+/// path, which that parser takes too, behind its own scan of the text); longer numbers go
+/// to that parser.
+fn plain_decimal(body: &str) -> Option<Option<f64>> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    let (mut digits, mut points, mut decimals, mut significant) = (0usize, 0, 0usize, 0usize);
+    let mut mantissa: u64 = 0;
     for &c in body.as_bytes() {
         match c {
-            b'0'..=b'9' => digits += 1,
+            b'0'..=b'9' => {
+                digits += 1;
+                decimals += points;
+                if mantissa != 0 || c != b'0' {
+                    significant += 1;
+                    if significant <= 15 {
+                        mantissa = mantissa * 10 + u64::from(c - b'0');
+                    }
+                }
+            }
             b'.' => points += 1,
-            _ => return false,
+            _ => return None,
         }
     }
-    digits > 0 && points <= 1
+    if digits == 0 || points > 1 {
+        return None;
+    }
+    Some(match POW10.get(decimals) {
+        Some(p) if significant <= 15 => Some(mantissa as f64 / p),
+        _ => body.parse::<f64>().ok(),
+    })
 }
 
 /// An unsigned decimal literal in Python's grammar; the value is correctly rounded.
