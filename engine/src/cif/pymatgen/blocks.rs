@@ -327,20 +327,21 @@ fn block_starts(bytes: &[u8]) -> Vec<(usize, usize)> {
 
 /// A block's text as pymatgen tokenizes it (comments, blank lines and non-ASCII characters
 /// deleted), with where its pieces came from.
-struct Cleaned {
-    b: Vec<u8>,
+struct Cleaned<'a> {
+    b: Cow<'a, [u8]>,
     /// `(index in b, index in the original text)` at the start of each piece copied whole.
     runs: Vec<(usize, usize)>,
 }
 
-impl Cleaned {
+impl Cleaned<'_> {
     /// Appends `piece` (starting at `orig` in the text) without its non-ASCII characters.
     fn append(&mut self, piece: &[u8], orig: usize) {
+        let b = self.b.to_mut();
         // The usual case, one ASCII run (`is_ascii` checks a word at a time).
         if piece.is_ascii() {
             if !piece.is_empty() {
-                self.runs.push((self.b.len(), orig));
-                self.b.extend_from_slice(piece);
+                self.runs.push((b.len(), orig));
+                b.extend_from_slice(piece);
             }
             return;
         }
@@ -351,8 +352,8 @@ impl Cleaned {
                 .position(|c| !c.is_ascii())
                 .map_or(piece.len(), |k| from + k);
             if to > from {
-                self.runs.push((self.b.len(), orig + from));
-                self.b.extend_from_slice(&piece[from..to]);
+                self.runs.push((b.len(), orig + from));
+                b.extend_from_slice(&piece[from..to]);
             }
             from = to + 1;
         }
@@ -394,7 +395,13 @@ impl Origins<'_> {
 /// - blank lines, `^\s*\n`: of what remains, joined by line breaks, every line of
 ///   whitespace only that a line break follows (all but the last) goes;
 /// - then every non-ASCII character.
-fn clean(s: &[u8], offset: usize) -> Cleaned {
+fn clean(s: &[u8], offset: usize) -> Cleaned<'_> {
+    if nothing_to_clean(s) {
+        return Cleaned {
+            b: Cow::Borrowed(s),
+            runs: vec![(0, offset)],
+        };
+    }
     let line_count = memchr::memchr_iter(b'\n', s).count() + 1;
     let mut lines: Vec<(usize, &[u8])> = Vec::with_capacity(line_count);
     let ends = memchr::memchr_iter(b'\n', s).chain(std::iter::once(s.len()));
@@ -417,7 +424,7 @@ fn clean(s: &[u8], offset: usize) -> Cleaned {
     }
     let last = lines.len().saturating_sub(1);
     let mut out = Cleaned {
-        b: Vec::with_capacity(s.len()),
+        b: Cow::Owned(Vec::with_capacity(s.len())),
         runs: Vec::with_capacity(line_count),
     };
     let mut first = true;
@@ -426,12 +433,28 @@ fn clean(s: &[u8], offset: usize) -> Cleaned {
             continue;
         }
         if !first {
-            out.b.push(b'\n');
+            out.b.to_mut().push(b'\n');
         }
         first = false;
         out.append(line, offset + at);
     }
     out
+}
+
+/// Whether [`clean`] would leave the block as it is (nearly every CIF): ASCII, no `#`, and
+/// no line but the last of whitespace only.
+fn nothing_to_clean(s: &[u8]) -> bool {
+    if !s.is_ascii() || memchr::memchr(b'#', s).is_some() {
+        return false;
+    }
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', s) {
+        if s[start..end].iter().all(|&c| is_space(c)) {
+            return false;
+        }
+        start = end + 1;
+    }
+    true
 }
 
 /// Python `str.splitlines()` on ASCII text: the index ranges of the lines.
@@ -793,6 +816,30 @@ mod tests {
             let want = super::super::blocks_chars::pymatgen_blocks_chars(&text);
             proptest::prop_assert_eq!(pymatgen_blocks(&text), want);
         }
+    }
+
+    /// Blocks [`clean`] leaves as they are, and the nearest ones it does not (a blank or
+    /// whitespace line inside a text field, a comment, a non-ASCII character), against the
+    /// character-level reader.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn blocks_with_nothing_to_clean_read_as_characters_did() {
+        let texts = [
+            "data_x\n_a 1\nloop_\n_b\n_c\n 1 'x y'\n 2 z\n",
+            "data_x\n_t\n;\nline one\n   \nline two\n;\n_a 1\n",
+            "data_x\n_t\n;\nline one\n\nline two\n;\n",
+            "data_x\r\n_t\r\n;\r\none\r\n\r\ntwo\r\n;\r\n",
+            "data_x\n_a 1 #c\n",
+            "data_x\n_a \u{e9}1\n",
+            "data_x\n_a 1\n\n",
+        ];
+        for text in texts {
+            let want = super::super::blocks_chars::pymatgen_blocks_chars(text);
+            assert_eq!(pymatgen_blocks(text), want, "{text:?}");
+        }
+        assert!(nothing_to_clean(texts[0].as_bytes()));
+        assert!(!nothing_to_clean(texts[1].as_bytes()));
+        assert!(!nothing_to_clean(texts[6].as_bytes()));
     }
 
     #[test]
