@@ -114,11 +114,18 @@ impl PmgBlock {
         self.data.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
-    /// `data[key] = item` (an existing key keeps its place).
-    pub fn set(&mut self, key: &str, item: Item) {
-        match self.get_mut(key) {
-            Some(slot) => *slot = item,
-            None => self.data.push((CompactString::from(key), item)),
+    /// `data[key] = item` (an existing key keeps its place); returns the key's index in
+    /// `data`.
+    pub fn set(&mut self, key: CompactString, item: Item) -> usize {
+        match self.data.iter().position(|(k, _)| *k == key) {
+            Some(i) => {
+                self.data[i].1 = item;
+                i
+            }
+            None => {
+                self.data.push((key, item));
+                self.data.len() - 1
+            }
         }
     }
 
@@ -193,6 +200,15 @@ pub(super) struct Token {
 }
 
 impl Token {
+    /// [`Token::bare`], moved out of the token.
+    fn into_bare(self) -> CompactString {
+        if self.quoted {
+            CompactString::default()
+        } else {
+            self.text
+        }
+    }
+
     /// pymatgen's first regex group: the word itself, or empty for a quoted value.
     fn bare(&self) -> &str {
         if self.quoted {
@@ -648,18 +664,16 @@ pub(super) fn block_of_tokens(
                     pos: at(tok.at),
                 },
             };
-            out.set(tok.bare(), Item::Scalar(value));
+            out.set(tok.into_bare(), Item::Scalar(value));
         } else if tok.bare().starts_with("loop_") {
             let loop_pos = at(tok.at);
-            let mut columns: Vec<CompactString> = Vec::new();
-            while let Some(next) = it.peek() {
-                if next.bare().starts_with("loop_") || !next.bare().starts_with('_') {
-                    break;
-                }
-                let col = next.text.clone();
-                it.next();
-                out.set(&col, Item::List(Vec::new()));
-                columns.push(col);
+            // Each column's slot in `data` (a tag repeated in the header shares one slot, as
+            // one dict key).
+            let mut columns: Vec<usize> = Vec::new();
+            while let Some(tag) =
+                it.next_if(|t| !t.bare().starts_with("loop_") && t.bare().starts_with('_'))
+            {
+                columns.push(out.set(tag.into_bare(), Item::List(Vec::new())));
             }
             let mut items: Vec<Text> = Vec::with_capacity(it.len());
             while let Some(next) =
@@ -695,22 +709,14 @@ pub(super) fn block_of_tokens(
                     pos: items.last().and_then(|t| t.pos).or(loop_pos),
                 });
             }
-            // Each column's slot, found once (a tag repeated in the header shares one slot,
-            // as one dict key).
-            let slots: Vec<Option<usize>> = columns
-                .iter()
-                .map(|k| out.data.iter().position(|(key, _)| key == k))
-                .collect();
             let rows = items.len() / columns.len();
-            for slot in slots.iter().flatten() {
-                if let Some((_, Item::List(list))) = out.data.get_mut(*slot) {
+            for &slot in &columns {
+                if let Some((_, Item::List(list))) = out.data.get_mut(slot) {
                     list.reserve(rows);
                 }
             }
-            for (slot, v) in slots.iter().cycle().zip(items) {
-                if let Some(Item::List(list)) =
-                    slot.and_then(|i| out.data.get_mut(i)).map(|e| &mut e.1)
-                {
+            for (&slot, v) in columns.iter().cycle().zip(items) {
+                if let Some((_, Item::List(list))) = out.data.get_mut(slot) {
                     list.push(v);
                 }
             }
