@@ -17,8 +17,25 @@ pub fn det(m: &Mat3) -> f64 {
     dot(m[0], cross(m[1], m[2]))
 }
 
+/// Entries below this magnitude keep every product of three, and sums of six such, far
+/// inside `i64`: plain 64-bit arithmetic is exact (in wasm, 128-bit and overflow-checked
+/// multiplication are library calls).
+const SMALL_ENTRY: i64 = 1 << 20;
+
+/// Whether every entry of an integer matrix is below [`SMALL_ENTRY`] in magnitude.
+pub(crate) fn small_entries(m: &[[i64; 3]; 3]) -> bool {
+    m.iter()
+        .flatten()
+        .all(|x| x.unsigned_abs() < SMALL_ENTRY as u64)
+}
+
 /// Determinant of an integer matrix, exactly (computed in 128-bit, saturated to `i64`).
 pub fn det_i64(m: &[[i64; 3]; 3]) -> i64 {
+    if small_entries(m) {
+        return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+    }
     let w = m.map(|r| r.map(i128::from));
     let d = w[0][0] * (w[1][1] * w[2][2] - w[1][2] * w[2][1])
         - w[0][1] * (w[1][0] * w[2][2] - w[1][2] * w[2][0])
@@ -39,9 +56,13 @@ pub fn unimodular_inverse(m: &[[i64; 3]; 3]) -> Option<[[i64; 3]; 3]> {
 
 /// The adjugate of an integer matrix (`m · adj = det(m) · I`), saturating.
 pub fn adjugate_i64(m: &[[i64; 3]; 3]) -> [[i64; 3]; 3] {
+    let small = small_entries(m);
     let c = |i: usize, j: usize| {
         let (r0, r1) = ((i + 1) % 3, (i + 2) % 3);
         let (c0, c1) = ((j + 1) % 3, (j + 2) % 3);
+        if small {
+            return m[r0][c0] * m[r1][c1] - m[r0][c1] * m[r1][c0];
+        }
         m[r0][c0]
             .saturating_mul(m[r1][c1])
             .saturating_sub(m[r0][c1].saturating_mul(m[r1][c0]))
@@ -418,6 +439,39 @@ mod tests {
         }
         for x in cases {
             assert_eq!(py_mod1(x).to_bits(), reference(x).to_bits(), "{x:e}");
+        }
+    }
+
+    #[test]
+    fn integer_determinant_and_adjugate_are_exact_on_either_path() {
+        let mut seed: u64 = 7;
+        let mut next = move |range: i64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as i64 % (2 * range + 1)) - range
+        };
+        for n in 0..4000 {
+            // Small entries, entries at the edge of the small path, and large ones (whose
+            // cofactors still fit in 64 bits; determinants saturate).
+            let range = [3, SMALL_ENTRY - 1, SMALL_ENTRY, 1 << 28][n % 4];
+            let m: [[i64; 3]; 3] = std::array::from_fn(|_| std::array::from_fn(|_| next(range)));
+            let w = m.map(|r| r.map(i128::from));
+            let exact = w[0][0] * (w[1][1] * w[2][2] - w[1][2] * w[2][1])
+                - w[0][1] * (w[1][0] * w[2][2] - w[1][2] * w[2][0])
+                + w[0][2] * (w[1][0] * w[2][1] - w[1][1] * w[2][0]);
+            let saturated = exact.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
+            assert_eq!(det_i64(&m), saturated, "{m:?}");
+            // adj[i][j] is the cofactor of entry (j, i).
+            let want: [[i64; 3]; 3] = std::array::from_fn(|i| {
+                std::array::from_fn(|j| {
+                    let (r0, r1) = ((j + 1) % 3, (j + 2) % 3);
+                    let (c0, c1) = ((i + 1) % 3, (i + 2) % 3);
+                    let cof = w[r0][c0] * w[r1][c1] - w[r0][c1] * w[r1][c0];
+                    cof.clamp(i64::MIN.into(), i64::MAX.into()) as i64
+                })
+            });
+            assert_eq!(adjugate_i64(&m), want, "{m:?}");
         }
     }
 

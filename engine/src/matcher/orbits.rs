@@ -47,7 +47,7 @@
 //! admit a pair the representative's table left out.
 
 use super::periodicity::Places;
-use crate::linalg::{adjugate_i64, det_i64, vec_mat, Mat3, Vec3};
+use crate::linalg::{adjugate_i64, det_i64, small_entries, vec_mat, Mat3, Vec3};
 use crate::species::Kind;
 
 /// Relative tolerance on the metric `W G Wᵀ = G` (the lattice is read from 8 printed
@@ -230,6 +230,12 @@ fn quotient(s: &IMat, r: &IMat) -> Option<IMat> {
 
 /// Product of integer matrices (saturating; entries here are small).
 fn imul(a: &IMat, b: &IMat) -> IMat {
+    if small_entries(a) && small_entries(b) {
+        // Exact in plain 64-bit arithmetic (see `small_entries`).
+        return std::array::from_fn(|i| {
+            std::array::from_fn(|j| (0..3).map(|k| a[i][k] * b[k][j]).sum())
+        });
+    }
     std::array::from_fn(|i| {
         std::array::from_fn(|j| {
             (0..3).fold(0i64, |s, k| {
