@@ -312,31 +312,26 @@ mod tests {
         )
     }
 
+    /// The solution's normalised distances in [`swap_table`].
+    const DIST: [f64; 3] = [1.0, 1.0, 0.0];
+
     fn fits(
         t: &pbc::Table,
         alternatives: &[(usize, usize)],
         images: fn(Vec3) -> Vec<Vec3>,
     ) -> bool {
-        !no_alternative_fits(
-            (t, images),
-            (&SOL, alternatives),
-            &[1.0, 1.0, 0.0],
-            1.0,
-            0.5,
-        )
+        !no_alternative_fits((t, images), (&SOL, alternatives), &DIST, 1.0, 0.5)
+    }
+
+    /// Whether the cheap bound alone rules the swap out.
+    fn bound_settles(t: &pbc::Table) -> bool {
+        alternatives_exceed(t, &SOL, &SWAP, &DIST, 1.0, 0.5)
     }
 
     #[test]
     fn a_swap_that_fits_is_found() {
         let t = swap_table([[0.0; 3]; 2]);
-        assert!(!alternatives_exceed(
-            &t,
-            &SOL,
-            &SWAP,
-            &[1.0, 1.0, 0.0],
-            1.0,
-            0.5
-        ));
+        assert!(!bound_settles(&t));
         assert!(fits(&t, &SWAP, |_| Vec::new()));
         // Without the alternative pairs, only the solution is left.
         assert!(!fits(&t, &[], |_| Vec::new()));
@@ -345,14 +340,7 @@ mod tests {
     #[test]
     fn a_swap_that_cannot_fit_is_proved_where_the_bound_is_loose() {
         let t = swap_table([[3.0, 0.0, 0.0], [-3.0, 0.0, 0.0]]);
-        assert!(!alternatives_exceed(
-            &t,
-            &SOL,
-            &SWAP,
-            &[1.0, 1.0, 0.0],
-            1.0,
-            0.5
-        ));
+        assert!(!bound_settles(&t));
         assert!(!fits(&t, &SWAP, |_| Vec::new()));
     }
 
