@@ -79,11 +79,11 @@
 //!   that basis. Symmetric mappings give the same tables in exact arithmetic, not in the
 //!   last bits. A fit search folds an orbit only when no candidate of its representative
 //!   was ambiguous: [`assignment::solve_blocks_noting_ties`] and
-//!   [`pbc::Columns::noting_image_ties`] find the pairs a tie could swap, and a bound must
-//!   show that no such alternative brings the largest distance under stol. When the best
-//!   candidate of an RMS search has a tie (an assignment as cheap, or two images as short),
-//!   the other mappings of its orbit are searched near its RMS and pymatgen's pick, the
-//!   first of the lowest in its order, is kept. A tie in another candidate is not
+//!   [`pbc::Columns::noting_image_ties`] find the pairs a tie could swap, and a bound or a
+//!   listing of them must show that no such alternative brings the largest distance under
+//!   stol. When the best candidate of an RMS search has a tie (an assignment as cheap, or
+//!   two images as short), the other mappings of its orbit are searched near its RMS and
+//!   pymatgen's pick, the first of the lowest in its order, is kept. A tie in another candidate is not
 //!   re-checked: a folded mapping can break it into a smaller RMS, which is rare and
 //!   happens only for pairs that do not fit.
 //!

@@ -326,7 +326,8 @@ impl Columns {
 
     /// The vectors that another image of a pair whose shortest vector is `v` gives within the
     /// tie distance of [`Columns::noting_image_ties`] (none without it): `v` plus each
-    /// [`image_steps`] vector that keeps the squared length within that distance of `v`'s.
+    /// lattice vector with LLL coordinates in `-2..=2` (every difference of two of the 27
+    /// images) that keeps the squared length within that distance of `v`'s.
     pub fn tied_images(&self, v: Vec3) -> Vec<Vec3> {
         let Some(delta) = self.tie_delta else {
             return Vec::new();
