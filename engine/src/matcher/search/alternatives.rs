@@ -141,8 +141,7 @@ fn every_alternative_exceeds(
     // Two vectors more than twice the limit apart cannot both be within it of the mean
     // (the margin covers the rounding of the mean a fit is measured from).
     let reach = 2.0 * limit * (1.0 + 1e-9) / normalization;
-    let apart =
-        |a: &Vec3, b: &Vec3| (0..3).map(|x| (a[x] - b[x]).powi(2)).sum::<f64>() > reach * reach;
+    let apart = |a: &Vec3, b: &Vec3| farther_than(a, b, reach);
     let (fixed, mut open): (Vec<usize>, Vec<usize>) =
         (0..sol.len()).partition(|&i| options[i].len() == 1);
     let mut taken = vec![false; table.cols];
@@ -180,6 +179,11 @@ fn every_alternative_exceeds(
         normalization,
     }
     .every_completion_exceeds(0)
+}
+
+/// Whether two vectors are more than `reach` apart.
+fn farther_than(a: &Vec3, b: &Vec3, reach: f64) -> bool {
+    (0..3).map(|x| (a[x] - b[x]).powi(2)).sum::<f64>() > reach * reach
 }
 
 /// One way a row can be paired: a column and the vector to it.
@@ -241,7 +245,7 @@ impl Listing<'_> {
     fn apart_from_decided(&self, v: &Vec3, depth: usize) -> bool {
         self.open[..depth].iter().any(|&l| {
             let w = self.options[l][self.chosen[l]].v;
-            (0..3).map(|x| (v[x] - w[x]).powi(2)).sum::<f64>() > self.reach * self.reach
+            farther_than(v, &w, self.reach)
         })
     }
 

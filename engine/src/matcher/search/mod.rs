@@ -19,6 +19,10 @@
 //!   ([`bound`](super::bound)) can be neither the smallest nor below 1e-5 (the cap never
 //!   goes below 1e-5), so it is skipped without solving its assignment. The result is the
 //!   one the full search gives.
+//!
+//! Submodules: `goals` (the two searches), `score` (one candidate), `pruning` (bounds over
+//! the translations a candidate's mean can reach), `alternatives` (whether a tie could hide
+//! a fit), `orbit_tie` (settling a tie across a symmetry orbit).
 
 mod alternatives;
 mod goals;
