@@ -76,29 +76,27 @@ fn plain_decimal(body: &str) -> Option<Option<f64>> {
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
         1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
     ];
-    let (mut digits, mut points, mut decimals, mut significant) = (0usize, 0, 0usize, 0usize);
+    // Every digit goes into the integer (leading zeros add nothing to it); with at most 19
+    // digits it is exact, and then "at most 15 significant digits" is "below 10^15".
+    let (mut digits, mut point) = (0usize, None);
     let mut mantissa: u64 = 0;
     for &c in body.as_bytes() {
-        match c {
-            b'0'..=b'9' => {
-                digits += 1;
-                decimals += points;
-                if mantissa != 0 || c != b'0' {
-                    significant += 1;
-                    if significant <= 15 {
-                        mantissa = mantissa * 10 + u64::from(c - b'0');
-                    }
-                }
-            }
-            b'.' => points += 1,
-            _ => return None,
+        let d = c.wrapping_sub(b'0');
+        if d < 10 {
+            mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(d));
+            digits += 1;
+        } else if c == b'.' && point.is_none() {
+            point = Some(digits);
+        } else {
+            return None;
         }
     }
-    if digits == 0 || points > 1 {
+    if digits == 0 {
         return None;
     }
+    let decimals = digits - point.unwrap_or(digits);
     Some(match POW10.get(decimals) {
-        Some(p) if significant <= 15 => Some(mantissa as f64 / p),
+        Some(p) if digits <= 19 && mantissa < 1_000_000_000_000_000 => Some(mantissa as f64 / p),
         _ => body.parse::<f64>().ok(),
     })
 }
@@ -300,7 +298,18 @@ mod tests {
                 "-{t}"
             );
         }
-        for t in [".", "5.", ".5", "00.100", "1..2", ""] {
+        for t in [
+            ".",
+            "5.",
+            ".5",
+            "00.100",
+            "1..2",
+            "",
+            "000000000000000000000.1",
+            "0.00000000000000000001234",
+            "1234567890123456.5",
+            "123456789012345.6",
+        ] {
             assert_eq!(py_float(t), parse_decimal(t), "{t:?}");
         }
     }

@@ -48,6 +48,7 @@
 
 use super::periodicity::Places;
 use crate::linalg::{adjugate_i64, det_i64, small_entries, vec_mat, Mat3, Vec3};
+use crate::numeric::max_with;
 use crate::species::Kind;
 
 /// Relative tolerance on the metric `W G Wᵀ = G` (the lattice is read from 8 printed
@@ -110,7 +111,10 @@ impl<'a> MappingOrbits<'a> {
         let gram: Mat3 = std::array::from_fn(|i| {
             std::array::from_fn(|j| (0..3).map(|k| lattice[i][k] * lattice[j][k]).sum())
         });
-        let scale = gram.iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
+        let scale = gram
+            .iter()
+            .flatten()
+            .fold(0.0f64, |m, x| max_with(m, x.abs()));
         Self {
             frac,
             elements,
@@ -206,7 +210,7 @@ impl<'a> MappingOrbits<'a> {
 
 /// Whether two lattices agree to `AVERAGE_TOL`.
 fn same_lattice(a: &Mat3, b: &Mat3) -> bool {
-    let scale = a.iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
+    let scale = a.iter().flatten().fold(0.0f64, |m, x| max_with(m, x.abs()));
     a.iter()
         .flatten()
         .zip(b.iter().flatten())

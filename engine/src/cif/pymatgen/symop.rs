@@ -21,11 +21,12 @@ pub enum XyzError {
     TooManyParts(String),
 }
 
-/// A match of one term: sign, numerator, denominator and the variable (if any).
+/// A match of one term: sign, numerator, denominator (index ranges of the part, each a run
+/// of digits and points) and the variable (if any).
 struct Term {
     sign: bool,
-    num: String,
-    den: String,
+    num: std::ops::Range<usize>,
+    den: std::ops::Range<usize>,
     var: Option<char>,
     end: usize,
 }
@@ -68,11 +69,10 @@ fn match_at(s: &[u8], p: usize, rotation: bool) -> Option<Term> {
                     let t = t0 + l2;
                     let next = s.get(t).copied();
                     let is_var = matches!(next, Some(b'x'..=b'z'));
-                    let text = |a: usize, b: usize| String::from_utf8_lossy(&s[a..b]).into_owned();
                     let term = |var: Option<char>, end: usize| Term {
                         sign: sl == 1 && s[p] == b'-',
-                        num: text(q, r),
-                        den: text(t0, t),
+                        num: q..r,
+                        den: t0..t,
                         var,
                         end,
                     };
@@ -122,23 +122,35 @@ fn fraction(num: &str, den: &str, whole: &str) -> Result<f64, XyzError> {
     Ok(n / d)
 }
 
+/// Whether pymatgen's clean-up (strip, spaces removed, lower case) leaves `x,y,z`. No
+/// character outside ASCII lower-cases to one of those.
+fn cleans_to_identity(xyz: &str) -> bool {
+    let mut cleaned = py_strip(xyz)
+        .bytes()
+        .filter(|&b| b != b' ')
+        .map(|b| b.to_ascii_lowercase());
+    b"x,y,z".iter().all(|&want| cleaned.next() == Some(want)) && cleaned.next().is_none()
+}
+
 /// Parse a triplet as pymatgen does.
 pub fn from_xyz_str(xyz: &str) -> Result<SymOp, XyzError> {
-    let cleaned = py_strip(xyz).replace(' ', "").to_lowercase();
-    if cleaned == "x,y,z" {
+    if cleans_to_identity(xyz) {
         // The identity, as the general path below builds it (every P1 CIF has it).
         return Ok(SymOp::identity());
     }
+    let cleaned = py_strip(xyz).replace(' ', "").to_lowercase();
     let mut op = SymOp {
         rotation: [[0.0; 3]; 3],
         translation: [0.0; 3],
     };
     for (idx, tok) in cleaned.split(',').enumerate() {
         let bytes = tok.as_bytes();
+        // A term's numbers are runs of ASCII digits and points: character boundaries.
+        let part = |r: std::ops::Range<usize>| tok.get(r).unwrap_or_default();
         for m in find_all(bytes, true) {
             let mut factor = if m.sign { -1.0 } else { 1.0 };
             if !m.num.is_empty() {
-                factor *= fraction(&m.num, &m.den, xyz)?;
+                factor *= fraction(part(m.num), part(m.den), xyz)?;
             }
             let j = match m.var {
                 Some('y') => 1,
@@ -153,7 +165,7 @@ pub fn from_xyz_str(xyz: &str) -> Result<SymOp, XyzError> {
         }
         for m in find_all(bytes, false) {
             let factor = if m.sign { -1.0 } else { 1.0 };
-            let num = fraction(&m.num, &m.den, xyz)?;
+            let num = fraction(part(m.num), part(m.den), xyz)?;
             let slot = op
                 .translation
                 .get_mut(idx)
@@ -186,6 +198,25 @@ mod tests {
         let general = bits(from_xyz_str("+x, +y, +z").unwrap());
         for xyz in ["x, y, z", " X,Y,Z ", "x,y,z"] {
             assert_eq!(bits(from_xyz_str(xyz).unwrap()), general, "{xyz}");
+        }
+    }
+
+    #[test]
+    fn the_identity_test_is_the_clean_up_and_a_comparison() {
+        for xyz in [
+            "x,y,z",
+            " X, Y, Z ",
+            "\tx,y,z\u{3000}",
+            "x, y,\u{a0}z",
+            "x,y,z,",
+            "x,y",
+            "x,y,zz",
+            "x,,y,z",
+            "\u{212a},y,z",
+            "",
+        ] {
+            let cleaned = py_strip(xyz).replace(' ', "").to_lowercase();
+            assert_eq!(cleans_to_identity(xyz), cleaned == "x,y,z", "{xyz:?}");
         }
     }
 

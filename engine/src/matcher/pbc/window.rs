@@ -2,6 +2,7 @@
 //! shortest-vector tables find a point's possible partners.
 
 use crate::linalg::Vec3;
+use crate::numeric::{max_with, min_with};
 
 /// The columns whose coordinate along one axis can lie within a tolerance of a given value
 /// (periodically), found by binary search in the columns sorted by that coordinate. The axis
@@ -109,7 +110,7 @@ impl ColumnWindow {
             out.extend_from_slice(&self.cols[start..end]);
         };
         let (lo, hi) = (c - half, c + half);
-        take(lo.max(0.0), hi.min(1.0));
+        take(max_with(0.0, lo), min_with(1.0, hi));
         if lo < 0.0 {
             take(lo + 1.0, 1.0);
         }
