@@ -326,7 +326,7 @@ fn reader_and_writer_agree_with_pymatgen() {
                     }
                     // pymatgen merges coinciding sites of different rows into one mixed
                     // site; the paste reader keeps one site per species there.
-                    let entries: usize = p.species.iter().map(Vec::len).sum();
+                    let entries: usize = p.species().map(Iterator::count).sum();
                     match read_cif(&case.cif) {
                         Ok(s) if s.len() == entries => None,
                         Ok(_)

@@ -176,7 +176,7 @@ type SpeciesAmount = (Element, Option<u64>, f64);
 /// oxidation state, as `Composition` keys them) summed over the sites.
 fn composition(p: &PymatgenCif) -> Vec<SpeciesAmount> {
     let mut out: Vec<SpeciesAmount> = Vec::new();
-    for species in &p.species {
+    for species in p.species() {
         for s in species {
             let key = (s.element, s.oxidation.map(f64::to_bits));
             match out.iter_mut().find(|(e, o, _)| (*e, *o) == key) {
@@ -220,9 +220,8 @@ const AMOUNT_TOLERANCE: f64 = 1e-8;
 /// site whose occupancies sum to more than 1 raises "Species occupancies sum to more than 1!":
 /// the reference pipeline scores such an answer as a failed match, never as a success.
 fn overfull_site(p: &PymatgenCif) -> Option<usize> {
-    p.species
-        .iter()
-        .position(|species| species.iter().map(|s| s.amount).sum::<f64>() > 1.0 + AMOUNT_TOLERANCE)
+    p.species()
+        .position(|species| species.map(|s| s.amount).sum::<f64>() > 1.0 + AMOUNT_TOLERANCE)
 }
 
 /// Parse a target CIF once, to score many answers against it.

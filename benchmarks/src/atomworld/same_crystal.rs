@@ -76,9 +76,8 @@ pub fn same_crystal(
 
 /// A site whose occupancies add up to more than 1.
 fn overfull(p: &PymatgenCif) -> bool {
-    p.species
-        .iter()
-        .any(|s| s.iter().map(|x| x.amount).sum::<f64>() > 1.0 + 1e-8)
+    p.species()
+        .any(|s| s.map(|x| x.amount).sum::<f64>() > 1.0 + 1e-8)
 }
 
 #[cfg(test)]

@@ -87,7 +87,7 @@ pub fn gen_matcher_options() -> MatcherOptions {
 
 fn site_counts(p: &PymatgenCif) -> BTreeMap<String, usize> {
     let mut counts = BTreeMap::new();
-    for species in &p.species {
+    for species in p.species() {
         for s in species {
             *counts.entry(s.element.symbol().to_string()).or_insert(0) += 1;
         }

@@ -75,8 +75,6 @@ pub struct SpeciesAmount {
 pub struct PymatgenCif {
     /// Sites in pymatgen's order, with all their elements (see the module docs).
     pub structure: Structure,
-    /// Every site's full species list, parallel to `structure.sites`.
-    pub species: Vec<Vec<SpeciesAmount>>,
     /// Header of the data block the structure came from.
     pub block: String,
     /// The lattice as pymatgen builds it from the same parameters (`Lattice.from_parameters`,
@@ -87,28 +85,55 @@ pub struct PymatgenCif {
 }
 
 impl PymatgenCif {
-    /// `structure` with pymatgen's lattice matrix ([`PymatgenCif::pymatgen_matrix`]): the same
-    /// fractional coordinates, the cell rotated into pymatgen's frame.
+    /// What the matcher compares: `structure` with pymatgen's lattice matrix
+    /// ([`PymatgenCif::pymatgen_matrix`]), the same fractional coordinates and species, the
+    /// cell rotated into pymatgen's frame. The site labels are left empty: the matcher does
+    /// not read them, and copying them cost a heap allocation per site and answer.
     pub fn pymatgen_structure(&self) -> Structure {
-        Structure::new(
-            Lattice::from_matrix(self.pymatgen_matrix),
-            self.structure.sites.clone(),
-        )
+        let sites = self.structure.sites.iter().map(|s| Site {
+            element: s.element,
+            frac: s.frac,
+            label: String::new(),
+            occupancy: s.occupancy,
+            oxidation: s.oxidation,
+            others: s.others.clone(),
+            magmom: s.magmom,
+        });
+        Structure::new(Lattice::from_matrix(self.pymatgen_matrix), sites.collect())
+    }
+
+    /// Every site's full species list, parallel to `structure.sites`: the site's element,
+    /// then the others sharing it, in the reader's order.
+    pub fn species(&self) -> impl Iterator<Item = impl Iterator<Item = SpeciesAmount> + '_> + '_ {
+        self.structure.sites.iter().map(|site| {
+            let first = SpeciesAmount {
+                element: site.element,
+                oxidation: site.oxidation,
+                amount: site.occupancy,
+            };
+            let others = site.others.iter().map(|o| SpeciesAmount {
+                element: o.element,
+                oxidation: o.oxidation,
+                amount: o.occupancy,
+            });
+            std::iter::once(first).chain(others)
+        })
     }
 }
 
 /// Read CIF text as the AtomWorld evaluator (pymatgen) does; see the module docs.
 pub fn parse_cif_like_pymatgen(text: &str) -> Result<Structure, CifError> {
-    parse_like_pymatgen(text, false).map(|p| p.structure)
+    parse_like_pymatgen(text).map(|p| p.structure)
 }
 
-/// Like [`parse_cif_like_pymatgen`], keeping every site's full species list.
+/// Like [`parse_cif_like_pymatgen`], keeping the block's header and pymatgen's lattice
+/// matrix ([`PymatgenCif`]).
 pub fn parse_cif_like_pymatgen_detailed(text: &str) -> Result<PymatgenCif, CifError> {
-    parse_like_pymatgen(text, true)
+    parse_like_pymatgen(text)
 }
 
-/// The reader; `detailed`: whether [`PymatgenCif::species`] is filled in (else left empty).
-fn parse_like_pymatgen(text: &str, detailed: bool) -> Result<PymatgenCif, CifError> {
+/// The reader.
+fn parse_like_pymatgen(text: &str) -> Result<PymatgenCif, CifError> {
     let mut blocks = pymatgen_blocks(text)?;
     let magnetic = magnetic_kind(&blocks);
     for block in blocks.iter_mut() {
@@ -119,7 +144,7 @@ fn parse_like_pymatgen(text: &str, detailed: bool) -> Result<PymatgenCif, CifErr
     // pymatgen parses every block: a later block can still fail the whole file.
     let mut budget = MAX_SITES;
     for block in &blocks {
-        match structure_of_block(block, detailed, magnetic, &mut budget) {
+        match structure_of_block(block, magnetic, &mut budget) {
             Ok(Some(parsed)) => {
                 first.get_or_insert(parsed);
             }
@@ -554,7 +579,6 @@ fn implicit_hydrogens(symbol: &str) -> f64 {
 /// expansion, and only then whether the labels are all empty and whether a cell was given.
 fn structure_of_block(
     block: &PmgBlock,
-    detailed: bool,
     magnetic: Magnetic,
     budget: &mut usize,
 ) -> Result<Option<PymatgenCif>, Fail> {
@@ -612,7 +636,6 @@ fn structure_of_block(
         ));
     };
     let mut out_sites = Vec::with_capacity(sites.len());
-    let mut out_species = Vec::with_capacity(sites.len());
     for site in sites {
         let magmom = mag_ops.get(site.op).map(|m| {
             let label = &rows[site.row].label;
@@ -642,22 +665,9 @@ fn structure_of_block(
                 .collect(),
             magmom,
         });
-        if detailed {
-            out_species.push(
-                comp.0
-                    .iter()
-                    .map(|(sp, amount)| SpeciesAmount {
-                        element: sp.element,
-                        oxidation: sp.oxidation,
-                        amount: *amount,
-                    })
-                    .collect(),
-            );
-        }
     }
     Ok(Some(PymatgenCif {
         structure: Structure::new(lattice, out_sites),
-        species: out_species,
         block: block.header.clone(),
         pymatgen_matrix,
     }))
