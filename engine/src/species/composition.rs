@@ -45,15 +45,19 @@ pub fn species_lt(a: &Species, b: &Species) -> bool {
     }
 }
 
+/// The species and amounts of a composition; one is kept inline (every site of an ordered
+/// structure), more go to the heap.
+pub type SpeciesAmounts = smallvec::SmallVec<[(Species, f64); 1]>;
+
 /// A composition: species and amounts in insertion order, no amount below the tolerance.
 #[derive(Clone, Debug, PartialEq, Default)]
-pub struct Composition(pub Vec<(Species, f64)>);
+pub struct Composition(pub SpeciesAmounts);
 
 impl Composition {
     /// `Composition({sp: amount, ...})`: amounts below the tolerance are dropped.
     pub fn new(items: impl IntoIterator<Item = (Species, f64)>) -> Self {
         let items = items.into_iter();
-        let mut out: Vec<(Species, f64)> = Vec::with_capacity(items.size_hint().0);
+        let mut out = SpeciesAmounts::with_capacity(items.size_hint().0);
         for (sp, amt) in items {
             match out.iter_mut().find(|(s, _)| *s == sp) {
                 Some((_, a)) => *a = amt,
@@ -231,7 +235,7 @@ mod tests {
     fn addition_and_tolerance() {
         let a = Composition::new([(el("Fe"), 0.5)]);
         let b = a.add(&Composition::new([(el("Fe"), 0.5), (el("O"), 1e-9)]));
-        assert_eq!(b.0, vec![(el("Fe"), 1.0)]);
+        assert_eq!(b.0.as_slice(), [(el("Fe"), 1.0)]);
         assert!(b.equals(&Composition::new([(el("Fe"), 1.0 + 1e-9)])));
     }
 }

@@ -77,8 +77,8 @@ pub(super) fn read_rows<'b>(
         occupancies: block.get("_atom_site_occupancy"),
         fract: FRACT_TAGS.map(|tag| (tag, block.get(tag))),
     };
-    let mut rows: Vec<Row> = Vec::new();
-    let mut placed = SiteIndex::default(); // the rows' coordinates
+    let mut rows: Vec<Row> = Vec::with_capacity(labels.len());
+    let mut placed = SiteIndex::with_capacity(labels.len()); // the rows' coordinates
     for (idx, label) in labels.iter_values().enumerate() {
         if let Some(row) = read_row(block, &columns, oxi, idx, label)? {
             merge_row(&mut rows, &mut placed, ops, row);
@@ -245,7 +245,8 @@ pub(super) fn expand(
     let sorted = stable_sort_by_lt((0..rows.len()).collect(), &|&a: &usize, &b: &usize| {
         rows[a].comp.lt(&rows[b].comp)
     });
-    let mut sites: Vec<ExpandedSite> = Vec::new();
+    // Every row's images, at most; a copy is rarely dropped outside high-symmetry cells.
+    let mut sites: Vec<ExpandedSite> = Vec::with_capacity(rows.len().saturating_mul(ops.len()));
     let mut groups: Vec<Composition> = Vec::new();
     let mut i = 0;
     while i < sorted.len() {
@@ -256,7 +257,8 @@ pub(super) fn expand(
             j += 1;
         }
         groups.push(oxygen_without_implicit_h(&group_comp));
-        let mut group = SiteIndex::default(); // the group's sites so far
+        // The group's sites so far.
+        let mut group = SiteIndex::with_capacity((j - i).saturating_mul(ops.len()));
         for &r in &sorted[i..j] {
             for (k, op) in ops.iter().enumerate() {
                 let wrapped = wrapped_image(block, &rows[r], operate(op, rows[r].coord))?;

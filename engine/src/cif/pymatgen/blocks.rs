@@ -514,6 +514,42 @@ fn string_of(text: &str, r: std::ops::Range<usize>) -> CompactString {
     CompactString::from(text.get(r).unwrap_or_default())
 }
 
+/// Tags too long to be stored inline (over 24 bytes) that CIF writers commonly use, above
+/// all pymatgen's: read as references to these instead of one heap string each.
+const LONG_TAGS: [&str; 17] = [
+    "_symmetry_space_group_name_H-M",
+    "_symmetry_Int_Tables_number",
+    "_chemical_formula_structural",
+    "_symmetry_equiv_pos_site_id",
+    "_symmetry_equiv_pos_as_xyz",
+    "_atom_site_symmetry_multiplicity",
+    "_space_group_symop_operation_xyz",
+    "_symmetry_space_group_name_Hall",
+    "_space_group_name_H-M_alt",
+    "_space_group_crystal_system",
+    "_atom_site_U_iso_or_equiv",
+    "_atom_site_B_iso_or_equiv",
+    "_atom_site_thermal_displace_type",
+    "_atom_site_attached_hydrogens",
+    "_atom_site_Wyckoff_symbol",
+    "_atom_type_oxidation_number",
+    "_cell_measurement_temperature",
+];
+
+/// A word of the cleaned block: [`string_of`], or one of [`LONG_TAGS`] without a copy.
+fn word_of(text: &str, r: std::ops::Range<usize>) -> CompactString {
+    let word = text.get(r).unwrap_or_default();
+    if word.len() > 24 && word.starts_with('_') {
+        if let Some(tag) = LONG_TAGS
+            .iter()
+            .find(|t| t.len() == word.len() && **t == word)
+        {
+            return CompactString::const_new(tag);
+        }
+    }
+    CompactString::from(word)
+}
+
 /// Python `str.strip()`: the range without leading and trailing whitespace.
 fn strip_range(s: &[u8], r: std::ops::Range<usize>) -> std::ops::Range<usize> {
     let line = &s[r.clone()];
@@ -553,7 +589,7 @@ fn tokenize_line(
             }
             out.push(Token {
                 quoted: false,
-                text: string_of(text, base + p..base + q),
+                text: word_of(text, base + p..base + q),
                 at: origins.of(base + p),
             });
             p = q;
@@ -882,6 +918,18 @@ mod tests {
         assert!(nothing_to_clean(texts[0].as_bytes()));
         assert!(!nothing_to_clean(texts[1].as_bytes()));
         assert!(!nothing_to_clean(texts[6].as_bytes()));
+    }
+
+    #[test]
+    fn long_tags_are_read_as_written() {
+        for tag in LONG_TAGS {
+            assert!(tag.len() > 24 && tag.starts_with('_'), "{tag}");
+            let text = format!("{tag} x {tag}y");
+            let word = word_of(&text, 0..tag.len());
+            assert_eq!((word.as_str(), word.is_heap_allocated()), (tag, false));
+            let longer = word_of(&text, tag.len() + 3..text.len());
+            assert_eq!(longer, format!("{tag}y"));
+        }
     }
 
     #[test]

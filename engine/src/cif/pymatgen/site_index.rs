@@ -41,6 +41,14 @@ pub struct SiteIndex {
 const END: usize = usize::MAX;
 
 impl SiteIndex {
+    /// An empty index with room for `n` sites before it grows.
+    pub fn with_capacity(n: usize) -> Self {
+        Self {
+            coords: Vec::with_capacity(n),
+            ..Self::default()
+        }
+    }
+
     /// Appends a site (its index is the number of sites before it).
     pub fn push(&mut self, c: [f64; 3]) {
         let i = self.coords.len();

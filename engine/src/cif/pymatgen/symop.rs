@@ -89,20 +89,24 @@ fn match_at(s: &[u8], p: usize, rotation: bool) -> Option<Term> {
     None
 }
 
-/// All non-overlapping matches, left to right (Python `finditer`).
-fn find_all(s: &[u8], rotation: bool) -> Vec<Term> {
-    let mut out = Vec::new();
+/// All non-overlapping matches, left to right (Python `finditer`), handed to `each` until
+/// it fails.
+fn for_each_match(
+    s: &[u8],
+    rotation: bool,
+    mut each: impl FnMut(Term) -> Result<(), XyzError>,
+) -> Result<(), XyzError> {
     let mut p = 0;
     while p < s.len() {
         match match_at(s, p, rotation) {
             Some(t) if t.end > p => {
                 p = t.end;
-                out.push(t);
+                each(t)?;
             }
             _ => p += 1,
         }
     }
-    out
+    Ok(())
 }
 
 fn number(text: &str) -> Result<f64, XyzError> {
@@ -138,7 +142,13 @@ pub fn from_xyz_str(xyz: &str) -> Result<SymOp, XyzError> {
         // The identity, as the general path below builds it (every P1 CIF has it).
         return Ok(SymOp::identity());
     }
-    let cleaned = py_strip(xyz).replace(' ', "").to_lowercase();
+    let stripped = py_strip(xyz);
+    let cleaned = if stripped.is_ascii() {
+        let bytes = stripped.bytes().filter(|&b| b != b' ');
+        bytes.map(|b| char::from(b.to_ascii_lowercase())).collect()
+    } else {
+        stripped.replace(' ', "").to_lowercase()
+    };
     let mut op = SymOp {
         rotation: [[0.0; 3]; 3],
         translation: [0.0; 3],
@@ -147,7 +157,7 @@ pub fn from_xyz_str(xyz: &str) -> Result<SymOp, XyzError> {
         let bytes = tok.as_bytes();
         // A term's numbers are runs of ASCII digits and points: character boundaries.
         let part = |r: std::ops::Range<usize>| tok.get(r).unwrap_or_default();
-        for m in find_all(bytes, true) {
+        for_each_match(bytes, true, |m| {
             let mut factor = if m.sign { -1.0 } else { 1.0 };
             if !m.num.is_empty() {
                 factor *= fraction(part(m.num), part(m.den), xyz)?;
@@ -162,8 +172,9 @@ pub fn from_xyz_str(xyz: &str) -> Result<SymOp, XyzError> {
                 .get_mut(idx)
                 .ok_or_else(|| XyzError::TooManyParts(xyz.to_string()))?;
             row[j] = factor;
-        }
-        for m in find_all(bytes, false) {
+            Ok(())
+        })?;
+        for_each_match(bytes, false, |m| {
             let factor = if m.sign { -1.0 } else { 1.0 };
             let num = fraction(part(m.num), part(m.den), xyz)?;
             let slot = op
@@ -171,7 +182,8 @@ pub fn from_xyz_str(xyz: &str) -> Result<SymOp, XyzError> {
                 .get_mut(idx)
                 .ok_or_else(|| XyzError::TooManyParts(xyz.to_string()))?;
             *slot = num * factor;
-        }
+            Ok(())
+        })?;
     }
     Ok(op)
 }
