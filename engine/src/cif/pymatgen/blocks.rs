@@ -825,11 +825,10 @@ mod tests {
         assert_eq!(b.pos, Some(Pos { line: 1, col: 1 }));
     }
 
-    /// Texts built from the pieces pymatgen's splitting reacts to: block and loop keywords,
-    /// comments, both quotes, text fields, every kind of line break and Python whitespace,
-    /// non-ASCII characters (whitespace and not).
+    /// The pieces pymatgen's splitting reacts to: block and loop keywords, comments, both
+    /// quotes, text fields, every kind of line break and Python whitespace, non-ASCII
+    /// characters (whitespace and not).
     #[cfg(not(target_arch = "wasm32"))]
-    /// Pieces of CIF-like text, and the line breaks other than `\n` among them.
     const PIECES: [&str; 35] = [
         "data_",
         "data_x",
@@ -867,10 +866,13 @@ mod tests {
         "?",
         ".",
     ];
+    /// The line breaks among [`PIECES`] other than `\n`.
+    #[cfg(not(target_arch = "wasm32"))]
     const RARE_BREAKS: [&str; 6] = ["\r", "\r\n", "\u{0b}", "\u{0c}", "\u{1c}", "\u{1e}"];
 
-    /// Texts of up to 60 pieces; `plain` leaves out the rare line breaks (a text with any of
-    /// them is split the slow way, and nearly every text of 60 pieces has one).
+    /// Texts of up to 60 [`PIECES`]; `plain` leaves out the rare line breaks (a text with any
+    /// of them is split the slow way, and nearly every text of 60 pieces has one).
+    #[cfg(not(target_arch = "wasm32"))]
     fn cif_like(plain: bool) -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
         let pieces: Vec<&str> = PIECES
