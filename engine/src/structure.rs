@@ -3,6 +3,7 @@
 //! Site order is meaningful: AtomWorld prompts address atoms by their 0-based index in the
 //! order the CIF lists them.
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use crate::element::Element;
@@ -35,7 +36,7 @@ pub struct Site {
     /// Fractional coordinates (not wrapped unless a caller wraps them).
     pub frac: [f64; 3],
     /// The site's label as read or written (`Na0`, `O12`, …).
-    pub label: String,
+    pub label: CompactString,
     /// Occupancy of `element` (1 for ordered structures).
     pub occupancy: f64,
     /// Oxidation state of `element` (pymatgen's `Species`, e.g. Fe2+), as the pymatgen CIF
@@ -57,7 +58,12 @@ pub struct Site {
 
 impl Site {
     /// A site held by one element.
-    pub fn new(element: Element, frac: [f64; 3], label: impl Into<String>, occupancy: f64) -> Self {
+    pub fn new(
+        element: Element,
+        frac: [f64; 3],
+        label: impl Into<CompactString>,
+        occupancy: f64,
+    ) -> Self {
         Self {
             element,
             frac,

@@ -200,7 +200,7 @@ fn compare(case: &Case, ours: &PymatgenCif) -> Option<String> {
                 ));
             }
         }
-        if labels.get(i) != Some(&site.label) {
+        if labels.get(i).map(String::as_str) != Some(site.label.as_str()) {
             return Some(format!(
                 "label of site {i}: pymatgen {:?}, ours {:?}",
                 labels.get(i),

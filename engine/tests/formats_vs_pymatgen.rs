@@ -91,7 +91,7 @@ impl Case {
             .map(|((sp, frac), label)| Site {
                 element: Element::from_symbol(&sp[0].0).expect("oracle element"),
                 frac: *frac,
-                label: label.clone(),
+                label: label.as_str().into(),
                 occupancy: sp[0].1,
                 oxidation: None,
                 others: Vec::new(),

@@ -135,7 +135,7 @@ fn new_site(s: &Structure, element: engine::Element, position: [f64; 3]) -> Site
     Site {
         element,
         frac: s.lattice.to_fractional(position),
-        label: format!("{}{}", element.symbol(), s.len()),
+        label: format!("{}{}", element.symbol(), s.len()).into(),
         occupancy: 1.0,
         oxidation: None,
         others: Vec::new(),

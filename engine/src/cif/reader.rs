@@ -263,9 +263,10 @@ fn structure_from_block(block: &Block) -> Result<Structure, CifError> {
                 format!("'{}' does not name a chemical element", symbol_value.text),
             )
         })?;
-        let label = c_label
-            .map(|c| row[c].text.clone())
-            .unwrap_or_else(|| element.symbol().to_string());
+        let label: compact_str::CompactString = c_label
+            .map(|c| row[c].text.as_str())
+            .unwrap_or_else(|| element.symbol())
+            .into();
         let frac = [
             coordinate(&row[cx], "_atom_site_fract_x")?,
             coordinate(&row[cy], "_atom_site_fract_y")?,

@@ -81,7 +81,7 @@ pub fn write_cif(structure: &Structure) -> String {
         let symbol = element.symbol();
         cols[0].push(symbol.to_string());
         let label = if site.label != species_string(site) {
-            site.label.clone()
+            site.label.to_string()
         } else {
             format!("{symbol}{count}")
         };

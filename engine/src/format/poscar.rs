@@ -206,7 +206,7 @@ pub fn read_poscar(text: &str) -> Result<Structure, FormatError> {
             Site {
                 element,
                 frac,
-                label: element.symbol().to_string(),
+                label: element.symbol().into(),
                 occupancy: 1.0,
                 oxidation: None,
                 others: Vec::new(),

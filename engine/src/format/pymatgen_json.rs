@@ -159,7 +159,9 @@ pub fn read_pymatgen_json(text: &str) -> Result<Structure, FormatError> {
         sites.push(Site {
             element,
             frac: site.abc,
-            label: site.label.unwrap_or_else(|| element.symbol().to_string()),
+            label: site
+                .label
+                .map_or_else(|| element.symbol().into(), compact_str::CompactString::from),
             occupancy: first.occupancy,
             oxidation: first.oxidation,
             others: others.to_vec(),
@@ -205,7 +207,7 @@ pub fn write_pymatgen_json(structure: &Structure) -> String {
                     .collect(),
                 abc: s.frac,
                 properties: empty_object(),
-                label: Some(s.label.clone()),
+                label: Some(s.label.to_string()),
                 xyz: Some(structure.cartesian(i)),
             })
             .collect(),

@@ -221,7 +221,7 @@ pub fn read_xyz(text: &str) -> Result<Structure, FormatError> {
         sites.push(Site {
             element,
             frac: lattice.to_fractional(cart),
-            label: element.symbol().to_string(),
+            label: element.symbol().into(),
             occupancy: 1.0,
             oxidation: None,
             others: Vec::new(),

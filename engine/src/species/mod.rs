@@ -245,7 +245,7 @@ impl Kinds {
         for s in sites {
             if k.find(s).is_none() {
                 k.representatives.push(Site {
-                    label: String::new(),
+                    label: compact_str::CompactString::default(),
                     ..s.clone()
                 });
             }

@@ -48,7 +48,7 @@ pub fn structure_up_to(max: usize) -> impl Strategy<Value = Structure> {
                 Some(Site {
                     element,
                     frac,
-                    label: format!("{}{}", element.symbol(), i),
+                    label: format!("{}{}", element.symbol(), i).into(),
                     occupancy: 1.0,
                     oxidation: None,
                     others: Vec::new(),

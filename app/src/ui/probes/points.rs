@@ -31,7 +31,7 @@ fn as_structure(points: &[Point], element: &str) -> Option<Structure> {
         .map(|(i, p)| Site {
             element,
             frac: p.map(|x| x / BOX + 0.5),
-            label: format!("P{i}"),
+            label: format!("P{i}").into(),
             occupancy: 1.0,
             oxidation: None,
             others: Vec::new(),

@@ -263,7 +263,7 @@ pub fn build(
             sites.push(Site {
                 element: *element,
                 frac: f.map(|x| x.rem_euclid(1.0).rem_euclid(1.0)),
-                label: format!("{}{}", element.symbol(), sites.len()),
+                label: format!("{}{}", element.symbol(), sites.len()).into(),
                 occupancy: 1.0,
                 oxidation: None,
                 others: Vec::new(),

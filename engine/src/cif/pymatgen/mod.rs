@@ -93,7 +93,7 @@ impl PymatgenCif {
         let sites = self.structure.sites.iter().map(|s| Site {
             element: s.element,
             frac: s.frac,
-            label: String::new(),
+            label: CompactString::default(),
             occupancy: s.occupancy,
             oxidation: s.oxidation,
             others: s.others.clone(),
@@ -652,7 +652,7 @@ fn structure_of_block(
         out_sites.push(Site {
             element: first.element,
             frac: site.frac,
-            label: rows[site.row].label.to_string(),
+            label: CompactString::from(&*rows[site.row].label),
             occupancy: amount,
             oxidation: first.oxidation,
             others: comp.0[1..]
