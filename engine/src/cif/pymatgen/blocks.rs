@@ -564,6 +564,36 @@ fn strip_range(s: &[u8], r: std::ops::Range<usize>) -> std::ops::Range<usize> {
     r.start + start..r.start + end.max(start)
 }
 
+/// The first whitespace byte of `line` from `from` on (its length when there is none).
+/// Eight bytes at a time: a word holds no byte at or below a space (`0x20`, the largest
+/// ASCII whitespace) and no marker byte (`0x80` and above, see [`one_byte_per_char`]), so
+/// only where one of those turns up does the table decide.
+fn word_end(line: &[u8], from: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut q = from;
+    while let Some(chunk) = line.get(q..q + 8) {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(bytes);
+        // High bit set in each byte below 0x21 (the lowest such byte exactly) or from 0x80.
+        let flagged = (x.wrapping_sub(0x21 * ONES) & !x & HIGH) | (x & HIGH);
+        if flagged == 0 {
+            q += 8;
+            continue;
+        }
+        q += (flagged.trailing_zeros() / 8) as usize;
+        if is_space(line[q]) {
+            return q;
+        }
+        q += 1;
+    }
+    while q < line.len() && !is_space(line[q]) {
+        q += 1;
+    }
+    q
+}
+
 /// The token regex `([^'"\s][\S]*)|'(.*?)'(?!\S)|"(.*?)"(?!\S)` applied with `findall` to
 /// the line `r` of the cleaned block.
 fn tokenize_line(
@@ -583,10 +613,7 @@ fn tokenize_line(
             continue;
         }
         if c != b'\'' && c != b'"' {
-            let mut q = p + 1;
-            while q < n && !is_space(line[q]) {
-                q += 1;
-            }
+            let q = word_end(line, p + 1);
             out.push(Token {
                 quoted: false,
                 text: word_of(text, base + p..base + q),
@@ -920,6 +947,33 @@ mod tests {
         assert!(nothing_to_clean(texts[0].as_bytes()));
         assert!(!nothing_to_clean(texts[1].as_bytes()));
         assert!(!nothing_to_clean(texts[6].as_bytes()));
+    }
+
+    #[test]
+    fn words_end_at_the_first_whitespace() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..20_000 {
+            let len = (next() % 40) as usize;
+            // Mostly word bytes, with every byte value now and then.
+            let line: Vec<u8> = (0..len)
+                .map(|_| match next() % 8 {
+                    0 => (next() % 256) as u8,
+                    _ => b'!' + (next() % 94) as u8,
+                })
+                .collect();
+            let from = (next() % (len as u64 + 1)) as usize;
+            let want = line[from..]
+                .iter()
+                .position(|&c| is_space(c))
+                .map_or(len, |k| from + k);
+            assert_eq!(word_end(&line, from), want, "{line:?} from {from}");
+        }
     }
 
     #[test]

@@ -143,11 +143,13 @@ pub fn from_xyz_str(xyz: &str) -> Result<SymOp, XyzError> {
         return Ok(SymOp::identity());
     }
     let stripped = py_strip(xyz);
-    let cleaned = if stripped.is_ascii() {
+    // Triplets are short: the cleaned text nearly always fits a CompactString's inline 24
+    // bytes, with no allocation.
+    let cleaned: compact_str::CompactString = if stripped.is_ascii() {
         let bytes = stripped.bytes().filter(|&b| b != b' ');
         bytes.map(|b| char::from(b.to_ascii_lowercase())).collect()
     } else {
-        stripped.replace(' ', "").to_lowercase()
+        stripped.replace(' ', "").to_lowercase().into()
     };
     let mut op = SymOp {
         rotation: [[0.0; 3]; 3],

@@ -13,7 +13,8 @@ use super::{SparseCosts, NONE};
 /// common case in evaluation) this replaces the O(n³) solve by a scan of the allowed pairs.
 pub fn unique_nearest(m: SparseCosts<'_>) -> Option<Vec<usize>> {
     m.check().ok()?;
-    let mut taken = vec![false; m.cols];
+    // Columns taken, one bit each (on the stack up to 256 columns).
+    let mut taken = smallvec::SmallVec::<[u64; 4]>::from_elem(0, m.cols.div_ceil(64));
     let mut sol = Vec::with_capacity(m.rows);
     for i in 0..m.rows {
         let (mut best, mut best_j, mut tie) = (f64::INFINITY, NONE, false);
@@ -25,10 +26,14 @@ pub fn unique_nearest(m: SparseCosts<'_>) -> Option<Vec<usize>> {
                 tie = true;
             }
         }
-        if tie || best_j == NONE || best >= m.forbidden || taken[best_j] {
+        if tie || best_j == NONE || best >= m.forbidden {
             return None;
         }
-        taken[best_j] = true;
+        let (word, bit) = (best_j / 64, 1u64 << (best_j % 64));
+        match taken.get_mut(word) {
+            Some(w) if *w & bit == 0 => *w |= bit,
+            _ => return None,
+        }
         sol.push(best_j);
     }
     Some(sol)

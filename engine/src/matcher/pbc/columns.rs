@@ -5,7 +5,7 @@
 
 use super::rule::PairRule;
 use super::table::Table;
-use super::window::ColumnWindow;
+use super::window::{ClassWindows, ColumnWindow, WindowPart};
 use crate::linalg::{py_mod1, vec_mat, FusedMatrix, Mat3, Vec3};
 use crate::numeric::{distance_to_integer, round_ties_even};
 use crate::reduction::LllReduction;
@@ -48,7 +48,7 @@ pub struct Columns {
     cube_reach: Vec3,
     window: ColumnWindow,
     /// The window over each class of columns alone (see [`Columns::with_classes`]).
-    class_windows: Vec<ColumnWindow>,
+    class_windows: ClassWindows,
     tol: Option<Vec3>,
     /// The axes in the order [`Columns::within_tolerance`] tests them: the window's last.
     tol_order: [usize; 3],
@@ -92,7 +92,7 @@ impl Columns {
             reach,
             cube_reach: axis_weight.map(|w: f64| 3f64.sqrt() / w.sqrt()),
             window,
-            class_windows: Vec::new(),
+            class_windows: ClassWindows::default(),
             tol: lll_frac_tol,
             tol_order,
             tie_delta: None,
@@ -117,7 +117,7 @@ impl Columns {
     fn candidates(
         &self,
         (rule, i): (&impl PairRule, usize),
-        query: impl Fn(&ColumnWindow, &mut Vec<usize>),
+        query: impl Fn(&WindowPart<'_>, &mut Vec<usize>),
         near: &mut Vec<usize>,
     ) -> bool {
         let class = rule
@@ -126,13 +126,13 @@ impl Columns {
         match class {
             Some(c) => {
                 match self.class_windows.get(c as usize) {
-                    Some(w) => query(w, near),
+                    Some(w) => query(&w, near),
                     None => near.clear(),
                 }
                 true
             }
             None => {
-                query(&self.window, near);
+                query(&self.window.part(), near);
                 false
             }
         }

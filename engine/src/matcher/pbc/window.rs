@@ -13,6 +13,7 @@ use crate::numeric::{max_with, min_with};
 /// widened by 1e-9 beyond the tolerance, far more than the rounding of wrapping a coordinate
 /// into [0, 1), so every pair the exact test would accept is among the candidates and the
 /// table is the same as checking all pairs; rows then cost O(window) instead of O(n).
+#[derive(Default)]
 pub(super) struct ColumnWindow {
     /// The axis the columns are sorted along.
     axis: usize,
@@ -46,34 +47,43 @@ impl ColumnWindow {
         }
     }
 
-    /// This window split by class (`classes[j]` for column `j`): window `c` holds the
+    /// This window split by class (`classes[j]` for column `j`): part `c` holds the
     /// columns of class `c` alone, along the same axis with the same width. Classes beyond
     /// `count` are left out.
-    pub(super) fn split(&self, classes: &[u32], count: usize) -> Vec<ColumnWindow> {
+    pub(super) fn split(&self, classes: &[u32], count: usize) -> ClassWindows {
         let class = |j: usize| classes.get(j).map_or(usize::MAX, |&c| c as usize);
-        let mut sizes = vec![0usize; count];
+        // Counts to starts, then each column in sorted order into its class's range (so each
+        // part is sorted too): two lists for all the parts.
+        let mut starts = vec![0usize; count + 1];
         for &j in &self.cols {
-            if let Some(n) = sizes.get_mut(class(j)) {
-                *n += 1;
+            let c = class(j);
+            if c < count {
+                starts[c + 1] += 1;
             }
         }
-        let mut parts: Vec<ColumnWindow> = sizes
-            .iter()
-            .map(|&n| ColumnWindow {
-                axis: self.axis,
-                keys: Vec::with_capacity(n),
-                cols: Vec::with_capacity(n),
-                half: self.half,
-            })
-            .collect();
-        // Taken in the sorted order, each part is sorted too.
+        for c in 0..count {
+            starts[c + 1] += starts[c];
+        }
+        let mut fill = starts.clone();
+        let total = starts[count];
+        let (mut keys, mut cols) = (vec![0.0; total], vec![0usize; total]);
         for (&key, &j) in self.keys.iter().zip(&self.cols) {
-            if let Some(w) = parts.get_mut(class(j)) {
-                w.keys.push(key);
-                w.cols.push(j);
+            let c = class(j);
+            if c < count {
+                keys[fill[c]] = key;
+                cols[fill[c]] = j;
+                fill[c] += 1;
             }
         }
-        parts
+        ClassWindows {
+            all: ColumnWindow {
+                axis: self.axis,
+                keys,
+                cols,
+                half: self.half,
+            },
+            starts,
+        }
     }
 
     /// The axis the window narrows: a per-axis test of the candidates best looks at the
@@ -82,6 +92,57 @@ impl ColumnWindow {
         self.axis
     }
 
+    /// The whole window as a [`WindowPart`].
+    pub(super) fn part(&self) -> WindowPart<'_> {
+        WindowPart {
+            axis: self.axis,
+            keys: &self.keys,
+            cols: &self.cols,
+            half: self.half,
+        }
+    }
+
+    /// See [`WindowPart::near`].
+    pub(super) fn near(&self, p: &Vec3, out: &mut Vec<usize>) {
+        self.part().near(p, out);
+    }
+}
+
+/// A [`ColumnWindow`] split by class ([`ColumnWindow::split`]): the parts' sorted columns
+/// one after another in one window, part `c` at `starts[c]..starts[c + 1]`.
+#[derive(Default)]
+pub(super) struct ClassWindows {
+    all: ColumnWindow,
+    starts: Vec<usize>,
+}
+
+impl ClassWindows {
+    /// Whether there are no parts (the columns were not split).
+    pub(super) fn is_empty(&self) -> bool {
+        self.starts.len() < 2
+    }
+
+    /// Part `c`: the window over the columns of class `c`.
+    pub(super) fn get(&self, c: usize) -> Option<WindowPart<'_>> {
+        let range = *self.starts.get(c)?..*self.starts.get(c + 1)?;
+        Some(WindowPart {
+            axis: self.all.axis,
+            keys: self.all.keys.get(range.clone())?,
+            cols: self.all.cols.get(range)?,
+            half: self.all.half,
+        })
+    }
+}
+
+/// A window's sorted columns (all of them, or one class's), to query.
+pub(super) struct WindowPart<'a> {
+    axis: usize,
+    keys: &'a [f64],
+    cols: &'a [usize],
+    half: Option<f64>,
+}
+
+impl WindowPart<'_> {
     /// Fills `out` with the candidate columns for a row at point `p` (each once, in no
     /// particular order: every pair is computed on its own).
     pub(super) fn near(&self, p: &Vec3, out: &mut Vec<usize>) {
@@ -89,7 +150,7 @@ impl ColumnWindow {
             Some(half) => self.near_within(p, half, out),
             None => {
                 out.clear();
-                out.extend_from_slice(&self.cols);
+                out.extend_from_slice(self.cols);
             }
         }
     }
@@ -100,7 +161,7 @@ impl ColumnWindow {
         out.clear();
         let x = p[self.axis];
         if !x.is_finite() || half.is_nan() || half >= 0.5 {
-            out.extend_from_slice(&self.cols);
+            out.extend_from_slice(self.cols);
             return;
         }
         let c = x - crate::numeric::floor(x);
