@@ -50,13 +50,23 @@ pub fn feasible_cost(m: SparseCosts<'_>) -> Option<f64> {
     let allowed = |k: usize| m.cost[k] < m.forbidden;
     let mut owner = vec![NONE; m.cols];
     let mut assigned = vec![NONE; m.rows];
-    let mut entries: Vec<(f64, usize, usize)> = (0..m.rows)
-        .flat_map(|i| (m.start[i]..m.start[i + 1]).map(move |k| (i, k)))
-        .filter(|&(_, k)| allowed(k))
-        .map(|(i, k)| (m.cost[k], i, m.col[k]))
+    // Keyed by the cost's bits in `f64::total_cmp`'s order, then the entry's index: integer
+    // keys sort several times faster than floats compared through `total_cmp`.
+    let order_key = |x: f64| {
+        let b = x.to_bits() as i64;
+        b ^ (((b >> 63) as u64) >> 1) as i64
+    };
+    let mut entries: Vec<(i64, usize)> = (m.start[0]..m.start[m.rows])
+        .filter(|&k| allowed(k))
+        .map(|k| (order_key(m.cost[k]), k))
         .collect();
-    entries.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-    for (_, i, c) in entries {
+    entries.sort_unstable();
+    let mut row_of = vec![0; m.start[m.rows]];
+    for i in 0..m.rows {
+        row_of[m.start[i]..m.start[i + 1]].fill(i);
+    }
+    for (_, k) in entries {
+        let (i, c) = (row_of[k], m.col[k]);
         if assigned[i] == NONE && owner[c] == NONE {
             assigned[i] = c;
             owner[c] = i;

@@ -7,7 +7,7 @@ use super::rule::PairRule;
 use super::table::Table;
 use super::window::{ClassWindows, ColumnWindow, WindowPart};
 use crate::linalg::{py_mod1, vec_mat, FusedMatrix, Mat3, Vec3};
-use crate::numeric::{distance_to_integer, round_ties_even};
+use crate::numeric::round_ties_even;
 use crate::reduction::LllReduction;
 
 /// The 27 image offsets `(-1..=1)³` with the last index fastest.
@@ -50,7 +50,8 @@ pub struct Columns {
     /// The window over each class of columns alone (see [`Columns::with_classes`]).
     class_windows: ClassWindows,
     tol: Option<Vec3>,
-    /// The axes in the order [`Columns::within_tolerance`] tests them: the window's last.
+    /// The axes in the order the per-axis tolerance test takes them: the window's last
+    /// (it has already narrowed that one, so the others reject sooner).
     tol_order: [usize; 3],
     /// See [`Columns::noting_image_ties`].
     tie_delta: Option<f64>,
@@ -210,9 +211,13 @@ impl Columns {
         let (w2, c2) = self.wrapped();
         let c1 = cart_mod(&l1, &self.lat);
         let w1 = l1.map(py_mod1);
-        let all_allowed = self.candidates((forbidden, i), |w, out| w.near(&l1, out), near);
+        let all_allowed = self.candidates(
+            (forbidden, i),
+            |w, out| w.near_in_tolerance(&l1, self.tol, self.tol_order, out),
+            near,
+        );
         for &j in near.iter() {
-            if (!all_allowed && forbidden.forbidden(i, j)) || !self.within_tolerance(&l1, j) {
+            if !all_allowed && forbidden.forbidden(i, j) {
                 continue;
             }
             let pre: Vec3 = std::array::from_fn(|a| c2[j][a] - c1[a]);
@@ -243,20 +248,6 @@ impl Columns {
         (w2, c2)
     }
 
-    /// Whether column `j` is within the tolerance of a row at LLL coordinates `l1` on every
-    /// axis (a pair the table holds, unless masked).
-    fn within_tolerance(&self, l1: &Vec3, j: usize) -> bool {
-        let Some(tol) = self.tol else {
-            return true;
-        };
-        let l2 = &self.l2[j];
-        // The window has already narrowed its axis: the others reject sooner.
-        !self
-            .tol_order
-            .into_iter()
-            .any(|a| distance_to_integer(l2[a] - l1[a]) > tol[a])
-    }
-
     /// The columns a table row `i` at point `f` holds (those `rule` allows and within the
     /// tolerance), without measuring their vectors. `near` is a buffer.
     pub fn partners(
@@ -268,11 +259,15 @@ impl Columns {
     ) {
         out.clear();
         let l1 = self.inv.apply(f);
-        let all_allowed = self.candidates((rule, i), |w, out| w.near(&l1, out), near);
+        let all_allowed = self.candidates(
+            (rule, i),
+            |w, out| w.near_in_tolerance(&l1, self.tol, self.tol_order, out),
+            near,
+        );
         out.extend(
-            near.iter().copied().filter(|&j| {
-                (all_allowed || !rule.forbidden(i, j)) && self.within_tolerance(&l1, j)
-            }),
+            near.iter()
+                .copied()
+                .filter(|&j| all_allowed || !rule.forbidden(i, j)),
         );
     }
 

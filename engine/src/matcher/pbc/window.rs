@@ -2,7 +2,7 @@
 //! shortest-vector tables find a point's possible partners.
 
 use crate::linalg::Vec3;
-use crate::numeric::{max_with, min_with};
+use crate::numeric::{distance_to_integer, max_with, min_with};
 
 /// The columns whose coordinate along one axis can lie within a tolerance of a given value
 /// (periodically), found by binary search in the columns sorted by that coordinate. The axis
@@ -20,6 +20,9 @@ pub(super) struct ColumnWindow {
     /// Wrapped coordinates, sorted, and the column of each.
     keys: Vec<f64>,
     cols: Vec<usize>,
+    /// Each column's point (unwrapped), in the same order: the per-axis test of the
+    /// candidates reads them in sequence.
+    points: Vec<Vec3>,
     /// Half-width of the window, or `None` for every column.
     half: Option<f64>,
 }
@@ -43,6 +46,7 @@ impl ColumnWindow {
             axis,
             keys: sorted.iter().map(|p| p.0).collect(),
             cols: sorted.iter().map(|p| p.1).collect(),
+            points: sorted.iter().map(|p| l2[p.1]).collect(),
             half,
         }
     }
@@ -67,11 +71,13 @@ impl ColumnWindow {
         let mut fill = starts.clone();
         let total = starts[count];
         let (mut keys, mut cols) = (vec![0.0; total], vec![0usize; total]);
-        for (&key, &j) in self.keys.iter().zip(&self.cols) {
+        let mut points = vec![[0.0; 3]; total];
+        for ((&key, &j), point) in self.keys.iter().zip(&self.cols).zip(&self.points) {
             let c = class(j);
             if c < count {
                 keys[fill[c]] = key;
                 cols[fill[c]] = j;
+                points[fill[c]] = *point;
                 fill[c] += 1;
             }
         }
@@ -80,6 +86,7 @@ impl ColumnWindow {
                 axis: self.axis,
                 keys,
                 cols,
+                points,
                 half: self.half,
             },
             starts,
@@ -98,6 +105,7 @@ impl ColumnWindow {
             axis: self.axis,
             keys: &self.keys,
             cols: &self.cols,
+            points: &self.points,
             half: self.half,
         }
     }
@@ -128,7 +136,8 @@ impl ClassWindows {
         Some(WindowPart {
             axis: self.all.axis,
             keys: self.all.keys.get(range.clone())?,
-            cols: self.all.cols.get(range)?,
+            cols: self.all.cols.get(range.clone())?,
+            points: self.all.points.get(range)?,
             half: self.all.half,
         })
     }
@@ -139,6 +148,7 @@ pub(super) struct WindowPart<'a> {
     axis: usize,
     keys: &'a [f64],
     cols: &'a [usize],
+    points: &'a [Vec3],
     half: Option<f64>,
 }
 
@@ -159,16 +169,52 @@ impl WindowPart<'_> {
     /// `half` (below 0.5) of `p`'s, periodically.
     pub(super) fn near_within(&self, p: &Vec3, half: f64, out: &mut Vec<usize>) {
         out.clear();
+        self.ranges(p, half, |r| out.extend_from_slice(&self.cols[r]));
+    }
+
+    /// [`WindowPart::near`], keeping only the columns within `tol` of `p` on every axis
+    /// (periodically: the distance of the difference to the nearest integer), the axes
+    /// tested in `order`; with `tol` `None`, every column near.
+    pub(super) fn near_in_tolerance(
+        &self,
+        p: &Vec3,
+        tol: Option<Vec3>,
+        order: [usize; 3],
+        out: &mut Vec<usize>,
+    ) {
+        let Some(tol) = tol else {
+            return self.near(p, out);
+        };
+        out.clear();
+        let mut keep = |r: std::ops::Range<usize>| {
+            for (q, &j) in self.points[r.clone()].iter().zip(&self.cols[r]) {
+                if !order
+                    .into_iter()
+                    .any(|a| distance_to_integer(q[a] - p[a]) > tol[a])
+                {
+                    out.push(j);
+                }
+            }
+        };
+        match self.half {
+            Some(half) => self.ranges(p, half, keep),
+            None => keep(0..self.cols.len()),
+        }
+    }
+
+    /// The index ranges of the columns whose coordinate along the window's axis lies within
+    /// `half` of `p`'s, periodically (disjoint: the window is narrower than the period), to
+    /// `each`; every column for a point or width the search cannot use.
+    fn ranges(&self, p: &Vec3, half: f64, mut each: impl FnMut(std::ops::Range<usize>)) {
         let x = p[self.axis];
         if !x.is_finite() || half.is_nan() || half >= 0.5 {
-            out.extend_from_slice(self.cols);
-            return;
+            return each(0..self.cols.len());
         }
         let c = x - crate::numeric::floor(x);
         let mut take = |lo: f64, hi: f64| {
             let start = self.keys.partition_point(|&k| k < lo);
             let end = start + self.keys[start..].partition_point(|&k| k <= hi);
-            out.extend_from_slice(&self.cols[start..end]);
+            each(start..end);
         };
         let (lo, hi) = (c - half, c + half);
         take(max_with(0.0, lo), min_with(1.0, hi));
@@ -178,6 +224,5 @@ impl WindowPart<'_> {
         if hi > 1.0 {
             take(0.0, hi - 1.0);
         }
-        // The ranges are disjoint (the window is narrower than the period): no duplicates.
     }
 }
