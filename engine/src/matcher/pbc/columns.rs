@@ -294,23 +294,21 @@ impl Columns {
         }
         let l1 = self.inv.apply(f);
         let half_window = reach[self.window.axis()];
+        // The window's columns within `reach` on every axis (within half a cell of the point:
+        // the only image of each that can be in the cube).
         let all_allowed = self.candidates(
             (rule, i),
-            |w, out| w.near_within(&l1, half_window, out),
+            |w, out| w.near_in_box(&l1, half_window, reach, self.tol_order, out),
             near,
         );
         for &j in near.iter() {
             if !all_allowed && rule.forbidden(i, j) {
                 continue;
             }
-            // Within half a cell of the point on every axis: the only image that can be.
             let d: Vec3 = std::array::from_fn(|a| {
                 let x = self.l2[j][a] - l1[a];
                 x - round_ties_even(x)
             });
-            if (0..3).any(|a| d[a].abs() > reach[a]) {
-                continue;
-            }
             let v = vec_mat(d, &self.lat);
             if v.iter().all(|x| x.abs() <= half) {
                 out.push(v);

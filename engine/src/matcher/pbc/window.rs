@@ -173,8 +173,7 @@ impl WindowPart<'_> {
     }
 
     /// [`WindowPart::near`], keeping only the columns within `tol` of `p` on every axis
-    /// (periodically: the distance of the difference to the nearest integer), the axes
-    /// tested in `order`; with `tol` `None`, every column near.
+    /// (see [`WindowPart::near_in_box`]); with `tol` `None`, every column near.
     pub(super) fn near_in_tolerance(
         &self,
         p: &Vec3,
@@ -182,11 +181,27 @@ impl WindowPart<'_> {
         order: [usize; 3],
         out: &mut Vec<usize>,
     ) {
-        let Some(tol) = tol else {
-            return self.near(p, out);
-        };
+        match (tol, self.half) {
+            (None, _) => self.near(p, out),
+            (Some(tol), Some(half)) => self.near_in_box(p, half, tol, order, out),
+            (Some(tol), None) => self.near_in_box(p, 0.5, tol, order, out),
+        }
+    }
+
+    /// The columns within `half` of `p` along the window's axis ([`WindowPart::near_within`])
+    /// that lie within `tol` of `p` on every axis, periodically (the distance of the
+    /// difference to the nearest integer, pymatgen's per-axis test), the axes tested in
+    /// `order`, into `out`.
+    pub(super) fn near_in_box(
+        &self,
+        p: &Vec3,
+        half: f64,
+        tol: Vec3,
+        order: [usize; 3],
+        out: &mut Vec<usize>,
+    ) {
         out.clear();
-        let mut keep = |r: std::ops::Range<usize>| {
+        self.ranges(p, half, |r| {
             for (q, &j) in self.points[r.clone()].iter().zip(&self.cols[r]) {
                 if !order
                     .into_iter()
@@ -195,11 +210,7 @@ impl WindowPart<'_> {
                     out.push(j);
                 }
             }
-        };
-        match self.half {
-            Some(half) => self.ranges(p, half, keep),
-            None => keep(0..self.cols.len()),
-        }
+        });
     }
 
     /// The index ranges of the columns whose coordinate along the window's axis lies within
