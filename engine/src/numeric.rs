@@ -432,6 +432,16 @@ pub fn round_ties_even(x: f64) -> f64 {
 /// structures).
 #[inline]
 pub fn distance_to_integer(x: f64) -> f64 {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        // `round_ties_even` without its sign fix-up: below 2⁵¹ the magic sum rounds to the
+        // nearest integer, and where it gives +0 for −0 (x in (−½, 0]) the difference is x
+        // either way. NaN and larger magnitudes fail the comparison and take the general path.
+        const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5 · 2^52
+        if x.abs() < 2_251_799_813_685_248.0 {
+            return (x - ((x + MAGIC) - MAGIC)).abs();
+        }
+    }
     (x - round_ties_even(x)).abs()
 }
 
@@ -556,6 +566,11 @@ mod tests {
                 round_ties_even(x).to_bits(),
                 x.round_ties_even().to_bits(),
                 "round_ties_even({x:e})"
+            );
+            assert_eq!(
+                distance_to_integer(x).to_bits(),
+                (x - x.round_ties_even()).abs().to_bits(),
+                "distance_to_integer({x:e})"
             );
         }
     }
