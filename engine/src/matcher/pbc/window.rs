@@ -169,7 +169,10 @@ impl WindowPart<'_> {
     /// `half` (below 0.5) of `p`'s, periodically.
     pub(super) fn near_within(&self, p: &Vec3, half: f64, out: &mut Vec<usize>) {
         out.clear();
-        self.ranges(p, half, |r| out.extend_from_slice(&self.cols[r]));
+        let (ranges, count) = self.ranges(p, half);
+        for r in ranges.into_iter().take(count) {
+            out.extend_from_slice(&self.cols[r]);
+        }
     }
 
     /// [`WindowPart::near`], keeping only the columns within `tol` of `p` on every axis
@@ -201,39 +204,50 @@ impl WindowPart<'_> {
         out: &mut Vec<usize>,
     ) {
         out.clear();
-        self.ranges(p, half, |r| {
+        // The axes in test order, unrolled (a closure per axis stays a call in wasm).
+        let [a, b, c] = order;
+        let (pa, pb, pc) = (p[a], p[b], p[c]);
+        let (ta, tb, tc) = (tol[a], tol[b], tol[c]);
+        let (ranges, count) = self.ranges(p, half);
+        for r in ranges.into_iter().take(count) {
             for (q, &j) in self.points[r.clone()].iter().zip(&self.cols[r]) {
-                if !order
-                    .into_iter()
-                    .any(|a| distance_to_integer(q[a] - p[a]) > tol[a])
+                if distance_to_integer(q[a] - pa) > ta
+                    || distance_to_integer(q[b] - pb) > tb
+                    || distance_to_integer(q[c] - pc) > tc
                 {
-                    out.push(j);
+                    continue;
                 }
+                out.push(j);
             }
-        });
+        }
     }
 
-    /// The index ranges of the columns whose coordinate along the window's axis lies within
-    /// `half` of `p`'s, periodically (disjoint: the window is narrower than the period), to
-    /// `each`; every column for a point or width the search cannot use.
-    fn ranges(&self, p: &Vec3, half: f64, mut each: impl FnMut(std::ops::Range<usize>)) {
+    /// The index ranges (`count` of them) of the columns whose coordinate along the window's
+    /// axis lies within `half` of `p`'s, periodically (disjoint: the window is narrower than
+    /// the period); every column for a point or width the search cannot use.
+    fn ranges(&self, p: &Vec3, half: f64) -> ([std::ops::Range<usize>; 3], usize) {
+        let mut out = [0..0, 0..0, 0..0];
         let x = p[self.axis];
         if !x.is_finite() || half.is_nan() || half >= 0.5 {
-            return each(0..self.cols.len());
+            out[0] = 0..self.cols.len();
+            return (out, 1);
         }
         let c = x - crate::numeric::floor(x);
-        let mut take = |lo: f64, hi: f64| {
+        let take = |lo: f64, hi: f64| {
             let start = self.keys.partition_point(|&k| k < lo);
-            let end = start + self.keys[start..].partition_point(|&k| k <= hi);
-            each(start..end);
+            start..start + self.keys[start..].partition_point(|&k| k <= hi)
         };
         let (lo, hi) = (c - half, c + half);
-        take(max_with(0.0, lo), min_with(1.0, hi));
+        out[0] = take(max_with(0.0, lo), min_with(1.0, hi));
+        let mut count = 1;
         if lo < 0.0 {
-            take(lo + 1.0, 1.0);
+            out[count] = take(lo + 1.0, 1.0);
+            count += 1;
         }
         if hi > 1.0 {
-            take(0.0, hi - 1.0);
+            out[count] = take(0.0, hi - 1.0);
+            count += 1;
         }
+        (out, count)
     }
 }
