@@ -7,7 +7,8 @@
 //! lattice's column points and builds sparse [`Table`]s (`table`) of shortest vectors
 //! against many row lists; both narrow the pairs they look at through a sorted window over
 //! the fractional coordinate with the tightest tolerance (`window`), which never drops a pair
-//! the exact per-axis test would accept. A [`PairRule`] (`rule`) says which columns a row may
+//! the exact per-axis test would accept, and for tables applies that test itself to the
+//! window's points in sorted order. A [`PairRule`] (`rule`) says which columns a row may
 //! pair with; where that is one class of columns, only that class's window is looked at.
 
 mod columns;
