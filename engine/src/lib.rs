@@ -33,6 +33,8 @@ pub mod reduction;
 pub mod species;
 pub mod structure;
 pub mod symmetry;
+#[cfg(test)]
+mod test_rng;
 
 pub use element::Element;
 pub use lattice::Lattice;

@@ -411,7 +411,7 @@ mod tests {
                 0.0
             }
         };
-        let mut s: u64 = 0x0123_4567_89ab_cdef;
+        let mut rng = crate::test_rng::XorShift::new(0x0123_4567_89ab_cdef);
         let mut cases = vec![
             0.0,
             -0.0,
@@ -431,9 +431,7 @@ mod tests {
             f64::INFINITY,
         ];
         for _ in 0..200_000 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
+            let s = rng.next_u64();
             cases.push(f64::from_bits(s));
             cases.push((s as f64 / u64::MAX as f64 - 0.5) * 64.0);
         }

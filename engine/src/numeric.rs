@@ -452,13 +452,8 @@ mod tests {
     /// decide everything) and on exact halfway cases (ties to even).
     #[test]
     fn emulated_fma_is_bit_identical_to_the_instruction() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut unit = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rng = crate::test_rng::XorShift::new(0x9e37_79b9_7f4a_7c15);
+        let mut unit = move || rng.unit();
         for i in 0..400_000 {
             let r: [f64; 6] = std::array::from_fn(|_| unit());
             let scaled = |u: f64, e: f64| (u * 2.0 - 1.0) * libm::exp2((e * 80.0).round() - 40.0);
@@ -537,11 +532,9 @@ mod tests {
             f64::NEG_INFINITY,
             f64::NAN,
         ];
-        let mut s: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rng = crate::test_rng::XorShift::new(0x9e37_79b9_7f4a_7c15);
         for _ in 0..200_000 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
+            let s = rng.next_u64();
             // Random bit patterns (all magnitudes) and random values near small integers.
             cases.push(f64::from_bits(s));
             let near = (s % 2001) as f64 - 1000.0 + ((s >> 20) % 3) as f64 * 1e-17;

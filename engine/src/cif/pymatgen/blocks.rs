@@ -951,13 +951,8 @@ mod tests {
 
     #[test]
     fn words_end_at_the_first_whitespace() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::test_rng::XorShift::new(0x2545_f491_4f6c_dd1d);
+        let mut next = || rng.next_u64();
         for _ in 0..20_000 {
             let len = (next() % 40) as usize;
             // Mostly word bytes, with every byte value now and then.

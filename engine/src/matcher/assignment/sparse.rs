@@ -197,13 +197,8 @@ mod tests {
     /// A random sparse block: `rows × cols`, each row with a few allowed columns at costs
     /// drawn from a small set (many exact ties) or spread out.
     fn block(seed: u64, rows: usize, cols: usize, per_row: usize, ties: bool) -> LocalRows {
-        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::test_rng::XorShift::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut next = move || rng.next_u64();
         let mut m = LocalRows::default();
         m.start.push(0);
         for _ in 0..rows {

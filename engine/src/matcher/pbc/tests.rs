@@ -23,13 +23,8 @@ fn is_coord_subset_pbc(
 
 #[test]
 fn the_column_window_never_misses_a_pair_the_exact_test_accepts() {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut rnd = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x >> 11) as f64 / (1u64 << 53) as f64 * 6.0 - 3.0
-    };
+    let mut rng = XorShift::new(0x9e37_79b9_7f4a_7c15);
+    let mut rnd = || rng.unit() * 6.0 - 3.0;
     let cols: Vec<Vec3> = (0..300).map(|_| [rnd(), rnd(), rnd()]).collect();
     let mut out = Vec::new();
     for tol in [0.01, 0.1, 0.3, 0.49, 0.6] {
@@ -62,7 +57,7 @@ fn the_column_window_never_misses_a_pair_the_exact_test_accepts() {
 
 #[test]
 fn distance_to_integer_is_exactly_the_rounding_formula() {
-    let mut x: u64 = 0x1234_5678_9abc_def0;
+    let mut rng = XorShift::new(0x1234_5678_9abc_def0);
     let mut cases = vec![
         0.5,
         -0.5,
@@ -79,9 +74,7 @@ fn distance_to_integer_is_exactly_the_rounding_formula() {
         3.0,
     ];
     for _ in 0..100_000 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        let x = rng.next_u64();
         cases.push((x as f64 / u64::MAX as f64 - 0.5) * 40.0);
     }
     for c in cases {
@@ -93,6 +86,7 @@ fn distance_to_integer_is_exactly_the_rounding_formula() {
     }
 }
 use crate::reduction::{lll_reduce_matrix, LLL_DELTA};
+use crate::test_rng::XorShift;
 
 #[test]
 fn shortest_vector_crosses_the_boundary() {
@@ -158,13 +152,8 @@ fn a_table_built_in_stages_and_reordered_is_the_table_built_at_once() {
 fn the_cube_holds_every_image_inside_it_and_partners_are_a_rows_columns() {
     let matrix = [[4.0, 0.0, 0.0], [1.7, 3.5, 0.0], [-0.9, 0.6, 5.0]];
     let lll = lll_reduce_matrix(&matrix, LLL_DELTA).unwrap();
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rng = XorShift::new(0x9e37_79b9_7f4a_7c15);
+    let mut next = || rng.unit();
     let cols: Vec<Vec3> = (0..40).map(|_| [next(), next(), next()]).collect();
     let rows: Vec<Vec3> = (0..25)
         .map(|_| [2.0 * next() - 0.5, next(), next() + 1.0])
@@ -228,13 +217,8 @@ fn the_cube_holds_every_image_inside_it_and_partners_are_a_rows_columns() {
 
 #[test]
 fn the_indexed_subset_test_agrees_with_the_plain_one() {
-    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut rnd = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x >> 11) as f64 / (1u64 << 53) as f64 * 3.0 - 1.0
-    };
+    let mut rng = XorShift::new(0x2545_f491_4f6c_dd1d);
+    let mut rnd = || rng.unit() * 3.0 - 1.0;
     let (mut yes, mut no) = (0, 0);
     for round in 0..400 {
         let sup: Vec<Vec3> = (0..12).map(|_| [rnd(), rnd(), rnd()]).collect();
@@ -268,13 +252,8 @@ fn the_indexed_subset_test_agrees_with_the_plain_one() {
 
 #[test]
 fn pruned_image_search_equals_the_full_scan() {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut rnd = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rng = XorShift::new(0x9e37_79b9_7f4a_7c15);
+    let mut rnd = || rng.unit();
     let mut pairs = 0;
     let mut ties = 0;
     for _ in 0..200 {
@@ -366,13 +345,8 @@ impl PairRule for SameClass<'_> {
 fn class_windows_give_the_tables_of_the_pairwise_rule() {
     let matrix = [[4.0, 0.0, 0.0], [1.7, 3.5, 0.0], [-0.9, 0.6, 5.0]];
     let lll = lll_reduce_matrix(&matrix, LLL_DELTA).unwrap();
-    let mut x: u64 = 0x0123_4567_89ab_cdef;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rng = XorShift::new(0x0123_4567_89ab_cdef);
+    let mut next = || rng.unit();
     let cols: Vec<Vec3> = (0..60).map(|_| [next(), next(), next()]).collect();
     let rows: Vec<Vec3> = (0..60).map(|_| [next(), next() - 1.0, next()]).collect();
     // Three classes, one of which (2) no row has, and a row class (3) no column has.
