@@ -180,20 +180,15 @@ fn points_in_sphere_direct(
     Ok(out)
 }
 
-/// Whether the angle (degrees) between each vector of `v1` and each vector of `v2` is
+/// Whether the angle (degrees) between each candidate vector of `c1` and each of `c2` is
 /// within `atol` of `target`, as pymatgen decides it (`arccos` of the normalised dot product);
-/// row-major, `v2.len()` per row.
+/// row-major, `c2.len()` per row.
 ///
 /// Most pairs are far from the target: their cosine is compared with the cosines of the
 /// target ± (atol + 0.001°), and only pairs between those bounds get the `acos` (a fifth of
 /// the mapping search's time). The margin dwarfs the rounding of either side, so a pair is
 /// ruled out only where the `acos` would rule it out too.
-fn angles_within(
-    (v1, l1): (&[Vec3], &[f64]),
-    (v2, l2): (&[Vec3], &[f64]),
-    target: f64,
-    atol: f64,
-) -> Vec<bool> {
+fn angles_within(c1: &[Candidate], c2: &[Candidate], target: f64, atol: f64) -> Vec<bool> {
     const MARGIN: f64 = 1e-3;
     let cos_deg = |d: f64| libm::cos(d * (std::f64::consts::PI / 180.0));
     let (lo, hi) = (target - atol - MARGIN, target + atol + MARGIN);
@@ -205,10 +200,10 @@ fn angles_within(
         f64::NEG_INFINITY
     };
     let above = if lo > 0.0 { cos_deg(lo) } else { f64::INFINITY };
-    let mut out = Vec::with_capacity(v1.len() * v2.len());
-    for (a, la) in v1.iter().zip(l1) {
-        out.extend(v2.iter().zip(l2).map(|(b, lb)| {
-            let x = (dot(*a, *b) / la / lb).clamp(-1.0, 1.0);
+    let mut out = Vec::with_capacity(c1.len() * c2.len());
+    for a in c1 {
+        out.extend(c2.iter().map(|b| {
+            let x = (dot(a.vec, b.vec) / a.len / b.len).clamp(-1.0, 1.0);
             if x < below || x > above {
                 return false;
             }
@@ -216,6 +211,14 @@ fn angles_within(
         }));
     }
     out
+}
+
+/// A lattice point near one of the target lengths: its index among the points in the
+/// sphere, its Cartesian vector and that vector's length.
+struct Candidate {
+    point: usize,
+    vec: Vec3,
+    len: f64,
 }
 
 /// All bases of `this` lattice whose lengths are within the fractional tolerance `ltol` and
@@ -267,40 +270,45 @@ fn visit_mappings(
         target_len.iter().any(|&ln| near(d, ln))
     })?;
 
-    let pick =
-        |ln: f64| -> Vec<usize> { (0..pts.len()).filter(|&i| near(pts[i].dist, ln)).collect() };
-    let sel: [Vec<usize>; 3] = target_len.map(pick);
-    // Cartesian coordinates recomputed from the integer coordinates, as pymatgen does
-    // (`get_cartesian_coords`, numpy's fused products): these vectors become the mapped
-    // lattices, whose last bits the reference's ties follow.
+    // Per target length, the lattice points near it: each with its Cartesian vector
+    // recomputed from the integer coordinates, as pymatgen does (`get_cartesian_coords`,
+    // numpy's fused products: these vectors become the mapped lattices, whose last bits the
+    // reference's ties follow), and that vector's length.
     let cartesian = FusedMatrix::new(*this);
-    let vecs: [Vec<Vec3>; 3] = std::array::from_fn(|a| {
-        sel[a]
-            .iter()
-            .map(|&i| cartesian.apply(pts[i].frac.map(|x| x as f64)))
+    let pick = |ln: f64| -> Vec<Candidate> {
+        (0..pts.len())
+            .filter(|&i| near(pts[i].dist, ln))
+            .map(|i| {
+                let vec = cartesian.apply(pts[i].frac.map(|x| x as f64));
+                Candidate {
+                    point: i,
+                    vec,
+                    len: norm(vec),
+                }
+            })
             .collect()
-    });
-    let lens: [Vec<f64>; 3] = std::array::from_fn(|a| vecs[a].iter().map(|v| norm(*v)).collect());
+    };
+    let sel: [Vec<Candidate>; 3] = target_len.map(pick);
 
     let (nb, nc) = (sel[1].len(), sel[2].len());
-    let alpha_ok = angles_within((&vecs[1], &lens[1]), (&vecs[2], &lens[2]), alpha, atol);
-    let beta_ok = angles_within((&vecs[0], &lens[0]), (&vecs[2], &lens[2]), beta, atol);
-    let gamma_ok = angles_within((&vecs[0], &lens[0]), (&vecs[1], &lens[1]), gamma, atol);
+    let alpha_ok = angles_within(&sel[1], &sel[2], alpha, atol);
+    let beta_ok = angles_within(&sel[0], &sel[2], beta, atol);
+    let gamma_ok = angles_within(&sel[0], &sel[1], gamma, atol);
 
-    for (ia, &pa) in sel[0].iter().enumerate() {
-        for (jb, &pb) in sel[1].iter().enumerate() {
+    for (ia, ca) in sel[0].iter().enumerate() {
+        for (jb, cb) in sel[1].iter().enumerate() {
             if !gamma_ok[ia * nb + jb] {
                 continue;
             }
-            for (kc, &pc) in sel[2].iter().enumerate() {
+            for (kc, cc) in sel[2].iter().enumerate() {
                 if !(alpha_ok[jb * nc + kc] && beta_ok[ia * nc + kc]) {
                     continue;
                 }
-                let scale = [pts[pa].frac, pts[pb].frac, pts[pc].frac];
+                let scale = [pts[ca.point].frac, pts[cb.point].frac, pts[cc.point].frac];
                 if det_i64(&scale) == 0 {
                     continue;
                 }
-                let aligned = [vecs[0][ia], vecs[1][jb], vecs[2][kc]];
+                let aligned = [ca.vec, cb.vec, cc.vec];
                 let rotation = match inverse(&aligned) {
                     Some(inv) => matmul(&inv, other),
                     None => continue,
@@ -366,7 +374,13 @@ mod tests {
             (178.0, 5.0),
             (120.0, 0.5),
         ] {
-            let got = angles_within((&vecs, &lens), (&vecs, &lens), target, atol);
+            let candidates: Vec<Candidate> = vecs
+                .iter()
+                .zip(&lens)
+                .enumerate()
+                .map(|(point, (&vec, &len))| Candidate { point, vec, len })
+                .collect();
+            let got = angles_within(&candidates, &candidates, target, atol);
             let n = vecs.len();
             for (i, a) in vecs.iter().enumerate() {
                 for (j, b) in vecs.iter().enumerate() {

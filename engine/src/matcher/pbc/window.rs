@@ -68,19 +68,23 @@ impl ColumnWindow {
         for c in 0..count {
             starts[c + 1] += starts[c];
         }
-        let mut fill = starts.clone();
         let total = starts[count];
         let (mut keys, mut cols) = (vec![0.0; total], vec![0usize; total]);
         let mut points = vec![[0.0; 3]; total];
+        // starts[c] is class c's next free slot while filling, and its end afterwards: the
+        // list shifted by one is the starts again.
         for ((&key, &j), point) in self.keys.iter().zip(&self.cols).zip(&self.points) {
             let c = class(j);
             if c < count {
-                keys[fill[c]] = key;
-                cols[fill[c]] = j;
-                points[fill[c]] = *point;
-                fill[c] += 1;
+                let at = starts[c];
+                keys[at] = key;
+                cols[at] = j;
+                points[at] = *point;
+                starts[c] += 1;
             }
         }
+        starts.rotate_right(1);
+        starts[0] = 0;
         ClassWindows {
             all: ColumnWindow {
                 axis: self.axis,
