@@ -6,7 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-const ENGINE_LAYERS: [&[&str]; 7] = [
+const ENGINE_LAYERS: [&[&str]; 8] = [
+    // Test support (the unit tests' random generator), below everything that tests with it.
+    &["test_rng"],
     &["numeric", "element", "interrupt", "python"],
     &["linalg", "lattice"],
     // The structure and its sites' occupants; lattice mappings.
