@@ -57,7 +57,7 @@ impl ColumnWindow {
     pub(super) fn split(&self, classes: &[u32], count: usize) -> ClassWindows {
         let class = |j: usize| classes.get(j).map_or(usize::MAX, |&c| c as usize);
         // Counts to starts, then each column in sorted order into its class's range (so each
-        // part is sorted too): two lists for all the parts.
+        // part is sorted too): one set of lists for all the parts.
         let mut starts = vec![0usize; count + 1];
         for &j in &self.cols {
             let c = class(j);
