@@ -130,6 +130,20 @@ fn slowest(cases: &[(String, String)]) {
         })
         .collect();
     let total: f64 = times.iter().map(|t| t.0).sum();
+    let mut by_kind: std::collections::BTreeMap<&str, (usize, f64)> = Default::default();
+    for (s, n) in &times {
+        let e = by_kind.entry(tasks[*n].action.kind().name()).or_default();
+        e.0 += 1;
+        e.1 += s;
+    }
+    for (kind, (count, s)) in &by_kind {
+        println!(
+            "{kind:>24}: {count:4} tasks {:8.1} ms {:5.1} % ({:.3} ms per task)",
+            s * 1e3,
+            100.0 * s / total,
+            1e3 * s / *count as f64
+        );
+    }
     times.sort_by(|a, b| b.0.total_cmp(&a.0));
     for (s, n) in times.iter().take(20) {
         let t = &tasks[*n];

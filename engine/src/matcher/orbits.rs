@@ -27,6 +27,13 @@
 //! permuted, and has the same smallest sum of squares. Trying one mapping of each orbit
 //! divides the work by up to the order of the point group (48 for a cubic structure).
 //!
+//! The point group is found once per pair of structures: the lattice's metric-preserving
+//! integer matrices (a bounded search over each row's coefficients), each tested on the
+//! sites. A mapping then looks up `S · W` among the representatives for each operation `W`,
+//! instead of testing its quotient with every representative: a structure with less
+//! symmetry than its lattice keeps most mappings as representatives, and pairwise tests
+//! would grow with the square of their number.
+//!
 //! As for [`super::periodicity`], equal means equal up to the rounding of a CIF's printed
 //! decimals (`SELF_TOL`), and where equal-cost assignments tie, or two periodic images of a
 //! pair are equally short, the reported RMS after the mean shift and the largest distance may
@@ -47,7 +54,7 @@
 //! admit a pair the representative's table left out.
 
 use super::periodicity::Places;
-use crate::linalg::{adjugate_i64, det_i64, small_entries, vec_mat, Mat3, Vec3};
+use crate::linalg::{det_i64, small_entries, vec_mat, Mat3, Vec3};
 use crate::numeric::max_with;
 use crate::species::Kind;
 
@@ -62,21 +69,24 @@ const AVERAGE_TOL: f64 = 1e-9;
 /// Integer 3×3 matrix.
 type IMat = [[i64; 3]; 3];
 
-/// Point operations of struct1 already tested, with the answer: the same ones come back for
-/// every pair of mappings (a cubic lattice has 48), and for both searches of a pair (a fit,
-/// then the smallest RMS), which share them.
-pub type Symmetries = Vec<(IMat, bool)>;
+/// Struct1's point operations (integer matrices in its reduced basis that preserve the
+/// metric and map the structure onto itself with some translation), found once per pair of
+/// structures and shared by its two searches (a fit, then the smallest RMS).
+#[derive(Default)]
+pub struct Symmetries(Option<Vec<IMat>>);
+
+/// Most integer vectors searched for one row of a point operation: a reduced basis needs a
+/// few dozen; a lattice needing more (a cell hundreds of times longer than wide) is not
+/// folded at all (every mapping is searched, as the reference does).
+const MAX_BOX_POINTS: f64 = 200_000.0;
 
 /// The representatives chosen so far and what is needed to test a new mapping.
 pub struct MappingOrbits<'a> {
-    frac: &'a [Vec3],
-    elements: &'a [Kind],
-    places: Places<'a>,
-    gram: Mat3,
-    scale: f64,
-    anchor: usize,
+    /// Struct1's point operations `W`: mapping `S · W` shares an orbit with `S`.
+    group: &'a [IMat],
     representatives: Vec<Representative>,
-    tested: &'a mut Symmetries,
+    /// Representatives by their integer matrix.
+    by_scale: rustc_hash::FxHashMap<IMat, Vec<usize>>,
 }
 
 /// Where a mapping falls among the orbits met so far.
@@ -92,7 +102,6 @@ pub enum Orbit {
 
 /// A mapping tried in full, with the average lattice and LLL basis its tables used.
 struct Representative {
-    scale: IMat,
     average: Mat3,
     lll: IMat,
 }
@@ -100,30 +109,25 @@ struct Representative {
 impl<'a> MappingOrbits<'a> {
     /// For struct1 with reduced lattice rows `lattice`, fractional coordinates `frac` and
     /// `elements`; `anchor` is a site of its rarest element (fewest translations to try);
-    /// `tested` holds the point operations already tested on that struct1.
+    /// `known` holds struct1's point operations once found.
     pub fn new(
         lattice: &Mat3,
-        frac: &'a [Vec3],
-        elements: &'a [Kind],
+        frac: &[Vec3],
+        elements: &[Kind],
         anchor: usize,
-        tested: &'a mut Symmetries,
+        known: &'a mut Symmetries,
     ) -> Self {
-        let gram: Mat3 = std::array::from_fn(|i| {
-            std::array::from_fn(|j| (0..3).map(|k| lattice[i][k] * lattice[j][k]).sum())
+        let group = known.0.get_or_insert_with(|| {
+            let structure = Struct1::new(frac, elements, anchor);
+            metric_operations(lattice)
+                .into_iter()
+                .filter(|w| structure.is_symmetry(w))
+                .collect::<Vec<_>>()
         });
-        let scale = gram
-            .iter()
-            .flatten()
-            .fold(0.0f64, |m, x| max_with(m, x.abs()));
         Self {
-            frac,
-            elements,
-            places: Places::new(frac, elements),
-            gram,
-            scale,
-            anchor,
+            group,
             representatives: Vec::new(),
-            tested,
+            by_scale: Default::default(),
         }
     }
 
@@ -136,76 +140,178 @@ impl<'a> MappingOrbits<'a> {
         matches!(self.classify(scale, average, lll), Orbit::Of(_))
     }
 
-    /// [`MappingOrbits::is_redundant`], telling which representative.
+    /// [`MappingOrbits::is_redundant`], telling which representative: the first one `R`
+    /// with `R = scale · W` for a point operation `W`, the same LLL basis and an average
+    /// lattice within `AVERAGE_TOL`.
     pub fn classify(&mut self, scale: &IMat, average: &Mat3, lll: &IMat) -> Orbit {
         if det_i64(scale) == 0 {
             return Orbit::Alone;
         }
-        for k in 0..self.representatives.len() {
-            let rep = &self.representatives[k];
-            if rep.lll != *lll || !same_lattice(&rep.average, average) {
-                continue;
-            }
-            let Some(w) = quotient(scale, &rep.scale) else {
+        let mut first: Option<usize> = None;
+        for w in self.group {
+            let Some(ks) = self.by_scale.get(&imul(scale, w)) else {
                 continue;
             };
-            if self.is_symmetry_cached(&w) {
-                return Orbit::Of(k);
+            for &k in ks {
+                let rep = &self.representatives[k];
+                if first.is_none_or(|f| k < f)
+                    && same_imat(&rep.lll, lll)
+                    && same_lattice(&rep.average, average)
+                {
+                    first = Some(k);
+                }
             }
         }
+        if let Some(k) = first {
+            return Orbit::Of(k);
+        }
+        let k = self.representatives.len();
         self.representatives.push(Representative {
-            scale: *scale,
             average: *average,
             lll: *lll,
         });
-        Orbit::New(self.representatives.len() - 1)
+        self.by_scale.entry(*scale).or_default().push(k);
+        Orbit::New(k)
     }
+}
 
-    fn is_symmetry_cached(&mut self, w: &IMat) -> bool {
-        if let Some(&(_, known)) = self.tested.iter().find(|(x, _)| x == w) {
-            return known;
+/// What the symmetry test needs of struct1.
+struct Struct1<'s> {
+    frac: &'s [Vec3],
+    elements: &'s [Kind],
+    places: Places<'s>,
+    anchor: usize,
+}
+
+impl<'s> Struct1<'s> {
+    fn new(frac: &'s [Vec3], elements: &'s [Kind], anchor: usize) -> Self {
+        Self {
+            frac,
+            elements,
+            places: Places::new(frac, elements),
+            anchor,
         }
-        let answer = self.is_symmetry(w);
-        self.tested.push((*w, answer));
-        answer
     }
 
-    /// Whether `f ↦ f·W + τ` is a symmetry of struct1 for some translation `τ`.
+    /// Whether `f ↦ f·W + τ` maps struct1 onto itself for some translation `τ` (taking the
+    /// anchor onto a site of its element).
     fn is_symmetry(&self, w: &IMat) -> bool {
-        if !self.preserves_metric(w) {
-            return false;
-        }
         let wf: Mat3 = w.map(|r| r.map(|x| x as f64));
-        let Some(&el) = self.elements.get(self.anchor) else {
+        let (Some(&el), Some(&at)) = (self.elements.get(self.anchor), self.frac.get(self.anchor))
+        else {
             return false;
         };
-        let moved: Vec<Vec3> = self.frac.iter().map(|f| vec_mat(*f, &wf)).collect();
-        let anchor = moved[self.anchor];
+        // Images are computed as the test asks for them: most tests miss within a few sites.
+        let anchor = vec_mat(at, &wf);
         self.frac
             .iter()
             .zip(self.elements)
             .filter(|(_, &e)| e == el)
             .any(|(fk, _)| {
                 let tau: Vec3 = std::array::from_fn(|a| fk[a] - anchor[a]);
-                let image = |i: usize| -> Vec3 { std::array::from_fn(|a| moved[i][a] + tau[a]) };
+                let image = |i: usize| -> Vec3 {
+                    let m = vec_mat(self.frac[i], &wf);
+                    std::array::from_fn(|a| m[a] + tau[a])
+                };
                 self.places.maps_onto_itself(image, self.anchor + 1)
             })
     }
+}
 
-    fn preserves_metric(&self, w: &IMat) -> bool {
-        let wf: Mat3 = w.map(|r| r.map(|x| x as f64));
-        (0..3).all(|i| {
-            (0..3).all(|j| {
-                let mut x = 0.0;
-                for k in 0..3 {
-                    for l in 0..3 {
-                        x += wf[i][k] * self.gram[k][l] * wf[j][l];
+/// The unimodular integer matrices `W` (rows: struct1's basis vectors in its own basis)
+/// with `W G Wᵀ = G` to `METRIC_TOL` (relative to the largest entry of the metric `G`):
+/// the lattice's point operations. Row `i` has `|u_k| ≤ |u L| · |b_k|` (`b_k` the dual
+/// basis, `|u L|` the length of basis vector `i`), which bounds the search; empty when a
+/// row's box exceeds `MAX_BOX_POINTS` or the lattice is singular.
+fn metric_operations(lattice: &Mat3) -> Vec<IMat> {
+    let gram: Mat3 = std::array::from_fn(|i| {
+        std::array::from_fn(|j| (0..3).map(|k| lattice[i][k] * lattice[j][k]).sum())
+    });
+    let scale = gram
+        .iter()
+        .flatten()
+        .fold(0.0f64, |m, x| max_with(m, x.abs()));
+    let tol = METRIC_TOL * scale;
+    let Some(dual) = crate::linalg::inverse(lattice) else {
+        return Vec::new();
+    };
+    let dual_len: Vec3 =
+        std::array::from_fn(|k| (0..3).map(|r| dual[r][k] * dual[r][k]).sum::<f64>().sqrt());
+    // Row i's box: |u_k| ≤ √(G_ii + tol) · |b_k|, with a margin for the rounding.
+    let mut bounds = [[0i64; 3]; 3];
+    for (i, row) in bounds.iter_mut().enumerate() {
+        let mut points = 1.0;
+        for (k, b) in row.iter_mut().enumerate() {
+            let limit = (gram[i][i] + tol).sqrt() * dual_len[k] * (1.0 + 1e-6) + 1e-6;
+            points *= 2.0 * limit + 1.0;
+            if !(limit.is_finite() && points <= MAX_BOX_POINTS) {
+                return Vec::new();
+            }
+            *b = limit.floor() as i64;
+        }
+    }
+    let inner = |u: &[i64; 3], v: &[i64; 3]| -> f64 {
+        let mut x = 0.0;
+        for k in 0..3 {
+            for l in 0..3 {
+                x += u[k] as f64 * gram[k][l] * v[l] as f64;
+            }
+        }
+        x
+    };
+    // For each row i: the integer vectors as long as basis vector i.
+    let rows: Vec<Vec<[i64; 3]>> = (0..3)
+        .map(|i| {
+            let bound = bounds[i];
+            let mut out = Vec::new();
+            for a in -bound[0]..=bound[0] {
+                for b in -bound[1]..=bound[1] {
+                    for c in -bound[2]..=bound[2] {
+                        let u = [a, b, c];
+                        if (inner(&u, &u) - gram[i][i]).abs() <= tol {
+                            out.push(u);
+                        }
                     }
                 }
-                (x - self.gram[i][j]).abs() <= METRIC_TOL * self.scale
-            })
+            }
+            out
         })
+        .collect();
+    let mut out = Vec::new();
+    for u in &rows[0] {
+        for v in &rows[1] {
+            if (inner(u, v) - gram[0][1]).abs() > tol {
+                continue;
+            }
+            for w in &rows[2] {
+                let m = [*u, *v, *w];
+                if (inner(u, w) - gram[0][2]).abs() <= tol
+                    && (inner(v, w) - gram[1][2]).abs() <= tol
+                    && det_i64(&m).abs() == 1
+                    && preserves_metric(&m, &gram, tol)
+                {
+                    out.push(m);
+                }
+            }
+        }
     }
+    out
+}
+
+/// Whether `W G Wᵀ = G` entry by entry to `tol`, computed as the symmetry test always has.
+fn preserves_metric(w: &IMat, gram: &Mat3, tol: f64) -> bool {
+    let wf: Mat3 = w.map(|r| r.map(|x| x as f64));
+    (0..3).all(|i| {
+        (0..3).all(|j| {
+            let mut x = 0.0;
+            for k in 0..3 {
+                for l in 0..3 {
+                    x += wf[i][k] * gram[k][l] * wf[j][l];
+                }
+            }
+            (x - gram[i][j]).abs() <= tol
+        })
+    })
 }
 
 /// Whether two lattices agree to `AVERAGE_TOL`.
@@ -220,16 +326,22 @@ fn same_lattice(a: &Mat3, b: &Mat3) -> bool {
 /// `W = S⁻¹ · R` when it is an integer matrix and `S`, `R` have the same |determinant| (so
 /// that `R = S · W` with `W` unimodular: the two mappings are a change of struct1's basis
 /// apart), else `None`.
+#[cfg(test)]
 fn quotient(s: &IMat, r: &IMat) -> Option<IMat> {
     let d = det_i64(s);
     if d == 0 || det_i64(r).unsigned_abs() != d.unsigned_abs() {
         return None;
     }
-    let p = imul(&adjugate_i64(s), r);
+    let p = imul(&crate::linalg::adjugate_i64(s), r);
     if p.iter().flatten().any(|x| x % d != 0) {
         return None;
     }
     Some(p.map(|row| row.map(|x| x / d)))
+}
+
+/// Entry-by-entry equality (a plain comparison: `==` on nested arrays calls `memcmp`).
+fn same_imat(a: &IMat, b: &IMat) -> bool {
+    (0..3).all(|i| (0..3).all(|j| a[i][j] == b[i][j]))
 }
 
 /// Product of integer matrices (saturating; entries here are small).
@@ -275,6 +387,70 @@ mod tests {
         assert_eq!(quotient(&[[0; 3]; 3], &s), None);
     }
 
+    #[test]
+    fn lattices_have_their_holohedries_point_operations() {
+        let s3 = 3f64.sqrt();
+        let monoclinic_b = [
+            5.0 * libm::cos(100f64.to_radians()),
+            0.0,
+            5.0 * libm::sin(100f64.to_radians()),
+        ];
+        for (name, lattice, count) in [
+            (
+                "cubic",
+                [[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 4.0]],
+                48,
+            ),
+            (
+                "tetragonal",
+                [[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 7.0]],
+                16,
+            ),
+            (
+                "orthorhombic",
+                [[4.0, 0.0, 0.0], [0.0, 5.0, 0.0], [0.0, 0.0, 7.0]],
+                8,
+            ),
+            (
+                "monoclinic",
+                [[4.0, 0.0, 0.0], [0.0, 6.0, 0.0], monoclinic_b],
+                4,
+            ),
+            (
+                "triclinic",
+                [[4.0, 0.0, 0.0], [1.0, 5.0, 0.0], [0.7, 1.3, 6.0]],
+                2,
+            ),
+            // A layered hexagonal cell (a 3 Å, c 23 Å): the long axis needs coefficients up
+            // to 9 along a and b in its row's search box.
+            (
+                "hexagonal",
+                [
+                    [-1.494, -1.494 * s3, 0.0],
+                    [-1.494, 1.494 * s3, 0.0],
+                    [0.0, 0.0, -23.372],
+                ],
+                24,
+            ),
+            // fcc's primitive cell: cubic symmetry in a basis at 60°.
+            (
+                "fcc primitive",
+                [[0.0, 2.0, 2.0], [2.0, 0.0, 2.0], [2.0, 2.0, 0.0]],
+                48,
+            ),
+        ] {
+            let ops = metric_operations(&lattice);
+            assert_eq!(ops.len(), count, "{name}");
+            let gram: Mat3 = std::array::from_fn(|i| {
+                std::array::from_fn(|j| (0..3).map(|k| lattice[i][k] * lattice[j][k]).sum())
+            });
+            for w in &ops {
+                assert_eq!(det_i64(w).abs(), 1, "{name}");
+                assert!(preserves_metric(w, &gram, 1e-9 * 600.0), "{name}");
+            }
+        }
+    }
+
     /// CsCl: cubic, point group m-3m; every axis permutation is a symmetry.
     fn cscl() -> (Mat3, Vec<Vec3>, Vec<Kind>) {
         let el = |s: &str| Element::from_symbol(s).unwrap().z();
@@ -289,7 +465,7 @@ mod tests {
     #[test]
     fn supercell_mappings_fold_by_struct1s_symmetry() {
         let (lattice, frac, elements) = cscl();
-        let mut tested = Symmetries::new();
+        let mut tested = Symmetries::default();
         let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0, &mut tested);
         let id = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
         let avg = [[8.0, 0.0, 0.0], [0.0, 8.0, 0.0], [0.0, 0.0, 4.0]];
@@ -305,7 +481,7 @@ mod tests {
     #[test]
     fn a_cubic_structure_folds_its_axis_permutations() {
         let (lattice, frac, elements) = cscl();
-        let mut tested = Symmetries::new();
+        let mut tested = Symmetries::default();
         let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0, &mut tested);
         let id = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
         let (avg, lll) = (lattice, id);
@@ -321,14 +497,14 @@ mod tests {
         assert!(!fresh.is_redundant(&id, &avg, &lll));
         assert!(!fresh.is_redundant(&swap, &other, &lll));
         // A second search of the same struct1 reuses the verdicts of the first.
-        assert!(tested.contains(&(swap, true)));
+        assert!(tested.0.as_ref().is_some_and(|g| g.contains(&swap)));
         let mut second = MappingOrbits::new(&lattice, &frac, &elements, 0, &mut tested);
         assert!(!second.is_redundant(&id, &avg, &lll));
         assert!(second.is_redundant(&swap, &avg, &lll));
         // Move Cl off the body diagonal along x: swapping x and y is no longer a symmetry,
         // inverting z still is.
         let frac = vec![[0.0, 0.0, 0.0], [0.6, 0.5, 0.5]];
-        let mut tested = Symmetries::new();
+        let mut tested = Symmetries::default();
         let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0, &mut tested);
         assert!(!orbits.is_redundant(&id, &avg, &lll));
         assert!(!orbits.is_redundant(&swap, &avg, &lll));
@@ -336,7 +512,7 @@ mod tests {
         // A tetragonal metric: swapping a and c does not preserve it.
         let lattice = [[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 5.0]];
         let frac = vec![[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]];
-        let mut tested = Symmetries::new();
+        let mut tested = Symmetries::default();
         let mut orbits = MappingOrbits::new(&lattice, &frac, &elements, 0, &mut tested);
         assert!(!orbits.is_redundant(&id, &avg, &lll));
         assert!(!orbits.is_redundant(&[[0, 0, 1], [0, 1, 0], [1, 0, 0]], &avg, &lll));

@@ -39,6 +39,10 @@ pub(super) struct Places<'a> {
     /// [`Places::maps_onto_itself`]'s record of the sites landed on: `taken[j] == test`
     /// marks site `j` in the current test (numbered, so the record is never cleared).
     taken: std::cell::RefCell<(u32, Vec<u32>)>,
+    /// The site whose lookup missed last: tried first by the next test. A structure with
+    /// one site out of place (an answer with a moved atom) fails every near-symmetry at
+    /// that site, which a test in index order reaches only after the others.
+    missed: std::cell::Cell<usize>,
 }
 
 /// Cells per axis for `n` sites: about one site per cell.
@@ -74,6 +78,7 @@ impl<'a> Places<'a> {
             start,
             members,
             taken: std::cell::RefCell::new((0, vec![0; frac.len()])),
+            missed: std::cell::Cell::new(usize::MAX),
         }
     }
 
@@ -137,9 +142,10 @@ impl<'a> Places<'a> {
     /// Whether the sites moved to `moved(i)` land, one to one, on sites of their own
     /// element: the move maps the structure onto itself. A site landing where another
     /// already landed (coincident atoms) counts as a miss, so the answer errs towards "no".
-    /// Sites are tried from `first` on (wrapping round): the answer does not depend on the
-    /// order (each place has one first site), and callers start after the site their move
-    /// is built to send home, which usually tells a miss one lookup sooner.
+    /// The site that missed in the last test is tried first, then the others from `first`
+    /// on (wrapping round): the answer does not depend on the order (each place has one
+    /// first site), and callers start after the site their move is built to send home,
+    /// which usually tells a miss one lookup sooner.
     pub(super) fn maps_onto_itself(&self, moved: impl Fn(usize) -> Vec3, first: usize) -> bool {
         let n = self.frac.len();
         let mut record = self.taken.borrow_mut();
@@ -151,10 +157,18 @@ impl<'a> Places<'a> {
             *test = 1;
         }
         let test = *test;
-        for i in (first..n).chain(0..first.min(n)) {
+        let missed = self.missed.get();
+        let hint = (missed < n).then_some(missed);
+        let others = (first..n)
+            .chain(0..first.min(n))
+            .filter(|&i| Some(i) != hint);
+        for i in hint.into_iter().chain(others) {
             match self.find(moved(i), self.elements[i]) {
                 Some(j) if taken[j] != test => taken[j] = test,
-                _ => return false,
+                _ => {
+                    self.missed.set(i);
+                    return false;
+                }
             }
         }
         true
