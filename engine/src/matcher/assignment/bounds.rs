@@ -40,34 +40,42 @@ pub fn unique_nearest(m: SparseCosts<'_>) -> Option<Vec<usize>> {
 }
 
 /// The cost of some complete assignment, or `None` when there is none: an upper bound of
-/// the optimum in O(entries · log entries) (plus repairs), where [`unique_nearest`] gives
-/// the optimum's lower bound. Pairs are taken cheapest first while both ends are free (a
-/// greedy matching, usually close to the optimum); a row left without a column takes one
-/// along an augmenting path (Kuhn's algorithm), which moves other rows to other allowed
-/// columns.
+/// the optimum in O(entries + rows · log rows) (plus repairs), where [`unique_nearest`]
+/// gives the optimum's lower bound. Rows take their cheapest free column, rows with the
+/// cheapest nearest column first (a greedy matching, close to the optimum when most rows
+/// have their own nearest column, as in a table near a match); a row left without a column
+/// takes one along an augmenting path (Kuhn's algorithm), which moves other rows to other
+/// allowed columns.
 pub fn feasible_cost(m: SparseCosts<'_>) -> Option<f64> {
     m.check().ok()?;
     let allowed = |k: usize| m.cost[k] < m.forbidden;
     let mut owner = vec![NONE; m.cols];
     let mut assigned = vec![NONE; m.rows];
-    // Keyed by the cost's bits in `f64::total_cmp`'s order, then the entry's index: integer
-    // keys sort several times faster than floats compared through `total_cmp`.
+    // Rows by their cheapest allowed cost, keyed by its bits in `f64::total_cmp`'s order
+    // (integer keys sort faster than floats compared through `total_cmp`).
     let order_key = |x: f64| {
         let b = x.to_bits() as i64;
         b ^ (((b >> 63) as u64) >> 1) as i64
     };
-    let mut entries: Vec<(i64, usize)> = (m.start[0]..m.start[m.rows])
-        .filter(|&k| allowed(k))
-        .map(|k| (order_key(m.cost[k]), k))
+    let mut rows: Vec<(i64, usize)> = (0..m.rows)
+        .map(|i| {
+            let least = (m.start[i]..m.start[i + 1])
+                .filter(|&k| allowed(k))
+                .map(|k| m.cost[k])
+                .fold(f64::INFINITY, |a, c| if c < a { c } else { a });
+            (order_key(least), i)
+        })
         .collect();
-    entries.sort_unstable();
-    let mut row_of = vec![0; m.start[m.rows]];
-    for i in 0..m.rows {
-        row_of[m.start[i]..m.start[i + 1]].fill(i);
-    }
-    for (_, k) in entries {
-        let (i, c) = (row_of[k], m.col[k]);
-        if assigned[i] == NONE && owner[c] == NONE {
+    rows.sort_unstable();
+    for (_, i) in rows {
+        let mut best: Option<(f64, usize)> = None;
+        for k in m.start[i]..m.start[i + 1] {
+            let c = m.col[k];
+            if allowed(k) && owner[c] == NONE && best.is_none_or(|(b, _)| m.cost[k] < b) {
+                best = Some((m.cost[k], c));
+            }
+        }
+        if let Some((_, c)) = best {
             assigned[i] = c;
             owner[c] = i;
         }
