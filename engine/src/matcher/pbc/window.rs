@@ -173,9 +173,10 @@ impl WindowPart<'_> {
     /// `half` (below 0.5) of `p`'s, periodically.
     pub(super) fn near_within(&self, p: &Vec3, half: f64, out: &mut Vec<usize>) {
         out.clear();
-        let (ranges, count) = self.ranges(p, half);
-        for r in ranges.into_iter().take(count) {
-            out.extend_from_slice(&self.cols[r]);
+        let (spans, count) = self.spans(p, half);
+        for &(start, hi) in &spans[..count] {
+            let end = start + self.keys[start..].partition_point(|&k| k <= hi);
+            out.extend_from_slice(&self.cols[start..end]);
         }
     }
 
@@ -212,9 +213,19 @@ impl WindowPart<'_> {
         let [a, b, c] = order;
         let (pa, pb, pc) = (p[a], p[b], p[c]);
         let (ta, tb, tc) = (tol[a], tol[b], tol[c]);
-        let (ranges, count) = self.ranges(p, half);
-        for r in ranges.into_iter().take(count) {
-            for (q, &j) in self.points[r.clone()].iter().zip(&self.cols[r]) {
+        let (spans, count) = self.spans(p, half);
+        for &(start, hi) in &spans[..count] {
+            // The span's columns in key order, up to the first key beyond `hi` (read in
+            // passing instead of searched for).
+            for ((&key, q), &j) in self.keys[start..]
+                .iter()
+                .zip(&self.points[start..])
+                .zip(&self.cols[start..])
+            {
+                // A NaN key ends the span, as it ends the sorted keys.
+                if key > hi || key.is_nan() {
+                    break;
+                }
                 if distance_to_integer(q[a] - pa) > ta
                     || distance_to_integer(q[b] - pb) > tb
                     || distance_to_integer(q[c] - pc) > tc
@@ -226,30 +237,29 @@ impl WindowPart<'_> {
         }
     }
 
-    /// The index ranges (`count` of them) of the columns whose coordinate along the window's
-    /// axis lies within `half` of `p`'s, periodically (disjoint: the window is narrower than
-    /// the period); every column for a point or width the search cannot use.
-    fn ranges(&self, p: &Vec3, half: f64) -> ([std::ops::Range<usize>; 3], usize) {
-        let mut out = [0..0, 0..0, 0..0];
+    /// The spans (`count` of them) of the columns whose coordinate along the window's axis
+    /// lies within `half` of `p`'s, periodically, each as its first index and the largest
+    /// key it holds: the span is the columns from there whose keys are at most that
+    /// (disjoint spans: the window is narrower than the period). Every column for a point or
+    /// width the search cannot use.
+    fn spans(&self, p: &Vec3, half: f64) -> ([(usize, f64); 3], usize) {
+        let mut out = [(0, 0.0); 3];
         let x = p[self.axis];
         if !x.is_finite() || half.is_nan() || half >= 0.5 {
-            out[0] = 0..self.cols.len();
+            out[0] = (0, f64::INFINITY);
             return (out, 1);
         }
         let c = x - crate::numeric::floor(x);
-        let take = |lo: f64, hi: f64| {
-            let start = self.keys.partition_point(|&k| k < lo);
-            start..start + self.keys[start..].partition_point(|&k| k <= hi)
-        };
+        let start = |lo: f64| self.keys.partition_point(|&k| k < lo);
         let (lo, hi) = (c - half, c + half);
-        out[0] = take(max_with(0.0, lo), min_with(1.0, hi));
+        out[0] = (start(max_with(0.0, lo)), min_with(1.0, hi));
         let mut count = 1;
         if lo < 0.0 {
-            out[count] = take(lo + 1.0, 1.0);
+            out[count] = (start(lo + 1.0), 1.0);
             count += 1;
         }
         if hi > 1.0 {
-            out[count] = take(0.0, hi - 1.0);
+            out[count] = (0, hi - 1.0);
             count += 1;
         }
         (out, count)

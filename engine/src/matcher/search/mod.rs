@@ -197,6 +197,8 @@ struct ReachWork {
     cube_start: Vec<usize>,
     /// The column window's buffer.
     near: Vec<usize>,
+    /// The row whose term ended the last proof of [`Search::region_exceeds`].
+    lead: Option<usize>,
 }
 
 /// One lattice mapping, ready for its candidates.

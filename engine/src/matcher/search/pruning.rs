@@ -141,9 +141,9 @@ impl Search<'_> {
     /// allowed vectors `v` exceeds `limit` for every `δ` in the box `[-r, r]³` (with
     /// `r² > limit`). A row's vectors outside the cube `[-2r, 2r]³` are more than `r` from
     /// the box, so a row without any there ends the proof; the rows are taken in spread
-    /// order, and the sum of their distances to the whole box usually exceeds `limit` after
-    /// a few. What remains is split as in [`bound`]. `None` when a row's cube query
-    /// declines (the cube would span half a cell).
+    /// order (the one that ended the last proof first), and the sum of their distances to
+    /// the whole box usually exceeds `limit` after a few. What remains is split as in
+    /// [`bound`]. `None` when a row's cube query declines (the cube would span half a cell).
     pub(super) fn region_exceeds(
         &self,
         columns: &pbc::Columns,
@@ -157,13 +157,18 @@ impl Search<'_> {
             near,
             cube,
             cube_start,
+            lead,
             ..
         } = work;
         cube.clear();
         cube_start.clear();
         cube_start.push(0);
         let mut total = 0.0;
-        for &i in &self.row_order {
+        // The row that ended the last proof first: a wrong translation of one mapping
+        // usually fails on the same rows as the one before.
+        let first = lead.filter(|&i| i < s2fc.len());
+        let rest = self.row_order.iter().copied().filter(|&i| Some(i) != first);
+        for i in first.into_iter().chain(rest) {
             let f: Vec3 = std::array::from_fn(|x| s2fc[i][x] + t[x]);
             let start = cube.len();
             if !columns.in_cube(f, 2.0 * r, (&self.mask, i), near, cube) {
@@ -179,6 +184,7 @@ impl Search<'_> {
                 .fold(f64::INFINITY, f64::min);
             total += best;
             if total > limit {
+                *lead = Some(i);
                 return Some(true);
             }
             cube_start.push(cube.len());
