@@ -3,6 +3,7 @@
 //! cost of some complete assignment, an upper bound ([`feasible_cost`]).
 
 use super::{SparseCosts, NONE};
+use crate::numeric::total_order_key;
 
 /// The assignment that gives every row its cheapest column, when each row has exactly one
 /// cheapest allowed column and no two rows share one.
@@ -51,19 +52,14 @@ pub fn feasible_cost(m: SparseCosts<'_>) -> Option<f64> {
     let allowed = |k: usize| m.cost[k] < m.forbidden;
     let mut owner = vec![NONE; m.cols];
     let mut assigned = vec![NONE; m.rows];
-    // Rows by their cheapest allowed cost, keyed by its bits in `f64::total_cmp`'s order
-    // (integer keys sort faster than floats compared through `total_cmp`).
-    let order_key = |x: f64| {
-        let b = x.to_bits() as i64;
-        b ^ (((b >> 63) as u64) >> 1) as i64
-    };
+    // Rows by their cheapest allowed cost, in `f64::total_cmp`'s order.
     let mut rows: Vec<(i64, usize)> = (0..m.rows)
         .map(|i| {
             let least = (m.start[i]..m.start[i + 1])
                 .filter(|&k| allowed(k))
                 .map(|k| m.cost[k])
                 .fold(f64::INFINITY, |a, c| if c < a { c } else { a });
-            (order_key(least), i)
+            (total_order_key(least), i)
         })
         .collect();
     rows.sort_unstable();

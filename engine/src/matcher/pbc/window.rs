@@ -2,7 +2,7 @@
 //! shortest-vector tables find a point's possible partners.
 
 use crate::linalg::Vec3;
-use crate::numeric::{distance_to_integer, max_with, min_with};
+use crate::numeric::{distance_to_integer, max_with, min_with, total_order_key};
 
 /// The columns whose coordinate along one axis can lie within a tolerance of a given value
 /// (periodically), found by binary search in the columns sorted by that coordinate. The axis
@@ -41,7 +41,8 @@ impl ColumnWindow {
             .enumerate()
             .map(|(j, p)| (p[axis] - crate::numeric::floor(p[axis]), j))
             .collect();
-        sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        // In `total_cmp`'s order, then by column: a total order, which any sort gives.
+        sorted.sort_unstable_by_key(|&(x, j)| (total_order_key(x), j));
         Self {
             axis,
             keys: sorted.iter().map(|p| p.0).collect(),
@@ -222,8 +223,10 @@ impl WindowPart<'_> {
                 .zip(&self.points[start..])
                 .zip(&self.cols[start..])
             {
-                // A NaN key ends the span, as it ends the sorted keys.
-                if key > hi || key.is_nan() {
+                // Negated, so that a NaN key ends the span, as it ends the sorted keys (one
+                // comparison in the hot loop).
+                #[allow(clippy::neg_cmp_op_on_partial_ord)]
+                if !(key <= hi) {
                     break;
                 }
                 if distance_to_integer(q[a] - pa) > ta
