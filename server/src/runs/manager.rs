@@ -212,12 +212,13 @@ impl Runs {
             token.cancel();
             return Ok(());
         }
-        // Executing on another instance: it cancels the run at its next renewal. Waiting for
-        // one (recorded by a web-only instance): cancelled where it waits.
+        // Executing on another instance: it cancels the run at its next renewal. Held by
+        // none (waiting for an instance, or its instance stopped renewing the lease):
+        // cancelled where it is.
         if self.lease.is_some() {
             let storage_error = |e| SpawnError::Invalid(RunError::Storage(e));
             if self.storage.request_cancel(id).map_err(storage_error)?
-                || self.storage.cancel_waiting(id).map_err(storage_error)?
+                || self.storage.cancel_unheld(id).map_err(storage_error)?
             {
                 return Ok(());
             }

@@ -63,10 +63,26 @@ impl Storage {
         self.set_status_unheld(id, "status <> 'finished'", "created")
     }
 
-    /// Cancels run `id` if it waits for an instance to execute it (`created`, held by none);
-    /// whether it did.
-    pub fn cancel_waiting(&self, id: &str) -> Result<bool, StorageError> {
-        self.set_status_unheld(id, "status = 'created'", "cancelled")
+    /// Cancels run `id` where no instance holds it: it waits for one (`created`), or the
+    /// instance executing it stopped renewing its lease (`running`, the lease run out) and
+    /// no other has taken it over; whether it did. The request is recorded as well, so that
+    /// an instance that renews its lease late still cancels the run there.
+    pub fn cancel_unheld(&self, id: &str) -> Result<bool, StorageError> {
+        self.db().tx(|c| {
+            let changed = c.execute(
+                "UPDATE runs SET status = 'cancelled', cancel_requested = 1
+                 WHERE id = ?1 AND status IN ('created', 'running')
+                   AND (lease_until IS NULL OR lease_until < ?2)",
+                params![id, now()],
+            )?;
+            if changed > 0 {
+                c.execute(
+                    "UPDATE run_briefs SET status = 'cancelled' WHERE id = ?1",
+                    params![id],
+                )?;
+            }
+            Ok(changed > 0)
+        })
     }
 
     /// Sets run `id`'s status to `to` where `condition` holds and no instance holds the run,
@@ -132,15 +148,15 @@ mod tests {
         each_engine(|s| {
             // A run waiting for an instance is cancelled where it waits.
             let waiting = s.create_run(&spec()).unwrap();
-            assert!(s.cancel_waiting(&waiting).unwrap());
-            assert!(!s.cancel_waiting(&waiting).unwrap());
+            assert!(s.cancel_unheld(&waiting).unwrap());
+            assert!(!s.cancel_unheld(&waiting).unwrap());
             assert!(s.claimable_runs().unwrap().is_empty());
             let (_, status) = s.load_run(&waiting).unwrap().unwrap();
             assert_eq!(status, RunStatus::Cancelled);
             // Resumed through a web-only instance, it waits again.
             assert!(s.requeue_run(&waiting).unwrap());
             assert_eq!(s.claimable_runs().unwrap(), vec![waiting.clone()]);
-            assert!(s.cancel_waiting(&waiting).unwrap());
+            assert!(s.cancel_unheld(&waiting).unwrap());
             let id = s.create_run(&spec()).unwrap();
             assert_eq!(
                 s.claimable_runs().unwrap(),
@@ -149,7 +165,7 @@ mod tests {
             );
             assert!(s.claim_run(&id, "a", 60).unwrap());
             assert!(
-                !s.cancel_waiting(&id).unwrap(),
+                !s.cancel_unheld(&id).unwrap(),
                 "a holds it: cancelled there"
             );
             assert!(!s.requeue_run(&id).unwrap(), "a holds it: not put back");
@@ -170,6 +186,16 @@ mod tests {
             // A cancel asked through any instance reaches b at its next renewal.
             s.set_status(&id, RunStatus::Running).unwrap();
             assert!(s.request_cancel(&id).unwrap());
+            assert_eq!(s.renew_run(&id, "b", 60).unwrap(), Renewed::CancelAsked);
+            // b falls behind with its renewals: its lease runs out while no one has taken
+            // the run over. A cancel then stops the run where it is (it is no longer there
+            // to take over), and b, renewing late, still learns of it.
+            s.execute_for_test("UPDATE runs SET lease_until = '2000-01-01T00:00:00Z'");
+            assert!(!s.request_cancel(&id).unwrap(), "no one holds it");
+            assert!(s.cancel_unheld(&id).unwrap());
+            let (_, status) = s.load_run(&id).unwrap().unwrap();
+            assert_eq!(status, RunStatus::Cancelled);
+            assert!(s.claimable_runs().unwrap().is_empty());
             assert_eq!(s.renew_run(&id, "b", 60).unwrap(), Renewed::CancelAsked);
             assert!(s.claimable_runs().unwrap().is_empty());
             s.release_run(&id, "a").unwrap();
