@@ -82,8 +82,14 @@ const MAX_BOX_POINTS: f64 = 200_000.0;
 
 /// The representatives chosen so far and what is needed to test a new mapping.
 pub struct MappingOrbits<'a> {
-    /// Struct1's point operations `W`: mapping `S · W` shares an orbit with `S`.
-    group: &'a [IMat],
+    /// Struct1's point operations `W` (mapping `S · W` shares an orbit with `S`), found
+    /// when a first mapping could fold (see [`MappingOrbits::classify`]).
+    known: &'a mut Symmetries,
+    /// Struct1: reduced lattice rows, sites, and the anchor the symmetry test starts from.
+    lattice: Mat3,
+    frac: &'a [Vec3],
+    elements: &'a [Kind],
+    anchor: usize,
     representatives: Vec<Representative>,
     /// Representatives by their integer matrix.
     by_scale: rustc_hash::FxHashMap<IMat, Vec<usize>>,
@@ -109,23 +115,21 @@ struct Representative {
 impl<'a> MappingOrbits<'a> {
     /// For struct1 with reduced lattice rows `lattice`, fractional coordinates `frac` and
     /// `elements`; `anchor` is a site of its rarest element (fewest translations to try);
-    /// `known` holds struct1's point operations once found.
+    /// `known` holds struct1's point operations once found (by this search or an earlier
+    /// one of the same pair).
     pub fn new(
         lattice: &Mat3,
-        frac: &[Vec3],
-        elements: &[Kind],
+        frac: &'a [Vec3],
+        elements: &'a [Kind],
         anchor: usize,
         known: &'a mut Symmetries,
     ) -> Self {
-        let group = known.0.get_or_insert_with(|| {
-            let structure = Struct1::new(frac, elements, anchor);
-            metric_operations(lattice)
-                .into_iter()
-                .filter(|w| structure.is_symmetry(w))
-                .collect::<Vec<_>>()
-        });
         Self {
-            group,
+            known,
+            lattice: *lattice,
+            frac,
+            elements,
+            anchor,
             representatives: Vec::new(),
             by_scale: Default::default(),
         }
@@ -147,8 +151,28 @@ impl<'a> MappingOrbits<'a> {
         if det_i64(scale) == 0 {
             return Orbit::Alone;
         }
+        // The point group is only needed (and found) once a representative could share
+        // this mapping's tables: a search whose mappings all differ in average lattice or
+        // LLL basis (most pairs that do not match) never tests a symmetry.
+        let could_fold = self
+            .representatives
+            .iter()
+            .any(|rep| same_imat(&rep.lll, lll) && same_lattice(&rep.average, average));
         let mut first: Option<usize> = None;
-        for w in self.group {
+        let group: &[IMat] = if could_fold {
+            let (lattice, frac, elements, anchor) =
+                (&self.lattice, self.frac, self.elements, self.anchor);
+            self.known.0.get_or_insert_with(|| {
+                let structure = Struct1::new(frac, elements, anchor);
+                metric_operations(lattice)
+                    .into_iter()
+                    .filter(|w| structure.is_symmetry(w))
+                    .collect()
+            })
+        } else {
+            &[]
+        };
+        for w in group {
             let Some(ks) = self.by_scale.get(&imul(scale, w)) else {
                 continue;
             };
