@@ -27,12 +27,13 @@
 //! permuted, and has the same smallest sum of squares. Trying one mapping of each orbit
 //! divides the work by up to the order of the point group (48 for a cubic structure).
 //!
-//! The point group is found once per pair of structures: the lattice's metric-preserving
-//! integer matrices (a bounded search over each row's coefficients), each tested on the
-//! sites. A mapping then looks up `S · W` among the representatives for each operation `W`,
-//! instead of testing its quotient with every representative: a structure with less
-//! symmetry than its lattice keeps most mappings as representatives, and pairwise tests
-//! would grow with the square of their number.
+//! Only representatives with the mapping's LLL basis and average lattice are candidates.
+//! With a few of them, each quotient `W` is tested on the sites (once per pair of
+//! structures); with more, the point group is found once (the lattice's metric-preserving
+//! integer matrices, a bounded search over each row's coefficients, each tested on the
+//! sites) and the mapping looks up `S · W` among the representatives for each operation: a
+//! structure with less symmetry than its lattice keeps most mappings as representatives,
+//! and pairwise tests would grow with the square of their number.
 //!
 //! As for [`super::periodicity`], equal means equal up to the rounding of a CIF's printed
 //! decimals (`SELF_TOL`), and where equal-cost assignments tie, or two periodic images of a
@@ -54,7 +55,7 @@
 //! admit a pair the representative's table left out.
 
 use super::periodicity::Places;
-use crate::linalg::{det_i64, small_entries, vec_mat, Mat3, Vec3};
+use crate::linalg::{adjugate_i64, det_i64, small_entries, vec_mat, Mat3, Vec3};
 use crate::numeric::max_with;
 use crate::species::Kind;
 
@@ -69,27 +70,37 @@ const AVERAGE_TOL: f64 = 1e-9;
 /// Integer 3×3 matrix.
 type IMat = [[i64; 3]; 3];
 
-/// Struct1's point operations (integer matrices in its reduced basis that preserve the
-/// metric and map the structure onto itself with some translation), found once per pair of
-/// structures and shared by its two searches (a fit, then the smallest RMS).
+/// What is known of struct1's point operations (integer matrices in its reduced basis that
+/// preserve the metric and map the structure onto itself with some translation), shared by
+/// the two searches of a pair (a fit, then the smallest RMS): operations tested one by one,
+/// and the whole group once found.
 #[derive(Default)]
-pub struct Symmetries(Option<Vec<IMat>>);
+pub struct Symmetries {
+    tested: rustc_hash::FxHashMap<IMat, bool>,
+    group: Option<Vec<IMat>>,
+}
+
+/// Up to this many representatives that could share a mapping's tables, each is tested
+/// through its quotient with the mapping; beyond, the whole point group is found once and
+/// looked up (a structure with less symmetry than its lattice keeps most mappings apart,
+/// and testing every pair would grow with the square of their number).
+const FEW_CANDIDATES: usize = 4;
 
 /// Most integer vectors searched for one row of a point operation: a reduced basis needs a
-/// few dozen; a lattice needing more (a cell hundreds of times longer than wide) is not
-/// folded at all (every mapping is searched, as the reference does).
+/// few dozen; for a lattice needing more (a cell hundreds of times longer than wide) the
+/// group is not listed, and mappings are tested through their quotients.
 const MAX_BOX_POINTS: f64 = 200_000.0;
 
 /// The representatives chosen so far and what is needed to test a new mapping.
 pub struct MappingOrbits<'a> {
-    /// Struct1's point operations `W` (mapping `S · W` shares an orbit with `S`), found
-    /// when a first mapping could fold (see [`MappingOrbits::classify`]).
     known: &'a mut Symmetries,
     /// Struct1: reduced lattice rows, sites, and the anchor the symmetry test starts from.
     lattice: Mat3,
     frac: &'a [Vec3],
     elements: &'a [Kind],
     anchor: usize,
+    /// The symmetry test's index of struct1's sites, made when first needed.
+    sites: Option<Struct1<'a>>,
     representatives: Vec<Representative>,
     /// Representatives by their integer matrix.
     by_scale: rustc_hash::FxHashMap<IMat, Vec<usize>>,
@@ -108,6 +119,9 @@ pub enum Orbit {
 
 /// A mapping tried in full, with the average lattice and LLL basis its tables used.
 struct Representative {
+    scale: IMat,
+    /// `det(scale)`, which a mapping of its orbit shares up to sign.
+    det: i64,
     average: Mat3,
     lll: IMat,
 }
@@ -130,6 +144,7 @@ impl<'a> MappingOrbits<'a> {
             frac,
             elements,
             anchor,
+            sites: None,
             representatives: Vec::new(),
             by_scale: Default::default(),
         }
@@ -148,55 +163,131 @@ impl<'a> MappingOrbits<'a> {
     /// with `R = scale · W` for a point operation `W`, the same LLL basis and an average
     /// lattice within `AVERAGE_TOL`.
     pub fn classify(&mut self, scale: &IMat, average: &Mat3, lll: &IMat) -> Orbit {
-        if det_i64(scale) == 0 {
+        let det = det_i64(scale);
+        if det == 0 {
             return Orbit::Alone;
         }
-        // The point group is only needed (and found) once a representative could share
-        // this mapping's tables: a search whose mappings all differ in average lattice or
-        // LLL basis (most pairs that do not match) never tests a symmetry.
-        let could_fold = self
-            .representatives
-            .iter()
-            .any(|rep| same_imat(&rep.lll, lll) && same_lattice(&rep.average, average));
-        let mut first: Option<usize> = None;
-        let group: &[IMat] = if could_fold {
-            let (lattice, frac, elements, anchor) =
-                (&self.lattice, self.frac, self.elements, self.anchor);
-            self.known.0.get_or_insert_with(|| {
-                let structure = Struct1::new(frac, elements, anchor);
-                metric_operations(lattice)
-                    .into_iter()
-                    .filter(|w| structure.is_symmetry(w))
-                    .collect()
-            })
-        } else {
-            &[]
-        };
-        for w in group {
-            let Some(ks) = self.by_scale.get(&imul(scale, w)) else {
-                continue;
-            };
-            for &k in ks {
+        // Only representatives with this LLL basis and average lattice can share its tables;
+        // a search whose mappings all differ there tests no symmetry.
+        let candidates: smallvec::SmallVec<[usize; 8]> = (0..self.representatives.len())
+            .filter(|&k| {
                 let rep = &self.representatives[k];
-                if first.is_none_or(|f| k < f)
-                    && same_imat(&rep.lll, lll)
-                    && same_lattice(&rep.average, average)
-                {
-                    first = Some(k);
-                }
-            }
-        }
-        if let Some(k) = first {
+                same_imat(&rep.lll, lll) && same_lattice(&rep.average, average)
+            })
+            .collect();
+        let found = if candidates.is_empty() {
+            None
+        } else if self.known.group.is_none() && candidates.len() <= FEW_CANDIDATES {
+            self.first_by_quotients(scale, det, &candidates)
+        } else {
+            self.first_by_group(scale, det, &candidates)
+        };
+        if let Some(k) = found {
             return Orbit::Of(k);
         }
         let k = self.representatives.len();
         self.representatives.push(Representative {
+            scale: *scale,
+            det,
             average: *average,
             lll: *lll,
         });
         self.by_scale.entry(*scale).or_default().push(k);
         Orbit::New(k)
     }
+
+    /// The first of `candidates` whose quotient with `scale` is a point operation, each
+    /// tested (once per pair of structures).
+    fn first_by_quotients(
+        &mut self,
+        scale: &IMat,
+        det: i64,
+        candidates: &[usize],
+    ) -> Option<usize> {
+        // `scale⁻¹ = adj / det`, shared by the quotients.
+        let adjugate = adjugate_i64(scale);
+        for &k in candidates {
+            let rep = &self.representatives[k];
+            if rep.det.unsigned_abs() != det.unsigned_abs() {
+                continue;
+            }
+            let Some(w) = integer_quotient(&adjugate, det, &rep.scale) else {
+                continue;
+            };
+            if self.is_symmetry_cached(&w) {
+                return Some(k);
+            }
+        }
+        None
+    }
+
+    /// The first of `candidates` that is `scale · W` for a point operation `W` of the whole
+    /// group (found once per pair of structures).
+    fn first_by_group(&mut self, scale: &IMat, det: i64, candidates: &[usize]) -> Option<usize> {
+        if self.known.group.is_none() {
+            let Some(ops) = metric_operations(&self.lattice) else {
+                // Too many coefficients to list the lattice's operations: test the quotients.
+                return self.first_by_quotients(scale, det, candidates);
+            };
+            let ops: Vec<IMat> = ops
+                .into_iter()
+                .filter(|w| self.is_symmetry_cached(w))
+                .collect();
+            self.known.group = Some(ops);
+        }
+        let group = self.known.group.as_deref().unwrap_or_default();
+        let mut first: Option<usize> = None;
+        for w in group {
+            let Some(ks) = self.by_scale.get(&imul(scale, w)) else {
+                continue;
+            };
+            for &k in ks {
+                if first.is_none_or(|f| k < f) && candidates.contains(&k) {
+                    first = Some(k);
+                }
+            }
+        }
+        first
+    }
+
+    /// Whether `W` is a point operation of struct1: metric-preserving, and a symmetry of
+    /// the sites for some translation (remembered for the pair).
+    fn is_symmetry_cached(&mut self, w: &IMat) -> bool {
+        if let Some(&known) = self.known.tested.get(w) {
+            return known;
+        }
+        let gram = gram_of(&self.lattice);
+        let answer = preserves_metric(w, &gram, METRIC_TOL * largest(&gram)) && {
+            let (frac, elements, anchor) = (self.frac, self.elements, self.anchor);
+            self.sites
+                .get_or_insert_with(|| Struct1::new(frac, elements, anchor))
+                .is_symmetry(w)
+        };
+        self.known.tested.insert(*w, answer);
+        answer
+    }
+}
+
+/// The metric `L Lᵀ` of lattice rows `L`.
+fn gram_of(lattice: &Mat3) -> Mat3 {
+    std::array::from_fn(|i| {
+        std::array::from_fn(|j| (0..3).map(|k| lattice[i][k] * lattice[j][k]).sum())
+    })
+}
+
+/// The largest entry of `m` in absolute value.
+fn largest(m: &Mat3) -> f64 {
+    m.iter().flatten().fold(0.0f64, |a, x| max_with(a, x.abs()))
+}
+
+/// `adj · r / det` when every entry divides exactly (`adj`, `det`: the adjugate and
+/// non-zero determinant of `S`, so the result is `S⁻¹ · r`), else `None`.
+fn integer_quotient(adj: &IMat, det: i64, r: &IMat) -> Option<IMat> {
+    let p = imul(adj, r);
+    if p.iter().flatten().any(|x| x % det != 0) {
+        return None;
+    }
+    Some(p.map(|row| row.map(|x| x / det)))
 }
 
 /// What the symmetry test needs of struct1.
@@ -245,20 +336,12 @@ impl<'s> Struct1<'s> {
 /// The unimodular integer matrices `W` (rows: struct1's basis vectors in its own basis)
 /// with `W G Wᵀ = G` to `METRIC_TOL` (relative to the largest entry of the metric `G`):
 /// the lattice's point operations. Row `i` has `|u_k| ≤ |u L| · |b_k|` (`b_k` the dual
-/// basis, `|u L|` the length of basis vector `i`), which bounds the search; empty when a
+/// basis, `|u L|` the length of basis vector `i`), which bounds the search; `None` when a
 /// row's box exceeds `MAX_BOX_POINTS` or the lattice is singular.
-fn metric_operations(lattice: &Mat3) -> Vec<IMat> {
-    let gram: Mat3 = std::array::from_fn(|i| {
-        std::array::from_fn(|j| (0..3).map(|k| lattice[i][k] * lattice[j][k]).sum())
-    });
-    let scale = gram
-        .iter()
-        .flatten()
-        .fold(0.0f64, |m, x| max_with(m, x.abs()));
-    let tol = METRIC_TOL * scale;
-    let Some(dual) = crate::linalg::inverse(lattice) else {
-        return Vec::new();
-    };
+fn metric_operations(lattice: &Mat3) -> Option<Vec<IMat>> {
+    let gram = gram_of(lattice);
+    let tol = METRIC_TOL * largest(&gram);
+    let dual = crate::linalg::inverse(lattice)?;
     let dual_len: Vec3 =
         std::array::from_fn(|k| (0..3).map(|r| dual[r][k] * dual[r][k]).sum::<f64>().sqrt());
     // Row i's box: |u_k| ≤ √(G_ii + tol) · |b_k|, with a margin for the rounding.
@@ -269,7 +352,7 @@ fn metric_operations(lattice: &Mat3) -> Vec<IMat> {
             let limit = (gram[i][i] + tol).sqrt() * dual_len[k] * (1.0 + 1e-6) + 1e-6;
             points *= 2.0 * limit + 1.0;
             if !(limit.is_finite() && points <= MAX_BOX_POINTS) {
-                return Vec::new();
+                return None;
             }
             *b = limit.floor() as i64;
         }
@@ -319,7 +402,7 @@ fn metric_operations(lattice: &Mat3) -> Vec<IMat> {
             }
         }
     }
-    out
+    Some(out)
 }
 
 /// Whether `W G Wᵀ = G` entry by entry to `tol`, computed as the symmetry test always has.
@@ -356,11 +439,7 @@ fn quotient(s: &IMat, r: &IMat) -> Option<IMat> {
     if d == 0 || det_i64(r).unsigned_abs() != d.unsigned_abs() {
         return None;
     }
-    let p = imul(&crate::linalg::adjugate_i64(s), r);
-    if p.iter().flatten().any(|x| x % d != 0) {
-        return None;
-    }
-    Some(p.map(|row| row.map(|x| x / d)))
+    integer_quotient(&adjugate_i64(s), d, r)
 }
 
 /// Entry-by-entry equality (a plain comparison: `==` on nested arrays calls `memcmp`).
@@ -463,7 +542,7 @@ mod tests {
                 48,
             ),
         ] {
-            let ops = metric_operations(&lattice);
+            let ops = metric_operations(&lattice).unwrap();
             assert_eq!(ops.len(), count, "{name}");
             let gram: Mat3 = std::array::from_fn(|i| {
                 std::array::from_fn(|j| (0..3).map(|k| lattice[i][k] * lattice[j][k]).sum())
@@ -521,7 +600,7 @@ mod tests {
         assert!(!fresh.is_redundant(&id, &avg, &lll));
         assert!(!fresh.is_redundant(&swap, &other, &lll));
         // A second search of the same struct1 reuses the verdicts of the first.
-        assert!(tested.0.as_ref().is_some_and(|g| g.contains(&swap)));
+        assert_eq!(tested.tested.get(&swap), Some(&true));
         let mut second = MappingOrbits::new(&lattice, &frac, &elements, 0, &mut tested);
         assert!(!second.is_redundant(&id, &avg, &lll));
         assert!(second.is_redundant(&swap, &avg, &lll));
