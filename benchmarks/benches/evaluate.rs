@@ -9,8 +9,8 @@
 //! together with the second opinion (`evaluate_with_same_crystal`: primitive cells and
 //! supercells). Figures and their history are in the commit messages that changed them.
 //!
-//! Native: `cargo bench -p benchmarks --bench evaluate` (`ATOMWORLD_BENCH_SLOWEST=1` lists the
-//! twenty slowest tasks).
+//! Native: `cargo bench -p benchmarks --bench evaluate` (`ATOMWORLD_BENCH_SLOWEST=1` sums the
+//! time per action kind and lists the twenty slowest tasks).
 //! wasm32 under node: `cargo test --release -p benchmarks --bench evaluate --target
 //! wasm32-unknown-unknown -- --nocapture` (wasm-bindgen-test-runner runs the
 //! `evaluate_default_set` test below).
@@ -116,7 +116,8 @@ fn main() {
     );
 }
 
-/// Prints the twenty slowest tasks with their site counts (where the time goes).
+/// Prints the time per action kind, then the twenty slowest tasks with their site counts
+/// (where the time goes).
 #[cfg(not(target_arch = "wasm32"))]
 fn slowest(cases: &[(String, String)]) {
     let tasks = tasks();
