@@ -94,8 +94,10 @@ const MAX_BOX_POINTS: f64 = 200_000.0;
 /// The representatives chosen so far and what is needed to test a new mapping.
 pub struct MappingOrbits<'a> {
     known: &'a mut Symmetries,
-    /// Struct1: reduced lattice rows, sites, and the anchor the symmetry test starts from.
+    /// Struct1: reduced lattice rows and their metric, sites, and the anchor the symmetry
+    /// test starts from.
     lattice: Mat3,
+    metric: Metric,
     frac: &'a [Vec3],
     elements: &'a [Kind],
     anchor: usize,
@@ -141,6 +143,7 @@ impl<'a> MappingOrbits<'a> {
         Self {
             known,
             lattice: *lattice,
+            metric: Metric::of(lattice),
             frac,
             elements,
             anchor,
@@ -225,7 +228,7 @@ impl<'a> MappingOrbits<'a> {
     /// group (found once per pair of structures).
     fn first_by_group(&mut self, scale: &IMat, det: i64, candidates: &[usize]) -> Option<usize> {
         if self.known.group.is_none() {
-            let Some(ops) = metric_operations(&self.lattice) else {
+            let Some(ops) = metric_operations(&self.lattice, &self.metric) else {
                 // Too many coefficients to list the lattice's operations: test the quotients.
                 return self.first_by_quotients(scale, det, candidates);
             };
@@ -256,8 +259,7 @@ impl<'a> MappingOrbits<'a> {
         if let Some(&known) = self.known.tested.get(w) {
             return known;
         }
-        let gram = gram_of(&self.lattice);
-        let answer = preserves_metric(w, &gram, METRIC_TOL * largest(&gram)) && {
+        let answer = self.metric.preserved_by(w) && {
             let (frac, elements, anchor) = (self.frac, self.elements, self.anchor);
             self.sites
                 .get_or_insert_with(|| Struct1::new(frac, elements, anchor))
@@ -268,16 +270,44 @@ impl<'a> MappingOrbits<'a> {
     }
 }
 
-/// The metric `L Lᵀ` of lattice rows `L`.
-fn gram_of(lattice: &Mat3) -> Mat3 {
-    std::array::from_fn(|i| {
-        std::array::from_fn(|j| (0..3).map(|k| lattice[i][k] * lattice[j][k]).sum())
-    })
+/// A lattice's metric `G = L Lᵀ` (rows `L`) and the tolerance on it: `METRIC_TOL` relative
+/// to its largest entry.
+struct Metric {
+    gram: Mat3,
+    tol: f64,
 }
 
-/// The largest entry of `m` in absolute value.
-fn largest(m: &Mat3) -> f64 {
-    m.iter().flatten().fold(0.0f64, |a, x| max_with(a, x.abs()))
+impl Metric {
+    fn of(lattice: &Mat3) -> Self {
+        let gram: Mat3 = std::array::from_fn(|i| {
+            std::array::from_fn(|j| (0..3).map(|k| lattice[i][k] * lattice[j][k]).sum())
+        });
+        let largest = gram
+            .iter()
+            .flatten()
+            .fold(0.0f64, |a, x| max_with(a, x.abs()));
+        Self {
+            gram,
+            tol: METRIC_TOL * largest,
+        }
+    }
+
+    /// `u G vᵀ` for integer row vectors.
+    fn inner(&self, u: &[i64; 3], v: &[i64; 3]) -> f64 {
+        let mut x = 0.0;
+        for (k, &uk) in u.iter().enumerate() {
+            for (l, &vl) in v.iter().enumerate() {
+                x += uk as f64 * self.gram[k][l] * vl as f64;
+            }
+        }
+        x
+    }
+
+    /// Whether `W G Wᵀ = G` entry by entry, to the tolerance.
+    fn preserved_by(&self, w: &IMat) -> bool {
+        (0..3)
+            .all(|i| (0..3).all(|j| (self.inner(&w[i], &w[j]) - self.gram[i][j]).abs() <= self.tol))
+    }
 }
 
 /// `adj · r / det` when every entry divides exactly (`adj`, `det`: the adjugate and
@@ -338,9 +368,8 @@ impl<'s> Struct1<'s> {
 /// the lattice's point operations. Row `i` has `|u_k| ≤ |u L| · |b_k|` (`b_k` the dual
 /// basis, `|u L|` the length of basis vector `i`), which bounds the search; `None` when a
 /// row's box exceeds `MAX_BOX_POINTS` or the lattice is singular.
-fn metric_operations(lattice: &Mat3) -> Option<Vec<IMat>> {
-    let gram = gram_of(lattice);
-    let tol = METRIC_TOL * largest(&gram);
+fn metric_operations(lattice: &Mat3, metric: &Metric) -> Option<Vec<IMat>> {
+    let Metric { gram, tol } = metric;
     let dual = crate::linalg::inverse(lattice)?;
     let dual_len: Vec3 =
         std::array::from_fn(|k| (0..3).map(|r| dual[r][k] * dual[r][k]).sum::<f64>().sqrt());
@@ -349,7 +378,7 @@ fn metric_operations(lattice: &Mat3) -> Option<Vec<IMat>> {
     for (i, row) in bounds.iter_mut().enumerate() {
         let mut points = 1.0;
         for (k, b) in row.iter_mut().enumerate() {
-            let limit = (gram[i][i] + tol).sqrt() * dual_len[k] * (1.0 + 1e-6) + 1e-6;
+            let limit = (gram[i][i] + *tol).sqrt() * dual_len[k] * (1.0 + 1e-6) + 1e-6;
             points *= 2.0 * limit + 1.0;
             if !(limit.is_finite() && points <= MAX_BOX_POINTS) {
                 return None;
@@ -357,15 +386,7 @@ fn metric_operations(lattice: &Mat3) -> Option<Vec<IMat>> {
             *b = limit.floor() as i64;
         }
     }
-    let inner = |u: &[i64; 3], v: &[i64; 3]| -> f64 {
-        let mut x = 0.0;
-        for k in 0..3 {
-            for l in 0..3 {
-                x += u[k] as f64 * gram[k][l] * v[l] as f64;
-            }
-        }
-        x
-    };
+    let inner = |u: &[i64; 3], v: &[i64; 3]| metric.inner(u, v);
     // For each row i: the integer vectors as long as basis vector i.
     let rows: Vec<Vec<[i64; 3]>> = (0..3)
         .map(|i| {
@@ -375,7 +396,7 @@ fn metric_operations(lattice: &Mat3) -> Option<Vec<IMat>> {
                 for b in -bound[1]..=bound[1] {
                     for c in -bound[2]..=bound[2] {
                         let u = [a, b, c];
-                        if (inner(&u, &u) - gram[i][i]).abs() <= tol {
+                        if (inner(&u, &u) - gram[i][i]).abs() <= *tol {
                             out.push(u);
                         }
                     }
@@ -387,15 +408,15 @@ fn metric_operations(lattice: &Mat3) -> Option<Vec<IMat>> {
     let mut out = Vec::new();
     for u in &rows[0] {
         for v in &rows[1] {
-            if (inner(u, v) - gram[0][1]).abs() > tol {
+            if (inner(u, v) - gram[0][1]).abs() > *tol {
                 continue;
             }
             for w in &rows[2] {
                 let m = [*u, *v, *w];
-                if (inner(u, w) - gram[0][2]).abs() <= tol
-                    && (inner(v, w) - gram[1][2]).abs() <= tol
+                if (inner(u, w) - gram[0][2]).abs() <= *tol
+                    && (inner(v, w) - gram[1][2]).abs() <= *tol
                     && det_i64(&m).abs() == 1
-                    && preserves_metric(&m, &gram, tol)
+                    && metric.preserved_by(&m)
                 {
                     out.push(m);
                 }
@@ -403,22 +424,6 @@ fn metric_operations(lattice: &Mat3) -> Option<Vec<IMat>> {
         }
     }
     Some(out)
-}
-
-/// Whether `W G Wᵀ = G` entry by entry to `tol`, computed as the symmetry test always has.
-fn preserves_metric(w: &IMat, gram: &Mat3, tol: f64) -> bool {
-    let wf: Mat3 = w.map(|r| r.map(|x| x as f64));
-    (0..3).all(|i| {
-        (0..3).all(|j| {
-            let mut x = 0.0;
-            for k in 0..3 {
-                for l in 0..3 {
-                    x += wf[i][k] * gram[k][l] * wf[j][l];
-                }
-            }
-            (x - gram[i][j]).abs() <= tol
-        })
-    })
 }
 
 /// Whether two lattices agree to `AVERAGE_TOL`.
@@ -542,14 +547,26 @@ mod tests {
                 48,
             ),
         ] {
-            let ops = metric_operations(&lattice).unwrap();
+            let metric = Metric::of(&lattice);
+            let ops = metric_operations(&lattice, &metric).unwrap();
             assert_eq!(ops.len(), count, "{name}");
-            let gram: Mat3 = std::array::from_fn(|i| {
-                std::array::from_fn(|j| (0..3).map(|k| lattice[i][k] * lattice[j][k]).sum())
-            });
+            // Each operation maps the basis onto vectors with the same lengths and angles
+            // (checked on W·L's rows directly, not through the metric).
+            let rows = |m: &Mat3| -> Vec<f64> {
+                (0..3)
+                    .flat_map(|i| (0..3).map(move |j| (i, j)))
+                    .map(|(i, j)| (0..3).map(|k| m[i][k] * m[j][k]).sum())
+                    .collect()
+            };
+            let own = rows(&lattice);
             for w in &ops {
                 assert_eq!(det_i64(w).abs(), 1, "{name}");
-                assert!(preserves_metric(w, &gram, 1e-9 * 600.0), "{name}");
+                let wl: Mat3 = std::array::from_fn(|i| {
+                    std::array::from_fn(|c| (0..3).map(|k| w[i][k] as f64 * lattice[k][c]).sum())
+                });
+                for (a, b) in rows(&wl).iter().zip(&own) {
+                    assert!((a - b).abs() < 1e-6, "{name}: {w:?}");
+                }
             }
         }
     }
