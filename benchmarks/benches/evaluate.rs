@@ -10,7 +10,8 @@
 //! supercells). Figures and their history are in the commit messages that changed them.
 //!
 //! Native: `cargo bench -p benchmarks --bench evaluate` (`ATOMWORLD_BENCH_SLOWEST=1` sums the
-//! time per action kind and lists the twenty slowest tasks).
+//! time per action kind and lists the twenty slowest tasks; `ATOMWORLD_BENCH_PAIRS=FILE` writes
+//! the pairs for `bench-matcher`, which runs them natively, in wasm or under a profiler).
 //! wasm32 under node: `cargo test --release -p benchmarks --bench evaluate --target
 //! wasm32-unknown-unknown -- --nocapture` (wasm-bindgen-test-runner runs the
 //! `evaluate_default_set` test below).
@@ -26,10 +27,11 @@ fn tasks() -> Vec<GeneratedTask> {
     generate(&TaskSetSpec::atommotor_default(), &copy_would_pass).0
 }
 
-/// The target with site `n mod len` moved by 0.3 Å along (1, 1, 1)/√3, as an answer text.
-fn perturbed_answer(task: &GeneratedTask, n: usize) -> String {
+/// The target with site `n mod len` moved by 0.3 Å along (1, 1, 1)/√3, as CIF text (empty
+/// when the target does not read).
+fn perturbed_cif(task: &GeneratedTask, n: usize) -> String {
     let Ok(mut s) = read_cif(&task.target_cif) else {
-        return String::from("<cif></cif>");
+        return String::new();
     };
     if !s.is_empty() {
         let i = n % s.len();
@@ -37,7 +39,15 @@ fn perturbed_answer(task: &GeneratedTask, n: usize) -> String {
         let p = s.cartesian(i);
         s.sites[i].frac = s.lattice.to_fractional([p[0] + k, p[1] + k, p[2] + k]);
     }
-    format!("Here is the result:\n<cif>\n{}\n</cif>", write_cif(&s))
+    write_cif(&s)
+}
+
+/// [`perturbed_cif`] as a model's answer.
+fn perturbed_answer(task: &GeneratedTask, n: usize) -> String {
+    format!(
+        "Here is the result:\n<cif>\n{}\n</cif>",
+        perturbed_cif(task, n)
+    )
 }
 
 /// Parse every target and evaluate its answer; returns the number of successes.
@@ -93,6 +103,9 @@ fn main() {
     );
     if std::env::var_os("ATOMWORLD_BENCH_SLOWEST").is_some() {
         slowest(&cases);
+    }
+    if let Some(path) = std::env::var_os("ATOMWORLD_BENCH_PAIRS") {
+        write_pairs(std::path::Path::new(&path));
     }
     for round in 1..=1 {
         let t = std::time::Instant::now();
@@ -157,6 +170,26 @@ fn slowest(cases: &[(String, String)]) {
             read_cif(&t.target_cif).map_or(0, |s| s.len())
         );
     }
+}
+
+/// Writes the tasks' (target, perturbed answer) pairs in `bench-matcher`'s pairs format, with
+/// the action kind, so that the native binary, its wasm build and profilers run this set.
+#[cfg(not(target_arch = "wasm32"))]
+fn write_pairs(path: &std::path::Path) {
+    let pairs: Vec<serde_json::Value> = tasks()
+        .iter()
+        .enumerate()
+        .map(|(n, t)| {
+            serde_json::json!({
+                "kind": t.action.kind().name(),
+                "target": t.target_cif,
+                "prediction": perturbed_cif(t, n),
+            })
+        })
+        .collect();
+    let json = serde_json::json!({ "pairs": pairs }).to_string();
+    std::fs::write(path, json).unwrap();
+    eprintln!("wrote {} pairs to {}", pairs.len(), path.display());
 }
 
 #[cfg(target_arch = "wasm32")]
