@@ -106,6 +106,9 @@ pub struct MappingOrbits<'a> {
     representatives: Vec<Representative>,
     /// Representatives by their integer matrix.
     by_scale: rustc_hash::FxHashMap<IMat, Vec<usize>>,
+    /// Representatives by their LLL basis (in increasing order): a mapping's candidates
+    /// without a scan of every representative.
+    by_lll: rustc_hash::FxHashMap<IMat, Vec<usize>>,
 }
 
 /// Where a mapping falls among the orbits met so far.
@@ -119,13 +122,16 @@ pub enum Orbit {
     Alone,
 }
 
-/// A mapping tried in full, with the average lattice and LLL basis its tables used.
+/// A mapping tried in full, with the average lattice its tables used (its LLL basis is its
+/// key in `by_lll`).
 struct Representative {
     scale: IMat,
     /// `det(scale)`, which a mapping of its orbit shares up to sign.
     det: i64,
     average: Mat3,
-    lll: IMat,
+    /// How far (each entry) an average lattice may lie from `average` to share its tables:
+    /// [`AVERAGE_TOL`] relative to `average`'s largest entry, computed once.
+    average_tol: f64,
 }
 
 impl<'a> MappingOrbits<'a> {
@@ -150,6 +156,7 @@ impl<'a> MappingOrbits<'a> {
             sites: None,
             representatives: Vec::new(),
             by_scale: Default::default(),
+            by_lll: Default::default(),
         }
     }
 
@@ -172,12 +179,13 @@ impl<'a> MappingOrbits<'a> {
         }
         // Only representatives with this LLL basis and average lattice can share its tables;
         // a search whose mappings all differ there tests no symmetry.
-        let candidates: smallvec::SmallVec<[usize; 8]> = (0..self.representatives.len())
-            .filter(|&k| {
-                let rep = &self.representatives[k];
-                same_imat(&rep.lll, lll) && same_lattice(&rep.average, average)
-            })
-            .collect();
+        let mut candidates: smallvec::SmallVec<[usize; 16]> = smallvec::SmallVec::new();
+        for &k in self.by_lll.get(lll).map_or(&[][..], Vec::as_slice) {
+            let rep = &self.representatives[k];
+            if within(&rep.average, average, rep.average_tol) {
+                candidates.push(k);
+            }
+        }
         let found = if candidates.is_empty() {
             None
         } else if self.known.group.is_none() && candidates.len() <= FEW_CANDIDATES {
@@ -193,9 +201,10 @@ impl<'a> MappingOrbits<'a> {
             scale: *scale,
             det,
             average: *average,
-            lll: *lll,
+            average_tol: AVERAGE_TOL * largest_entry(average),
         });
         self.by_scale.entry(*scale).or_default().push(k);
+        self.by_lll.entry(*lll).or_default().push(k);
         Orbit::New(k)
     }
 
@@ -282,13 +291,9 @@ impl Metric {
         let gram: Mat3 = std::array::from_fn(|i| {
             std::array::from_fn(|j| (0..3).map(|k| lattice[i][k] * lattice[j][k]).sum())
         });
-        let largest = gram
-            .iter()
-            .flatten()
-            .fold(0.0f64, |a, x| max_with(a, x.abs()));
         Self {
             gram,
-            tol: METRIC_TOL * largest,
+            tol: METRIC_TOL * largest_entry(&gram),
         }
     }
 
@@ -426,13 +431,17 @@ fn metric_operations(lattice: &Mat3, metric: &Metric) -> Option<Vec<IMat>> {
     Some(out)
 }
 
-/// Whether two lattices agree to `AVERAGE_TOL`.
-fn same_lattice(a: &Mat3, b: &Mat3) -> bool {
-    let scale = a.iter().flatten().fold(0.0f64, |m, x| max_with(m, x.abs()));
+/// The largest magnitude among a matrix's entries.
+fn largest_entry(a: &Mat3) -> f64 {
+    a.iter().flatten().fold(0.0f64, |m, x| max_with(m, x.abs()))
+}
+
+/// Whether every entry of `b` lies within `tol` of `a`'s.
+fn within(a: &Mat3, b: &Mat3, tol: f64) -> bool {
     a.iter()
         .flatten()
         .zip(b.iter().flatten())
-        .all(|(x, y)| (x - y).abs() <= AVERAGE_TOL * scale)
+        .all(|(x, y)| (x - y).abs() <= tol)
 }
 
 /// `W = S⁻¹ · R` when it is an integer matrix and `S`, `R` have the same |determinant| (so
@@ -445,11 +454,6 @@ fn quotient(s: &IMat, r: &IMat) -> Option<IMat> {
         return None;
     }
     integer_quotient(&adjugate_i64(s), d, r)
-}
-
-/// Entry-by-entry equality (a plain comparison: `==` on nested arrays calls `memcmp`).
-fn same_imat(a: &IMat, b: &IMat) -> bool {
-    (0..3).all(|i| (0..3).all(|j| a[i][j] == b[i][j]))
 }
 
 /// Product of integer matrices (saturating; entries here are small).
