@@ -149,6 +149,51 @@ fn ge_by_amounts(amounts: impl IntoIterator<Item = (f64, f64)>) -> bool {
     true
 }
 
+/// The indices `0..n` ordered by [`Composition::lt`] on `comp(i)` exactly as
+/// [`stable_sort_by_lt`] orders them (pymatgen sorts a CIF's atom-site rows this way).
+pub fn order_by_composition<'c>(n: usize, comp: impl Fn(usize) -> &'c Composition) -> Vec<usize> {
+    if let Some(order) = order_by_single_element(n, &comp) {
+        return order;
+    }
+    stable_sort_by_lt((0..n).collect(), &|&a: &usize, &b: &usize| {
+        comp(a).lt(comp(b))
+    })
+}
+
+/// [`order_by_composition`] for the usual rows: when every composition is one element
+/// without an oxidation state, all with the same amount, `a < b` holds exactly when `b`'s
+/// element sorts before `a`'s in species order (see [`Composition::ge`]). That is a strict
+/// weak order, so every stable sort gives the merge sort's result, and the element order
+/// is compared once per pair instead of through amounts. `None` for any other rows.
+fn order_by_single_element<'c>(
+    n: usize,
+    comp: &impl Fn(usize) -> &'c Composition,
+) -> Option<Vec<usize>> {
+    let mut elements = Vec::with_capacity(n);
+    let mut amount = None;
+    for i in 0..n {
+        let [(sp, x)] = comp(i).0[..] else {
+            return None;
+        };
+        if sp.oxidation.is_some() || *amount.get_or_insert(x.to_bits()) != x.to_bits() {
+            return None;
+        }
+        elements.push(sp);
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&elements[b], &elements[a]);
+        if species_lt(x, y) {
+            std::cmp::Ordering::Less
+        } else if species_lt(y, x) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    });
+    Some(order)
+}
+
 /// Stable merge sort with a `less than` predicate (Python's `sorted` result for any
 /// consistent order; never panics, whatever the predicate does).
 pub fn stable_sort_by_lt<T: Clone>(mut items: Vec<T>, lt: &impl Fn(&T, &T) -> bool) -> Vec<T> {
@@ -229,6 +274,57 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Rows of one element each with one amount (the shortcut), and rows it must leave to
+    /// the merge sort (mixed amounts, oxidation states, two species), both orderings agree.
+    #[test]
+    fn the_single_element_order_is_the_merge_sort_order() {
+        let symbols = ["Na", "Cl", "O", "Fe", "Xe", "H", "Ar", "Kr", "C", "Si"];
+        let mut seed = 7u64;
+        let mut next = |m: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % m
+        };
+        for case in 0..400 {
+            let n = next(30);
+            let comps: Vec<Composition> = (0..n)
+                .map(|_| {
+                    let sp = el(symbols[next(symbols.len())]);
+                    let amount = match case % 4 {
+                        0 | 1 => 1.0,
+                        2 => [1.0, 0.5, 1.0 + 1e-9][next(3)],
+                        _ => 0.25,
+                    };
+                    let sp = match (case % 5, next(4)) {
+                        (4, 0) => Species {
+                            oxidation: Some(2.0),
+                            ..sp
+                        },
+                        _ => sp,
+                    };
+                    match (case % 7, next(5)) {
+                        (6, 0) => Composition::new([(sp, amount), (el("H"), 1.0)]),
+                        _ => Composition::new([(sp, amount)]),
+                    }
+                })
+                .collect();
+            let merge = stable_sort_by_lt((0..n).collect(), &|&a: &usize, &b: &usize| {
+                comps[a].lt(&comps[b])
+            });
+            assert_eq!(order_by_composition(n, |i| &comps[i]), merge, "case {case}");
+        }
+        let ones: Vec<Composition> = ["Na", "Cl", "Na"]
+            .map(|s| Composition::new([(el(s), 1.0)]))
+            .into();
+        assert_eq!(
+            order_by_single_element(3, &|i| &ones[i]),
+            Some(vec![1, 0, 2])
+        );
+        let mixed = [ones[0].clone(), Composition::new([(el("Cl"), 0.5)])];
+        assert_eq!(order_by_single_element(2, &|i| &mixed[i]), None);
     }
 
     #[test]

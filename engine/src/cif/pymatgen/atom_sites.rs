@@ -15,7 +15,7 @@ use super::{
 use crate::cif::pyfloat::str2float;
 use crate::cif::symop::SymOp;
 use crate::element::Element;
-use crate::species::composition::{stable_sort_by_lt, Composition, Species};
+use crate::species::composition::{order_by_composition, Composition, Species};
 use crate::structure::MAX_SITES;
 
 /// One row read from the atom-site loop (before grouping).
@@ -242,9 +242,7 @@ pub(super) fn expand(
     rows: &[Row],
     ops: &[SymOp],
 ) -> Result<(Vec<ExpandedSite>, Vec<Composition>), Fail> {
-    let sorted = stable_sort_by_lt((0..rows.len()).collect(), &|&a: &usize, &b: &usize| {
-        rows[a].comp.lt(&rows[b].comp)
-    });
+    let sorted = order_by_composition(rows.len(), |i| &rows[i].comp);
     // Every row's images, at most; a copy is rarely dropped outside high-symmetry cells.
     let mut sites: Vec<ExpandedSite> = Vec::with_capacity(rows.len().saturating_mul(ops.len()));
     let mut groups: Vec<Composition> = Vec::new();
