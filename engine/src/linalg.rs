@@ -90,7 +90,18 @@ pub fn volume(m: &Mat3) -> f64 {
 /// pivot order, scale and sign of zero agreed bit for bit; the differential test
 /// `formats_vs_pymatgen` holds it to numpy's bits on thousands more.
 pub fn inverse_numpy(m: &Mat3) -> Option<Mat3> {
-    use crate::numeric::fused_mul_add as fma;
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+    if crate::numeric::cpu_has_fma() {
+        // SAFETY: the CPU has the FMA instructions.
+        return unsafe { fma_x86::inverse_numpy(m) };
+    }
+    inverse_numpy_with(m, crate::numeric::fused_mul_add)
+}
+
+/// [`inverse_numpy`] with `fma` as the fused multiply-add (inlined into each caller, so
+/// that one compiled for the FMA instructions has them in line).
+#[inline(always)]
+fn inverse_numpy_with(m: &Mat3, fma: impl Fn(f64, f64, f64) -> f64) -> Option<Mat3> {
     if !is_finite(m) {
         return None;
     }
@@ -225,6 +236,11 @@ impl FusedMatrix {
         if self.exact {
             return (vec_mat(v, &self.m), vec_mat(w, &self.m));
         }
+        #[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+        if crate::numeric::cpu_has_fma() {
+            // SAFETY: the CPU has the FMA instructions.
+            return unsafe { (fma_x86::apply(&self.m, v), fma_x86::apply(&self.m, w)) };
+        }
         let s = &self.split;
         let cols: [[f64; 2]; 3] = std::array::from_fn(|j| {
             let c = [v[0] * self.m[0][j], w[0] * self.m[0][j]];
@@ -239,6 +255,11 @@ impl FusedMatrix {
 
     /// `v · m` for every vector of `vs`, in order (pairs side by side: [`FusedMatrix::apply_pair`]).
     pub fn apply_all(&self, vs: &[Vec3]) -> Vec<Vec3> {
+        #[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+        if !self.exact && crate::numeric::cpu_has_fma() {
+            // SAFETY: the CPU has the FMA instructions.
+            return unsafe { fma_x86::apply_all(&self.m, vs) };
+        }
         let mut out = Vec::with_capacity(vs.len());
         let mut pairs = vs.chunks_exact(2);
         for pair in &mut pairs {
@@ -257,6 +278,11 @@ impl FusedMatrix {
             // Exact products: fma(v2, m2, fma(v1, m1, v0·m0)) rounds the same two sums.
             return vec_mat(v, &self.m);
         }
+        #[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+        if crate::numeric::cpu_has_fma() {
+            // SAFETY: the CPU has the FMA instructions.
+            return unsafe { fma_x86::apply(&self.m, v) };
+        }
         let (v1, v2) = (Split::new(v[1]), Split::new(v[2]));
         let s = &self.split;
         std::array::from_fn(|j| {
@@ -266,6 +292,33 @@ impl FusedMatrix {
                 fused_mul_add_split(&v1, &s[1][j], v[0] * self.m[0][j]),
             )
         })
+    }
+}
+
+/// [`FusedMatrix`]'s products compiled for x86-64 CPUs with FMA: the multiply-adds are single
+/// instructions in line, where the portable path checks for the instruction and calls a
+/// function at every one. The same operations in the same order, so the same bits.
+#[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+mod fma_x86 {
+    use super::{Mat3, Vec3};
+
+    /// `fma(v2, m2j, fma(v1, m1j, v0 · m0j))` for each column `j`.
+    #[target_feature(enable = "fma")]
+    pub(super) fn apply(m: &Mat3, v: Vec3) -> Vec3 {
+        let column = |j: usize| v[2].mul_add(m[2][j], v[1].mul_add(m[1][j], v[0] * m[0][j]));
+        [column(0), column(1), column(2)]
+    }
+
+    /// [`super::inverse_numpy`].
+    #[target_feature(enable = "fma")]
+    pub(super) fn inverse_numpy(m: &Mat3) -> Option<Mat3> {
+        super::inverse_numpy_with(m, f64::mul_add)
+    }
+
+    /// [`apply`] to every vector of `vs`, in order.
+    #[target_feature(enable = "fma")]
+    pub(super) fn apply_all(m: &Mat3, vs: &[Vec3]) -> Vec<Vec3> {
+        vs.iter().map(|&v| apply(m, v)).collect()
     }
 }
 
@@ -354,6 +407,7 @@ pub fn reciprocal_lengths(m: &Mat3) -> Option<Vec3> {
 /// bits of `x` are representable), so it equals Rust's `x % 1.0` up to the sign of a zero
 /// result, which the branch below maps to `0.0` either way; no `fmod` call (it was a visible
 /// share of the matcher's distance tables).
+#[inline]
 pub fn py_mod1(x: f64) -> f64 {
     let r = if x.abs() < 2_251_799_813_685_248.0 {
         // trunc(x) from the nearest integer (the 1.5·2⁵² addition; `trunc` itself is a

@@ -172,6 +172,15 @@ mod native {
     }
 }
 
+/// Whether this x86-64 CPU has the FMA instructions (checked at run time: the baseline
+/// target lacks them). Code with many multiply-adds checks once and runs a function compiled
+/// for them ([`crate::linalg::FusedMatrix`]), instead of checking and calling per product.
+#[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+#[inline]
+pub fn cpu_has_fma() -> bool {
+    std::arch::is_x86_feature_detected!("fma")
+}
+
 /// A correctly rounded `a · b + c` from ordinary double operations: the exact product as a
 /// pair (Veltkamp/Dekker), its exact sum with `c` (Knuth's TwoSum), the two low parts added
 /// with rounding to odd, then one rounding to nearest. Boldo & Melquiond proved this gives

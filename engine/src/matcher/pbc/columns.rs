@@ -209,8 +209,8 @@ impl Columns {
         near: &mut Vec<usize>,
     ) {
         let (w2, c2) = self.wrapped();
-        let c1 = cart_mod(&l1, &self.lat);
-        let w1 = l1.map(py_mod1);
+        let w1 = wrap(&l1);
+        let c1 = cart_of_wrapped(&w1, &self.lat);
         let all_allowed = self.candidates(
             (forbidden, i),
             |w, out| w.near_in_tolerance(&l1, self.tol, self.tol_order, out),
@@ -240,10 +240,9 @@ impl Columns {
     /// The columns' wrapped LLL-fractional and Cartesian coordinates (made on first use).
     pub(super) fn wrapped(&self) -> (&[Vec3], &[Vec3]) {
         let (w2, c2) = self.wrapped.get_or_init(|| {
-            (
-                self.l2.iter().map(|l| l.map(py_mod1)).collect(),
-                self.l2.iter().map(|l| cart_mod(l, &self.lat)).collect(),
-            )
+            let w2: Vec<Vec3> = self.l2.iter().map(wrap).collect();
+            let c2 = w2.iter().map(|w| cart_of_wrapped(w, &self.lat)).collect();
+            (w2, c2)
         });
         (w2, c2)
     }
@@ -469,10 +468,15 @@ pub(super) fn nearest_image_scan(images: &[Vec3; 27], pre: &Vec3) -> (f64, usize
     (best, best_k)
 }
 
-/// LLL-fractional coordinates wrapped into [0, 1) and turned Cartesian (the reference wraps
-/// with Python's `%`).
-pub(super) fn cart_mod(l: &Vec3, lat: &Mat3) -> Vec3 {
-    let w = l.map(py_mod1);
+/// LLL-fractional coordinates wrapped into [0, 1) (the reference wraps with Python's `%`).
+/// Written out: `array::map` here stayed a call.
+#[inline]
+pub(super) fn wrap(l: &Vec3) -> Vec3 {
+    [py_mod1(l[0]), py_mod1(l[1]), py_mod1(l[2])]
+}
+
+/// Wrapped LLL-fractional coordinates ([`wrap`]) turned Cartesian.
+pub(super) fn cart_of_wrapped(w: &Vec3, lat: &Mat3) -> Vec3 {
     let mut o = [0.0; 3];
     for (k, wk) in w.iter().enumerate() {
         for (j, oj) in o.iter_mut().enumerate() {

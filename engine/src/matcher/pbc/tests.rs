@@ -1,7 +1,7 @@
-use super::columns::{cart_mod, nearest_image_scan};
+use super::columns::{cart_of_wrapped, nearest_image_scan, wrap};
 use super::window::ColumnWindow;
 use super::*;
-use crate::linalg::{py_mod1, vec_mat, Vec3};
+use crate::linalg::{vec_mat, Vec3};
 use crate::numeric::distance_to_integer;
 
 /// pymatgen's `is_coord_subset_pbc` as written, the reference for [`SupersetIndex`]: true
@@ -286,8 +286,8 @@ fn pruned_image_search_equals_the_full_scan() {
             .collect();
         for f in &rows {
             let l1 = columns.inv.apply(*f);
-            let c1 = cart_mod(&l1, &columns.lat);
-            let w1 = l1.map(py_mod1);
+            let w1 = wrap(&l1);
+            let c1 = cart_of_wrapped(&w1, &columns.lat);
             let (w2, c2) = columns.wrapped();
             for j in 0..cols.len() {
                 let pre: Vec3 = std::array::from_fn(|a| c2[j][a] - c1[a]);
