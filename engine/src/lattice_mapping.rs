@@ -184,28 +184,51 @@ fn points_in_sphere_direct(
 /// within `atol` of `target`, as pymatgen decides it (`arccos` of the normalised dot product);
 /// row-major, `c2.len()` per row.
 ///
-/// Most pairs are far from the target: their cosine is compared with the cosines of the
-/// target ± (atol + 0.001°), and only pairs between those bounds get the `acos` (a fifth of
-/// the mapping search's time). The margin dwarfs the rounding of either side, so a pair is
-/// ruled out only where the `acos` would rule it out too.
+/// Most pairs are far from the target, or well inside its tolerance (a cubic cell's right
+/// angles): their cosine is compared with the cosines of the target ± (atol ± 0.001°), and
+/// only pairs within 0.001° of either edge get the `acos` (it was a fifth of the mapping
+/// search's time). The margin dwarfs the rounding of either side, so a pair is decided by
+/// its cosine only where the `acos` would decide it the same way.
 fn angles_within(c1: &[Candidate], c2: &[Candidate], target: f64, atol: f64) -> Vec<bool> {
     const MARGIN: f64 = 1e-3;
     let cos_deg = |d: f64| libm::cos(d * (std::f64::consts::PI / 180.0));
+    // The cosines of angle `d`, or of the range's end beyond 0° or 180° (every angle lies
+    // within them).
+    let cos_or = |d: f64, beyond: f64| {
+        if d > 0.0 && d < 180.0 {
+            cos_deg(d)
+        } else {
+            beyond
+        }
+    };
+    // Beyond `below`..`above` the angle is outside target ± (atol + MARGIN); between
+    // `inner_below`..`inner_above` it is inside target ± (atol − MARGIN) (an empty band when
+    // atol is not above the margin).
     let (lo, hi) = (target - atol - MARGIN, target + atol + MARGIN);
-    // Beyond these cosines the angle is above `hi` or below `lo` (none where the interval
-    // reaches past 0° or 180°).
     let below = if hi < 180.0 {
         cos_deg(hi)
     } else {
         f64::NEG_INFINITY
     };
     let above = if lo > 0.0 { cos_deg(lo) } else { f64::INFINITY };
+    let (inner_lo, inner_hi) = (target - atol + MARGIN, target + atol - MARGIN);
+    let (inner_below, inner_above) = if inner_lo < inner_hi && inner_lo < 180.0 && inner_hi > 0.0 {
+        (
+            cos_or(inner_hi, f64::NEG_INFINITY),
+            cos_or(inner_lo, f64::INFINITY),
+        )
+    } else {
+        (f64::INFINITY, f64::NEG_INFINITY)
+    };
     let mut out = Vec::with_capacity(c1.len() * c2.len());
     for a in c1 {
         out.extend(c2.iter().map(|b| {
             let x = (dot(a.vec, b.vec) / a.len / b.len).clamp(-1.0, 1.0);
             if x < below || x > above {
                 return false;
+            }
+            if x > inner_below && x < inner_above {
+                return true;
             }
             (rad2deg(libm::acos(x)) - target).abs() <= atol
         }));
@@ -363,16 +386,34 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
         };
-        let vecs: Vec<Vec3> = (0..120).map(|_| [rnd(), rnd(), rnd()]).collect();
-        let lens: Vec<f64> = vecs.iter().map(|v| norm(*v)).collect();
+        let mut vecs: Vec<Vec3> = (0..120).map(|_| [rnd(), rnd(), rnd()]).collect();
         let mut inside = 0;
-        // Targets near and at the ends of the range, and angles at exactly target ± atol.
+        // Targets near and at the ends of the range, a tolerance below the margin (no band
+        // decided inside), and the angles between these vectors and their rotations by the
+        // target and target ± atol ± tiny steps (at the edges, and in the inner band).
+        for step in [0.0, 1e-12, -1e-12, 1e-4, -1e-4, 2e-3, -2e-3] {
+            for d in [
+                90.0 + step,
+                95.0 + step,
+                85.0 + step,
+                60.0 + step,
+                65.0 + step,
+            ] {
+                let t = d * std::f64::consts::PI / 180.0;
+                vecs.push([libm::cos(t), libm::sin(t), 0.0]);
+            }
+        }
+        vecs.push([1.0, 0.0, 0.0]);
+        let lens: Vec<f64> = vecs.iter().map(|v| norm(*v)).collect();
         for (target, atol) in [
             (90.0, 5.0),
             (60.0, 5.0),
             (2.0, 5.0),
             (178.0, 5.0),
             (120.0, 0.5),
+            (90.0, 5e-4),
+            (0.0, 5.0),
+            (180.0, 5.0),
         ] {
             let candidates: Vec<Candidate> = vecs
                 .iter()
