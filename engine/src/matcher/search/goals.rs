@@ -17,8 +17,8 @@ impl Search<'_> {
         mappings: &[LatticeMapping],
         symmetries: &mut Symmetries,
         fitted: &mut Option<(usize, usize, Match)>,
+        work: &mut Work,
     ) -> Result<Option<Match>, MatcherError> {
-        let mut work = Work::default();
         // A mapping a point symmetry of struct1 away from one already searched gives the same
         // candidates (see `orbits`), so whether one of them fits is already known: unless a
         // candidate of the representative was ambiguous (another assignment almost as cheap,
@@ -50,7 +50,7 @@ impl Search<'_> {
                 continue;
             }
             for s1i in self.candidates_by_promise(&p) {
-                if let Some(m) = self.score(&mut p, s1i, Some(self.opts.stol), &mut work)? {
+                if let Some(m) = self.score(&mut p, s1i, Some(self.opts.stol), work)? {
                     if m.val < self.opts.stol {
                         *fitted = Some((i, s1i, m.clone()));
                         return Ok(Some(m));
@@ -74,9 +74,9 @@ impl Search<'_> {
         known: Option<f64>,
         symmetries: &mut Symmetries,
         fitted: &mut Option<(usize, usize, Match)>,
+        work: &mut Work,
     ) -> Result<Option<Match>, MatcherError> {
         let stol = self.opts.stol;
-        let mut work = Work::default();
         // A cap from a candidate known to exist: the one given, or else the best of the most
         // promising mapping's shortest translations. Its mapping may be folded into an orbit
         // below, whose representative scores the same candidate only to within the orbit
@@ -91,18 +91,18 @@ impl Search<'_> {
                 .and_then(|mut p| self.place_sites(&mut p).map(|()| p))
             {
                 for s1i in self.candidates_by_promise(&p).into_iter().take(3) {
-                    if let Ok(Some(m)) = self.score(&mut p, s1i, Some(cap), &mut work) {
+                    if let Ok(Some(m)) = self.score(&mut p, s1i, Some(cap), work) {
                         cap = cap.min(m.val * CAP_MARGIN);
                     }
                 }
             }
         }
-        let best = self.smallest_below(mappings, Some(cap), &mut work, symmetries, fitted)?;
+        let best = self.smallest_below(mappings, Some(cap), work, symmetries, fitted)?;
         if cap < stol && best.as_ref().is_none_or(|b| b.val > cap.max(RMS_EXACT)) {
             // The capping candidate is not among those visited with its value (it may be one
             // that struct1's own translations thin out, whose equal-cost assignment breaks a
             // tie differently): the cap proved nothing, so search again without it.
-            return self.smallest_below(mappings, Some(stol), &mut work, symmetries, fitted);
+            return self.smallest_below(mappings, Some(stol), work, symmetries, fitted);
         }
         Ok(best)
     }

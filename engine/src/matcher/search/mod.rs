@@ -153,22 +153,30 @@ struct Search<'a> {
     /// first, and the row counts after which the bound is tried.
     row_order: Vec<usize>,
     /// What was worked out for each distinct average lattice met so far (symmetric lattice
-    /// mappings often share one): see [`Search::average_facts`].
-    averages: std::cell::RefCell<rustc_hash::FxHashMap<[[u64; 3]; 3], AverageFacts>>,
+    /// mappings often share one), by this search or the pair's other: see
+    /// [`Search::average_facts`].
+    averages: &'a Averages,
     stages: Vec<usize>,
 }
+
+/// [`AverageFacts`] by average lattice (bit for bit).
+type Averages = std::cell::RefCell<rustc_hash::FxHashMap<[[u64; 3]; 3], AverageFacts>>;
 
 /// What two searches of the same preprocessed pair (a fit, then the smallest RMS) share: the
 /// lattice mappings, found once, struct1's point operations already tested (see `orbits`),
 /// and the fitting candidate (mapping index, struct1 site, match), which the smallest-RMS
 /// search would otherwise score again: its table and assignment are the same whichever
 /// search builds them (staged or whole, noting ties or not), so only its value, the RMS of
-/// the same distances, is computed again.
+/// the same distances, is computed again. Also what both work out the same way for an
+/// average lattice (the roles of the two structures, and so every average lattice and its
+/// normalisation, are the pair's), and the buffers, grown once for the pair.
 #[derive(Default)]
 pub(super) struct Shared {
     mappings: Option<Vec<LatticeMapping>>,
     symmetries: Symmetries,
     fitted: Option<(usize, usize, Match)>,
+    averages: Averages,
+    work: Work,
 }
 
 /// Buffers reused from candidate to candidate of a search.
@@ -280,6 +288,8 @@ pub(super) fn strict_match(
         mappings,
         symmetries,
         fitted,
+        averages,
+        work,
     } = shared;
     if mappings.is_none() {
         *mappings = Some(
@@ -326,17 +336,17 @@ pub(super) fn strict_match(
         goal,
         self_translations,
         row_order: spread_order(n2),
-        averages: Default::default(),
+        averages,
         stages: stages(n2),
     };
     match goal {
-        Goal::Fit => search.first_fit(mappings, symmetries, fitted),
+        Goal::Fit => search.first_fit(mappings, symmetries, fitted, work),
         Goal::SmallestRms {
             known,
             bounded: true,
-        } => search.smallest_rms(mappings, known, symmetries, fitted),
+        } => search.smallest_rms(mappings, known, symmetries, fitted, work),
         Goal::SmallestRms { bounded: false, .. } => {
-            search.smallest_below(mappings, None, &mut Work::default(), symmetries, &mut None)
+            search.smallest_below(mappings, None, work, symmetries, &mut None)
         }
     }
 }
