@@ -157,7 +157,7 @@ mod native {
         fn instruction(a: f64, b: f64, c: f64) -> f64 {
             a.mul_add(b, c)
         }
-        if std::arch::is_x86_feature_detected!("fma") {
+        if super::cpu_has_fma() {
             // SAFETY: the CPU was just found to have the FMA instructions.
             unsafe { instruction(a, b, c) }
         } else {
