@@ -161,10 +161,11 @@ pub fn order_by_composition<'c>(n: usize, comp: impl Fn(usize) -> &'c Compositio
 }
 
 /// [`order_by_composition`] for the usual rows: when every composition is one element
-/// without an oxidation state, all with the same amount, `a < b` holds exactly when `b`'s
-/// element sorts before `a`'s in species order (see [`Composition::ge`]). That is a strict
-/// weak order, so every stable sort gives the merge sort's result, and the element order
-/// is compared once per pair instead of through amounts. `None` for any other rows.
+/// without an oxidation state, all with the same amount of at least the tolerance (a
+/// negative one turns the order round), `a < b` holds exactly when `b`'s element sorts
+/// before `a`'s in species order (see [`Composition::ge`]). That is a strict weak order, so
+/// every stable sort gives the merge sort's result, and the element order is compared once
+/// per pair instead of through amounts. `None` for any other rows.
 fn order_by_single_element<'c>(
     n: usize,
     comp: &impl Fn(usize) -> &'c Composition,
@@ -175,7 +176,9 @@ fn order_by_single_element<'c>(
         let [(sp, x)] = comp(i).0[..] else {
             return None;
         };
-        if sp.oxidation.is_some() || *amount.get_or_insert(x.to_bits()) != x.to_bits() {
+        let same_amount = *amount.get_or_insert(x.to_bits()) == x.to_bits();
+        let counted = x >= AMOUNT_TOLERANCE;
+        if sp.oxidation.is_some() || !same_amount || !counted {
             return None;
         }
         elements.push(sp);
@@ -293,13 +296,15 @@ mod tests {
             let comps: Vec<Composition> = (0..n)
                 .map(|_| {
                     let sp = el(symbols[next(symbols.len())]);
-                    let amount = match case % 4 {
+                    let amount = match case % 5 {
                         0 | 1 => 1.0,
                         2 => [1.0, 0.5, 1.0 + 1e-9][next(3)],
-                        _ => 0.25,
+                        3 => 0.25,
+                        // One amount for every row, but negative: the order turns round.
+                        _ => -0.25,
                     };
-                    let sp = match (case % 5, next(4)) {
-                        (4, 0) => Species {
+                    let sp = match (case % 6, next(4)) {
+                        (5, 0) => Species {
                             oxidation: Some(2.0),
                             ..sp
                         },
