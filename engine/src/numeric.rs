@@ -35,6 +35,9 @@
 //! inverses from the oracle). wasm has no fused multiply-add: [`fused_mul_add`] emulates it
 //! exactly there ([`fused_mul_add_emulated`]: Dekker's product, TwoSum, rounding to odd; two
 //! lanes at a time for `FusedMatrix::apply_all`), checked against the x86-64 instruction.
+//! Natively it is the CPU's instruction where there is one; `FusedMatrix` and
+//! `inverse_numpy` check for it once (`cpu_has_fma`) and run code compiled for it, with
+//! the multiply-adds in line.
 //!
 //! Not reproduced: numpy's `arccos` on AVX-512 machines is Intel's SVML, whose angles can
 //! differ from `libm` by an ulp or so (average lattices then move by an ulp). The orders above
