@@ -41,25 +41,33 @@ struct Point {
 }
 
 /// Lattice points of `m` within `r` of the origin, in pymatgen's `get_points_in_sphere`
-/// order for a single point at the origin; only those whose distance `keep` accepts are
-/// returned (the mapping search wants lengths near the target's).
+/// order for a single point at the origin; only those `keep` accepts are returned (the
+/// mapping search wants lengths near the target's). `keep` is given a point's squared
+/// distance and returns its distance (the square root) when it keeps the point, so that it
+/// can refuse most points before taking a root.
 fn points_in_sphere(
     m: &Mat3,
     r: f64,
-    keep: impl Fn(f64) -> bool,
+    keep: impl Fn(f64) -> Option<f64>,
 ) -> Result<Vec<Point>, MappingError> {
     const MIN_R: f64 = 1.0;
     const TOL: f64 = 1e-8;
     if r < MIN_R {
-        return points_in_sphere_direct(m, MIN_R + TOL, |d| d <= r && keep(d));
+        return points_in_sphere_direct(m, MIN_R + TOL, |d2| keep(d2).filter(|&d| d <= r));
     }
     points_in_sphere_direct(m, r, keep)
+}
+
+/// Every distance: [`points_in_sphere`]'s `keep` for all points.
+#[cfg(test)]
+fn every(d2: f64) -> Option<f64> {
+    Some(d2.sqrt())
 }
 
 fn points_in_sphere_direct(
     m: &Mat3,
     r: f64,
-    keep: impl Fn(f64) -> bool,
+    keep: impl Fn(f64) -> Option<f64>,
 ) -> Result<Vec<Point>, MappingError> {
     const TOL: f64 = 1e-8;
     if !(r.is_finite() && r > 0.0) {
@@ -112,11 +120,19 @@ fn points_in_sphere_direct(
     // their rounding; the tests below decide as before, on the same values.
     let q = m[2];
     let qq = dot(q, q);
+    let per_qq = 1.0 / qq;
     let k_range = |i: i64, j: i64| -> (i64, i64) {
         let p: Vec3 = std::array::from_fn(|d| i as f64 * m[0][d] + j as f64 * m[1][d]);
         let (b, c) = (dot(p, q), dot(p, p) - (r2 + TOL));
-        let center = -b / qq;
-        let half = ((b * b - qq * c).max(0.0)).sqrt() / qq;
+        let disc = b * b - qq * c;
+        // A line that passes the sphere at a distance (its squared distance from the origin
+        // exceeds r² + TOL by disc / qq) far beyond the rounding of these products and of
+        // each point's squared distance: no point on it is within the sphere.
+        if -disc > 1e-9 * (b * b + qq * (c.abs() + r2 + TOL)) {
+            return (0, 0);
+        }
+        let center = -b * per_qq;
+        let half = disc.max(0.0).sqrt() * per_qq;
         let (lo, hi) = (
             crate::numeric::floor(center - half) - 1.0,
             crate::numeric::floor(center + half) + 3.0,
@@ -126,9 +142,33 @@ fn points_in_sphere_direct(
         }
         ((lo as i64).max(bounds[2].0), (hi as i64).min(bounds[2].1))
     };
+    // Likewise the lines (i, j) that can meet the sphere: those whose distance from the
+    // origin, |i·a + j·b| with a and b the components of m₀ and m₁ across m₂, is within
+    // √(r² + TOL), widened by one on each side.
+    let across = |v: Vec3| -> Vec3 {
+        let t = dot(v, q) * per_qq;
+        std::array::from_fn(|d| v[d] - t * q[d])
+    };
+    let (a, b) = (across(m[0]), across(m[1]));
+    let (aa, ab, bb) = (dot(a, a), dot(a, b), dot(b, b));
+    let j_range = |i: i64| -> (i64, i64) {
+        let i = i as f64;
+        let disc = (i * ab) * (i * ab) - bb * (i * i * aa - (r2 + TOL));
+        let center = -i * ab / bb;
+        let half = disc.max(0.0).sqrt() / bb;
+        let (lo, hi) = (
+            crate::numeric::floor(center - half) - 1.0,
+            crate::numeric::floor(center + half) + 3.0,
+        );
+        if !(lo.is_finite() && hi.is_finite()) {
+            return bounds[1];
+        }
+        ((lo as i64).max(bounds[1].0), (hi as i64).min(bounds[1].1))
+    };
     let mut kept: Vec<(usize, Point)> = Vec::new();
     for i in bounds[0].0..bounds[0].1 {
-        for j in bounds[1].0..bounds[1].1 {
+        let (j_lo, j_hi) = j_range(i);
+        for j in j_lo..j_hi {
             let (k_lo, k_hi) = k_range(i, j);
             for k in k_lo..k_hi {
                 let c: Vec3 = std::array::from_fn(|d| {
@@ -141,10 +181,9 @@ fn points_in_sphere_direct(
                 if d2 >= r2 + TOL {
                     continue;
                 }
-                let dist = d2.sqrt();
-                if !keep(dist) {
+                let Some(dist) = keep(d2) else {
                     continue;
-                }
+                };
                 let cube = c.map(cube_of);
                 if !cube.iter().all(|&x| (0..ncube).contains(&x)) {
                     continue;
@@ -191,6 +230,7 @@ fn points_in_sphere_direct(
 /// its cosine only where the `acos` would decide it the same way.
 fn angles_within(c1: &[Candidate], c2: &[Candidate], target: f64, atol: f64) -> Vec<bool> {
     const MARGIN: f64 = 1e-3;
+    const SURE: f64 = 1e-12;
     let cos_deg = |d: f64| libm::cos(d * (std::f64::consts::PI / 180.0));
     // The cosines of angle `d`, or of the range's end beyond 0° or 180° (every angle lies
     // within them).
@@ -223,7 +263,19 @@ fn angles_within(c1: &[Candidate], c2: &[Candidate], target: f64, atol: f64) -> 
     let mut out = Vec::with_capacity(c1.len() * c2.len());
     for a in c1 {
         out.extend(c2.iter().map(|b| {
-            let x = (dot(a.vec, b.vec) / a.len / b.len).clamp(-1.0, 1.0);
+            // The cosine by products with the reciprocal lengths first. It is within a few
+            // ulps of the quotient, so clear of each bound by `SURE` it lies on the same side
+            // as the quotient: it decides nearly every pair without two divisions.
+            let d = dot(a.vec, b.vec);
+            let x = d * a.inv_len * b.inv_len;
+            if x < below - SURE || x > above + SURE {
+                return false;
+            }
+            if x > inner_below + SURE && x < inner_above - SURE {
+                return true;
+            }
+            // Near a bound: the quotient decides, as pymatgen computes it.
+            let x = (d / a.len / b.len).clamp(-1.0, 1.0);
             if x < below || x > above {
                 return false;
             }
@@ -242,6 +294,8 @@ struct Candidate {
     point: usize,
     vec: Vec3,
     len: f64,
+    /// `1 / len`.
+    inv_len: f64,
 }
 
 /// All bases of `this` lattice whose lengths are within the fractional tolerance `ltol` and
@@ -288,9 +342,19 @@ fn visit_mappings(
         let q = dist / ln;
         q < 1.0 + ltol && q > 1.0 / (1.0 + ltol)
     };
-    // Only points near one of the target lengths can be picked below.
-    let pts = points_in_sphere(this, max_len * (1.0 + ltol), |d| {
-        target_len.iter().any(|&ln| near(d, ln))
+    // Only points near one of the target lengths can be picked below. A squared distance
+    // outside every band of squares around those ranges (widened far beyond the rounding of
+    // the square and the root) is refused without its root: most points are.
+    let bands = target_len.map(|ln| {
+        let (a, b) = (ln * lo, ln * hi);
+        (a * a * (1.0 - 1e-12), b * b * (1.0 + 1e-12))
+    });
+    let pts = points_in_sphere(this, max_len * (1.0 + ltol), |d2| {
+        if !bands.iter().any(|&(a, b)| d2 >= a && d2 <= b) {
+            return None;
+        }
+        let d = d2.sqrt();
+        target_len.iter().any(|&ln| near(d, ln)).then_some(d)
     })?;
 
     // Per target length, the lattice points near it: each with its Cartesian vector
@@ -303,10 +367,12 @@ fn visit_mappings(
             .filter(|&i| near(pts[i].dist, ln))
             .map(|i| {
                 let vec = cartesian.apply(pts[i].frac.map(|x| x as f64));
+                let len = norm(vec);
                 Candidate {
                     point: i,
                     vec,
-                    len: norm(vec),
+                    len,
+                    inv_len: 1.0 / len,
                 }
             })
             .collect()
@@ -318,13 +384,18 @@ fn visit_mappings(
     let beta_ok = angles_within(&sel[0], &sel[2], beta, atol);
     let gamma_ok = angles_within(&sel[0], &sel[1], gamma, atol);
 
+    // The third vectors at the right angle to the first, per first vector (in order).
+    let mut third: Vec<usize> = Vec::with_capacity(nc);
     for (ia, ca) in sel[0].iter().enumerate() {
+        third.clear();
+        third.extend((0..nc).filter(|&kc| beta_ok[ia * nc + kc]));
         for (jb, cb) in sel[1].iter().enumerate() {
             if !gamma_ok[ia * nb + jb] {
                 continue;
             }
-            for (kc, cc) in sel[2].iter().enumerate() {
-                if !(alpha_ok[jb * nc + kc] && beta_ok[ia * nc + kc]) {
+            for &kc in &third {
+                let cc = &sel[2][kc];
+                if !alpha_ok[jb * nc + kc] {
                     continue;
                 }
                 let scale = [pts[ca.point].frac, pts[cb.point].frac, pts[cc.point].frac];
@@ -419,7 +490,12 @@ mod tests {
                 .iter()
                 .zip(&lens)
                 .enumerate()
-                .map(|(point, (&vec, &len))| Candidate { point, vec, len })
+                .map(|(point, (&vec, &len))| Candidate {
+                    point,
+                    vec,
+                    len,
+                    inv_len: 1.0 / len,
+                })
                 .collect();
             let got = angles_within(&candidates, &candidates, target, atol);
             let n = vecs.len();
@@ -451,7 +527,7 @@ mod tests {
     #[test]
     fn sphere_search_finds_all_short_vectors() {
         let m = [[3.0, 0.0, 0.0], [1.0, 3.0, 0.0], [0.5, 0.5, 5.0]];
-        let pts = points_in_sphere(&m, 6.0, |_| true).unwrap();
+        let pts = points_in_sphere(&m, 6.0, every).unwrap();
         let mut brute = 0;
         for i in -5..=5 {
             for j in -5..=5 {
@@ -522,7 +598,7 @@ mod tests {
                 [4.0 * rnd() - 2.0, 4.0 * rnd() - 2.0, 2.0 + 8.0 * rnd()],
             ];
             let r = 1.0 + 12.0 * rnd();
-            let got: Vec<[i64; 3]> = points_in_sphere(&m, r, |_| true)
+            let got: Vec<[i64; 3]> = points_in_sphere(&m, r, every)
                 .unwrap()
                 .iter()
                 .map(|p| p.frac)
@@ -537,7 +613,7 @@ mod tests {
     fn sphere_points_come_in_pymatgen_order() {
         // Order recorded from pymatgen 2026.10.24 `Lattice.get_points_in_sphere`.
         let m = [[3.0, 0.0, 0.0], [1.0, 3.0, 0.0], [0.5, 0.5, 5.0]];
-        let pts = points_in_sphere(&m, 4.2, |_| true).unwrap();
+        let pts = points_in_sphere(&m, 4.2, every).unwrap();
         let order: Vec<[i64; 3]> = pts.iter().map(|p| p.frac).collect();
         let expected = [
             [0, -1, 0],
