@@ -1,7 +1,7 @@
 //! `bench-matcher`: times the native evaluation path on a pairs file.
 //!
 //! ```text
-//! bench-matcher PAIRS.json [--repeat N] [--verdicts OUT.jsonl]
+//! bench-matcher PAIRS.json [--repeat N] [--verdicts OUT.jsonl] [--by-kind] [--parse-only]
 //! ```
 //!
 //! `PAIRS.json` is written by `engine-bench/pymatgen_bench.py pairs` (`{"pairs": [{"target":
@@ -9,7 +9,8 @@
 //! prints one JSON line with the best and median seconds per pass. `--verdicts` writes one
 //! verdict per pair (JSON lines) for the agreement check in `scripts/bench-matcher.sh`.
 //! `--by-kind` adds one more pass that times each pair and prints, on stderr, the time spent
-//! per kind of pair and in parsing alone.
+//! per kind of pair and in parsing alone. `--parse-only` times the evaluator's CIF reader
+//! alone instead (each pass reads every target and prediction).
 
 use std::time::Instant;
 
@@ -36,6 +37,7 @@ fn main() -> Result<()> {
     let mut repeat = 5usize;
     let mut verdicts_out = None;
     let mut by_kind = false;
+    let mut parse_only = false;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--repeat" => {
@@ -46,12 +48,15 @@ fn main() -> Result<()> {
                     .context("--repeat needs a number")?;
             }
             "--by-kind" => by_kind = true,
+            "--parse-only" => parse_only = true,
             "--verdicts" => verdicts_out = Some(args.next().context("--verdicts needs a path")?),
             _ if path.is_none() => path = Some(arg),
-            _ => bail!("usage: bench-matcher PAIRS.json [--repeat N] [--verdicts OUT.jsonl]"),
+            _ => bail!("usage: bench-matcher PAIRS.json [--repeat N] [--verdicts OUT.jsonl] [--by-kind] [--parse-only]"),
         }
     }
-    let path = path.context("usage: bench-matcher PAIRS.json [--repeat N] [--verdicts OUT]")?;
+    let path = path.context(
+        "usage: bench-matcher PAIRS.json [--repeat N] [--verdicts OUT] [--by-kind] [--parse-only]",
+    )?;
     let text = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
     let file: PairsFile = serde_json::from_str(&text).with_context(|| format!("parsing {path}"))?;
 
@@ -68,6 +73,13 @@ fn main() -> Result<()> {
     for _ in 0..repeat.max(1) {
         let start = Instant::now();
         for p in &file.pairs {
+            if parse_only {
+                for text in [&p.target, &p.prediction] {
+                    let read = engine::cif::parse_cif_like_pymatgen(std::hint::black_box(text));
+                    std::hint::black_box(read.is_ok());
+                }
+                continue;
+            }
             std::hint::black_box(evaluate_pair_json(
                 std::hint::black_box(&p.target),
                 std::hint::black_box(&p.prediction),
@@ -82,7 +94,7 @@ fn main() -> Result<()> {
     println!(
         "{}",
         serde_json::json!({
-            "impl": "native",
+            "impl": if parse_only { "native-parse" } else { "native" },
             "pairs": file.pairs.len(),
             "passes": times.len(),
             "best_seconds": times[0],

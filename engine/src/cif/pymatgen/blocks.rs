@@ -13,6 +13,7 @@ use std::borrow::Cow;
 
 use compact_str::CompactString;
 
+use super::newlines::Newlines;
 use crate::cif::lexer::Pos;
 use crate::cif::CifError;
 use crate::python::{is_py_space, py_strip};
@@ -229,6 +230,21 @@ pub(super) struct Positions {
 }
 
 impl Positions {
+    /// [`Positions::new`] from the text's [`Newlines`]: without `\r`, the lines start
+    /// after them.
+    fn of_newlines(bytes: &[u8], newlines: &Newlines) -> Self {
+        if newlines.cr {
+            return Self::new(bytes);
+        }
+        let mut line_starts = Vec::with_capacity(newlines.at.len() + 1);
+        line_starts.push(0);
+        line_starts.extend(newlines.at.iter().map(|&i| i + 1));
+        Positions {
+            line_starts,
+            len: bytes.len(),
+        }
+    }
+
     /// Line starts of a text given one byte per character ([`one_byte_per_char`]).
     pub(super) fn new(bytes: &[u8]) -> Self {
         let mut line_starts = Vec::with_capacity(bytes.len() / 16 + 2);
@@ -298,9 +314,10 @@ impl PositionCursor<'_> {
 pub fn pymatgen_blocks(text: &str) -> Result<Vec<PmgBlock>, CifError> {
     let bytes = one_byte_per_char(text);
     let bytes: &[u8] = &bytes;
-    let positions = Positions::new(bytes);
+    let newlines = Newlines::of(bytes);
+    let positions = Positions::of_newlines(bytes, &newlines);
     let mut blocks: Vec<PmgBlock> = Vec::new();
-    let starts = block_starts(bytes);
+    let starts = block_starts(bytes, &newlines);
     for (n, &(_, data_at)) in starts.iter().enumerate() {
         let end = starts.get(n + 1).map_or(bytes.len(), |&(s, _)| s);
         // The header line (up to the first '\n' after "data_") names powder-pattern blocks.
@@ -309,7 +326,10 @@ pub fn pymatgen_blocks(text: &str) -> Result<Vec<PmgBlock>, CifError> {
         if first_line.windows(14).any(|w| w == b"powder_pattern") {
             continue;
         }
-        let block = parse_block(&bytes[data_at..end], data_at, &positions)?;
+        let block = block_of_tokens(
+            tokens_of(&bytes[data_at..end], data_at, &newlines),
+            &positions,
+        )?;
         match blocks.iter_mut().find(|b| b.header == block.header) {
             Some(slot) => *slot = block,
             None => blocks.push(block),
@@ -319,12 +339,12 @@ pub fn pymatgen_blocks(text: &str) -> Result<Vec<PmgBlock>, CifError> {
 }
 
 /// Matches of `^\s*data_` (multi-line): (line start, index of `data_`).
-fn block_starts(bytes: &[u8]) -> Vec<(usize, usize)> {
+fn block_starts(bytes: &[u8], newlines: &Newlines) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     // Where the last match ended: a match consumes its leading whitespace, line breaks
     // included, so the next one cannot start before.
     let mut free = 0;
-    let line_starts = std::iter::once(0).chain(memchr::memchr_iter(b'\n', bytes).map(|i| i + 1));
+    let line_starts = std::iter::once(0).chain(newlines.at.iter().map(|&i| i + 1));
     for i in line_starts {
         if i < free || i >= bytes.len() {
             continue;
@@ -411,8 +431,8 @@ impl Origins<'_> {
 /// - blank lines, `^\s*\n`: of what remains, joined by line breaks, every line of
 ///   whitespace only that a line break follows (all but the last) goes;
 /// - then every non-ASCII character.
-fn clean(s: &[u8], offset: usize) -> Cleaned<'_> {
-    if nothing_to_clean(s) {
+fn clean<'s>(s: &'s [u8], offset: usize, newlines: &Newlines) -> Cleaned<'s> {
+    if nothing_to_clean(s, offset, newlines) {
         return Cleaned {
             b: Cow::Borrowed(s),
             runs: vec![(0, offset)],
@@ -457,14 +477,16 @@ fn clean(s: &[u8], offset: usize) -> Cleaned<'_> {
     out
 }
 
-/// Whether [`clean`] would leave the block as it is (nearly every CIF): ASCII, no `#`, and
-/// no line but the last of whitespace only.
-fn nothing_to_clean(s: &[u8]) -> bool {
-    if !s.is_ascii() || memchr::memchr(b'#', s).is_some() {
+/// Whether [`clean`] would leave the block `s` (at `offset` in the text, whose newlines
+/// are `newlines`) as it is (nearly every CIF): ASCII, no `#`, and no line but the last of
+/// whitespace only.
+fn nothing_to_clean(s: &[u8], offset: usize, newlines: &Newlines) -> bool {
+    let ascii = !newlines.wide || s.is_ascii();
+    if !ascii || (newlines.hash && memchr::memchr(b'#', s).is_some()) {
         return false;
     }
     let mut start = 0;
-    for end in memchr::memchr_iter(b'\n', s) {
+    for end in newlines.within(offset, offset + s.len()) {
         if s[start..end].iter().all(|&c| is_space(c)) {
             return false;
         }
@@ -480,10 +502,20 @@ fn has_rare_breaks(s: &[u8]) -> bool {
         || memchr::memchr3(0x1c, 0x1d, 0x1e, s).is_some()
 }
 
-/// Python `str.splitlines()` on ASCII text, line by line (index ranges).
-fn for_each_line(s: &[u8], mut each: impl FnMut(std::ops::Range<usize>)) {
+/// Python `str.splitlines()` on ASCII text, line by line (index ranges). `newline_at`,
+/// when given, lists every `\n` of `s`, and `s` holds no other line break.
+fn for_each_line(
+    s: &[u8],
+    newline_at: Option<&mut dyn Iterator<Item = usize>>,
+    mut each: impl FnMut(std::ops::Range<usize>),
+) {
     let mut start = 0;
-    if !has_rare_breaks(s) {
+    if let Some(ends) = newline_at {
+        for i in ends {
+            each(start..i);
+            start = i + 1;
+        }
+    } else if !has_rare_breaks(s) {
         // Lines end at `\n` only: found by SIMD search.
         for i in memchr::memchr_iter(b'\n', s) {
             each(start..i);
@@ -637,10 +669,15 @@ fn tokenize_line(
     }
 }
 
-/// `CifBlock._process_string`: the token stream of one block.
-fn tokens_of(block: &[u8], offset: usize) -> Vec<Token> {
-    let cleaned = clean(block, offset);
+/// `CifBlock._process_string`: the token stream of one block (at `offset` in the text,
+/// whose newlines are `newlines`).
+fn tokens_of(block: &[u8], offset: usize, newlines: &Newlines) -> Vec<Token> {
+    let cleaned = clean(block, offset, newlines);
     let b = &cleaned.b;
+    // The block as it was (almost always): its lines end at the text's newlines, unless the
+    // text has other line breaks.
+    let as_written = matches!(cleaned.b, Cow::Borrowed(_)) && !newlines.cr && !newlines.other_break;
+    let mut known_ends = as_written.then(|| newlines.within(offset, offset + block.len()));
     // One validation for every token (the cleaned text is ASCII, so always valid).
     let text = match std::str::from_utf8(b) {
         Ok(t) => Cow::Borrowed(t),
@@ -652,7 +689,10 @@ fn tokens_of(block: &[u8], offset: usize) -> Vec<Token> {
     let mut multiline = false;
     let mut field: Vec<CompactString> = Vec::new();
     let mut field_at = 0;
-    for_each_line(b, |mut line| {
+    let known_ends = known_ends
+        .as_mut()
+        .map(|e| e as &mut dyn Iterator<Item = usize>);
+    for_each_line(b, known_ends, |mut line| {
         if multiline {
             if !line.is_empty() && b[line.start] == b';' {
                 multiline = false;
@@ -677,11 +717,6 @@ fn tokens_of(block: &[u8], offset: usize) -> Vec<Token> {
         }
     });
     tokens
-}
-
-/// `CifBlock.from_str` on one block's characters (starting with `data_`).
-fn parse_block(block: &[u8], offset: usize, positions: &Positions) -> Result<PmgBlock, CifError> {
-    block_of_tokens(tokens_of(block, offset), positions)
 }
 
 /// `CifBlock.from_str` after `_process_string`: tags, values and loops from the tokens.
@@ -944,9 +979,14 @@ mod tests {
             let want = super::super::blocks_chars::pymatgen_blocks_chars(text);
             assert_eq!(pymatgen_blocks(text), want, "{text:?}");
         }
-        assert!(nothing_to_clean(texts[0].as_bytes()));
-        assert!(!nothing_to_clean(texts[1].as_bytes()));
-        assert!(!nothing_to_clean(texts[6].as_bytes()));
+        let nothing = |text: &str| {
+            let b = text.as_bytes();
+            nothing_to_clean(b, 0, &Newlines::of(b))
+        };
+        assert!(nothing(texts[0]));
+        assert!(!nothing(texts[1]));
+        assert!(!nothing(texts[4]));
+        assert!(!nothing(texts[6]));
     }
 
     #[test]

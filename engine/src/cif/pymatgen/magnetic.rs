@@ -55,11 +55,15 @@ const MARK_IN_PART: [usize; 3] = [12, 10, 18];
 
 /// Whether a tag contains one of [`MAGNETIC_TAG_PARTS`]. Every part holds "_m" once: each
 /// "_m" of the tag is checked as the place where a part's "_m" would be, which needs no
-/// substring searcher (costly in wasm, where this is asked of every tag of every CIF).
+/// substring searcher (costly in wasm, where this is asked of every tag of every CIF). A
+/// plain byte loop finds them: a tag is too short for a SIMD search to pay its set-up.
 pub(crate) fn is_magnetic_tag(tag: &str) -> bool {
     let t = tag.as_bytes();
-    let underscores = memchr::memchr_iter(b'_', t);
-    let mut marks = underscores.filter(|&i| t.get(i + 1) == Some(&b'm'));
+    let mut marks = t
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| w == b"_m")
+        .map(|(i, _)| i);
     marks.any(|i| {
         let mut parts = MAGNETIC_TAG_PARTS.iter().zip(MARK_IN_PART);
         parts.any(|(part, at)| {

@@ -33,6 +33,7 @@ pub mod blocks;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod blocks_chars;
 mod magnetic;
+mod newlines;
 mod sanitize;
 pub(crate) mod site_index;
 pub mod symop;
