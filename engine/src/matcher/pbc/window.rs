@@ -17,14 +17,23 @@ use crate::numeric::{distance_to_integer, max_with, min_with, total_order_key};
 pub(super) struct ColumnWindow {
     /// The axis the columns are sorted along.
     axis: usize,
-    /// Wrapped coordinates, sorted, and the column of each.
-    keys: Vec<f64>,
-    cols: Vec<usize>,
-    /// Each column's point (unwrapped), in the same order: the per-axis test of the
-    /// candidates reads them in sequence.
-    points: Vec<Vec3>,
+    /// The columns sorted by their wrapped coordinate along `axis`. One array (one
+    /// allocation per window, a window being made per lattice mapping), which the per-axis
+    /// test of the candidates reads in sequence.
+    entries: Vec<Entry>,
     /// Half-width of the window, or `None` for every column.
     half: Option<f64>,
+}
+
+/// One column of a window.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// Its coordinate along the window's axis, wrapped into [0, 1).
+    key: f64,
+    /// Its point (unwrapped).
+    point: Vec3,
+    /// Its index among the columns.
+    col: usize,
 }
 
 impl ColumnWindow {
@@ -36,18 +45,20 @@ impl ColumnWindow {
             (1..3).fold(0, |a, k| if t[k] < t[a] { k } else { a })
         });
         let half = tol.map(|t| t[axis] + 1e-9).filter(|h| *h < 0.5);
-        let mut sorted: Vec<(f64, usize)> = l2
+        let mut entries: Vec<Entry> = l2
             .iter()
             .enumerate()
-            .map(|(j, p)| (p[axis] - crate::numeric::floor(p[axis]), j))
+            .map(|(col, &point)| Entry {
+                key: point[axis] - crate::numeric::floor(point[axis]),
+                point,
+                col,
+            })
             .collect();
         // In `total_cmp`'s order, then by column: a total order, which any sort gives.
-        sorted.sort_unstable_by_key(|&(x, j)| (total_order_key(x), j));
+        entries.sort_unstable_by_key(|e| (total_order_key(e.key), e.col));
         Self {
             axis,
-            keys: sorted.iter().map(|p| p.0).collect(),
-            cols: sorted.iter().map(|p| p.1).collect(),
-            points: sorted.iter().map(|p| l2[p.1]).collect(),
+            entries,
             half,
         }
     }
@@ -60,8 +71,8 @@ impl ColumnWindow {
         // Counts to starts, then each column in sorted order into its class's range (so each
         // part is sorted too): one set of lists for all the parts.
         let mut starts = vec![0usize; count + 1];
-        for &j in &self.cols {
-            let c = class(j);
+        for e in &self.entries {
+            let c = class(e.col);
             if c < count {
                 starts[c + 1] += 1;
             }
@@ -70,17 +81,18 @@ impl ColumnWindow {
             starts[c + 1] += starts[c];
         }
         let total = starts[count];
-        let (mut keys, mut cols) = (vec![0.0; total], vec![0usize; total]);
-        let mut points = vec![[0.0; 3]; total];
+        let blank = Entry {
+            key: 0.0,
+            point: [0.0; 3],
+            col: 0,
+        };
+        let mut entries = vec![blank; total];
         // starts[c] is class c's next free slot while filling, and its end afterwards: the
         // list shifted by one is the starts again.
-        for ((&key, &j), point) in self.keys.iter().zip(&self.cols).zip(&self.points) {
-            let c = class(j);
+        for e in &self.entries {
+            let c = class(e.col);
             if c < count {
-                let at = starts[c];
-                keys[at] = key;
-                cols[at] = j;
-                points[at] = *point;
+                entries[starts[c]] = *e;
                 starts[c] += 1;
             }
         }
@@ -89,9 +101,7 @@ impl ColumnWindow {
         ClassWindows {
             all: ColumnWindow {
                 axis: self.axis,
-                keys,
-                cols,
-                points,
+                entries,
                 half: self.half,
             },
             starts,
@@ -108,9 +118,7 @@ impl ColumnWindow {
     pub(super) fn part(&self) -> WindowPart<'_> {
         WindowPart {
             axis: self.axis,
-            keys: &self.keys,
-            cols: &self.cols,
-            points: &self.points,
+            entries: &self.entries,
             half: self.half,
         }
     }
@@ -140,9 +148,7 @@ impl ClassWindows {
         let range = *self.starts.get(c)?..*self.starts.get(c + 1)?;
         Some(WindowPart {
             axis: self.all.axis,
-            keys: self.all.keys.get(range.clone())?,
-            cols: self.all.cols.get(range.clone())?,
-            points: self.all.points.get(range)?,
+            entries: self.all.entries.get(range)?,
             half: self.all.half,
         })
     }
@@ -151,9 +157,7 @@ impl ClassWindows {
 /// A window's sorted columns (all of them, or one class's), to query.
 pub(super) struct WindowPart<'a> {
     axis: usize,
-    keys: &'a [f64],
-    cols: &'a [usize],
-    points: &'a [Vec3],
+    entries: &'a [Entry],
     half: Option<f64>,
 }
 
@@ -165,7 +169,7 @@ impl WindowPart<'_> {
             Some(half) => self.near_within(p, half, out),
             None => {
                 out.clear();
-                out.extend_from_slice(self.cols);
+                out.extend(self.entries.iter().map(|e| e.col));
             }
         }
     }
@@ -176,8 +180,8 @@ impl WindowPart<'_> {
         out.clear();
         let (spans, count) = self.spans(p, half);
         for &(start, hi) in &spans[..count] {
-            let end = start + self.keys[start..].partition_point(|&k| k <= hi);
-            out.extend_from_slice(&self.cols[start..end]);
+            let end = start + self.entries[start..].partition_point(|e| e.key <= hi);
+            out.extend(self.entries[start..end].iter().map(|e| e.col));
         }
     }
 
@@ -218,10 +222,11 @@ impl WindowPart<'_> {
         for &(start, hi) in &spans[..count] {
             // The span's columns in key order, up to the first key beyond `hi` (read in
             // passing instead of searched for).
-            for ((&key, q), &j) in self.keys[start..]
-                .iter()
-                .zip(&self.points[start..])
-                .zip(&self.cols[start..])
+            for &Entry {
+                key,
+                point: q,
+                col: j,
+            } in &self.entries[start..]
             {
                 // Negated, so that a NaN key ends the span, as it ends the sorted keys (one
                 // comparison in the hot loop).
@@ -253,7 +258,7 @@ impl WindowPart<'_> {
             return (out, 1);
         }
         let c = x - crate::numeric::floor(x);
-        let start = |lo: f64| self.keys.partition_point(|&k| k < lo);
+        let start = |lo: f64| self.entries.partition_point(|e| e.key < lo);
         let (lo, hi) = (c - half, c + half);
         out[0] = (start(max_with(0.0, lo)), min_with(1.0, hi));
         let mut count = 1;
