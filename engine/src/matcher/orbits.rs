@@ -105,11 +105,14 @@ pub struct MappingOrbits<'a> {
     sites: Option<Struct1<'a>>,
     representatives: Vec<Representative>,
     /// Representatives by their integer matrix.
-    by_scale: rustc_hash::FxHashMap<IMat, Vec<usize>>,
+    by_scale: rustc_hash::FxHashMap<IMat, Indices>,
     /// Representatives by their LLL basis (in increasing order): a mapping's candidates
     /// without a scan of every representative.
-    by_lll: rustc_hash::FxHashMap<IMat, Vec<usize>>,
+    by_lll: rustc_hash::FxHashMap<IMat, Indices>,
 }
+
+/// Representatives under one key: nearly always one, kept without an allocation.
+type Indices = smallvec::SmallVec<[usize; 2]>;
 
 /// Where a mapping falls among the orbits met so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,7 +183,7 @@ impl<'a> MappingOrbits<'a> {
         // Only representatives with this LLL basis and average lattice can share its tables;
         // a search whose mappings all differ there tests no symmetry.
         let mut candidates: smallvec::SmallVec<[usize; 16]> = smallvec::SmallVec::new();
-        for &k in self.by_lll.get(lll).map_or(&[][..], Vec::as_slice) {
+        for &k in self.by_lll.get(lll).map_or(&[][..], |ks| ks.as_slice()) {
             let rep = &self.representatives[k];
             if within(&rep.average, average, rep.average_tol) {
                 candidates.push(k);
