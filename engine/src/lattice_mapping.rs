@@ -131,16 +131,8 @@ fn points_in_sphere_direct(
         if -disc > 1e-9 * (b * b + qq * (c.abs() + r2 + TOL)) {
             return (0, 0);
         }
-        let center = -b * per_qq;
         let half = disc.max(0.0).sqrt() * per_qq;
-        let (lo, hi) = (
-            crate::numeric::floor(center - half) - 1.0,
-            crate::numeric::floor(center + half) + 3.0,
-        );
-        if !(lo.is_finite() && hi.is_finite()) {
-            return bounds[2];
-        }
-        ((lo as i64).max(bounds[2].0), (hi as i64).min(bounds[2].1))
+        roots_widened(-b * per_qq, half, bounds[2])
     };
     // Likewise the lines (i, j) that can meet the sphere: those whose distance from the
     // origin, |i·a + j·b| with a and b the components of m₀ and m₁ across m₂, is within
@@ -154,16 +146,7 @@ fn points_in_sphere_direct(
     let j_range = |i: i64| -> (i64, i64) {
         let i = i as f64;
         let disc = (i * ab) * (i * ab) - bb * (i * i * aa - (r2 + TOL));
-        let center = -i * ab / bb;
-        let half = disc.max(0.0).sqrt() / bb;
-        let (lo, hi) = (
-            crate::numeric::floor(center - half) - 1.0,
-            crate::numeric::floor(center + half) + 3.0,
-        );
-        if !(lo.is_finite() && hi.is_finite()) {
-            return bounds[1];
-        }
-        ((lo as i64).max(bounds[1].0), (hi as i64).min(bounds[1].1))
+        roots_widened(-i * ab / bb, disc.max(0.0).sqrt() / bb, bounds[1])
     };
     let mut kept: Vec<(usize, Point)> = Vec::new();
     for i in bounds[0].0..bounds[0].1 {
@@ -217,6 +200,20 @@ fn points_in_sphere_direct(
         first[cube] += 1;
     }
     Ok(out)
+}
+
+/// The integers from one below the lower root `center − half` to two above the upper one,
+/// as a range within `bound` (all of `bound` when a root is not finite): every integer the
+/// roots enclose, with a margin far beyond their rounding.
+fn roots_widened(center: f64, half: f64, bound: (i64, i64)) -> (i64, i64) {
+    let (lo, hi) = (
+        crate::numeric::floor(center - half) - 1.0,
+        crate::numeric::floor(center + half) + 3.0,
+    );
+    if !(lo.is_finite() && hi.is_finite()) {
+        return bound;
+    }
+    ((lo as i64).max(bound.0), (hi as i64).min(bound.1))
 }
 
 /// Whether the angle (degrees) between each candidate vector of `c1` and each of `c2` is
