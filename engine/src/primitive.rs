@@ -31,6 +31,7 @@
 mod hnf;
 #[cfg(test)]
 mod tests;
+mod translations;
 
 use crate::lattice::Lattice;
 use crate::linalg::{allclose, inverse, is_finite, lengths, matmul, py_mod1, vec_mat};
@@ -120,8 +121,26 @@ struct Group {
     sites: Vec<usize>,
     frac: Vec<Vec3>,
     /// `non_nbrs[i * n + j]`: sites i and j are farther apart than twice the tolerance on
-    /// some fractional axis of the current cell (always true on the diagonal).
-    non_nbrs: Vec<bool>,
+    /// some fractional axis of the current cell (always true on the diagonal). Made when a
+    /// first cell is tried: most structures have no candidate cell.
+    non_nbrs: std::cell::OnceCell<Vec<bool>>,
+}
+
+impl Group {
+    /// [`Group::non_nbrs`] for the per-axis tolerance `ftol_2` (twice the tolerance).
+    fn non_nbrs(&self, ftol_2: Vec3) -> &[bool] {
+        self.non_nbrs.get_or_init(|| {
+            let (frac, n) = (&self.frac, self.frac.len());
+            let mut out = vec![false; n * n];
+            for i in 0..n {
+                for j in 0..n {
+                    out[i * n + j] = i == j
+                        || (0..3).any(|k| distance_to_integer(frac[j][k] - frac[i][k]) > ftol_2[k]);
+                }
+            }
+            out
+        })
+    }
 }
 
 fn primitive_step(s: &Structure, tol: f64) -> Result<Structure, PrimitiveError> {
@@ -138,41 +157,42 @@ fn primitive_step(s: &Structure, tol: f64) -> Result<Structure, PrimitiveError> 
             "zero-length lattice vector".into(),
         ));
     }
+    // Only a divisor d > 1 of the formula units can give a smaller cell: with none (site
+    // counts without a common factor) no cell is tried, and the translations below, which
+    // only vet the cells, are not looked for.
+    let num_fu = groups.iter().map(Vec::len).fold(0, gcd);
+    if num_fu < 2 {
+        return Ok(s.clone());
+    }
     let groups: Vec<Group> = groups
         .into_iter()
-        .map(|sites| {
-            let frac: Vec<Vec3> = sites.iter().map(|&i| s.sites[i].frac).collect();
-            let n = frac.len();
-            let mut non_nbrs = vec![false; n * n];
-            for i in 0..n {
-                for j in 0..n {
-                    non_nbrs[i * n + j] = i == j
-                        || (0..3).any(|k| {
-                            distance_to_integer(frac[j][k] - frac[i][k]) > super_ftol_2[k]
-                        });
-                }
-            }
-            Group {
-                sites,
-                frac,
-                non_nbrs,
-            }
+        .map(|sites| Group {
+            frac: sites.iter().map(|&i| s.sites[i].frac).collect(),
+            sites,
+            non_nbrs: std::cell::OnceCell::new(),
         })
         .collect();
-
-    let min_vecs = candidate_translations(&groups, super_ftol_2);
-    let num_fu = groups.iter().map(|g| g.sites.len()).fold(0, gcd);
-    for (size, hnf) in hnf::supercell_matrices(num_fu) {
-        let inv = hnf::upper_triangular_inverse(&hnf);
-        let all_rows_present = inv.iter().all(|row| {
-            min_vecs
-                .iter()
-                .any(|v| (0..3).all(|k| distance_to_integer(row[k] - v[k]) < super_ftol[k]))
-        });
-        if !all_rows_present {
-            continue;
-        }
-        if let Some(smaller) = merge_into_cell(s, &groups, &m, &hnf, &inv, size, tol)? {
+    let fracs: Vec<&[Vec3]> = groups.iter().map(|g| g.frac.as_slice()).collect();
+    let min_vecs = translations::candidate_translations(&fracs, super_ftol_2);
+    // A cell is a candidate when every primitive translation it implies is among the
+    // translations found.
+    let present = |row: &Vec3| {
+        min_vecs
+            .iter()
+            .any(|v| (0..3).all(|k| distance_to_integer(row[k] - v[k]) < super_ftol[k]))
+    };
+    let cells = hnf::divisors(num_fu).filter(|&d| d > 1).flat_map(|size| {
+        hnf::candidate_cells(size, present)
+            .into_iter()
+            .map(move |c| (size, c))
+    });
+    for (size, (hnf, inv)) in cells {
+        let cell = Cell {
+            hnf: &hnf,
+            inv: &inv,
+            size,
+        };
+        if let Some(smaller) = merge_into_cell(s, &groups, &m, cell, (tol, super_ftol_2))? {
             let prim = primitive_step(&smaller, tol)?;
             return niggli_reduced_structure(&prim);
         }
@@ -197,71 +217,24 @@ fn group_sites(s: &Structure) -> Vec<Vec<usize>> {
     groups
 }
 
-/// Translations from the first site of the smallest group to each of its sites that map
-/// every group onto itself within `tol2` (per fractional axis, periodic).
-fn candidate_translations(groups: &[Group], tol2: Vec3) -> Vec<Vec3> {
-    let Some(smallest) = groups.iter().min_by_key(|g| g.sites.len()) else {
-        return Vec::new();
-    };
-    let origin = smallest.frac[0];
-    let mut vecs: Vec<Vec3> = smallest
-        .frac
-        .iter()
-        .map(|f| std::array::from_fn(|k| f[k] - origin[k]))
-        .collect();
-    let mut by_size: Vec<&Group> = groups.iter().collect();
-    by_size.sort_by_key(|g| g.sites.len());
-    for g in by_size {
-        for f in &g.frac {
-            let shifted: Vec<Vec3> = g
-                .frac
-                .iter()
-                .map(|x| std::array::from_fn(|k| x[k] - f[k]))
-                .collect();
-            vecs = periodic_intersection(vecs, &shifted, tol2);
-        }
-    }
-    vecs
-}
-
-/// The points of `a` (in order) within `tol` of some point of `b` on every fractional axis,
-/// periodically; as the reference's k-d tree query, coordinates are wrapped into [0, 1),
-/// scaled by `1/tol` and compared in the Chebyshev metric with a strict bound of 1.
-fn periodic_intersection(a: Vec<Vec3>, b: &[Vec3], tol: Vec3) -> Vec<Vec3> {
-    let scale: Vec3 = tol.map(|t| 1.0 / t);
-    let scaled = |p: &Vec3| -> Vec3 {
-        std::array::from_fn(|k| (py_mod1(p[k]) * scale[k]).clamp(0.0, scale[k] * (1.0 - 1e-15)))
-    };
-    let bs: Vec<Vec3> = b.iter().map(scaled).collect();
-    a.into_iter()
-        .filter(|p| {
-            let ps = scaled(p);
-            bs.iter().any(|q| {
-                (0..3).all(|k| {
-                    let (full, half) = (scale[k], scale[k] / 2.0);
-                    let mut d = ps[k] - q[k];
-                    if d < -half {
-                        d += full;
-                    } else if d > half {
-                        d -= full;
-                    }
-                    d.abs() < 1.0
-                })
-            })
-        })
-        .collect()
+/// A candidate smaller cell: its supercell matrix in Hermite normal form, the inverse, and
+/// how many sites of the current cell fall onto each of its sites.
+#[derive(Clone, Copy)]
+struct Cell<'c> {
+    hnf: &'c [[i64; 3]; 3],
+    inv: &'c Mat3,
+    size: usize,
 }
 
 /// Tries the cell `inv · lattice`: returns the merged structure when every element's sites
-/// fall into cliques of exactly `size` coinciding sites, else `None`.
+/// fall into cliques of exactly `size` coinciding sites, else `None`. `tol` is the
+/// tolerance (Å) and `super_ftol_2` twice it per fractional axis of the current cell.
 fn merge_into_cell(
     s: &Structure,
     groups: &[Group],
     m: &Mat3,
-    hnf: &[[i64; 3]; 3],
-    inv: &Mat3,
-    size: usize,
-    tol: f64,
+    Cell { hnf, inv, size }: Cell<'_>,
+    (tol, super_ftol_2): (f64, Vec3),
 ) -> Result<Option<Structure>, PrimitiveError> {
     let new_m = matmul(inv, m);
     let ftol: Vec3 = lengths(&new_m).map(|l| tol / l);
@@ -270,11 +243,12 @@ fn merge_into_cell(
     for g in groups {
         let n = g.frac.len();
         let all_frac: Vec<Vec3> = g.frac.iter().map(|f| vec_mat(*f, &hnf_f)).collect();
+        let non_nbrs = g.non_nbrs(super_ftol_2);
         let mut same = vec![false; n * n];
         for i in 0..n {
             let mut count = 0;
             for j in 0..n {
-                let close = g.non_nbrs[i * n + j]
+                let close = non_nbrs[i * n + j]
                     && (0..3)
                         .all(|k| distance_to_integer(all_frac[j][k] - all_frac[i][k]) < ftol[k]);
                 same[i * n + j] = close;
