@@ -58,9 +58,7 @@ pub(super) fn candidate_cells(
 /// `f ∈ [0, e)` with `f` fastest: the reference's order, which [`candidate_cells`] keeps
 /// (the tests hold it to this list).
 #[cfg(test)]
-fn supercell_matrices(
-    form_units: usize,
-) -> impl Iterator<Item = (usize, [[i64; 3]; 3])> {
+fn supercell_matrices(form_units: usize) -> impl Iterator<Item = (usize, [[i64; 3]; 3])> {
     divisors(form_units).filter(|&d| d > 1).flat_map(|det| {
         divisors(det).flat_map(move |a| {
             divisors(det / a).flat_map(move |e| {

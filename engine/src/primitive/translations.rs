@@ -19,36 +19,39 @@ pub(super) fn candidate_translations(groups: &[&[Vec3]], tol2: Vec3) -> Vec<Vec3
     let Some(&origin) = smallest.first() else {
         return Vec::new();
     };
-    let mut vecs: Vec<Vec3> = smallest
+    let scale: Vec3 = tol2.map(|t| 1.0 / t);
+    // Each translation with its scaled form, which every comparison of it uses.
+    let mut vecs: Vec<(Vec3, Vec3)> = smallest
         .iter()
-        .map(|f| std::array::from_fn(|k| f[k] - origin[k]))
+        .map(|f| {
+            let v: Vec3 = std::array::from_fn(|k| f[k] - origin[k]);
+            (v, scaled(&v, scale))
+        })
         .collect();
     let mut by_size: Vec<&[Vec3]> = groups.to_vec();
     by_size.sort_by_key(|g| g.len());
-    let scale: Vec3 = tol2.map(|t| 1.0 / t);
     // Any site the comparison accepts lies within the tolerance of `f + v` modulo 1, up to
     // the rounding of a few operations on numbers below 1: the margin covers that.
     let reach: Vec3 = tol2.map(|t| t * (1.0 + 1e-9) + 1e-12);
-    for g in by_size {
+    'groups: for g in by_size {
         let buckets = Buckets::new(g, reach);
         for f in g {
             // The zero translation (the first) always stays: every site maps onto itself.
             // Alone, it stays alone.
             if vecs.len() < 2 {
-                return vecs;
+                break 'groups;
             }
-            vecs.retain(|v| {
+            vecs.retain(|(v, vs)| {
                 let at: Vec3 = std::array::from_fn(|k| py_mod1(f[k] + v[k]));
-                let vs = scaled(v, scale);
                 buckets.any_near(at, reach, |j| {
                     let x = &g[j];
                     let shifted: Vec3 = std::array::from_fn(|k| x[k] - f[k]);
-                    within_one(&vs, &scaled(&shifted, scale), scale)
+                    within_one(vs, &scaled(&shifted, scale), scale)
                 })
             });
         }
     }
-    vecs
+    vecs.into_iter().map(|(v, _)| v).collect()
 }
 
 /// A point wrapped into [0, 1) and scaled by `scale` per axis (kept below `scale`).
@@ -144,7 +147,17 @@ impl Buckets {
                 (lo, hi)
             }
         });
-        let wrap = |x: i64, k: usize| x.rem_euclid(self.cells[k] as i64) as usize;
+        // Indices lie within one period of the grid (cells are at least `reach` wide).
+        let wrap = |x: i64, k: usize| {
+            let n = self.cells[k] as i64;
+            (if x < 0 {
+                x + n
+            } else if x >= n {
+                x - n
+            } else {
+                x
+            }) as usize
+        };
         for a in ranges[0].0..=ranges[0].1 {
             for b in ranges[1].0..=ranges[1].1 {
                 for c in ranges[2].0..=ranges[2].1 {
