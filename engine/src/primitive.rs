@@ -28,14 +28,15 @@
 //! Sites are compared by their species strings, as the reference compares them (so
 //! occupancies count to three significant digits).
 
+mod buckets;
 mod hnf;
+mod merge;
 #[cfg(test)]
 mod tests;
 mod translations;
 
 use crate::lattice::Lattice;
-use crate::linalg::{allclose, inverse, is_finite, lengths, matmul, py_mod1, vec_mat};
-use crate::linalg::{Mat3, Vec3};
+use crate::linalg::{allclose, inverse, is_finite, lengths, py_mod1, vec_mat, Vec3};
 use crate::numeric::distance_to_integer;
 use crate::reduction::{niggli_reduce_matrix, ReductionError, NIGGLI_TOL};
 use crate::species::species_string;
@@ -120,27 +121,6 @@ fn check_finite(s: &Structure) -> Result<(), PrimitiveError> {
 struct Group {
     sites: Vec<usize>,
     frac: Vec<Vec3>,
-    /// `non_nbrs[i * n + j]`: sites i and j are farther apart than twice the tolerance on
-    /// some fractional axis of the current cell (always true on the diagonal). Made when a
-    /// first cell is tried: most structures have no candidate cell.
-    non_nbrs: std::cell::OnceCell<Vec<bool>>,
-}
-
-impl Group {
-    /// [`Group::non_nbrs`] for the per-axis tolerance `ftol_2` (twice the tolerance).
-    fn non_nbrs(&self, ftol_2: Vec3) -> &[bool] {
-        self.non_nbrs.get_or_init(|| {
-            let (frac, n) = (&self.frac, self.frac.len());
-            let mut out = vec![false; n * n];
-            for i in 0..n {
-                for j in 0..n {
-                    out[i * n + j] = i == j
-                        || (0..3).any(|k| distance_to_integer(frac[j][k] - frac[i][k]) > ftol_2[k]);
-                }
-            }
-            out
-        })
-    }
 }
 
 fn primitive_step(s: &Structure, tol: f64) -> Result<Structure, PrimitiveError> {
@@ -169,7 +149,6 @@ fn primitive_step(s: &Structure, tol: f64) -> Result<Structure, PrimitiveError> 
         .map(|sites| Group {
             frac: sites.iter().map(|&i| s.sites[i].frac).collect(),
             sites,
-            non_nbrs: std::cell::OnceCell::new(),
         })
         .collect();
     let fracs: Vec<&[Vec3]> = groups.iter().map(|g| g.frac.as_slice()).collect();
@@ -187,12 +166,12 @@ fn primitive_step(s: &Structure, tol: f64) -> Result<Structure, PrimitiveError> 
             .map(move |c| (size, c))
     });
     for (size, (hnf, inv)) in cells {
-        let cell = Cell {
+        let cell = merge::Cell {
             hnf: &hnf,
             inv: &inv,
             size,
         };
-        if let Some(smaller) = merge_into_cell(s, &groups, &m, cell, (tol, super_ftol_2))? {
+        if let Some(smaller) = merge::merge_into_cell(s, &groups, &m, cell, (tol, super_ftol_2)) {
             let prim = primitive_step(&smaller, tol)?;
             return niggli_reduced_structure(&prim);
         }
@@ -215,90 +194,6 @@ fn group_sites(s: &Structure) -> Vec<Vec<usize>> {
         }
     }
     groups
-}
-
-/// A candidate smaller cell: its supercell matrix in Hermite normal form, the inverse, and
-/// how many sites of the current cell fall onto each of its sites.
-#[derive(Clone, Copy)]
-struct Cell<'c> {
-    hnf: &'c [[i64; 3]; 3],
-    inv: &'c Mat3,
-    size: usize,
-}
-
-/// Tries the cell `inv · lattice`: returns the merged structure when every element's sites
-/// fall into cliques of exactly `size` coinciding sites, else `None`. `tol` is the
-/// tolerance (Å) and `super_ftol_2` twice it per fractional axis of the current cell.
-fn merge_into_cell(
-    s: &Structure,
-    groups: &[Group],
-    m: &Mat3,
-    Cell { hnf, inv, size }: Cell<'_>,
-    (tol, super_ftol_2): (f64, Vec3),
-) -> Result<Option<Structure>, PrimitiveError> {
-    let new_m = matmul(inv, m);
-    let ftol: Vec3 = lengths(&new_m).map(|l| tol / l);
-    let hnf_f: Mat3 = hnf.map(|r| r.map(|x| x as f64));
-    let mut sites = Vec::new();
-    for g in groups {
-        let n = g.frac.len();
-        let all_frac: Vec<Vec3> = g.frac.iter().map(|f| vec_mat(*f, &hnf_f)).collect();
-        let non_nbrs = g.non_nbrs(super_ftol_2);
-        let mut same = vec![false; n * n];
-        for i in 0..n {
-            let mut count = 0;
-            for j in 0..n {
-                let close = non_nbrs[i * n + j]
-                    && (0..3)
-                        .all(|k| distance_to_integer(all_frac[j][k] - all_frac[i][k]) < ftol[k]);
-                same[i * n + j] = close;
-                count += usize::from(close);
-            }
-            // Every site must coincide with exactly `size` sites (`same` is symmetric, so
-            // each row counts its column): most cells fail on the first row.
-            if count != size {
-                return Ok(None);
-            }
-        }
-        // …and the coinciding sets must be cliques.
-        for i in 0..n {
-            let members: Vec<usize> = (0..n).filter(|&j| same[i * n + j]).collect();
-            if !members
-                .iter()
-                .all(|&p| members.iter().all(|&q| same[p * n + q]))
-            {
-                return Ok(None);
-            }
-        }
-        let wrapped: Vec<Vec3> = all_frac.iter().map(|f| f.map(py_mod1)).collect();
-        let mut added = vec![false; n];
-        for i in 0..n {
-            if added[i] {
-                continue;
-            }
-            let members: Vec<usize> = (0..n).filter(|&j| same[i * n + j]).collect();
-            for &j in &members {
-                added[j] = true;
-            }
-            let Some((&first, rest)) = members.split_first() else {
-                continue;
-            };
-            let mut coords = wrapped[first];
-            for (k, &j) in rest.iter().enumerate() {
-                let weight = (k + 2) as f64;
-                for (c, w) in coords.iter_mut().zip(wrapped[j]) {
-                    let offset = w - *c;
-                    *c += (offset - offset.round_ties_even()) / weight;
-                }
-            }
-            let template = &s.sites[g.sites[first]];
-            sites.push(Site {
-                frac: coords,
-                ..template.clone()
-            });
-        }
-    }
-    Ok(Some(Structure::new(Lattice::from_matrix(new_m), sites)))
 }
 
 fn gcd(a: usize, b: usize) -> usize {

@@ -1,6 +1,7 @@
 //! The translations that could make a cell smaller: vectors between sites of one species
 //! that map every species onto itself, within the tolerance.
 
+use super::buckets::Buckets;
 use crate::linalg::{py_mod1, Vec3};
 
 /// Translations from the first site of the smallest group to each of its sites that map
@@ -72,106 +73,6 @@ fn within_one(p: &Vec3, q: &Vec3, scale: Vec3) -> bool {
         }
         d.abs() < 1.0
     })
-}
-
-/// Points bucketed by their wrapped fractional coordinates on a periodic grid whose cells
-/// are at least `reach` wide per axis, so that every point within `reach` of a place (per
-/// axis, periodically) is in one of the few cells around it.
-///
-/// Why by hand: it only narrows the points the exact comparison then sees (a superset by
-/// construction), on a grid rebuilt per species; a k-d tree crate would answer another
-/// metric's question and then need the same exact check.
-struct Buckets {
-    cells: [usize; 3],
-    /// `members[start[c]..start[c + 1]]`: the points of cell `c`.
-    start: Vec<usize>,
-    members: Vec<usize>,
-}
-
-/// Most cells per axis.
-const MAX_CELLS: usize = 64;
-
-impl Buckets {
-    fn new(points: &[Vec3], reach: Vec3) -> Self {
-        let cells = reach.map(|r| {
-            if r > 0.0 && r < 0.5 {
-                ((1.0 / r) as usize).clamp(1, MAX_CELLS)
-            } else {
-                1
-            }
-        });
-        let total = cells[0] * cells[1] * cells[2];
-        let index: Vec<usize> = points.iter().map(|p| Self::cell_of(p, cells)).collect();
-        let mut start = vec![0usize; total + 1];
-        for &c in &index {
-            start[c + 1] += 1;
-        }
-        for c in 0..total {
-            start[c + 1] += start[c];
-        }
-        let mut fill = start.clone();
-        let mut members = vec![0usize; points.len()];
-        for (i, &c) in index.iter().enumerate() {
-            members[fill[c]] = i;
-            fill[c] += 1;
-        }
-        Self {
-            cells,
-            start,
-            members,
-        }
-    }
-
-    /// The cell along one axis of wrapped coordinate `w` (in [0, 1]).
-    fn axis_cell(w: f64, n: usize) -> usize {
-        ((w * n as f64) as usize).min(n - 1)
-    }
-
-    fn cell_of(p: &Vec3, cells: [usize; 3]) -> usize {
-        let [a, b, c] = std::array::from_fn(|k| Self::axis_cell(py_mod1(p[k]), cells[k]));
-        (a * cells[1] + b) * cells[2] + c
-    }
-
-    /// Whether `accept(j)` holds for some point `j` among those that may lie within `reach`
-    /// of `at` (wrapped into [0, 1)) on every axis, periodically; stops at the first.
-    fn any_near(&self, at: Vec3, reach: Vec3, mut accept: impl FnMut(usize) -> bool) -> bool {
-        // Per axis, the cells the interval [at - reach, at + reach] meets (all of them when
-        // it wraps onto itself).
-        let ranges: [(i64, i64); 3] = std::array::from_fn(|k| {
-            let n = self.cells[k] as i64;
-            let lo = crate::numeric::floor((at[k] - reach[k]) * n as f64) as i64;
-            let hi = crate::numeric::floor((at[k] + reach[k]) * n as f64) as i64;
-            if hi - lo + 1 >= n {
-                (0, n - 1)
-            } else {
-                (lo, hi)
-            }
-        });
-        // Indices lie within one period of the grid (cells are at least `reach` wide).
-        let wrap = |x: i64, k: usize| {
-            let n = self.cells[k] as i64;
-            (if x < 0 {
-                x + n
-            } else if x >= n {
-                x - n
-            } else {
-                x
-            }) as usize
-        };
-        for a in ranges[0].0..=ranges[0].1 {
-            for b in ranges[1].0..=ranges[1].1 {
-                for c in ranges[2].0..=ranges[2].1 {
-                    let cell =
-                        (wrap(a, 0) * self.cells[1] + wrap(b, 1)) * self.cells[2] + wrap(c, 2);
-                    let members = &self.members[self.start[cell]..self.start[cell + 1]];
-                    if members.iter().any(|&j| accept(j)) {
-                        return true;
-                    }
-                }
-            }
-        }
-        false
-    }
 }
 
 #[cfg(test)]
