@@ -352,20 +352,31 @@ pub fn deg2rad(x: f64) -> f64 {
     x * (std::f64::consts::PI / 180.0)
 }
 
+/// The lengths of the rows and the cosines of α (b,c), β (a,c), γ (a,b), clamped to
+/// [-1, 1], as pymatgen computes them on the way to [`parameters`] (which depend on them
+/// alone: two lattices with the same ones have the same parameters, bit for bit).
+pub fn lengths_and_cosines(m: &Mat3) -> (Vec3, Vec3) {
+    let l = lengths(m);
+    let c = std::array::from_fn(|dim| {
+        let (j, k) = ((dim + 1) % 3, (dim + 2) % 3);
+        (dot_fused(m[j], m[k]) / (l[j] * l[k])).clamp(-1.0, 1.0)
+    });
+    (l, c)
+}
+
 /// Angles α (b,c), β (a,c), γ (a,b) in degrees, as pymatgen's `Lattice.angles`.
 pub fn angles(m: &Mat3) -> Vec3 {
-    let l = lengths(m);
-    std::array::from_fn(|dim| {
-        let (j, k) = ((dim + 1) % 3, (dim + 2) % 3);
-        let c = (dot_fused(m[j], m[k]) / (l[j] * l[k])).clamp(-1.0, 1.0);
-        rad2deg(libm::acos(c))
-    })
+    lengths_and_cosines(m).1.map(|c| rad2deg(libm::acos(c)))
 }
 
 /// Lattice parameters `[a, b, c, α, β, γ]`.
 pub fn parameters(m: &Mat3) -> [f64; 6] {
-    let l = lengths(m);
-    let a = angles(m);
+    parameters_from(lengths_and_cosines(m))
+}
+
+/// [`parameters`] from [`lengths_and_cosines`].
+pub fn parameters_from((l, c): (Vec3, Vec3)) -> [f64; 6] {
+    let a = c.map(|c| rad2deg(libm::acos(c)));
     [l[0], l[1], l[2], a[0], a[1], a[2]]
 }
 

@@ -117,7 +117,7 @@ mod supercell;
 
 pub use crate::interrupt::Interrupt;
 use crate::lattice_mapping::MappingError;
-use crate::linalg::{self, from_parameters_pymatgen, parameters, volume, Mat3, Vec3};
+use crate::linalg::{self, from_parameters_pymatgen, volume, Mat3, Vec3};
 use crate::primitive::PrimitiveError;
 use crate::species::composition::Composition;
 use crate::species::{species_amounts, Kinds, Relation};
@@ -518,11 +518,10 @@ fn match_structures(
     strict_match(roles, opts, goal, shared)
 }
 
-/// The lattice with the mean lengths and angles of `l1` and a lattice with parameters `p2`
-/// (pymatgen's `av_lat`), in pymatgen's frame. `p2` is worked out once: every lattice
-/// mapping is averaged with the same fixed lattice.
-pub(super) fn average_with_parameters(l1: &Mat3, p2: &[f64; 6]) -> Mat3 {
-    let p1 = parameters(l1);
+/// The lattice with the mean lengths and angles of a lattice with parameters `p1` and one
+/// with parameters `p2` (pymatgen's `av_lat`), in pymatgen's frame. `p2` is worked out
+/// once: every lattice mapping is averaged with the same fixed lattice.
+pub(super) fn average_of_parameters(p1: &[f64; 6], p2: &[f64; 6]) -> Mat3 {
     from_parameters_pymatgen(std::array::from_fn(|i| (p1[i] + p2[i]) / 2.0))
 }
 

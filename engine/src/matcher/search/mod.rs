@@ -36,11 +36,11 @@ use super::pbc;
 use super::periodicity;
 use super::reduced::ReducedStructure;
 use super::supercell::{supercell_frac, Mask};
-use super::{average_with_parameters, MatcherError, MatcherOptions};
+use super::{average_of_parameters, MatcherError, MatcherOptions};
 use crate::lattice_mapping::{self, LatticeMapping};
 use crate::linalg::{
-    det_i64, inverse_numpy, parameters, reciprocal_lengths, vec_mat, vec_mat_fused, volume,
-    FusedMatrix, Mat3, Vec3,
+    det_i64, inverse_numpy, lengths_and_cosines, parameters, parameters_from, reciprocal_lengths,
+    vec_mat, vec_mat_fused, volume, FusedMatrix, Mat3, Vec3,
 };
 use crate::numeric::distance_to_integer;
 use crate::reduction::{lll_reduce_matrix, LllReduction, LLL_DELTA};
@@ -159,8 +159,18 @@ struct Search<'a> {
     stages: Vec<usize>,
 }
 
-/// [`AverageFacts`] by average lattice (bit for bit).
-type Averages = std::cell::RefCell<rustc_hash::FxHashMap<[[u64; 3]; 3], AverageFacts>>;
+/// What the pair's searches work out once per distinct lattice: see [`AverageCache`].
+type Averages = std::cell::RefCell<AverageCache>;
+
+/// [`AverageFacts`] by average lattice (bit for bit), and the average lattice by a mapped
+/// lattice's row lengths and cosines (bit for bit; the parameters, and so the average,
+/// depend on them alone, and symmetric mappings share them: this skips the four arccosines
+/// and five sines and cosines of averaging, which are software in wasm).
+#[derive(Default)]
+struct AverageCache {
+    facts: rustc_hash::FxHashMap<[[u64; 3]; 3], AverageFacts>,
+    average: rustc_hash::FxHashMap<[u64; 6], Mat3>,
+}
 
 /// What two searches of the same preprocessed pair (a fit, then the smallest RMS) share: the
 /// lattice mappings, found once, struct1's point operations already tested (see `orbits`),
@@ -374,7 +384,7 @@ impl Search<'_> {
             1 => Some(inverse_numpy(&mapping.aligned)?),
             _ => None,
         };
-        let average = average_with_parameters(&mapping.aligned, &self.fixed_parameters);
+        let average = self.average_of(&mapping.aligned);
         let facts = self.average_facts(&average, false);
         let (normalization, inv_abc) = (facts.normalization?, facts.inv_abc?);
         let frac_tol = inv_abc.map(|x| x * self.opts.stol / (std::f64::consts::PI * normalization));
@@ -394,11 +404,27 @@ impl Search<'_> {
         })
     }
 
+    /// The average of a mapped lattice and the fixed one ([`average_of_parameters`]),
+    /// from the cache when a lattice with the same row lengths and cosines was met before.
+    fn average_of(&self, aligned: &Mat3) -> Mat3 {
+        let (l, c) = lengths_and_cosines(aligned);
+        let key = [l[0], l[1], l[2], c[0], c[1], c[2]].map(f64::to_bits);
+        *self
+            .averages
+            .borrow_mut()
+            .average
+            .entry(key)
+            .or_insert_with(|| {
+                average_of_parameters(&parameters_from((l, c)), &self.fixed_parameters)
+            })
+    }
+
     /// The normalization, reciprocal lengths and (with `lll`) LLL reduction of an average
     /// lattice, from the cache when this lattice (bit for bit) was met before.
     fn average_facts(&self, average: &Mat3, lll: bool) -> AverageFacts {
         let mut cache = self.averages.borrow_mut();
         let facts = cache
+            .facts
             .entry(average.map(|r| r.map(f64::to_bits)))
             .or_insert_with(|| {
                 let normalization = libm::pow(self.n1 as f64 / volume(average), 1.0 / 3.0);
