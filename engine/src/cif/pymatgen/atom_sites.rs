@@ -79,9 +79,10 @@ pub(super) fn read_rows<'b>(
     };
     let mut rows: Vec<Row> = Vec::with_capacity(labels.len());
     let mut placed = SiteIndex::with_capacity(labels.len()); // the rows' coordinates
+    let with_identity = ops.iter().any(SymOp::is_identity);
     for (idx, label) in labels.iter_values().enumerate() {
         if let Some(row) = read_row(block, &columns, oxi, idx, label)? {
-            merge_row(&mut rows, &mut placed, ops, row);
+            merge_row(&mut rows, &mut placed, (ops, with_identity), row);
         }
     }
     Ok(rows)
@@ -208,17 +209,30 @@ fn fract(block: &PmgBlock, (tag, column): (&str, Option<&Item>), idx: usize) -> 
 
 /// Add `row` to `rows` (`placed` holds their coordinates) as pymatgen's coordinate-keyed
 /// dict does: merged into an earlier row that a symmetry operation maps it onto, replacing
-/// an earlier row at exactly its coordinates, or appended.
-fn merge_row<'b>(rows: &mut Vec<Row<'b>>, placed: &mut SiteIndex, ops: &[SymOp], row: Row<'b>) {
+/// an earlier row at exactly its coordinates, or appended. `with_identity`: whether `ops`
+/// holds the identity.
+fn merge_row<'b>(
+    rows: &mut Vec<Row<'b>>,
+    placed: &mut SiteIndex,
+    (ops, with_identity): (&[SymOp], bool),
+    row: Row<'b>,
+) {
     // Merge with an earlier row that a symmetry operation maps onto this one.
     let matched = ops
         .iter()
         .find_map(|op| placed.first(operate(op, row.coord), pbc_close));
+    // The identity maps finite coordinates onto themselves exactly, so a row at exactly
+    // these coordinates would have matched above: none to replace.
+    let none_equal = with_identity && row.coord.iter().all(|x| x.is_finite());
     match matched {
         Some(k) => {
             rows[k].comp = rows[k].comp.add(&row.comp);
             rows[k].label = row.label;
             rows[k].merged = true;
+        }
+        None if none_equal => {
+            placed.push(row.coord);
+            rows.push(row);
         }
         // Same key in pymatgen's dict: the entry is replaced in place.
         None => match placed.first(row.coord, |a, b| a == b) {
