@@ -148,7 +148,8 @@ fn points_in_sphere_direct(
         let disc = (i * ab) * (i * ab) - bb * (i * i * aa - (r2 + TOL));
         roots_widened(-i * ab / bb, disc.max(0.0).sqrt() / bb, bounds[1])
     };
-    let mut kept: Vec<(usize, Point)> = Vec::new();
+    // A Niggli cell's sphere holds a few dozen points.
+    let mut kept: Vec<(usize, Point)> = Vec::with_capacity(64);
     for i in bounds[0].0..bounds[0].1 {
         let (j_lo, j_hi) = j_range(i);
         for j in j_lo..j_hi {
@@ -306,7 +307,8 @@ pub fn find_all_mappings(
     ltol: f64,
     atol: f64,
 ) -> Result<Vec<LatticeMapping>, MappingError> {
-    let mut out = Vec::new();
+    // Up to 48 for a cubic lattice.
+    let mut out = Vec::with_capacity(48);
     visit_mappings(this, other, ltol, atol, |m| {
         out.push(m);
         true

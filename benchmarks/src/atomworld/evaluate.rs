@@ -175,7 +175,8 @@ type SpeciesAmount = (Element, Option<u64>, f64);
 /// pymatgen's composition of a parsed structure: the amount of each species (element and
 /// oxidation state, as `Composition` keys them) summed over the sites.
 fn composition(p: &PymatgenCif) -> Vec<SpeciesAmount> {
-    let mut out: Vec<SpeciesAmount> = Vec::new();
+    // Room for a dozen species: one allocation for nearly every structure.
+    let mut out: Vec<SpeciesAmount> = Vec::with_capacity(12);
     for species in p.species() {
         for s in species {
             let key = (s.element, s.oxidation.map(f64::to_bits));

@@ -157,7 +157,7 @@ impl<'a> MappingOrbits<'a> {
             elements,
             anchor,
             sites: None,
-            representatives: Vec::new(),
+            representatives: Vec::with_capacity(16),
             by_scale: Default::default(),
             by_lll: Default::default(),
         }

@@ -259,7 +259,7 @@ pub(super) fn expand(
     let sorted = order_by_composition(rows.len(), |i| &rows[i].comp);
     // Every row's images, at most; a copy is rarely dropped outside high-symmetry cells.
     let mut sites: Vec<ExpandedSite> = Vec::with_capacity(rows.len().saturating_mul(ops.len()));
-    let mut groups: Vec<Composition> = Vec::new();
+    let mut groups: Vec<Composition> = Vec::with_capacity(rows.len().min(8));
     let mut i = 0;
     while i < sorted.len() {
         let group_comp = rows[sorted[i]].comp.clone();

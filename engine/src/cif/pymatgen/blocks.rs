@@ -789,7 +789,8 @@ fn read_loop(
     let is_loop = |t: &Token| t.bare().starts_with("loop_");
     // Each column's slot in `data` (a tag repeated in the header shares one slot, as one
     // dict key).
-    let mut columns: Vec<usize> = Vec::new();
+    let tags = tokens[at + 1..].iter().take_while(|t| is_tag(t)).count();
+    let mut columns: Vec<usize> = Vec::with_capacity(tags);
     let mut i = at + 1;
     while let Some(tag) = tokens.get_mut(i).filter(|t| is_tag(t)) {
         columns.push(out.set(std::mem::take(tag).into_bare(), Item::List(Vec::new())));

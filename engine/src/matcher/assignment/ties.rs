@@ -66,11 +66,24 @@ pub(super) fn pairs_on_cycles(
     if tight.is_empty() {
         return Vec::new();
     }
-    let mut next: Vec<Vec<usize>> = vec![Vec::new(); rows];
-    for &(i, j) in tight {
-        next[i].push(owner(j));
+    // The edges by row, in order (a counting sort into one list: no list per row).
+    let mut start = vec![0usize; rows + 1];
+    for &(i, _) in tight {
+        start[i + 1] += 1;
     }
-    let comp = components(&next);
+    for i in 0..rows {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut next = vec![0usize; tight.len()];
+    for &(i, j) in tight {
+        next[fill[i]] = owner(j);
+        fill[i] += 1;
+    }
+    let comp = components(&Graph {
+        start: &start,
+        next: &next,
+    });
     tight
         .iter()
         .copied()
@@ -78,18 +91,36 @@ pub(super) fn pairs_on_cycles(
         .collect()
 }
 
+/// A directed graph: node `v`'s successors are `next[start[v]..start[v + 1]]`.
+pub(super) struct Graph<'g> {
+    pub start: &'g [usize],
+    pub next: &'g [usize],
+}
+
+impl Graph<'_> {
+    fn nodes(&self) -> usize {
+        self.start.len().saturating_sub(1)
+    }
+
+    /// Successor `e` of node `v`, if it has that many.
+    fn successor(&self, v: usize, e: usize) -> Option<usize> {
+        let k = self.start[v] + e;
+        (k < self.start[v + 1]).then(|| self.next[k])
+    }
+}
+
 /// Strongly connected components (Tarjan's algorithm, iterative): a component index per
 /// node.
-pub(super) fn components(next: &[Vec<usize>]) -> Vec<usize> {
-    let n = next.len();
+pub(super) fn components(graph: &Graph<'_>) -> Vec<usize> {
+    let n = graph.nodes();
     let mut index = vec![usize::MAX; n];
     let mut low = vec![0; n];
     let mut on_stack = vec![false; n];
-    let mut stack: Vec<usize> = Vec::new();
+    let mut stack: Vec<usize> = Vec::with_capacity(n);
     let mut comp = vec![usize::MAX; n];
     let mut counter = 0;
     let mut n_comp = 0;
-    let mut call: Vec<(usize, usize)> = Vec::new();
+    let mut call: Vec<(usize, usize)> = Vec::with_capacity(n);
     for root in 0..n {
         if index[root] != usize::MAX {
             continue;
@@ -103,7 +134,7 @@ pub(super) fn components(next: &[Vec<usize>]) -> Vec<usize> {
                 stack.push(v);
                 on_stack[v] = true;
             }
-            if let Some(&w) = next[v].get(*e) {
+            if let Some(w) = graph.successor(v, *e) {
                 *e += 1;
                 if index[w] == usize::MAX {
                     call.push((w, 0));

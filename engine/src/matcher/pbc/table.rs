@@ -58,7 +58,9 @@ impl Table {
         }
     }
 
-    /// Empties the table (keeping its buffers) for rows against `cols` columns.
+    /// Empties the table (keeping its buffers) for rows against `cols` columns. A first use
+    /// makes room for a row per column with a few entries each, so that a table of a
+    /// search's first candidate does not grow its buffers step by step.
     pub fn clear(&mut self, cols: usize) {
         self.rows = 0;
         self.cols = cols;
@@ -68,6 +70,13 @@ impl Table {
         self.d2.clear();
         self.vectors.clear();
         self.tied.clear();
+        if self.col.capacity() == 0 {
+            let entries = 4 * cols;
+            self.start.reserve(cols + 1);
+            self.col.reserve(entries);
+            self.d2.reserve(entries);
+            self.vectors.reserve(entries);
+        }
     }
 
     /// The table with row `order[r]` of the result taken from row `r` of this one (`order`
