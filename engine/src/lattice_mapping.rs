@@ -226,7 +226,12 @@ fn roots_widened(center: f64, half: f64, bound: (i64, i64)) -> (i64, i64) {
 /// only pairs within 0.001° of either edge get the `acos` (it was a fifth of the mapping
 /// search's time). The margin dwarfs the rounding of either side, so a pair is decided by
 /// its cosine only where the `acos` would decide it the same way.
-fn angles_within(c1: &[Candidate], c2: &[Candidate], target: f64, atol: f64) -> Vec<bool> {
+fn angles_within(
+    c1: &[Candidate],
+    c2: &[Candidate],
+    (target, atol): (f64, f64),
+    out: &mut Vec<bool>,
+) {
     const MARGIN: f64 = 1e-3;
     const SURE: f64 = 1e-12;
     let cos_deg = |d: f64| libm::cos(d * (std::f64::consts::PI / 180.0));
@@ -258,7 +263,7 @@ fn angles_within(c1: &[Candidate], c2: &[Candidate], target: f64, atol: f64) -> 
     } else {
         (f64::INFINITY, f64::NEG_INFINITY)
     };
-    let mut out = Vec::with_capacity(c1.len() * c2.len());
+    out.reserve(c1.len() * c2.len());
     for a in c1 {
         out.extend(c2.iter().map(|b| {
             // The cosine by products with the reciprocal lengths first. It is within a few
@@ -283,7 +288,6 @@ fn angles_within(c1: &[Candidate], c2: &[Candidate], target: f64, atol: f64) -> 
             (rad2deg(libm::acos(x)) - target).abs() <= atol
         }));
     }
-    out
 }
 
 /// A lattice point near one of the target lengths: its index among the points in the
@@ -361,10 +365,11 @@ fn visit_mappings(
     // numpy's fused products: these vectors become the mapped lattices, whose last bits the
     // reference's ties follow), and that vector's length.
     let cartesian = FusedMatrix::new(*this);
-    let pick = |ln: f64| -> Vec<Candidate> {
+    let pick = |ln: f64| {
+        let (pts, near, cartesian) = (&pts, &near, &cartesian);
         (0..pts.len())
-            .filter(|&i| near(pts[i].dist, ln))
-            .map(|i| {
+            .filter(move |&i| near(pts[i].dist, ln))
+            .map(move |i| {
                 let vec = cartesian.apply(pts[i].frac.map(|x| x as f64));
                 let len = norm(vec);
                 Candidate {
@@ -374,14 +379,28 @@ fn visit_mappings(
                     inv_len: 1.0 / len,
                 }
             })
-            .collect()
     };
-    let sel: [Vec<Candidate>; 3] = target_len.map(pick);
-
-    let (nb, nc) = (sel[1].len(), sel[2].len());
-    let alpha_ok = angles_within(&sel[1], &sel[2], alpha, atol);
-    let beta_ok = angles_within(&sel[0], &sel[2], beta, atol);
-    let gamma_ok = angles_within(&sel[0], &sel[1], gamma, atol);
+    // The three lists one after another in one buffer, and likewise the three angle tests.
+    let mut candidates: Vec<Candidate> = Vec::with_capacity(3 * pts.len());
+    let mut ends = [0usize; 3];
+    for (end, &ln) in ends.iter_mut().zip(&target_len) {
+        candidates.extend(pick(ln));
+        *end = candidates.len();
+    }
+    let sel: [&[Candidate]; 3] = [
+        &candidates[..ends[0]],
+        &candidates[ends[0]..ends[1]],
+        &candidates[ends[1]..ends[2]],
+    ];
+    let (na, nb, nc) = (sel[0].len(), sel[1].len(), sel[2].len());
+    let mut ok: Vec<bool> = Vec::with_capacity(nb * nc + na * nc + na * nb);
+    angles_within(sel[1], sel[2], (alpha, atol), &mut ok);
+    let alpha_end = ok.len();
+    angles_within(sel[0], sel[2], (beta, atol), &mut ok);
+    let beta_end = ok.len();
+    angles_within(sel[0], sel[1], (gamma, atol), &mut ok);
+    let (alpha_ok, rest) = ok.split_at(alpha_end);
+    let (beta_ok, gamma_ok) = rest.split_at(beta_end - alpha_end);
 
     // The third vectors at the right angle to the first, per first vector (in order).
     let mut third: Vec<usize> = Vec::with_capacity(nc);
@@ -496,7 +515,8 @@ mod tests {
                     inv_len: 1.0 / len,
                 })
                 .collect();
-            let got = angles_within(&candidates, &candidates, target, atol);
+            let mut got = Vec::new();
+            angles_within(&candidates, &candidates, (target, atol), &mut got);
             let n = vecs.len();
             for (i, a) in vecs.iter().enumerate() {
                 for (j, b) in vecs.iter().enumerate() {
