@@ -22,7 +22,8 @@ const MAX_CELLS: usize = 64;
 
 impl Buckets {
     pub(super) fn new(points: &[Vec3], reach: Vec3) -> Self {
-        // At most about eight cells per point: setting up more costs more than it saves.
+        // At most (2 (⌊∛n⌋ + 1))³ cells for n points, about eight per point (a few dozen
+        // for the smallest groups): setting up more costs more than they save.
         let mut most = 1;
         while most * most * most <= points.len() && most < MAX_CELLS {
             most += 1;
@@ -87,7 +88,8 @@ impl Buckets {
                 (lo, hi)
             }
         });
-        // Indices lie within one period of the grid (cells are at least `reach` wide).
+        // A range of fewer than n cells around a place in [0, 1] lies within one period
+        // on either side of the grid.
         let wrap = |x: i64, k: usize| {
             let n = self.cells[k] as i64;
             (if x < 0 {
