@@ -11,6 +11,7 @@ use crate::linalg::{py_mod1, Vec3};
 /// construction), on a grid rebuilt per species and cell; a k-d tree crate would answer
 /// another metric's question and then need the same exact check.
 pub(super) struct Buckets {
+    reach: Vec3,
     cells: [usize; 3],
     /// `members[start[c]..start[c + 1]]`: the points of cell `c`.
     start: Vec<usize>,
@@ -52,6 +53,7 @@ impl Buckets {
             fill[c] += 1;
         }
         Self {
+            reach,
             cells,
             start,
             members,
@@ -68,14 +70,11 @@ impl Buckets {
         (a * cells[1] + b) * cells[2] + c
     }
 
-    /// Whether `accept(j)` holds for some point `j` among those that may lie within `reach`
-    /// of `at` (wrapped into [0, 1)) on every axis, periodically; stops at the first.
-    pub(super) fn any_near(
-        &self,
-        at: Vec3,
-        reach: Vec3,
-        mut accept: impl FnMut(usize) -> bool,
-    ) -> bool {
+    /// Whether `accept(j)` holds for some point `j` among those that may lie within the
+    /// grid's `reach` of `at` (wrapped into [0, 1)) on every axis, periodically; stops at the
+    /// first.
+    pub(super) fn any_near(&self, at: Vec3, mut accept: impl FnMut(usize) -> bool) -> bool {
+        let reach = self.reach;
         // Per axis, the cells the interval [at - reach, at + reach] meets (all of them when
         // it wraps onto itself).
         let ranges: [(i64, i64); 3] = std::array::from_fn(|k| {

@@ -93,7 +93,7 @@ fn coinciding(
     for (i, f) in all_frac.iter().enumerate() {
         let start = rows.len();
         let at = f.map(py_mod1);
-        buckets.any_near(at, reach, |j| {
+        buckets.any_near(at, |j| {
             if same(i, j) {
                 rows.push(j);
             }

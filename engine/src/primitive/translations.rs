@@ -44,7 +44,7 @@ pub(super) fn candidate_translations(groups: &[&[Vec3]], tol2: Vec3) -> Vec<Vec3
             }
             vecs.retain(|(v, vs)| {
                 let at: Vec3 = std::array::from_fn(|k| py_mod1(f[k] + v[k]));
-                buckets.any_near(at, reach, |j| {
+                buckets.any_near(at, |j| {
                     let x = &g[j];
                     let shifted: Vec3 = std::array::from_fn(|k| x[k] - f[k]);
                     within_one(vs, &scaled(&shifted, scale), scale)
