@@ -126,8 +126,8 @@ rm -f "$probe"
 grep -q "up to date" <<< "$skipped" || { echo "build-app.sh rebuilt an unchanged page: $skipped" >&2; exit 1; }
 export ATOMWORLD_DIST="$PWD/dist"
 
-step "wasm tests of engine and benchmarks (wasm-bindgen-test under node)"
-cargo test -p engine -p benchmarks --target wasm32-unknown-unknown
+step "wasm tests of engine, benchmarks and engine-bench (wasm-bindgen-test under node)"
+cargo test -p engine -p benchmarks -p engine-bench --target wasm32-unknown-unknown
 
 step "waiting for the sandbox's interpreters, venvs and image, and the Python references"
 await sandbox
