@@ -105,19 +105,42 @@ impl<'a> RowVectors<'a> {
     /// vectors' mean: no point lies within `reach` of a vector of every row. (A fit needs
     /// every row within stol of the mean, so this rules a candidate out of a fit search,
     /// where the sum above cannot: one site far off and the rest in place.) The mean must lie
-    /// within `reach` of a vector of the row with the fewest; around each of those, the cube
-    /// of half-width `reach` is tested once: a row all of whose vectors are farther than
-    /// `reach` from the cube rules it out.
+    /// within `reach` of a vector of the row with the fewest; the cube of half-width `reach`
+    /// around each of those is narrowed row by row ([`RowVectors::narrows_to_nothing`]).
     pub fn apart_beyond(&self, reach: f64) -> bool {
         let Some(sparsest) = (0..self.rows()).min_by_key(|&i| self.row(i).len()) else {
             return false;
         };
-        let r2 = reach * reach;
         self.row(sparsest).iter().all(|v| {
             let lo: Vec3 = std::array::from_fn(|k| v[k] - reach);
             let hi: Vec3 = std::array::from_fn(|k| v[k] + reach);
-            (0..self.rows()).any(|i| self.row(i).iter().all(|w| box_distance2(w, &lo, &hi) > r2))
+            self.narrows_to_nothing((lo, hi), reach)
         })
+    }
+
+    /// Whether no point of the box `lo..hi` lies within `reach` of a vector of every row.
+    /// Row by row: a row none of whose vectors comes within `reach` of the box proves there
+    /// is none; a row with just one that does confines such a point to that vector's cube of
+    /// half-width `reach`, so the box shrinks to its part in that cube (a row with more
+    /// leaves it as it is, which keeps the test one short scan per row).
+    fn narrows_to_nothing(&self, (mut lo, mut hi): (Vec3, Vec3), reach: f64) -> bool {
+        let r2 = reach * reach;
+        for i in 0..self.rows() {
+            let mut near = self
+                .row(i)
+                .iter()
+                .filter(|w| box_distance2(w, &lo, &hi) <= r2);
+            let Some(w) = near.next() else {
+                return true;
+            };
+            if near.next().is_none() {
+                for k in 0..3 {
+                    lo[k] = max_with(lo[k], w[k] - reach);
+                    hi[k] = min_with(hi[k], w[k] + reach);
+                }
+            }
+        }
+        false
     }
 
     /// True when `Σ |v_i − t|²` provably exceeds `limit` for every assignment and every `t`
@@ -292,5 +315,30 @@ mod tests {
             }
         }
         assert!(ruled_out > 400, "{ruled_out}");
+    }
+
+    #[test]
+    fn apart_beyond_narrows_the_mean_row_by_row() {
+        // Each row's vector is within 1 of the cube around the first row's, but no point is
+        // within 1 of all three: the second row confines the mean to x ≥ 0.5, where the
+        // third cannot reach.
+        let rows = vec![
+            vec![[0.0, 0.0, 0.0]],
+            vec![[1.5, 0.0, 0.0]],
+            vec![[-0.8, 0.0, 0.0]],
+        ];
+        let flat: Vec<Vec3> = rows.iter().flatten().copied().collect();
+        let table = RowVectors::new(&[0, 1, 2, 3], &flat).unwrap();
+        assert!(brute_largest(&rows) > 1.0);
+        assert!(table.apart_beyond(1.0));
+        // With a second vector in the second row that reaches the third, no proof.
+        let flat = [
+            [0.0, 0.0, 0.0],
+            [1.5, 0.0, 0.0],
+            [-0.5, 0.0, 0.0],
+            [-0.8, 0.0, 0.0],
+        ];
+        let table = RowVectors::new(&[0, 1, 3, 4], &flat).unwrap();
+        assert!(!table.apart_beyond(1.0));
     }
 }
