@@ -5,7 +5,7 @@
 //! order of operations of the reference implementation where that is cheap to do; the
 //! transcendental functions come from `libm` so native and wasm builds agree bit for bit.
 
-use crate::numeric::{cross, dot, dot_fused, fused_mul_add_split, fused_mul_add_split_pair, Split};
+use crate::numeric::{cross, dot, dot_fused, fused_columns_pair, fused_mul_add_split, Split};
 
 /// A 3-vector.
 pub type Vec3 = [f64; 3];
@@ -242,11 +242,9 @@ impl FusedMatrix {
             return unsafe { (fma_x86::apply(&self.m, v), fma_x86::apply(&self.m, w)) };
         }
         let s = &self.split;
-        let cols: [[f64; 2]; 3] = std::array::from_fn(|j| {
-            let c = [v[0] * self.m[0][j], w[0] * self.m[0][j]];
-            let c = fused_mul_add_split_pair([v[1], w[1]], &s[1][j], c);
-            fused_mul_add_split_pair([v[2], w[2]], &s[2][j], c)
-        });
+        let first: [[f64; 2]; 3] =
+            std::array::from_fn(|j| [v[0] * self.m[0][j], w[0] * self.m[0][j]]);
+        let cols = fused_columns_pair(([v[1], w[1]], &s[1]), ([v[2], w[2]], &s[2]), first);
         (
             std::array::from_fn(|j| cols[j][0]),
             std::array::from_fn(|j| cols[j][1]),

@@ -245,14 +245,50 @@ pub fn fused_mul_add_split(a: &Split, b: &Split, c: f64) -> f64 {
 pub fn fused_mul_add_split_pair(a: [f64; 2], b: &Split, c: [f64; 2]) -> [f64; 2] {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
-        if let Some(r) = simd::fused_pair(a, b, c) {
+        if let Some(r) = simd::fused_pair(&simd::Lanes::new(a), b, c) {
             return r;
         }
     }
+    fused_mul_add_split_pair_scalar(a, b, c)
+}
+
+/// [`fused_mul_add_split_pair`] lane by lane.
+#[inline]
+fn fused_mul_add_split_pair_scalar(a: [f64; 2], b: &Split, c: [f64; 2]) -> [f64; 2] {
     [
         fused_mul_add_split(&Split::new(a[0]), b, c[0]),
         fused_mul_add_split(&Split::new(a[1]), b, c[1]),
     ]
+}
+
+/// Three columns of two lanes, each `c[j] + a1·b1[j] + a2·b2[j]` as two
+/// [`fused_mul_add_split_pair`]s (`a1` first), the same bits. In wasm with SIMD the lanes of
+/// `a1` and of `a2` are split and range-checked once for the three columns rather than once
+/// per product (a matrix applied to two vectors: `a1`, `a2` their second and third
+/// coordinates, `b1`, `b2` the matrix's second and third rows).
+#[inline]
+pub fn fused_columns_pair(
+    (a1, b1): ([f64; 2], &[Split; 3]),
+    (a2, b2): ([f64; 2], &[Split; 3]),
+    c: [[f64; 2]; 3],
+) -> [[f64; 2]; 3] {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        let (l1, l2) = (simd::Lanes::new(a1), simd::Lanes::new(a2));
+        std::array::from_fn(|j| {
+            let c = simd::fused_pair(&l1, &b1[j], c[j])
+                .unwrap_or_else(|| fused_mul_add_split_pair_scalar(a1, &b1[j], c[j]));
+            simd::fused_pair(&l2, &b2[j], c)
+                .unwrap_or_else(|| fused_mul_add_split_pair_scalar(a2, &b2[j], c))
+        })
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        std::array::from_fn(|j| {
+            let c = fused_mul_add_split_pair(a1, &b1[j], c[j]);
+            fused_mul_add_split_pair(a2, &b2[j], c)
+        })
+    }
 }
 
 /// The two-lane emulation: the scalar one's steps, lane by lane, in wasm SIMD registers.
@@ -261,18 +297,56 @@ mod simd {
     use super::{Split, SAFE_HI, SAFE_LO};
     use core::arch::wasm32::*;
 
+    /// Two lanes of first factors with what every product with them needs: their
+    /// Veltkamp halves, which lanes are zero, and which the emulation covers.
+    #[derive(Clone, Copy)]
+    pub(super) struct Lanes {
+        av: v128,
+        ah: v128,
+        al: v128,
+        a_zero: v128,
+        a_ok: v128,
+    }
+
+    impl Lanes {
+        #[inline]
+        pub(super) fn new(a: [f64; 2]) -> Self {
+            let av = f64x2(a[0], a[1]);
+            let (lo, hi) = (f64x2_splat(SAFE_LO), f64x2_splat(SAFE_HI));
+            let aa = f64x2_abs(av);
+            let a_zero = f64x2_eq(av, f64x2_splat(0.0));
+            let a_ok = v128_or(a_zero, v128_and(f64x2_gt(aa, lo), f64x2_lt(aa, hi)));
+            // Veltkamp halves of the lanes.
+            let t = f64x2_mul(f64x2_splat(134_217_729.0), av);
+            let ah = f64x2_sub(t, f64x2_sub(t, av));
+            let al = f64x2_sub(av, ah);
+            Self {
+                av,
+                ah,
+                al,
+                a_zero,
+                a_ok,
+            }
+        }
+    }
+
     /// `None` when a lane is outside the emulation's range (the caller goes scalar).
     #[inline]
-    pub(super) fn fused_pair(a: [f64; 2], b: &Split, c: [f64; 2]) -> Option<[f64; 2]> {
+    pub(super) fn fused_pair(a: &Lanes, b: &Split, c: [f64; 2]) -> Option<[f64; 2]> {
         if !b.in_range() {
             return None;
         }
-        let (av, cv) = (f64x2(a[0], a[1]), f64x2(c[0], c[1]));
+        let Lanes {
+            av,
+            ah,
+            al,
+            a_zero,
+            a_ok,
+        } = *a;
+        let cv = f64x2(c[0], c[1]);
         let (lo, hi) = (f64x2_splat(SAFE_LO), f64x2_splat(SAFE_HI));
         let zero = f64x2_splat(0.0);
-        let (aa, ca) = (f64x2_abs(av), f64x2_abs(cv));
-        let a_zero = f64x2_eq(av, zero);
-        let a_ok = v128_or(a_zero, v128_and(f64x2_gt(aa, lo), f64x2_lt(aa, hi)));
+        let ca = f64x2_abs(cv);
         let c_ok = v128_or(
             f64x2_eq(cv, zero),
             v128_and(f64x2_gt(ca, lo), f64x2_lt(ca, hi)),
@@ -280,10 +354,7 @@ mod simd {
         if !i64x2_all_true(v128_and(a_ok, c_ok)) {
             return None;
         }
-        // Veltkamp halves of the lanes, Dekker's exact product p + e = a·b.
-        let t = f64x2_mul(f64x2_splat(134_217_729.0), av);
-        let ah = f64x2_sub(t, f64x2_sub(t, av));
-        let al = f64x2_sub(av, ah);
+        // Dekker's exact product p + e = a·b.
         let (bx, bh, bl) = (f64x2_splat(b.x), f64x2_splat(b.hi), f64x2_splat(b.lo));
         let p = f64x2_mul(av, bx);
         let e = f64x2_add(
