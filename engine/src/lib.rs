@@ -20,6 +20,7 @@ pub mod bonds;
 pub mod cif;
 pub mod element;
 pub mod format;
+mod grouped;
 pub mod interrupt;
 pub mod lattice;
 pub mod lattice_mapping;

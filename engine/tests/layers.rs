@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 const ENGINE_LAYERS: [&[&str]; 8] = [
     // Test support (the unit tests' random generator), below everything that tests with it.
     &["test_rng"],
-    &["numeric", "element", "interrupt", "python"],
+    &["numeric", "element", "interrupt", "python", "grouped"],
     &["linalg", "lattice"],
     // The structure and its sites' occupants; lattice mappings.
     &["structure", "lattice_mapping"],

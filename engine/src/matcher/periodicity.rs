@@ -13,6 +13,7 @@
 //! `fit` a permuted table can break a tie otherwise and change the verdict, so `fit` keeps
 //! every candidate.
 
+use crate::grouped::Grouped;
 use crate::linalg::Vec3;
 use crate::numeric::distance_to_integer;
 use crate::numeric::floor;
@@ -33,9 +34,8 @@ pub(super) struct Places<'a> {
     elements: &'a [Kind],
     /// Cells per axis.
     cells: usize,
-    /// `members[start[c]..start[c + 1]]`: the sites of cell `c`, in increasing order.
-    start: Vec<u32>,
-    members: Vec<u32>,
+    /// The sites of each cell, in increasing order.
+    by_cell: Grouped,
     /// [`Places::maps_onto_itself`]'s record of the sites landed on: `taken[j] == test`
     /// marks site `j` in the current test (numbered, so the record is never cleared).
     taken: std::cell::RefCell<(u32, Vec<u32>)>,
@@ -57,26 +57,13 @@ fn grid_size(n: usize) -> usize {
 impl<'a> Places<'a> {
     pub(super) fn new(frac: &'a [Vec3], elements: &'a [Kind]) -> Self {
         let cells = grid_size(frac.len());
-        let mut count = vec![0u32; cells * cells * cells + 1];
         let index: Vec<usize> = frac.iter().map(|f| Self::cell(*f, cells)).collect();
-        for &c in &index {
-            count[c + 1] += 1;
-        }
-        for c in 0..cells * cells * cells {
-            count[c + 1] += count[c];
-        }
-        let start = count.clone();
-        let mut members = vec![0u32; frac.len()];
-        for (i, &c) in index.iter().enumerate() {
-            members[count[c] as usize] = i as u32;
-            count[c] += 1;
-        }
+        let by_cell = Grouped::new(&index, cells * cells * cells);
         Self {
             frac,
             elements,
             cells,
-            start,
-            members,
+            by_cell,
             taken: std::cell::RefCell::new((0, vec![0; frac.len()])),
             missed: std::cell::Cell::new(usize::MAX),
         }
@@ -122,9 +109,7 @@ impl<'a> Places<'a> {
             for &y in &axes[1][..counts[1]] {
                 for &z in &axes[2][..counts[2]] {
                     let cell = (x * g + y) * g + z;
-                    let list =
-                        &self.members[self.start[cell] as usize..self.start[cell + 1] as usize];
-                    let hit = list.iter().map(|&j| j as usize).find(|&j| {
+                    let hit = self.by_cell.group(cell).iter().copied().find(|&j| {
                         self.elements[j] == element
                             && (0..3)
                                 .all(|a| distance_to_integer(self.frac[j][a] - f[a]) <= SELF_TOL)

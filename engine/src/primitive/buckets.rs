@@ -1,6 +1,7 @@
 //! A periodic grid over fractional coordinates, to find the points near a place without
 //! comparing against every point.
 
+use crate::grouped::Grouped;
 use crate::linalg::{py_mod1, Vec3};
 
 /// Points bucketed by their wrapped fractional coordinates on a periodic grid whose cells
@@ -13,9 +14,8 @@ use crate::linalg::{py_mod1, Vec3};
 pub(super) struct Buckets {
     reach: Vec3,
     cells: [usize; 3],
-    /// `members[start[c]..start[c + 1]]`: the points of cell `c`.
-    start: Vec<usize>,
-    members: Vec<usize>,
+    /// The points of each cell.
+    by_cell: Grouped,
 }
 
 /// Most cells per axis.
@@ -39,24 +39,10 @@ impl Buckets {
         });
         let total = cells[0] * cells[1] * cells[2];
         let index: Vec<usize> = points.iter().map(|p| Self::cell_of(p, cells)).collect();
-        let mut start = vec![0usize; total + 1];
-        for &c in &index {
-            start[c + 1] += 1;
-        }
-        for c in 0..total {
-            start[c + 1] += start[c];
-        }
-        let mut fill = start.clone();
-        let mut members = vec![0usize; points.len()];
-        for (i, &c) in index.iter().enumerate() {
-            members[fill[c]] = i;
-            fill[c] += 1;
-        }
         Self {
             reach,
             cells,
-            start,
-            members,
+            by_cell: Grouped::new(&index, total),
         }
     }
 
@@ -104,8 +90,7 @@ impl Buckets {
                 for c in ranges[2].0..=ranges[2].1 {
                     let cell =
                         (wrap(a, 0) * self.cells[1] + wrap(b, 1)) * self.cells[2] + wrap(c, 2);
-                    let members = &self.members[self.start[cell]..self.start[cell + 1]];
-                    if members.iter().any(|&j| accept(j)) {
+                    if self.by_cell.group(cell).iter().any(|&j| accept(j)) {
                         return true;
                     }
                 }

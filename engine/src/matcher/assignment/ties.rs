@@ -4,6 +4,7 @@
 //! order could have returned something else.
 
 use super::{SparseCosts, NONE};
+use crate::grouped::Grouped;
 use crate::numeric::min_with;
 
 /// For the solution of [`unique_nearest`](super::unique_nearest): the pairs outside it that another
@@ -66,22 +67,16 @@ pub(super) fn pairs_on_cycles(
     if tight.is_empty() {
         return Vec::new();
     }
-    // The edges by row, in order (a counting sort into one list: no list per row).
-    let mut start = vec![0usize; rows + 1];
-    for &(i, _) in tight {
-        start[i + 1] += 1;
-    }
-    for i in 0..rows {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut next = vec![0usize; tight.len()];
-    for &(i, j) in tight {
-        next[fill[i]] = owner(j);
-        fill[i] += 1;
-    }
+    // The edges by row, in order, in one list (no list per row).
+    let rows_of: Vec<usize> = tight.iter().map(|&(i, _)| i).collect();
+    let by_row = Grouped::new(&rows_of, rows);
+    let next: Vec<usize> = by_row
+        .members()
+        .iter()
+        .map(|&e| owner(tight[e].1))
+        .collect();
     let comp = components(&Graph {
-        start: &start,
+        start: by_row.starts(),
         next: &next,
     });
     tight
