@@ -24,7 +24,7 @@ use sandbox::{Backend, Program};
 fn main() {
     let rt = common::runtime();
     rt.block_on(async {
-        let cold = BwrapBackend::new(BwrapConfig::default()).unwrap();
+        let cold = BwrapBackend::new(BwrapConfig::default());
         if let Err(e) = cold.availability() {
             println!("bwrap backend unavailable, nothing measured: {e}");
             return;
@@ -42,7 +42,7 @@ fn main() {
         );
         let task = gan_task();
         let cold_time = runs(&cold, &task, 5).await;
-        let warm = BwrapBackend::new(BwrapConfig::warm_pymatgen()).unwrap();
+        let warm = BwrapBackend::new(BwrapConfig::warm_pymatgen());
         let t = Instant::now();
         warm.warm_up(1).await.unwrap();
         let warm_up = t.elapsed();

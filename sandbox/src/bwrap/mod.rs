@@ -21,9 +21,9 @@
 //! (capped pipes), processes (a pids cgroup of [`BwrapConfig::max_pids`] where the host has
 //! one, see [`cgroup`]).
 
+mod bound_dir;
 pub mod profile;
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -68,6 +68,9 @@ pub struct BwrapConfig {
     pub max_pids: u32,
     /// How long a worker may take to start and pre-import. Default 120 s.
     pub ready_within: Duration,
+    /// Where the files bound at the sandbox's worker directory are kept, one subdirectory
+    /// per distinct set, shared by every process. Default `~/.cache/atomworld/bwrap-worker`.
+    pub worker_cache: PathBuf,
 }
 
 impl Default for BwrapConfig {
@@ -82,8 +85,15 @@ impl Default for BwrapConfig {
             tmp_bytes: 64 << 20,
             max_pids: 128,
             ready_within: Duration::from_secs(120),
+            worker_cache: cache_home().join("bwrap-worker"),
         }
     }
+}
+
+/// `~/.cache/atomworld` (`./.cache/atomworld` without a `HOME`).
+fn cache_home() -> PathBuf {
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+    home.join(".cache/atomworld")
 }
 
 impl BwrapConfig {
@@ -92,8 +102,7 @@ impl BwrapConfig {
         if let Some(dir) = std::env::var_os(VENV_ENV) {
             return PathBuf::from(dir);
         }
-        let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
-        home.join(".cache/atomworld/venv-mattools")
+        cache_home().join("venv-mattools")
     }
 
     /// Warm workers with pymatgen pre-imported ([`PYMATGEN_PRELOAD`]).
@@ -114,8 +123,6 @@ pub struct BwrapBackend {
 
 struct Inner {
     config: BwrapConfig,
-    /// Holds the worker script (bound read-only into every sandbox).
-    worker_dir: tempfile::TempDir,
     idle: Idle<Worker>,
     /// The profile once it could be made (the venv read, its `pyvenv.cfg` rewritten): made
     /// again only while it fails, so a venv built later is picked up.
@@ -138,32 +145,15 @@ fn unavailable(reason: impl Into<String>) -> SandboxError {
 }
 
 impl BwrapBackend {
-    /// A backend with `config`; writes the worker script to a private temporary directory.
-    pub fn new(config: BwrapConfig) -> Result<Self, SandboxError> {
-        let worker_dir = tempfile::Builder::new()
-            .prefix("atomworld-bwrap-")
-            .tempdir()
-            .map_err(SandboxError::Scratch)?;
-        let path = worker_dir.path().join(WORKER_FILE);
-        let mut f = std::fs::File::create(&path).map_err(SandboxError::Scratch)?;
-        f.write_all(WORKER_SOURCE.as_bytes())
-            .map_err(SandboxError::Scratch)?;
-        std::fs::write(worker_dir.path().join(LAUNCHER_FILE), LAUNCHER_SOURCE)
-            .map_err(SandboxError::Scratch)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let dir = std::fs::Permissions::from_mode(0o755);
-            std::fs::set_permissions(worker_dir.path(), dir).map_err(SandboxError::Scratch)?;
-        }
-        Ok(BwrapBackend {
+    /// A backend with `config`. Nothing is started or written until the first run.
+    pub fn new(config: BwrapConfig) -> Self {
+        BwrapBackend {
             inner: Arc::new(Inner {
                 config,
-                worker_dir,
                 idle: Idle::new(),
                 profile: std::sync::OnceLock::new(),
             }),
-        })
+        }
     }
 
     /// The configuration.
@@ -185,6 +175,9 @@ impl BwrapBackend {
         self.inner.idle.fill(n, || self.inner.spawn()).await
     }
 }
+
+/// The rewritten `pyvenv.cfg`'s name in the bound worker directory.
+const VENV_CFG_FILE: &str = "pyvenv.cfg";
 
 /// The venv's base interpreter prefix, from its `pyvenv.cfg` (`home = <prefix>/bin`), and
 /// the file's text.
@@ -240,7 +233,6 @@ impl Inner {
         }
         check_mounts(NAME, &c.mounts)?;
         let (base_prefix, cfg) = venv_home(&c.venv)?;
-        let venv_cfg = self.worker_dir.path().join("pyvenv.cfg");
         let rewritten: String = cfg
             .lines()
             .map(|l| match l.split_once('=') {
@@ -248,12 +240,20 @@ impl Inner {
                 _ => format!("{l}\n"),
             })
             .collect();
-        std::fs::write(&venv_cfg, rewritten).map_err(SandboxError::Scratch)?;
+        let worker_dir = bound_dir::materialize(
+            &c.worker_cache,
+            &[
+                (WORKER_FILE, WORKER_SOURCE.as_bytes()),
+                (LAUNCHER_FILE, LAUNCHER_SOURCE.as_bytes()),
+                (VENV_CFG_FILE, rewritten.as_bytes()),
+            ],
+        )
+        .map_err(SandboxError::Scratch)?;
         Ok(Profile {
             venv: c.venv.clone(),
             base_prefix,
-            venv_cfg,
-            worker_dir: self.worker_dir.path().to_path_buf(),
+            venv_cfg: worker_dir.join(VENV_CFG_FILE),
+            worker_dir,
             mounts: c.mounts.clone(),
             work_bytes: c.work_bytes,
             tmp_bytes: c.tmp_bytes,

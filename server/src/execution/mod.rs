@@ -178,7 +178,7 @@ fn with_workers(b: impl WarmWorkers, warm_up: WarmUp) -> Chosen {
 
 /// A `bwrap` backend with `config`.
 fn bwrap(config: sandbox::bwrap::BwrapConfig) -> Result<Chosen, String> {
-    let b = sandbox::bwrap::BwrapBackend::new(config).map_err(|e| e.to_string())?;
+    let b = sandbox::bwrap::BwrapBackend::new(config);
     let detail = if b.config().warm {
         format!(
             "bubblewrap, warm workers with {} modules pre-imported, venv {}",
