@@ -3,6 +3,10 @@
 //! through the nearest of its periodic images, with the pruning that skips images a bound
 //! proves too long.
 
+mod nearest;
+
+pub use nearest::{NearestEntry, NearestWork};
+
 use super::rule::PairRule;
 use super::table::Table;
 use super::window::{ClassWindows, ColumnWindow, WindowPart};

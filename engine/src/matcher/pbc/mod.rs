@@ -19,7 +19,7 @@ mod table;
 mod tests;
 mod window;
 
-pub use columns::Columns;
+pub use columns::{Columns, NearestEntry, NearestWork};
 pub use rule::PairRule;
 pub use subset::SupersetIndex;
 pub use table::Table;

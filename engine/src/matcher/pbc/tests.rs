@@ -391,3 +391,123 @@ fn class_windows_give_the_tables_of_the_pairwise_rule() {
         }
     }
 }
+
+/// What a table says [`Columns::own_nearest`] should give: each row's nearest entry when
+/// `unique_nearest` solves the table, no other entry of a row is within `delta` of its
+/// nearest, and (with image ties noted) no solution entry is an image tie.
+fn own_nearest_from_table(table: &Table, delta: f64) -> Option<Vec<NearestEntry>> {
+    let costs = crate::matcher::assignment::SparseCosts {
+        rows: table.rows,
+        cols: table.cols,
+        start: &table.start,
+        col: &table.col,
+        cost: &table.d2,
+        forbidden: FORBIDDEN,
+    };
+    let sol = crate::matcher::assignment::unique_nearest(costs)?;
+    let mut out = Vec::new();
+    for (i, &j) in sol.iter().enumerate() {
+        let own = table.range(i).find(|&k| table.col[k] == j)?;
+        let others_near = table
+            .range(i)
+            .any(|k| k != own && table.d2[k] - table.d2[own] <= delta);
+        if others_near || table.tied.get(own) == Some(&true) {
+            return None;
+        }
+        out.push(NearestEntry {
+            col: j,
+            d2: table.d2[own],
+            vector: table.vectors[own],
+        });
+    }
+    Some(out)
+}
+
+#[test]
+fn the_rows_own_nearest_entries_are_what_their_table_gives() {
+    let matrix = [[6.0, 0.0, 0.0], [1.7, 5.5, 0.0], [-0.9, 0.6, 7.0]];
+    let lll = lll_reduce_matrix(&matrix, LLL_DELTA).unwrap();
+    let mut rng = XorShift::new(0x005e_ed0f_0be5);
+    let mut next = || rng.unit();
+    let cols: Vec<Vec3> = (0..48).map(|_| [next(), next(), next()]).collect();
+    let col_class: Vec<u32> = (0..48).map(|j| (j % 3) as u32).collect();
+    let (mut settled, mut unsettled) = (0, 0);
+    for case in 0..1200 {
+        // Rows near the columns (a candidate near a match), or anywhere; some a column's
+        // exact copy, so equal lengths and image ties occur too.
+        let spread = [0.0, 1e-3, 0.02, 0.08, 0.5][case % 5];
+        let mut order: Vec<usize> = (0..48).collect();
+        for k in (1..48).rev() {
+            order.swap(k, (next() * (k + 1) as f64) as usize % (k + 1));
+        }
+        let rows: Vec<Vec3> = order
+            .iter()
+            .map(|&j| std::array::from_fn(|a| cols[j][a] + spread * (next() - 0.5) + 1.0))
+            .collect();
+        let row_class: Vec<u32> = order.iter().map(|&j| col_class[j]).collect();
+        let rule = SameClass {
+            rows: &row_class,
+            cols: &col_class,
+        };
+        let tol = [None, Some([0.2, 0.25, 0.3]), Some([0.05, 0.4, 0.1])][case % 3];
+        let delta = [0.0, 1e-5, 0.05][case % 4 % 3];
+        // Balls from well inside the rows' distances to wider than the tolerance.
+        let radius = [0.03, 0.08, 0.15, 0.3, 1.0, 4.0][case / 5 % 6];
+        let mut columns = Columns::new(&lll, &cols, tol);
+        if case % 2 == 0 {
+            columns = columns.with_classes(&col_class);
+        }
+        if case % 7 == 0 {
+            columns = columns.noting_image_ties(1e-5);
+        }
+        let table = columns.table(&rows, &rule);
+        let expected = own_nearest_from_table(&table, delta);
+        let mut work = NearestWork::default();
+        let order: Vec<usize> = (0..48).rev().collect();
+        let got = columns.own_nearest(&rows, &order, &rule, (radius, delta), &mut work);
+        let label = format!("case {case}: spread {spread}, tol {tol:?}, delta {delta}");
+        match expected {
+            Some(e) => {
+                assert!(got, "{label}: the table settles every row");
+                let bits = |v: &[NearestEntry]| {
+                    v.iter()
+                        .map(|e| (e.col, e.d2.to_bits(), e.vector.map(f64::to_bits)))
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(bits(&work.entries), bits(&e), "{label}");
+                settled += 1;
+            }
+            None => {
+                assert!(!got, "{label}: the table leaves some row unsettled");
+                unsettled += 1;
+            }
+        }
+    }
+    assert!(
+        settled > 40 && unsettled > 40,
+        "{settled} settled, {unsettled} not"
+    );
+}
+
+#[test]
+fn a_nearest_entry_beyond_the_ball_is_found_past_a_farther_one_in_its_box() {
+    // A cubic cell of 10 Å: the ball's box of radius 0.5 Å is the cube of half-width
+    // 0.05 (fractional). Column 0 lies just outside that cube, 0.55 Å away; column 1 in a
+    // corner of it, 0.78 Å away: the nearest is the one the box does not hold.
+    let lll = lll_reduce_matrix(
+        &[[10.0, 0.0, 0.0], [0.0, 10.0, 0.0], [0.0, 0.0, 10.0]],
+        LLL_DELTA,
+    )
+    .unwrap();
+    let row = [0.5, 0.5, 0.5];
+    let cols = [[0.555, 0.5, 0.5], [0.545, 0.545, 0.545]];
+    let columns = Columns::new(&lll, &cols, None);
+    let anything = |_: usize, _: usize| false;
+    let mut work = NearestWork::default();
+    assert!(columns.own_nearest(&[row], &[0], &anything, (0.5, 0.0), &mut work));
+    assert_eq!(work.entries[0].col, 0);
+    assert!((work.entries[0].d2 - 0.55f64.powi(2)).abs() < 1e-9);
+    // Within the ball, the box's answer stands.
+    assert!(columns.own_nearest(&[row], &[0], &anything, (1.0, 0.0), &mut work));
+    assert_eq!(work.entries[0].col, 0);
+}

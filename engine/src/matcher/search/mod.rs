@@ -67,6 +67,11 @@ const PREFIX_ROWS: usize = 8;
 /// (coordinates printed to 8 decimals: about 1e-6 Å² on a 10 Å cell).
 const TIE_DELTA: f64 = 1e-5;
 
+/// Radius (in units of the site spacing, as stol) of the ball in which a row's nearest entry
+/// is looked for first (see [`pbc::Columns::nearest_entry`]): most rows of a candidate near a
+/// match have their partner well within it, and its slab of the column window is narrow.
+const NEAREST_RADIUS: f64 = 0.3;
+
 /// Relative distance to stol within which a largest distance counts as at the fit
 /// boundary (where rounding of the symmetric copies could decide).
 const BOUNDARY: f64 = 1e-6;
@@ -203,6 +208,8 @@ struct Work {
     near: Vec<usize>,
     /// The neighbourhood bound's buffers.
     reach: ReachWork,
+    /// The rows' nearest entries (see [`pbc::Columns::own_nearest`]).
+    nearest: pbc::NearestWork,
 }
 
 /// Buffers of the neighbourhood bound (see [`Search::reach_exceeds`]).

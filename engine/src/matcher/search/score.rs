@@ -12,7 +12,7 @@
 
 use super::{
     alternatives, rms, Goal, Match, Prepared, Search, Work, BOUNDARY, BOUND_MARGIN,
-    BOUND_MIN_ROWS_FIT, BOUND_MIN_ROWS_RMS, TIE_DELTA,
+    BOUND_MIN_ROWS_FIT, BOUND_MIN_ROWS_RMS, NEAREST_RADIUS, TIE_DELTA,
 };
 use crate::linalg::Vec3;
 use crate::matcher::assignment::AssignmentError;
@@ -69,6 +69,7 @@ impl Search<'_> {
             full,
             near,
             reach,
+            nearest,
         } = work;
         {
             let (s1fc, s2fc) = self.coords(p);
@@ -112,7 +113,21 @@ impl Search<'_> {
                 return Ok(None);
             }
         }
+        let note_ties = p.note_ties;
+        let radius = NEAREST_RADIUS / p.normalization;
         let columns = self.columns(p)?;
+        // Near a match every row has its own nearest column: that assignment is the optimum,
+        // found from each row's nearest entry without building the table. Looking for ties,
+        // only where no other entry is within the tie distance and no image ties (else the
+        // table says which alternatives there are).
+        let delta = if note_ties { TIE_DELTA } else { 0.0 };
+        if columns.own_nearest(t_s2fc, &self.row_order, forbidden, (radius, delta), nearest) {
+            let sol = nearest.entries.iter().map(|e| e.col).collect();
+            let short = nearest.entries.iter().map(|e| e.vector).collect();
+            return Ok(Some(
+                self.matched(p, (sol, short), cap, |_, _| (false, false)),
+            ));
+        }
         let table = match limit {
             Some(limit) => {
                 let first = done;
@@ -143,7 +158,6 @@ impl Search<'_> {
             cost: &table.d2,
             forbidden: pbc::FORBIDDEN,
         };
-        let note_ties = p.note_ties;
         // Looking for a fit: pairs an equally cheap alternative could use instead.
         let mut alternatives: Vec<(usize, usize)> = Vec::new();
         let sol = match assignment::unique_nearest(costs) {
@@ -198,13 +212,50 @@ impl Search<'_> {
             .enumerate()
             .map(|(i, &j)| table.vector(i, j))
             .collect();
+        let flags = |sol: &[usize], dist: &[f64]| {
+            let tied = note_ties
+                && (!alternatives.is_empty()
+                    || sol.iter().enumerate().any(|(i, &j)| {
+                        table
+                            .range(i)
+                            .find(|&k| table.col[k] == j)
+                            .is_some_and(|k| table.tied.get(k) == Some(&true))
+                    }));
+            let ambiguous = note_ties
+                && !alternatives::no_alternative_fits(
+                    (table, |v| {
+                        p.columns
+                            .as_ref()
+                            .map_or_else(Vec::new, |c| c.tied_images(v))
+                    }),
+                    (sol, &alternatives),
+                    dist,
+                    p.normalization,
+                    self.opts.stol,
+                );
+            (tied, ambiguous)
+        };
+        Ok(Some(self.matched(p, (sol, short), cap, flags)))
+    }
+
+    /// The match of solution `sol` with its vectors `short`: their distances after removing
+    /// the mean, valued for the goal; `flags` says from the solution and the distances
+    /// whether the candidate is tied and ambiguous (see [`Match`]).
+    fn matched(
+        &self,
+        p: &Prepared,
+        (sol, short): (Vec<usize>, Vec<Vec3>),
+        cap: Option<f64>,
+        flags: impl FnOnce(&[usize], &[f64]) -> (bool, bool),
+    ) -> Match {
+        let n = short.len();
         let mut translation = [0.0; 3];
         for v in &short {
             for k in 0..3 {
                 translation[k] += v[k];
             }
         }
-        let translation = translation.map(|x| x / n2 as f64);
+        let translation = translation.map(|x| x / n as f64);
         let dist: Vec<f64> = short
             .iter()
             .map(|v| {
@@ -212,31 +263,12 @@ impl Search<'_> {
                 (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() * p.normalization
             })
             .collect();
-        let tied = note_ties
-            && (!alternatives.is_empty()
-                || sol.iter().enumerate().any(|(i, &j)| {
-                    table
-                        .range(i)
-                        .find(|&k| table.col[k] == j)
-                        .is_some_and(|k| table.tied.get(k) == Some(&true))
-                }));
-        let ambiguous = note_ties
-            && !alternatives::no_alternative_fits(
-                (table, |v| {
-                    p.columns
-                        .as_ref()
-                        .map_or_else(Vec::new, |c| c.tied_images(v))
-                }),
-                (&sol, &alternatives),
-                &dist,
-                p.normalization,
-                self.opts.stol,
-            );
+        let (tied, ambiguous) = flags(&sol, &dist);
         let val = match self.goal {
             Goal::SmallestRms { .. } => rms_against(&dist, cap),
             Goal::Fit => dist.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         };
-        Ok(Some(Match {
+        Match {
             val,
             dist,
             sol,
@@ -247,7 +279,7 @@ impl Search<'_> {
             aligned: p.aligned,
             ambiguous,
             tied,
-        }))
+        }
     }
 }
 
