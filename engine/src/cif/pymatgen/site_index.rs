@@ -3,21 +3,17 @@
 //! The reader asks, for each new site, which earlier site (the first in order) lies within
 //! [`SITE_TOLERANCE`] of it on every fractional axis, periodically. Comparing against every
 //! earlier site would make reading quadratic in the number of sites, and those comparisons
-//! would dominate reading a large CIF. Why by hand: the question is pymatgen's exact predicate, asked of a growing
-//! list; the index only narrows the sites the predicate then sees, so it answers exactly as
-//! the scan does.
-
-use rustc_hash::FxHashMap;
+//! would dominate reading a CIF of a few dozen sites already. Why by hand: the question is
+//! pymatgen's exact predicate, asked of a growing list; the index only narrows the sites the
+//! predicate then sees, so it answers exactly as the scan does.
 
 use crate::cif::SITE_TOLERANCE;
 
-/// Below this many sites a plain scan is cheaper than hashing.
+/// Below this many sites a plain scan is cheaper than the grid.
 const SCAN: usize = 32;
 
-/// Grid cells per axis: each five times the tolerance wide, so that a point can only have
-/// close sites in its own cell and, when it lies within twice the tolerance of an edge, the
-/// neighbour across that edge.
-const CELLS: i64 = (0.2 / SITE_TOLERANCE) as i64;
+/// Most grid cells per axis (a grid of at most 40³ cells, 1 MB).
+const MAX_CELLS: usize = 40;
 
 /// Periodic closeness with numpy's round-half-even, per axis (pymatgen's test).
 pub fn pbc_close(a: [f64; 3], b: [f64; 3]) -> bool {
@@ -27,38 +23,69 @@ pub fn pbc_close(a: [f64; 3], b: [f64; 3]) -> bool {
     })
 }
 
-/// A growing list of sites with a grid over their wrapped coordinates.
-#[derive(Default)]
+/// A growing list of sites with a grid over their wrapped coordinates, of about one cell
+/// per site expected.
 pub struct SiteIndex {
     coords: Vec<[f64; 3]>,
-    /// Per occupied cell, its first and last site; the cell's sites are chained through
-    /// `next` in increasing order (no list allocated per cell).
-    grid: FxHashMap<[i64; 3], (usize, usize)>,
+    /// Cells per axis (0 until the first [`SCAN`] sites are chained).
+    cells: usize,
+    /// Per cell, its first and last site; the cell's sites are chained through `next` in
+    /// increasing order (no list allocated per cell).
+    grid: Vec<(usize, usize)>,
     next: Vec<usize>,
 }
 
-/// The end of a cell's chain.
+/// The end of a cell's chain (and an empty cell's first and last site).
 const END: usize = usize::MAX;
 
+impl Default for SiteIndex {
+    fn default() -> Self {
+        Self::with_capacity(0)
+    }
+}
+
 impl SiteIndex {
-    /// An empty index with room for `n` sites before it grows.
+    /// An empty index with room for `n` sites: its grid, made when [`SCAN`] sites are
+    /// reached, is sized for `n` sites (more may be added; each cell's chain then grows).
     pub fn with_capacity(n: usize) -> Self {
         Self {
             coords: Vec::with_capacity(n),
-            ..Self::default()
+            cells: 0,
+            grid: Vec::new(),
+            next: Vec::new(),
         }
     }
 
     /// Appends a site (its index is the number of sites before it).
     pub fn push(&mut self, c: [f64; 3]) {
-        let i = self.coords.len();
         self.coords.push(c);
         if self.coords.len() == SCAN {
-            for j in 0..SCAN {
-                self.chain(j);
+            let expected = self.coords.capacity().max(SCAN);
+            let mut cells = 1;
+            while (cells + 1) * (cells + 1) * (cells + 1) <= expected && cells < MAX_CELLS {
+                cells += 1;
+            }
+            self.cells = cells;
+            self.grid = vec![(END, END); cells * cells * cells];
+            self.next = Vec::with_capacity(expected);
+            for i in 0..SCAN {
+                self.chain(i);
             }
         } else if self.coords.len() > SCAN {
-            self.chain(i);
+            self.chain(self.coords.len() - 1);
+        }
+    }
+
+    /// Appends site `i` (the last) to its cell's chain.
+    fn chain(&mut self, i: usize) {
+        self.next.push(END);
+        let at = self.cell_index(self.cell(self.coords[i]));
+        let cell = &mut self.grid[at];
+        if cell.0 == END {
+            *cell = (i, i);
+        } else {
+            self.next[cell.1] = i;
+            cell.1 = i;
         }
     }
 
@@ -68,14 +95,15 @@ impl SiteIndex {
         if self.coords.len() < SCAN {
             return self.coords.iter().position(|&c| close(c, q));
         }
-        let k = cell(q);
+        let k = self.cell(q);
+        let g = self.cells as f64;
         // A site within the tolerance of q lies in q's cell or, along an axis where q is
         // near its cell's edge, the neighbouring one (the margin dwarfs any rounding).
-        let margin = 2.0 * SITE_TOLERANCE * CELLS as f64;
+        let margin = 2.0 * SITE_TOLERANCE * g;
         let offsets: [&[i64]; 3] = std::array::from_fn(|a| {
             let x = q[a] - crate::numeric::floor(q[a]);
-            let within = x * CELLS as f64 - crate::numeric::floor(x * CELLS as f64);
-            if !within.is_finite() {
+            let within = x * g - crate::numeric::floor(x * g);
+            if self.cells == 1 || !within.is_finite() {
                 &[0][..]
             } else if within < margin {
                 &[0, -1][..]
@@ -85,18 +113,17 @@ impl SiteIndex {
                 &[0][..]
             }
         });
+        let n = self.cells as i64;
         let mut best: Option<usize> = None;
         for &dx in offsets[0] {
             for &dy in offsets[1] {
                 for &dz in offsets[2] {
                     let key = [
-                        (k[0] + dx).rem_euclid(CELLS),
-                        (k[1] + dy).rem_euclid(CELLS),
-                        (k[2] + dz).rem_euclid(CELLS),
+                        (k[0] + dx).rem_euclid(n),
+                        (k[1] + dy).rem_euclid(n),
+                        (k[2] + dz).rem_euclid(n),
                     ];
-                    let Some(&(mut j, _)) = self.grid.get(&key) else {
-                        continue;
-                    };
+                    let mut j = self.grid[self.cell_index(key)].0;
                     while j != END && !close(self.coords[j], q) {
                         j = self.next[j];
                     }
@@ -108,32 +135,22 @@ impl SiteIndex {
         }
         best
     }
-}
 
-impl SiteIndex {
-    /// Appends site `i` to its cell's chain.
-    fn chain(&mut self, i: usize) {
-        self.next.resize(self.coords.len(), END);
-        match self.grid.entry(cell(self.coords[i])) {
-            std::collections::hash_map::Entry::Occupied(mut e) => {
-                let (_, last) = e.get_mut();
-                self.next[*last] = i;
-                *last = i;
-            }
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert((i, i));
-            }
-        }
+    /// The grid cell of a point (wrapped into the unit cell; non-finite values fall in cell
+    /// 0, where the closeness test rejects them).
+    fn cell(&self, c: [f64; 3]) -> [i64; 3] {
+        let n = self.cells as i64;
+        c.map(|x| {
+            let w = x - crate::numeric::floor(x);
+            (crate::numeric::floor(w * self.cells as f64) as i64).rem_euclid(n)
+        })
     }
-}
 
-/// The grid cell of a point (wrapped into the unit cell; non-finite values fall in cell 0,
-/// where the closeness test rejects them).
-fn cell(c: [f64; 3]) -> [i64; 3] {
-    c.map(|x| {
-        let w = x - crate::numeric::floor(x);
-        (crate::numeric::floor(w * CELLS as f64) as i64).rem_euclid(CELLS)
-    })
+    /// Where cell `k` is in the grid.
+    fn cell_index(&self, k: [i64; 3]) -> usize {
+        let [x, y, z] = k.map(|v| v as usize);
+        (x * self.cells + y) * self.cells + z
+    }
 }
 
 #[cfg(test)]
@@ -151,7 +168,8 @@ mod tests {
         };
         // Points on a coarse lattice (so many are close or equal), near cell edges, shifted
         // by whole cells and by just under and over the tolerance.
-        let mut index = SiteIndex::default();
+        let mut index = SiteIndex::with_capacity(3000);
+        let mut small = SiteIndex::with_capacity(7);
         let mut all: Vec<[f64; 3]> = Vec::new();
         let mut hits = 0;
         for i in 0..3000 {
@@ -163,8 +181,11 @@ mod tests {
             let exact = all.iter().position(|&c| c == q);
             assert_eq!(index.first(q, pbc_close), want, "point {i}");
             assert_eq!(index.first(q, |a, b| a == b), exact, "point {i}");
+            // A grid sized for fewer sites answers the same.
+            assert_eq!(small.first(q, pbc_close), want, "point {i}");
             hits += usize::from(want.is_some());
             index.push(q);
+            small.push(q);
             all.push(q);
         }
         assert!(hits > 1000, "{hits}");
