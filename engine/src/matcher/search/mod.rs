@@ -70,7 +70,7 @@ const TIE_DELTA: f64 = 1e-5;
 /// Radius (in units of the site spacing, as stol) of the ball in which a row's nearest entry
 /// is looked for first (see [`pbc::Columns::nearest_entry`]): most rows of a candidate near a
 /// match have their partner well within it, and its slab of the column window is narrow.
-const NEAREST_RADIUS: f64 = 0.3;
+const NEAREST_RADIUS: f64 = 0.5;
 
 /// Relative distance to stol within which a largest distance counts as at the fit
 /// boundary (where rounding of the symmetric copies could decide).
@@ -208,8 +208,10 @@ struct Work {
     near: Vec<usize>,
     /// The neighbourhood bound's buffers.
     reach: ReachWork,
-    /// The rows' nearest entries (see [`pbc::Columns::own_nearest`]).
+    /// The rows' nearest entries (see [`pbc::Columns::own_nearest`]), and how often they
+    /// have settled a candidate.
     nearest: pbc::NearestWork,
+    nearest_odds: score::NearestOdds,
 }
 
 /// Buffers of the neighbourhood bound (see [`Search::reach_exceeds`]).

@@ -70,7 +70,9 @@ impl Search<'_> {
             near,
             reach,
             nearest,
+            nearest_odds: odds,
         } = work;
+        odds.last_settled = false;
         {
             let (s1fc, s2fc) = self.coords(p);
             let t: Vec3 = std::array::from_fn(|k| s1fc[s1i][k] - s2fc[self.s2_t_ind][k]);
@@ -120,8 +122,15 @@ impl Search<'_> {
         // found from each row's nearest entry without building the table. Looking for ties,
         // only where no other entry is within the tie distance and no image ties (else the
         // table says which alternatives there are).
+        // The first stage's rows, when built, already tell most candidates that fail it.
         let delta = if note_ties { TIE_DELTA } else { 0.0 };
-        if columns.own_nearest(t_s2fc, &self.row_order, forbidden, (radius, delta), nearest) {
+        let may_own = done == 0 || assignment::unique_nearest(costs_of(staged)).is_some();
+        if may_own && odds.worth_trying() {
+            let own =
+                columns.own_nearest(t_s2fc, &self.row_order, forbidden, (radius, delta), nearest);
+            odds.record(own);
+        }
+        if odds.last_settled {
             let sol = nearest.entries.iter().map(|e| e.col).collect();
             let short = nearest.entries.iter().map(|e| e.vector).collect();
             return Ok(Some(
@@ -150,14 +159,7 @@ impl Search<'_> {
                 &*full
             }
         };
-        let costs = assignment::SparseCosts {
-            rows: n2,
-            cols: n1,
-            start: &table.start,
-            col: &table.col,
-            cost: &table.d2,
-            forbidden: pbc::FORBIDDEN,
-        };
+        let costs = costs_of(table);
         // Looking for a fit: pairs an equally cheap alternative could use instead.
         let mut alternatives: Vec<(usize, usize)> = Vec::new();
         let sol = match assignment::unique_nearest(costs) {
@@ -280,6 +282,48 @@ impl Search<'_> {
             ambiguous,
             tied,
         }
+    }
+}
+
+/// Whether looking for each row's own nearest entry ([`pbc::Columns::own_nearest`]) has been
+/// settling this pair's candidates: it is tried while it does; after two failures in a row,
+/// on one candidate in [`NearestOdds::RETRY`] only, so that a pair whose candidates are far
+/// from any match (rows sharing their nearest column) does not pay for it before every table.
+/// It decides only how a candidate's assignment is found, never what it is.
+#[derive(Default)]
+pub(super) struct NearestOdds {
+    failures: u32,
+    skipped: u32,
+    /// Whether the current candidate was settled that way.
+    last_settled: bool,
+}
+
+impl NearestOdds {
+    const RETRY: u32 = 8;
+
+    fn worth_trying(&mut self) -> bool {
+        if self.failures < 2 {
+            return true;
+        }
+        self.skipped += 1;
+        self.skipped.is_multiple_of(Self::RETRY)
+    }
+
+    fn record(&mut self, settled: bool) {
+        self.last_settled = settled;
+        self.failures = if settled { 0 } else { self.failures + 1 };
+    }
+}
+
+/// A table as the assignment solvers read it.
+fn costs_of(t: &pbc::Table) -> assignment::SparseCosts<'_> {
+    assignment::SparseCosts {
+        rows: t.rows,
+        cols: t.cols,
+        start: &t.start,
+        col: &t.col,
+        cost: &t.d2,
+        forbidden: pbc::FORBIDDEN,
     }
 }
 
