@@ -224,16 +224,13 @@ impl Columns {
             if !all_allowed && forbidden.forbidden(i, j) {
                 continue;
             }
-            let pre: Vec3 = std::array::from_fn(|a| c2[j][a] - c1[a]);
-            let pre_frac: Vec3 = std::array::from_fn(|a| w2[j][a] - w1[a]);
-            let (best, best_k, tied) = self.nearest_image(&pre, &pre_frac);
+            let (d2, vector, tied) = self.entry((w2, c2), j, (&w1, &c1));
             if self.tie_delta.is_some() {
                 out.tied.push(tied);
             }
             out.col.push(j);
-            out.d2.push(best);
-            out.vectors
-                .push(std::array::from_fn(|a| pre[a] + self.images[best_k][a]));
+            out.d2.push(d2);
+            out.vectors.push(vector);
         }
         out.rows += 1;
         out.start.push(out.col.len());
@@ -241,6 +238,27 @@ impl Columns {
 }
 
 impl Columns {
+    /// The entry of column `j` (of the wrapped columns `(w2, c2)`, see [`Columns::wrapped`])
+    /// in the row at wrapped LLL-fractional coordinates `w1` (Cartesian `c1`): the squared
+    /// length of its shortest image, that image's vector, and whether another image ties
+    /// it ([`Columns::nearest_image`]).
+    #[inline]
+    pub(super) fn entry(
+        &self,
+        (w2, c2): (&[Vec3], &[Vec3]),
+        j: usize,
+        (w1, c1): (&Vec3, &Vec3),
+    ) -> (f64, Vec3, bool) {
+        let pre: Vec3 = std::array::from_fn(|a| c2[j][a] - c1[a]);
+        let pre_frac: Vec3 = std::array::from_fn(|a| w2[j][a] - w1[a]);
+        let (d2, k, tied) = self.nearest_image(&pre, &pre_frac);
+        (
+            d2,
+            std::array::from_fn(|a| pre[a] + self.images[k][a]),
+            tied,
+        )
+    }
+
     /// The columns' wrapped LLL-fractional and Cartesian coordinates (made on first use).
     pub(super) fn wrapped(&self) -> (&[Vec3], &[Vec3]) {
         let (w2, c2) = self.wrapped.get_or_init(|| {

@@ -182,13 +182,10 @@ impl Columns {
             if !all_allowed && rule.forbidden(i, j) {
                 continue;
             }
-            let pre: Vec3 = std::array::from_fn(|a| c2[j][a] - c1[a]);
-            let pre_frac: Vec3 = std::array::from_fn(|a| w2[j][a] - w1[a]);
-            let (d2, k, tied) = self.nearest_image(&pre, &pre_frac);
+            let (d2, vector, tied) = self.entry((w2, c2), j, (&w1, &c1));
             if d2 < least {
                 second = least;
                 least = d2;
-                let vector = std::array::from_fn(|a| pre[a] + self.images[k][a]);
                 best = Some((NearestEntry { col: j, d2, vector }, tied));
             } else if d2 < second {
                 second = d2;
