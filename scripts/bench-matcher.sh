@@ -5,7 +5,7 @@
 #   (a) pymatgen (engine-bench/pymatgen_bench.py, the pinned venv),
 #   (b) our native release build (bench-matcher),
 #   (c) our wasm build under node (engine-bench as a wasm-bindgen cdylib), built as the page's
-#       matching worker ships: the wasm-worker profile, then binaryen's wasm-opt -Oz,
+#       matching worker ships: the wasm-worker profile, then binaryen's wasm-opt -O3,
 #   (d) the npm package matterviz-wasm (ferrox), driven the same way from node.
 # Prints the seconds per pass of each, the speed-ups over pymatgen and how many verdicts
 # agree with pymatgen's. A benchmark, not a test: it asserts nothing about time.
@@ -47,11 +47,11 @@ fi
 
 say "building the native bench (release)"
 cargo build --release -p engine-bench --bin bench-matcher >&2
-say "building the wasm bench as the page's worker (wasm-worker profile, wasm-opt -Oz) and binding it for node"
+say "building the wasm bench as the page's worker (wasm-worker profile, wasm-opt -O3) and binding it for node"
 cargo build --profile wasm-worker -p engine-bench --lib --target wasm32-unknown-unknown >&2
 wasm-bindgen --target nodejs --out-dir "$OUT/pkg" \
   "$TARGET_DIR/wasm32-unknown-unknown/wasm-worker/engine_bench.wasm"
-scripts/binaryen/node_modules/.bin/wasm-opt -Oz "$OUT/pkg/engine_bench_bg.wasm" \
+scripts/binaryen/node_modules/.bin/wasm-opt -O3 "$OUT/pkg/engine_bench_bg.wasm" \
   -o "$OUT/pkg/engine_bench_bg.wasm"
 if [ ! -d engine-bench/node/node_modules/matterviz-wasm ]; then
   say "installing matterviz-wasm (npm ci; its matterviz peer dependency is not needed)"
