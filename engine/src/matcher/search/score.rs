@@ -2,6 +2,11 @@
 //! translation, the subset test, the table of shortest periodic vectors to struct1's sites,
 //! the minimum-cost assignment and its distances after removing the mean displacement.
 //!
+//! A candidate near a match, whose rows each have their own nearest column, skips the table:
+//! that assignment is the optimum, read from each row's nearest entry
+//! ([`pbc::Columns::own_nearest`]), where the pair's recent candidates make it worth trying
+//! ([`NearestOdds`]).
+//!
 //! A candidate with a cap is built in stages (a few rows spread over the structure, then
 //! more, then all) and dropped as soon as a [`bound`] proves its sum
 //! of squares exceeds the cap, before its assignment is solved; looking for a fit, also as
@@ -72,7 +77,6 @@ impl Search<'_> {
             nearest,
             nearest_odds: odds,
         } = work;
-        odds.last_settled = false;
         {
             let (s1fc, s2fc) = self.coords(p);
             let t: Vec3 = std::array::from_fn(|k| s1fc[s1i][k] - s2fc[self.s2_t_ind][k]);
@@ -121,16 +125,17 @@ impl Search<'_> {
         // Near a match every row has its own nearest column: that assignment is the optimum,
         // found from each row's nearest entry without building the table. Looking for ties,
         // only where no other entry is within the tie distance and no image ties (else the
-        // table says which alternatives there are).
-        // The first stage's rows, when built, already tell most candidates that fail it.
+        // table says which alternatives there are). The first stage's rows, when built,
+        // already show most candidates where two rows share a nearest column.
         let delta = if note_ties { TIE_DELTA } else { 0.0 };
         let may_own = done == 0 || assignment::unique_nearest(costs_of(staged)).is_some();
-        if may_own && odds.worth_trying() {
+        let settled = may_own && odds.worth_trying() && {
             let own =
                 columns.own_nearest(t_s2fc, &self.row_order, forbidden, (radius, delta), nearest);
             odds.record(own);
-        }
-        if odds.last_settled {
+            own
+        };
+        if settled {
             let sol = nearest.entries.iter().map(|e| e.col).collect();
             let short = nearest.entries.iter().map(|e| e.vector).collect();
             return Ok(Some(
@@ -294,8 +299,6 @@ impl Search<'_> {
 pub(super) struct NearestOdds {
     failures: u32,
     skipped: u32,
-    /// Whether the current candidate was settled that way.
-    last_settled: bool,
 }
 
 impl NearestOdds {
@@ -310,7 +313,6 @@ impl NearestOdds {
     }
 
     fn record(&mut self, settled: bool) {
-        self.last_settled = settled;
         self.failures = if settled { 0 } else { self.failures + 1 };
     }
 }
