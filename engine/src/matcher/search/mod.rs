@@ -69,7 +69,8 @@ const TIE_DELTA: f64 = 1e-5;
 
 /// Radius (in units of the site spacing, as stol) of the ball in which a row's nearest entry
 /// is looked for first (see [`pbc::Columns::nearest_entry`]): most rows of a candidate near a
-/// match have their partner well within it, and its slab of the column window is narrow.
+/// match have their partner well within it, and at stol 0.5 its box is an eighth of the
+/// tolerance box.
 const NEAREST_RADIUS: f64 = 0.5;
 
 /// Relative distance to stol within which a largest distance counts as at the fit

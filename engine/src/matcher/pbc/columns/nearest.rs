@@ -3,9 +3,9 @@
 //!
 //! A candidate near a match gives every row its own nearest column (the assignment is then
 //! the optimum, see [`crate::matcher::assignment::unique_nearest`]); its distances need only
-//! each row's nearest entry. A row's tolerance box holds about a twentieth of the cell at
-//! AtomWorld's stol, and the window's slab over it about a third of the columns; a ball of
-//! a fraction of the site spacing holds one or two columns and its slab a few percent.
+//! each row's nearest entry. At AtomWorld's stol (0.5) a row's tolerance box reaches one
+//! site spacing along each axis; a ball of half a spacing has a box an eighth of that, with
+//! a slab of the column window half as wide, and usually holds the row's partner alone.
 
 use super::{cart_of_wrapped, wrap, Columns};
 use crate::linalg::Vec3;
