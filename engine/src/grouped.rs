@@ -53,6 +53,16 @@ impl Grouped {
     }
 }
 
+/// Cells per axis of a periodic grid holding about one of `n` points per cell (at most
+/// `most` per axis), as the cell lists grouped here are laid out.
+pub(crate) fn cells_per_axis(n: usize, most: usize) -> usize {
+    let mut g = 1;
+    while (g + 1) * (g + 1) * (g + 1) <= n && g < most {
+        g += 1;
+    }
+    g
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

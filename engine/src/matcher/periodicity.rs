@@ -47,11 +47,7 @@ pub(super) struct Places<'a> {
 
 /// Cells per axis for `n` sites: about one site per cell.
 fn grid_size(n: usize) -> usize {
-    let mut g = 1;
-    while (g + 1) * (g + 1) * (g + 1) <= n && g < 64 {
-        g += 1;
-    }
-    g
+    crate::grouped::cells_per_axis(n, 64)
 }
 
 impl<'a> Places<'a> {

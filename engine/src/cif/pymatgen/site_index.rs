@@ -25,6 +25,7 @@ pub fn pbc_close(a: [f64; 3], b: [f64; 3]) -> bool {
 
 /// A growing list of sites with a grid over their wrapped coordinates, of about one cell
 /// per site expected.
+#[derive(Default)]
 pub struct SiteIndex {
     coords: Vec<[f64; 3]>,
     /// Cells per axis (0 until the first [`SCAN`] sites are chained).
@@ -37,12 +38,6 @@ pub struct SiteIndex {
 
 /// The end of a cell's chain (and an empty cell's first and last site).
 const END: usize = usize::MAX;
-
-impl Default for SiteIndex {
-    fn default() -> Self {
-        Self::with_capacity(0)
-    }
-}
 
 impl SiteIndex {
     /// An empty index with room for `n` sites: its grid, made when [`SCAN`] sites are
@@ -61,10 +56,7 @@ impl SiteIndex {
         self.coords.push(c);
         if self.coords.len() == SCAN {
             let expected = self.coords.capacity().max(SCAN);
-            let mut cells = 1;
-            while (cells + 1) * (cells + 1) * (cells + 1) <= expected && cells < MAX_CELLS {
-                cells += 1;
-            }
+            let cells = crate::grouped::cells_per_axis(expected, MAX_CELLS);
             self.cells = cells;
             self.grid = vec![(END, END); cells * cells * cells];
             self.next = Vec::with_capacity(expected);

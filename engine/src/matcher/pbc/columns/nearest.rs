@@ -112,6 +112,9 @@ impl Columns {
         delta: f64,
         near: &mut Vec<usize>,
     ) -> Option<NearestEntry> {
+        // The row point as a table row measures from it, for both queries.
+        let w1 = wrap(&l1);
+        let c1 = cart_of_wrapped(&w1, &self.lat);
         if let Some(ball) = self.ball_box(radius) {
             let half = ball[self.window.axis()] + 1e-9;
             let all_allowed = self.candidates(
@@ -119,7 +122,7 @@ impl Columns {
                 |w, out| w.near_in_box(&l1, half, ball, self.tol_order, out),
                 near,
             );
-            let found = self.nearest_of(near, (rule, i, all_allowed), l1);
+            let found = self.nearest_of(near, (rule, i, all_allowed), (&w1, &c1));
             // An entry within `delta` of the nearest is at most `radius` long, so in the box.
             if let Some((best, second)) = found {
                 if best.d2 + delta <= radius * radius {
@@ -132,7 +135,7 @@ impl Columns {
             |w, out| w.near_in_tolerance(&l1, self.tol, self.tol_order, out),
             near,
         );
-        let (best, second) = self.nearest_of(near, (rule, i, all_allowed), l1)?;
+        let (best, second) = self.nearest_of(near, (rule, i, all_allowed), (&w1, &c1))?;
         (second - best.d2 > delta).then_some(best)
     }
 
@@ -160,19 +163,18 @@ impl Columns {
         Some(ball)
     }
 
-    /// The nearest of the columns `near` lists for row `i` (those `rule` forbids skipped
-    /// unless `all_allowed`), measured as [`Columns::append_rows`] measures them, and the
+    /// The nearest of the columns `near` lists for row `i` at wrapped LLL-fractional
+    /// coordinates `w1` (Cartesian `c1`; those `rule` forbids skipped unless
+    /// `all_allowed`), measured as [`Columns::append_rows`] measures them, and the
     /// second smallest squared length (infinite without one). An image tie of the nearest
     /// counts as a second entry at its length.
     fn nearest_of(
         &self,
         near: &[usize],
         (rule, i, all_allowed): (&impl PairRule, usize, bool),
-        l1: Vec3,
+        (w1, c1): (&Vec3, &Vec3),
     ) -> Option<(NearestEntry, f64)> {
         let (w2, c2) = self.wrapped();
-        let w1 = wrap(&l1);
-        let c1 = cart_of_wrapped(&w1, &self.lat);
         // As `unique_nearest` reads a row: a strictly smaller value takes the lead, an equal
         // one ties it, a NaN is passed over.
         let mut best: Option<(NearestEntry, bool)> = None;
@@ -182,7 +184,7 @@ impl Columns {
             if !all_allowed && rule.forbidden(i, j) {
                 continue;
             }
-            let (d2, vector, tied) = self.entry((w2, c2), j, (&w1, &c1));
+            let (d2, vector, tied) = self.entry((w2, c2), j, (w1, c1));
             if d2 < least {
                 second = least;
                 least = d2;
