@@ -340,3 +340,65 @@ fn a_copy_equal_to_a_hundred_thousandth_of_an_angstrom_matches_exactly() {
     let r = get_rms_dist(&s, &reprinted, &opts()).unwrap().unwrap();
     assert!(r.rms > 1e-7, "{}", r.rms);
 }
+
+/// The bounds that skip candidates (per candidate, and per lattice mapping) never change
+/// the smallest RMS, on lattices with many mappings of which few are symmetries of the
+/// sites: the bounds dismiss most mappings, and must never dismiss the best one.
+#[cfg(not(target_arch = "wasm32"))]
+mod bounds_keep_the_answer {
+    use super::*;
+    use proptest::array::uniform3;
+    use proptest::prelude::*;
+
+    /// Sites of three elements on a cubic, tetragonal or hexagonal lattice, and a copy
+    /// with every site moved (up to `shake` of a cell along each axis) and listed backwards.
+    fn arb_pair() -> impl Strategy<Value = (Structure, Structure)> {
+        let sites = (0usize..3, uniform3(0.0f64..1.0), uniform3(-1.0f64..1.0));
+        (
+            0usize..3,
+            proptest::collection::vec(sites, 6..17),
+            0.0005f64..0.02,
+        )
+            .prop_map(|(shape, sites, shake)| {
+                let lattice = match shape {
+                    0 => Lattice::from_parameters(5.0, 5.0, 5.0, 90.0, 90.0, 90.0),
+                    1 => Lattice::from_parameters(4.2, 4.2, 6.1, 90.0, 90.0, 90.0),
+                    _ => Lattice::from_parameters(3.9, 3.9, 6.4, 90.0, 90.0, 120.0),
+                };
+                let lattice = lattice.expect("valid parameters");
+                let names = ["Na", "Cl", "K"];
+                let s1 = sites.iter().map(|(e, f, _)| site(names[*e], *f)).collect();
+                let s2 = sites
+                    .iter()
+                    .rev()
+                    .map(|(e, f, d)| site(names[*e], std::array::from_fn(|k| f[k] + shake * d[k])))
+                    .collect();
+                (
+                    Structure::new(lattice.clone(), s1),
+                    Structure::new(lattice, s2),
+                )
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        #[test]
+        fn the_smallest_rms_is_the_one_without_bounds((s1, s2) in arb_pair()) {
+            for fold in [true, false] {
+                let o = MatcherOptions { fold_symmetric_mappings: fold, ..opts() };
+                let bits = |r: Option<RmsDist>| {
+                    r.map(|g| (g.rms.to_bits(), g.max_dist.to_bits(), g.mapping))
+                };
+                search::UNCAPPED_AGAIN.with(|n| n.set(0));
+                let bounded = get_rms_dist(&s1, &s2, &o).map(bits);
+                let fitted = rms_dist_if_fit(&s1, &s2, &o).map(bits);
+                // Without their cap the searches would find the answer even past a wrong
+                // bound: they must not have needed it.
+                prop_assert_eq!(search::UNCAPPED_AGAIN.with(|n| n.get()), 0);
+                let all = get_rms_dist_unbounded(&s1, &s2, &o).map(bits);
+                prop_assert_eq!(&bounded, &all, "fold {}", fold);
+                prop_assert_eq!(fitted, all, "fold {}", fold);
+            }
+        }
+    }
+}

@@ -3,10 +3,23 @@
 //! the first fit; [`Goal::SmallestRms`](super::Goal::SmallestRms) keeps the reference's
 //! order, capped by one promising candidate scored first.
 
-use super::{by_promise, rms, Match, Prepared, Search, Work, BOUNDARY, RMS_EXACT};
+use super::mapping_bound::Differences;
+use super::{
+    by_promise, rms, Match, Prepared, Search, Work, BOUNDARY, BOUND_MARGIN, BOUND_MIN_ROWS_RMS,
+    RMS_EXACT,
+};
 use crate::lattice_mapping::LatticeMapping;
 use crate::matcher::orbits::{Orbit, Symmetries};
 use crate::matcher::MatcherError;
+
+#[cfg(test)]
+thread_local! {
+    /// How many smallest-RMS searches of this thread ran again without their cap: a bound
+    /// that wrongly dismissed the best candidate would be hidden by that second search, so
+    /// tests check that it did not run.
+    pub(in crate::matcher) static UNCAPPED_AGAIN: std::cell::Cell<usize> =
+        const { std::cell::Cell::new(0) };
+}
 
 impl Search<'_> {
     /// The first candidate found with its largest distance below stol, trying the most
@@ -102,6 +115,8 @@ impl Search<'_> {
             // The capping candidate is not among those visited with its value (it may be one
             // that struct1's own translations thin out, whose equal-cost assignment breaks a
             // tie differently): the cap proved nothing, so search again without it.
+            #[cfg(test)]
+            UNCAPPED_AGAIN.with(|n| n.set(n.get() + 1));
             return self.smallest_below(mappings, Some(stol), work, symmetries, fitted);
         }
         Ok(best)
@@ -128,11 +143,22 @@ impl Search<'_> {
         let mut best_at = (0, 0);
         // The best's mapping, as prepared for the search.
         let mut best_in: Option<Prepared> = None;
+        // Struct1's site differences for the mapping bound, when it applies (struct1 the
+        // moving structure, a cap to bound against, enough rows for bounds to pay).
+        let differences = (cap.is_some() && self.s1_supercell && self.n2 >= BOUND_MIN_ROWS_RMS)
+            .then(|| Differences::new(self));
         for (mi, mapping) in mappings.iter().enumerate() {
             self.check_interrupt()?;
             let Some(mut p) = self.prepare(mapping) else {
                 continue;
             };
+            if let (Some(d), Some(cap)) = (&differences, cap) {
+                let rms = best.as_ref().map_or(cap, |b| b.val.min(cap)).max(RMS_EXACT);
+                let limit = self.n2 as f64 * (rms / p.normalization).powi(2) * (1.0 + BOUND_MARGIN);
+                if self.mapping_exceeds(&p, d, limit, &mut work.reach.mapping_lead) {
+                    continue;
+                }
+            }
             if let Some(o) = orbits.as_mut() {
                 // The orbit test also needs the LLL basis the distances are measured in.
                 if let Ok(lll) = self.lll_of(&p.average) {

@@ -26,6 +26,9 @@
 
 mod alternatives;
 mod goals;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+pub(super) use goals::UNCAPPED_AGAIN;
+mod mapping_bound;
 mod orbit_tie;
 mod pruning;
 mod score;
@@ -227,6 +230,8 @@ struct ReachWork {
     near: Vec<usize>,
     /// The row whose term ended the last proof of [`Search::region_exceeds`].
     lead: Option<usize>,
+    /// The same for [`Search::mapping_exceeds`].
+    mapping_lead: Option<usize>,
 }
 
 /// One lattice mapping, ready for its candidates.
