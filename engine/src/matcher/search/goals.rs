@@ -149,7 +149,7 @@ impl Search<'_> {
             .then(|| Differences::new(self));
         for (mi, mapping) in mappings.iter().enumerate() {
             self.check_interrupt()?;
-            let Some(mut p) = self.prepare(mapping) else {
+            let Some(mut p) = self.prepare_average(mapping) else {
                 continue;
             };
             if let (Some(d), Some(cap)) = (&differences, cap) {
@@ -158,6 +158,9 @@ impl Search<'_> {
                 if self.mapping_exceeds(&p, d, limit, &mut work.reach.mapping_lead) {
                     continue;
                 }
+            }
+            if self.mapped_basis(&mut p).is_none() {
+                continue;
             }
             if let Some(o) = orbits.as_mut() {
                 // The orbit test also needs the LLL basis the distances are measured in.

@@ -395,10 +395,14 @@ impl Search<'_> {
     /// [`Search::place_sites`]); `None` when the mapping is degenerate (the reference would
     /// skip it too).
     fn prepare(&self, mapping: &LatticeMapping) -> Option<Prepared> {
-        let to_mapped = match self.fu {
-            1 => Some(inverse_numpy(&mapping.aligned)?),
-            _ => None,
-        };
+        let mut p = self.prepare_average(mapping)?;
+        self.mapped_basis(&mut p)?;
+        Some(p)
+    }
+
+    /// [`Search::prepare`] up to the mapped basis, which [`Search::mapped_basis`] adds:
+    /// enough for the mapping bound, which most mappings do not get past.
+    fn prepare_average(&self, mapping: &LatticeMapping) -> Option<Prepared> {
         let average = self.average_of(&mapping.aligned);
         let facts = self.average_facts(&average, false);
         let (normalization, inv_abc) = (facts.normalization?, facts.inv_abc?);
@@ -406,7 +410,7 @@ impl Search<'_> {
         Some(Prepared {
             moved: Vec::new(),
             scale: mapping.scale,
-            to_mapped,
+            to_mapped: None,
             aligned: mapping.aligned,
             average,
             normalization,
@@ -417,6 +421,15 @@ impl Search<'_> {
             note_ties: false,
             regions: Vec::new(),
         })
+    }
+
+    /// The inverse of the mapped basis, with which the moving structure's sites are placed
+    /// when `fu == 1`; `None` when it is singular (the mapping is degenerate).
+    fn mapped_basis(&self, p: &mut Prepared) -> Option<()> {
+        if self.fu == 1 {
+            p.to_mapped = Some(inverse_numpy(&p.aligned)?);
+        }
+        Some(())
     }
 
     /// The average of a mapped lattice and the fixed one ([`average_of_parameters`]),
