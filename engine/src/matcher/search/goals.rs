@@ -155,7 +155,8 @@ impl Search<'_> {
             if let (Some(d), Some(cap)) = (&differences, cap) {
                 let rms = best.as_ref().map_or(cap, |b| b.val.min(cap)).max(RMS_EXACT);
                 let limit = self.n2 as f64 * (rms / p.normalization).powi(2) * (1.0 + BOUND_MARGIN);
-                if self.mapping_exceeds(&p, d, limit, &mut work.reach.mapping_lead) {
+                let leads = (&mut work.reach.mapping_lead, work.reach.lead);
+                if self.mapping_exceeds(&p, d, limit, leads) {
                     continue;
                 }
             }

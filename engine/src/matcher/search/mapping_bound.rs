@@ -162,15 +162,17 @@ impl DifferenceSet {
 
 impl Search<'_> {
     /// Whether every candidate of mapping `p` provably has a sum of squares above `limit`
-    /// (Å²), by the module's bound on up to [`ROWS`] rows (`lead`, the row that ended the
-    /// last proof, first). False when the bound cannot be applied (a tolerance box as wide
-    /// as half a cell, a singular matrix, or rows without a difference set).
+    /// (Å²), by the module's bound on up to [`ROWS`] rows: `lead`, the row that ended the
+    /// last proof, first, then `hint` (the row that ended the last per-candidate proof: a
+    /// row a near-symmetry of the structure does not keep), then rows spread over the
+    /// structure. False when the bound cannot be applied (a tolerance box as wide as half a
+    /// cell, a singular matrix, or rows without a difference set).
     pub(super) fn mapping_exceeds(
         &self,
         p: &Prepared,
         differences: &Differences<'_>,
         limit: f64,
-        lead: &mut Option<usize>,
+        (lead, hint): (&mut Option<usize>, Option<usize>),
     ) -> bool {
         let s2 = &self.fixed.frac;
         let anchor = self.s2_t_ind;
@@ -195,16 +197,18 @@ impl Search<'_> {
         if !w.iter().all(|&x| x < 0.5) {
             return false;
         }
-        let first = lead.filter(|&i| i < s2.len() && i != anchor);
+        let usable = |i: &usize| *i < s2.len() && *i != anchor;
+        let first = lead.filter(usable);
+        let second = hint.filter(|i| usable(i) && Some(*i) != first);
         let rest = self
             .row_order
             .iter()
             .copied()
-            .filter(|&i| i != anchor && Some(i) != first);
+            .filter(|&i| i != anchor && Some(i) != first && Some(i) != second);
         let axis = (1..3).fold(0, |m, x| if w[x] < w[m] { x } else { m });
         let mut total = 0.0;
         let mut zeros = 0;
-        for i in first.into_iter().chain(rest).take(ROWS) {
+        for i in first.into_iter().chain(second).chain(rest).take(ROWS) {
             let Some(set) = differences.of_row.get(i).copied().flatten() else {
                 continue;
             };
