@@ -26,17 +26,15 @@ impl SupersetIndex {
     /// periodic) of a point of `superset` (the list indexed) it may be matched to;
     /// `forbidden(i, j)` says whether subset point `i` may not be matched to superset point
     /// `j`. The same answer as pymatgen's plain all-pairs test (checked against it in the
-    /// tests): the window never misses a point the exact test accepts. `near` is a buffer.
+    /// tests): the window never misses a point the exact test accepts.
     pub fn contains(
         &self,
         superset: &[Vec3],
         subset: &[Vec3],
         forbidden: impl Fn(usize, usize) -> bool,
-        near: &mut Vec<usize>,
     ) -> bool {
         subset.iter().enumerate().all(|(i, p)| {
-            self.window.near(p, near);
-            near.iter().any(|&j| {
+            self.window.any_near(p, |j| {
                 let q = &superset[j];
                 !forbidden(i, j) && (0..3).all(|k| distance_to_integer(p[k] - q[k]) <= self.atol[k])
             })

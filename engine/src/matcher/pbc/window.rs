@@ -124,8 +124,21 @@ impl ColumnWindow {
     }
 
     /// See [`WindowPart::near`].
+    #[cfg(test)]
     pub(super) fn near(&self, p: &Vec3, out: &mut Vec<usize>) {
         self.part().near(p, out);
+    }
+
+    /// Whether `accept` holds for one of the columns [`ColumnWindow::near`] lists for `p`
+    /// (asked in the window's order, up to the first it accepts).
+    pub(super) fn any_near(&self, p: &Vec3, mut accept: impl FnMut(usize) -> bool) -> bool {
+        let part = self.part();
+        let (spans, count) = part.spans(p, self.half.unwrap_or(0.5));
+        spans[..count].iter().any(|&(start, hi)| {
+            // A NaN key ends the span, as it ends the sorted keys.
+            let mut span = self.entries[start..].iter().take_while(|e| e.key <= hi);
+            span.any(|e| accept(e.col))
+        })
     }
 }
 

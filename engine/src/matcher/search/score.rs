@@ -115,7 +115,7 @@ impl Search<'_> {
             } = &mut *p;
             let (s1fc, _) = self.coords_of(moved);
             let superset = superset.get_or_insert_with(|| pbc::SupersetIndex::new(s1fc, *frac_tol));
-            if !superset.contains(s1fc, t_s2fc, |i, j| forbidden.forbidden(i, j), near) {
+            if !superset.contains(s1fc, t_s2fc, |i, j| forbidden.forbidden(i, j)) {
                 return Ok(None);
             }
         }
