@@ -5,8 +5,7 @@
 
 use super::mapping_bound::Differences;
 use super::{
-    by_promise, rms, Match, Prepared, Search, Work, BOUNDARY, BOUND_MARGIN, BOUND_MIN_ROWS_RMS,
-    RMS_EXACT,
+    by_promise, rms, Match, Prepared, Search, Work, BOUNDARY, BOUND_MIN_ROWS_RMS, RMS_EXACT,
 };
 use crate::lattice_mapping::LatticeMapping;
 use crate::matcher::orbits::{Orbit, Symmetries};
@@ -147,14 +146,18 @@ impl Search<'_> {
         // moving structure, a cap to bound against, enough rows for bounds to pay).
         let differences = (cap.is_some() && self.s1_supercell && self.n2 >= BOUND_MIN_ROWS_RMS)
             .then(|| Differences::new(self));
+        // What a candidate must provably exceed to be skipped: the cap, or the best so far
+        // when smaller (never below the RMS at which the reference stops).
+        let bar = |best: &Option<Match>| {
+            cap.map(|cap| best.as_ref().map_or(cap, |b| b.val.min(cap)).max(RMS_EXACT))
+        };
         for (mi, mapping) in mappings.iter().enumerate() {
             self.check_interrupt()?;
             let Some(mut p) = self.prepare_average(mapping) else {
                 continue;
             };
-            if let (Some(d), Some(cap)) = (&differences, cap) {
-                let rms = best.as_ref().map_or(cap, |b| b.val.min(cap)).max(RMS_EXACT);
-                let limit = self.n2 as f64 * (rms / p.normalization).powi(2) * (1.0 + BOUND_MARGIN);
+            if let (Some(d), Some(rms)) = (&differences, bar(&best)) {
+                let limit = self.sum_limit(&p, rms);
                 let leads = (&mut work.reach.mapping_lead, work.reach.lead);
                 if self.mapping_exceeds(&p, d, limit, leads) {
                     continue;
@@ -181,8 +184,7 @@ impl Search<'_> {
                 continue;
             }
             for s1i in self.candidates(&p) {
-                let limit =
-                    cap.map(|cap| best.as_ref().map_or(cap, |b| b.val.min(cap)).max(RMS_EXACT));
+                let limit = bar(&best);
                 let reuse = matches!(fitted, Some((fm, fs, _)) if *fm == mi && *fs == s1i);
                 let cached = if reuse { fitted.take() } else { None };
                 let m = match cached {

@@ -423,6 +423,12 @@ impl Search<'_> {
         })
     }
 
+    /// The sum of squares (Å², over struct2's sites) of an RMS `rms` on mapping `p`, with
+    /// the margin a bound needs before it dismisses a candidate above it.
+    fn sum_limit(&self, p: &Prepared, rms: f64) -> f64 {
+        self.n2 as f64 * (rms / p.normalization).powi(2) * (1.0 + BOUND_MARGIN)
+    }
+
     /// The inverse of the mapped basis, with which the moving structure's sites are placed
     /// when `fu == 1`; `None` when it is singular (the mapping is degenerate).
     fn mapped_basis(&self, p: &mut Prepared) -> Option<()> {

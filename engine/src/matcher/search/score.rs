@@ -16,8 +16,8 @@
 //! ([`alternatives`]).
 
 use super::{
-    alternatives, rms, Goal, Match, Prepared, Search, Work, BOUNDARY, BOUND_MARGIN,
-    BOUND_MIN_ROWS_FIT, BOUND_MIN_ROWS_RMS, NEAREST_RADIUS, TIE_DELTA,
+    alternatives, rms, Goal, Match, Prepared, Search, Work, BOUNDARY, BOUND_MIN_ROWS_FIT,
+    BOUND_MIN_ROWS_RMS, NEAREST_RADIUS, TIE_DELTA,
 };
 use crate::linalg::Vec3;
 use crate::matcher::assignment::AssignmentError;
@@ -42,7 +42,7 @@ impl Search<'_> {
         };
         let mut limit = cap
             .filter(|_| n2 >= min_rows)
-            .map(|cap| n2 as f64 * (cap / p.normalization).powi(2) * (1.0 + BOUND_MARGIN));
+            .map(|cap| self.sum_limit(p, cap));
         // Looking for a fit: how far (Å) from the vectors' mean every row must come, with a
         // margin above the boundary within which a fit is checked for ties.
         let fit_reach = (self.goal == Goal::Fit)
