@@ -17,12 +17,14 @@
 //!   for ties, so it is kept; but one promising candidate is scored first, and its RMS caps
 //!   every later candidate: a candidate whose RMS provably exceeds that cap
 //!   ([`bound`](super::bound)) can be neither the smallest nor below 1e-5 (the cap never
-//!   goes below 1e-5), so it is skipped without solving its assignment. The result is the
-//!   one the full search gives.
+//!   goes below 1e-5), so it is skipped without solving its assignment; a lattice mapping
+//!   all of whose candidates provably exceed it is skipped whole. The result is the one the
+//!   full search gives.
 //!
 //! Submodules: `goals` (the two searches), `score` (one candidate), `pruning` (bounds over
-//! the translations a candidate's mean can reach), `alternatives` (whether a tie could hide
-//! a fit), `orbit_tie` (settling a tie across a symmetry orbit).
+//! the translations a candidate's mean can reach), `mapping_bound` (one bound over all of a
+//! mapping's translations), `alternatives` (whether a tie could hide a fit), `orbit_tie`
+//! (settling a tie across a symmetry orbit).
 
 mod alternatives;
 mod goals;
