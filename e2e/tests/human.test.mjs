@@ -132,9 +132,23 @@ test("each recipe shows its target, the prediction and the reference side by sid
     assert.equal(await text("recipe-prediction"), first.response);
     assert.match(await card.locator(".recipe-prediction h4").textContent(), /Predicted recipe \(reference\)/);
     assert.match(await card.locator("h3").textContent(), new RegExp(first.task_id));
-    // Side by side at 1280 px: three boxes on one line, none overlapping.
+    // Side by side at 1280 px: three boxes on one line, none overlapping. The card can be
+    // there before its boxes have their final places: they are measured once they share a
+    // line, or after 10 s, when the assertions below say where they are.
+    const classes = ["recipe-target", "recipe-prediction", "recipe-reference"];
+    await page
+      .waitForFunction(
+        ([task, classes]) => {
+          const card = document.querySelector(`.human-recipe[data-task="${task}"]`);
+          const tops = classes.map((c) => card?.querySelector(`.${c}`)?.getBoundingClientRect().top);
+          return tops.every((t) => t !== undefined && Math.abs(t - tops[0]) < 2);
+        },
+        [first.task_id, classes],
+        { timeout: 10000 },
+      )
+      .catch(() => {});
     const boxes = [];
-    for (const cls of ["recipe-target", "recipe-prediction", "recipe-reference"]) {
+    for (const cls of classes) {
       boxes.push(await card.locator(`.${cls}`).boundingBox());
     }
     for (let i = 1; i < 3; i++) {
