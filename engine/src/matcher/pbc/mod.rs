@@ -23,6 +23,7 @@ pub use columns::{Columns, NearestEntry, NearestWork};
 pub use rule::PairRule;
 pub use subset::SupersetIndex;
 pub use table::Table;
+pub(in crate::matcher) use window::PeriodicSpans;
 
 /// Cost written for pairs that may not be matched (masked, or beyond the fractional
 /// tolerance), as in the reference.

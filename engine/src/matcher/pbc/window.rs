@@ -271,18 +271,73 @@ impl WindowPart<'_> {
             return (out, 1);
         }
         let c = x - crate::numeric::floor(x);
-        let start = |lo: f64| self.entries.partition_point(|e| e.key < lo);
+        let parts = PeriodicSpans::new(c, half, 0.0);
+        for (k, &(lo, hi)) in parts.parts.iter().enumerate().take(parts.count) {
+            // Keys are at least 0 (or NaN, which no comparison puts below): a span from
+            // the period's start starts at the first entry.
+            let start = if lo <= 0.0 {
+                0
+            } else {
+                self.entries.partition_point(|e| e.key < lo)
+            };
+            out[k] = (start, hi);
+        }
+        (out, parts.count)
+    }
+}
+
+/// The interval `[c − half, c + half]` of a periodic coordinate (period 1, `c` wrapped into
+/// `[base, base + 1]`, `half` below ½) as up to three intervals within that period: the
+/// part inside it, and the parts beyond either end moved back by one period.
+pub(in crate::matcher) struct PeriodicSpans {
+    parts: [(f64, f64); 3],
+    count: usize,
+}
+
+impl PeriodicSpans {
+    #[inline]
+    pub(in crate::matcher) fn new(c: f64, half: f64, base: f64) -> Self {
+        let end = base + 1.0;
         let (lo, hi) = (c - half, c + half);
-        out[0] = (start(max_with(0.0, lo)), min_with(1.0, hi));
+        let mut parts = [
+            (max_with(base, lo), min_with(end, hi)),
+            (0.0, 0.0),
+            (0.0, 0.0),
+        ];
         let mut count = 1;
-        if lo < 0.0 {
-            out[count] = (start(lo + 1.0), 1.0);
+        if lo < base {
+            parts[count] = (lo + 1.0, end);
             count += 1;
         }
-        if hi > 1.0 {
-            out[count] = (0, hi - 1.0);
+        if hi > end {
+            parts[count] = (base, hi - 1.0);
             count += 1;
         }
-        (out, count)
+        Self { parts, count }
+    }
+
+    /// The intervals, each as (lowest, highest) value.
+    pub(in crate::matcher) fn iter(&self) -> impl Iterator<Item = &(f64, f64)> {
+        self.parts[..self.count].iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PeriodicSpans;
+
+    fn spans(c: f64, half: f64, base: f64) -> Vec<(f64, f64)> {
+        PeriodicSpans::new(c, half, base).iter().copied().collect()
+    }
+
+    #[test]
+    fn periodic_spans_wrap_at_either_end_of_the_period() {
+        assert_eq!(spans(0.5, 0.25, 0.0), [(0.25, 0.75)]);
+        assert_eq!(spans(0.125, 0.25, 0.0), [(0.0, 0.375), (0.875, 1.0)]);
+        assert_eq!(spans(0.875, 0.25, 0.0), [(0.625, 1.0), (0.0, 0.125)]);
+        assert_eq!(spans(-0.375, 0.25, -0.5), [(-0.5, -0.125), (0.375, 0.5)]);
+        assert_eq!(spans(0.375, 0.25, -0.5), [(0.125, 0.5), (-0.5, -0.375)]);
+        // A NaN centre gives the whole period once (no comparison holds for it).
+        assert_eq!(spans(f64::NAN, 0.25, 0.0), [(0.0, 1.0)]);
     }
 }

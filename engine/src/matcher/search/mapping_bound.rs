@@ -21,6 +21,7 @@
 
 use super::{Prepared, Search};
 use crate::linalg::{inverse, matmul, vec_mat, Mat3, Vec3};
+use crate::matcher::pbc::PeriodicSpans;
 use crate::numeric::round_ties_even;
 
 /// Rows summed before giving up on a mapping (a wrong mapping usually fails on its first).
@@ -125,16 +126,7 @@ impl<'a> Differences<'a> {
             v
         });
         let q = centre - round_ties_even(centre);
-        let half = half + 1e-12;
-        let (lo, hi) = (q - half, q + half);
-        let mut spans = [(lo.max(-0.5), hi.min(0.5)), (1.0, 0.0), (1.0, 0.0)];
-        if lo < -0.5 {
-            spans[1] = (lo + 1.0, 0.5);
-        }
-        if hi > 0.5 {
-            spans[2] = (-0.5, hi - 1.0);
-        }
-        for (lo, hi) in spans {
+        for &(lo, hi) in PeriodicSpans::new(q, half + 1e-12, -0.5).iter() {
             let start = sorted.partition_point(|e| e[axis] < lo);
             for e in sorted[start..].iter().take_while(|e| e[axis] <= hi) {
                 if !visit(e) {
