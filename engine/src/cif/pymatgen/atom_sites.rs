@@ -274,8 +274,7 @@ pub(super) fn expand(
         for &r in &sorted[i..j] {
             for (k, op) in ops.iter().enumerate() {
                 let wrapped = wrapped_image(block, &rows[r], operate(op, rows[r].coord))?;
-                if group.first(wrapped, pbc_close).is_none() {
-                    group.push(wrapped);
+                if group.first_or_push(wrapped, pbc_close).is_none() {
                     sites.push(ExpandedSite {
                         frac: wrapped,
                         group: groups.len() - 1,

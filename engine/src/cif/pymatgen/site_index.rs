@@ -53,25 +53,56 @@ impl SiteIndex {
 
     /// Appends a site (its index is the number of sites before it).
     pub fn push(&mut self, c: [f64; 3]) {
+        let cell = (self.cells > 0).then(|| self.locate(c).0);
+        self.push_in(c, cell);
+    }
+
+    /// The first site `close` accepts, as [`SiteIndex::first`]; when there is none, `q`
+    /// is appended (its place in the grid found once for both).
+    pub fn first_or_push(
+        &mut self,
+        q: [f64; 3],
+        close: impl Fn([f64; 3], [f64; 3]) -> bool,
+    ) -> Option<usize> {
+        if self.cells == 0 {
+            let found = self.first(q, close);
+            if found.is_none() {
+                self.push_in(q, None);
+            }
+            return found;
+        }
+        let (cell, within) = self.locate(q);
+        let found = self.first_near(q, (cell, within), close);
+        if found.is_none() {
+            self.push_in(q, Some(cell));
+        }
+        found
+    }
+
+    /// Appends a site whose grid cell is `cell` (`None` while there is no grid).
+    fn push_in(&mut self, c: [f64; 3], cell: Option<[usize; 3]>) {
         self.coords.push(c);
+        let i = self.coords.len() - 1;
         if self.coords.len() == SCAN {
             let expected = self.coords.capacity().max(SCAN);
             let cells = crate::grouped::cells_per_axis(expected, MAX_CELLS);
             self.cells = cells;
             self.grid = vec![(END, END); cells * cells * cells];
             self.next = Vec::with_capacity(expected);
-            for i in 0..SCAN {
-                self.chain(i);
+            for k in 0..SCAN {
+                let at = self.locate(self.coords[k]).0;
+                self.chain(k, at);
             }
         } else if self.coords.len() > SCAN {
-            self.chain(self.coords.len() - 1);
+            let at = cell.unwrap_or_else(|| self.locate(c).0);
+            self.chain(i, at);
         }
     }
 
-    /// Appends site `i` (the last) to its cell's chain.
-    fn chain(&mut self, i: usize) {
+    /// Appends site `i` (the last) to the chain of grid cell `at`.
+    fn chain(&mut self, i: usize, at: [usize; 3]) {
         self.next.push(END);
-        let at = self.cell_index(self.cell(self.coords[i]));
+        let at = self.cell_index(at);
         let cell = &mut self.grid[at];
         if cell.0 == END {
             *cell = (i, i);
@@ -87,35 +118,42 @@ impl SiteIndex {
         if self.coords.len() < SCAN {
             return self.coords.iter().position(|&c| close(c, q));
         }
-        let k = self.cell(q);
-        let g = self.cells as f64;
+        self.first_near(q, self.locate(q), close)
+    }
+
+    /// [`SiteIndex::first`] on the grid (there is one), for `q` in grid cell `cell` at
+    /// `within` in it.
+    fn first_near(
+        &self,
+        q: [f64; 3],
+        (cell, within): ([usize; 3], [f64; 3]),
+        close: impl Fn([f64; 3], [f64; 3]) -> bool,
+    ) -> Option<usize> {
+        let g = self.cells;
         // A site within the tolerance of q lies in q's cell or, along an axis where q is
         // near its cell's edge, the neighbouring one (the margin dwarfs any rounding).
-        let margin = 2.0 * SITE_TOLERANCE * g;
-        let offsets: [&[i64]; 3] = std::array::from_fn(|a| {
-            let x = q[a] - crate::numeric::floor(q[a]);
-            let within = x * g - crate::numeric::floor(x * g);
-            if self.cells == 1 || !within.is_finite() {
-                &[0][..]
-            } else if within < margin {
-                &[0, -1][..]
-            } else if within > 1.0 - margin {
-                &[0, 1][..]
-            } else {
-                &[0][..]
+        let margin = 2.0 * SITE_TOLERANCE * g as f64;
+        let mut keys = [[0usize; 2]; 3];
+        let mut counts = [1usize; 3];
+        for a in 0..3 {
+            keys[a][0] = cell[a];
+            let w = within[a];
+            if g == 1 || !w.is_finite() {
+                continue;
             }
-        });
-        let n = self.cells as i64;
+            if w < margin {
+                keys[a][1] = if cell[a] == 0 { g - 1 } else { cell[a] - 1 };
+                counts[a] = 2;
+            } else if w > 1.0 - margin {
+                keys[a][1] = if cell[a] + 1 == g { 0 } else { cell[a] + 1 };
+                counts[a] = 2;
+            }
+        }
         let mut best: Option<usize> = None;
-        for &dx in offsets[0] {
-            for &dy in offsets[1] {
-                for &dz in offsets[2] {
-                    let key = [
-                        (k[0] + dx).rem_euclid(n),
-                        (k[1] + dy).rem_euclid(n),
-                        (k[2] + dz).rem_euclid(n),
-                    ];
-                    let mut j = self.grid[self.cell_index(key)].0;
+        for &x in &keys[0][..counts[0]] {
+            for &y in &keys[1][..counts[1]] {
+                for &z in &keys[2][..counts[2]] {
+                    let mut j = self.grid[self.cell_index([x, y, z])].0;
                     while j != END && !close(self.coords[j], q) {
                         j = self.next[j];
                     }
@@ -129,18 +167,27 @@ impl SiteIndex {
     }
 
     /// The grid cell of a point (wrapped into the unit cell; non-finite values fall in cell
-    /// 0, where the closeness test rejects them).
-    fn cell(&self, c: [f64; 3]) -> [i64; 3] {
-        let n = self.cells as i64;
-        c.map(|x| {
-            let w = x - crate::numeric::floor(x);
-            (crate::numeric::floor(w * self.cells as f64) as i64).rem_euclid(n)
-        })
+    /// 0, where the closeness test rejects them), and where in the cell it lies along each
+    /// axis (0 to 1).
+    fn locate(&self, c: [f64; 3]) -> ([usize; 3], [f64; 3]) {
+        let g = self.cells;
+        let mut cell = [0usize; 3];
+        let mut within = [0.0; 3];
+        for a in 0..3 {
+            let x = c[a] - crate::numeric::floor(c[a]);
+            let s = x * g as f64;
+            let f = crate::numeric::floor(s);
+            within[a] = s - f;
+            // `x` lies in [0, 1], so the cell is at most `g` (the cell past the last is the
+            // first); NaN casts to 0.
+            let k = f as usize;
+            cell[a] = if k >= g { k - g } else { k };
+        }
+        (cell, within)
     }
 
     /// Where cell `k` is in the grid.
-    fn cell_index(&self, k: [i64; 3]) -> usize {
-        let [x, y, z] = k.map(|v| v as usize);
+    fn cell_index(&self, [x, y, z]: [usize; 3]) -> usize {
         (x * self.cells + y) * self.cells + z
     }
 }
@@ -163,6 +210,9 @@ mod tests {
         let mut index = SiteIndex::with_capacity(3000);
         let mut small = SiteIndex::with_capacity(7);
         let mut all: Vec<[f64; 3]> = Vec::new();
+        // Distinct points kept by `first_or_push`, and the same by a scan.
+        let mut distinct = SiteIndex::with_capacity(100);
+        let mut kept: Vec<[f64; 3]> = Vec::new();
         let mut hits = 0;
         for i in 0..3000 {
             let base: [f64; 3] = std::array::from_fn(|_| (rnd() * 6.0).floor() / 6.0);
@@ -176,11 +226,18 @@ mod tests {
             // A grid sized for fewer sites answers the same.
             assert_eq!(small.first(q, pbc_close), want, "point {i}");
             hits += usize::from(want.is_some());
+            let seen = kept.iter().position(|&c| pbc_close(c, q));
+            assert_eq!(distinct.first_or_push(q, pbc_close), seen, "point {i}");
+            if seen.is_none() {
+                kept.push(q);
+            }
             index.push(q);
             small.push(q);
             all.push(q);
         }
         assert!(hits > 1000, "{hits}");
+        assert!(kept.len() > 2 * SCAN, "{}", kept.len());
+        assert_eq!(distinct.coords, kept);
         // Non-finite coordinates match nothing.
         assert_eq!(index.first([f64::NAN, 0.0, 0.0], pbc_close), None);
     }
