@@ -176,11 +176,10 @@ impl SiteIndex {
         for a in 0..3 {
             let x = c[a] - crate::numeric::floor(c[a]);
             let s = x * g as f64;
-            let f = crate::numeric::floor(s);
-            within[a] = s - f;
-            // `x` lies in [0, 1], so the cell is at most `g` (the cell past the last is the
-            // first); NaN casts to 0.
-            let k = f as usize;
+            // `s` lies in [0, g] (or is NaN, which casts to 0): the cast is its floor. The
+            // cell past the last is the first.
+            let k = s as usize;
+            within[a] = s - k as f64;
             cell[a] = if k >= g { k - g } else { k };
         }
         (cell, within)
