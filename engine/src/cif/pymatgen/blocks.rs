@@ -765,10 +765,11 @@ pub(super) fn block_of_tokens(
 }
 
 /// A token's value, moved out of it (stripped of Python whitespace when asked; a value with
-/// none to strip keeps its string).
+/// none to strip keeps its string). A bare word has none: it ends at whitespace on both
+/// sides ([`tokenize_line`]).
 fn value_of(t: Token, strip: bool, cursor: &mut PositionCursor<'_>) -> Text {
     let pos = cursor.at(t.at);
-    let s = if strip && py_strip(&t.text).len() != t.text.len() {
+    let s = if strip && t.quoted && py_strip(&t.text).len() != t.text.len() {
         CompactString::from(py_strip(&t.text))
     } else {
         t.text
