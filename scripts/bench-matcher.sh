@@ -48,11 +48,7 @@ fi
 say "building the native bench (release)"
 cargo build --release -p engine-bench --bin bench-matcher >&2
 say "building the wasm bench as the page's worker (wasm-worker profile, wasm-opt -O3) and binding it for node"
-cargo build --profile wasm-worker -p engine-bench --lib --target wasm32-unknown-unknown >&2
-wasm-bindgen --target nodejs --out-dir "$OUT/pkg" \
-  "$TARGET_DIR/wasm32-unknown-unknown/wasm-worker/engine_bench.wasm"
-scripts/binaryen/node_modules/.bin/wasm-opt -O3 "$OUT/pkg/engine_bench_bg.wasm" \
-  -o "$OUT/pkg/engine_bench_bg.wasm"
+scripts/build-engine-bench-wasm.sh nodejs "$OUT/pkg"
 if [ ! -d engine-bench/node/node_modules/matterviz-wasm ]; then
   say "installing matterviz-wasm (npm ci; its matterviz peer dependency is not needed)"
   (cd engine-bench/node && npm ci --no-audit --no-fund --legacy-peer-deps --loglevel=error) >&2

@@ -28,11 +28,7 @@ if [ ! -s "$OUT/pairs.json" ]; then
   mv "$OUT/pairs.json.part" "$OUT/pairs.json"
 fi
 say "building the wasm bench as the page's worker (wasm-worker profile, wasm-opt -O3)"
-cargo build --profile wasm-worker -p engine-bench --lib --target wasm32-unknown-unknown >&2
-wasm-bindgen --target web --out-dir "$OUT/pkg" \
-  "$TARGET_DIR/wasm32-unknown-unknown/wasm-worker/engine_bench.wasm"
-scripts/binaryen/node_modules/.bin/wasm-opt -O3 "$OUT/pkg/engine_bench_bg.wasm" \
-  -o "$OUT/pkg/engine_bench_bg.wasm"
+scripts/build-engine-bench-wasm.sh web "$OUT/pkg"
 if [ ! -d e2e/node_modules/playwright-core ]; then
   say "installing the e2e tests' node packages (playwright-core drives chromium)"
   (cd e2e && npm ci --no-audit --no-fund --loglevel=error) >&2
