@@ -6,10 +6,17 @@ use crate::python::{py_float, py_strip};
 /// pymatgen's `str2float`: the text from the first `(` that has something after it is cut
 /// off, the rest goes through `float()`; a lone `.` reads as 0. `None` where pymatgen raises
 /// `ValueError` (`?`, words, an empty string).
+#[inline]
 pub fn str2float(text: &str) -> Option<f64> {
-    if let Some(x) = plain_number(text.as_bytes()) {
-        return Some(x);
+    match plain_number(text.as_bytes()) {
+        Some(x) => Some(x),
+        None => str2float_general(text),
     }
+}
+
+/// [`str2float`] for any text: `float()` after the uncertainty is cut off.
+#[inline(never)]
+fn str2float_general(text: &str) -> Option<f64> {
     py_float(cut_uncertainty(text)).or_else(|| (py_strip(text) == ".").then_some(0.0))
 }
 
@@ -19,6 +26,7 @@ pub fn str2float(text: &str) -> Option<f64> {
 /// Then the digits as an integer and the power of ten are exact, and their quotient,
 /// rounded once, is the correctly rounded value `float()` gives. `None` for anything else,
 /// which the general path decides.
+#[inline]
 fn plain_number(b: &[u8]) -> Option<f64> {
     const POW10: [f64; 23] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
@@ -32,9 +40,9 @@ fn plain_number(b: &[u8]) -> Option<f64> {
     let (mut digits, mut point) = (0usize, None);
     let mut mantissa: u64 = 0;
     while let Some(&c) = b.get(i) {
-        // Eight digits at once where they follow (a coordinate's decimals), while the
-        // integer stays within 19 digits.
-        if digits <= 11 {
+        // Eight decimals at once where they follow (a coordinate's), while the integer
+        // stays within 19 digits.
+        if point.is_some() && digits <= 11 {
             if let Some(eight) = eight_digits(b, i) {
                 mantissa = mantissa * 100_000_000 + eight;
                 digits += 8;
