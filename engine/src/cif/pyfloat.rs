@@ -149,8 +149,7 @@ mod tests {
             let text: String = (0..len)
                 .map(|_| PIECES[(rng.next_u64() % PIECES.len() as u64) as usize])
                 .collect();
-            let general = py_float(cut_uncertainty(&text))
-                .or_else(|| (py_strip(&text) == ".").then_some(0.0));
+            let general = str2float_general(&text);
             if let Some(x) = plain_number(text.as_bytes()) {
                 answered += 1;
                 assert_eq!(Some(x.to_bits()), general.map(f64::to_bits), "{text:?}");
