@@ -22,11 +22,11 @@ TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import j
 OUT="$TARGET_DIR/bench-worker-browser"
 mkdir -p "$OUT"
 
-if [ ! -s "$OUT/pairs.json" ]; then
-  say "writing the evaluate bench's pairs (cargo bench -p benchmarks --bench evaluate)"
-  ATOMWORLD_BENCH_PAIRS="$OUT/pairs.json.part" cargo bench -q -p benchmarks --bench evaluate >&2
-  mv "$OUT/pairs.json.part" "$OUT/pairs.json"
-fi
+# Written afresh each run (a few seconds): pairs kept from an earlier checkout could come
+# from another generator or perturbation than the evaluate bench's.
+say "writing the evaluate bench's pairs (cargo bench -p benchmarks --bench evaluate)"
+ATOMWORLD_BENCH_PAIRS="$OUT/pairs.json.part" cargo bench -q -p benchmarks --bench evaluate >&2
+mv "$OUT/pairs.json.part" "$OUT/pairs.json"
 say "building the wasm bench as the page's worker (wasm-worker profile, wasm-opt -O3)"
 scripts/build-engine-bench-wasm.sh web "$OUT/pkg"
 if [ ! -d e2e/node_modules/playwright-core ]; then
