@@ -1,8 +1,9 @@
-// Matching off the main thread (issue 24): a 512-site match runs in the matching worker, the
-// page says "matching…" meanwhile and still answers a click within 100 ms.
+// Scoring off the main thread: a 512-site match runs in the scoring worker, the page says
+// "matching…" meanwhile and still answers a click within 100 ms; only the latest answer counts;
+// a browser that cannot load the worker is told so.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { usePlayground } from "../harness.mjs";
+import { usePlayground, launchBrowser, saveFailure } from "../harness.mjs";
 
 const session = usePlayground();
 const check = session.check;
@@ -143,3 +144,27 @@ test("only the latest answer's verdict is shown: a newer answer replaces a runni
     assert.equal(await page.locator("#verdict").getAttribute("data-label"), "AtomCountMismatch");
     assert.equal(await page.locator("#matching").count(), 0);
   }));
+
+test("a browser whose scoring worker cannot load says so where the verdict would be", async () => {
+  // The worker's script refused (its console then reports that: not this test's concern).
+  const blocked = await launchBrowser();
+  try {
+    const page = blocked.page;
+    await page.route(/\/matcher_loader\.js$/, (route) => route.abort());
+    await page.goto(session.server.url + "/");
+    await page.waitForSelector("ul.legend[data-for=viewer] li");
+    // The first structure's space group needs no worker: it comes from the pool's table.
+    assert.equal(await page.locator("#space-group").textContent(), "F m -3 m (225)");
+    await page.click("#paste-truth");
+    const failure = page.locator("#scoring-failed");
+    await failure.waitFor({ timeout: 30_000 });
+    assert.match(await failure.textContent(), /cannot be scored in this browser: the scoring worker did not load/);
+    assert.equal(await page.locator("#verdict").count(), 0);
+    assert.equal(await page.locator("#matching").count(), 0, "nothing claims to be matching");
+  } catch (e) {
+    e.message += `\n(screenshot: ${await saveFailure(blocked.page, "worker blocked")})`;
+    throw e;
+  } finally {
+    await blocked.close();
+  }
+});

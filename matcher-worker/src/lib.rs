@@ -1,30 +1,79 @@
-//! The page's matching worker: what the page asks it and what it answers, and the work
-//! itself.
+//! The page's scoring worker: what the page asks it and what it answers, and the work itself.
 //!
-//! Shared by the page (`app`) and the worker (the `matcher` binary, `src/main.rs`): the worker
-//! runs [`Job::run`], and so does the page when no worker can be started, so the verdict is
-//! the same either way (the same `benchmarks` functions, on the same wasm engine).
+//! Shared by the page (`app`) and the worker (the `matcher` binary, `src/main.rs`). Every
+//! answer the page scores is scored here, off the page's thread: AtomWorld answers and the
+//! probes' (CIF-Repair, CIF-Gen, pure coordinates); so are the space groups of structures
+//! that are not in the pool's table. The page's own module therefore links neither the
+//! matcher nor the symmetry search, which keeps a first visit small; the verdicts come from
+//! the same `benchmarks` functions the server and the CLI run.
 //!
 //! A crate of its own so that Trunk can build the worker with a profile of its own
 //! (`wasm-worker`: optimised for speed, where the page is optimised for size) without
 //! compiling the app's dependencies twice.
 
 use benchmarks::atomworld::evaluate::{
-    evaluate_with_same_crystal, explain_mismatch, parse_target, Comparison, Verdict,
+    evaluate_with_same_crystal, explain_mismatch, Comparison, TaskError, Verdict,
 };
-use engine::cif::PymatgenCif;
+use benchmarks::probes::cif_gen::evaluate::{
+    evaluate_against as gen_against, gen_matcher_options, GenTaskError, GenVerdict,
+};
+use benchmarks::probes::cif_repair::evaluate::{evaluate_against as repair_against, RepairVerdict};
+use benchmarks::probes::points::action::Point;
+use benchmarks::probes::points::score::{evaluate as points_evaluate, PointVerdict};
+use engine::cif::{parse_cif_like_pymatgen_detailed, CifError, PymatgenCif};
 use engine::interrupt::Interrupt;
 use engine::matcher::displacement::correspondence;
+use engine::symmetry::{space_group, SpaceGroup, DEFAULT_SYMPREC};
 use engine::Structure;
 use serde::{Deserialize, Serialize};
 
-/// One verdict to compute. Sent as JSON (`serde_json` with `float_roundtrip`: every number
+/// One answer to score. Sent as JSON (`serde_json` with `float_roundtrip`: every number
 /// arrives bit for bit).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Job {
     /// The request id: an answer carries it back, and the page drops answers to anything but
     /// its latest request.
     pub id: u64,
+    /// What to score.
+    pub work: Work,
+}
+
+/// What a [`Job`] scores.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Work {
+    /// An AtomWorld answer against its target.
+    Answer(AnswerWork),
+    /// A CIF-Repair answer against the undamaged CIF.
+    Repair {
+        /// The CIF before the damage.
+        original_cif: String,
+        /// The value of the removed line, which the answer may leave as the placeholder.
+        removed_value: Option<String>,
+        /// The answer text.
+        answer: String,
+    },
+    /// A CIF-Gen answer against the reference structure.
+    Gen {
+        /// The reference's CIF.
+        reference_cif: String,
+        /// The answer text.
+        answer: String,
+    },
+    /// A pure-coordinates answer against the moved points.
+    Points {
+        /// The points after the action.
+        target: Vec<Point>,
+        /// The answer text.
+        answer: String,
+    },
+    /// The space group of a structure the page shows (one the pool's table does not have:
+    /// pasted or edited by hand), at pymatgen's default tolerances.
+    SpaceGroup(Structure),
+}
+
+/// An AtomWorld answer to score.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnswerWork {
     /// The target's CIF, as the evaluator reads it.
     pub target_cif: String,
     /// The answer text (the CIF between the last `<cif>` and `</cif>` is scored).
@@ -41,6 +90,29 @@ pub struct Job {
 pub struct Done {
     /// The job's id.
     pub id: u64,
+    /// The result, of the job's kind.
+    pub outcome: Outcome,
+}
+
+/// A scored [`Work`], variant for variant. An `Err` says why the task's own structure
+/// cannot be read (then nothing can be scored against it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Outcome {
+    /// An AtomWorld verdict.
+    Answer(AnswerDone),
+    /// A CIF-Repair verdict.
+    Repair(Result<RepairVerdict, String>),
+    /// A CIF-Gen verdict.
+    Gen(Result<GenVerdict, String>),
+    /// A pure-coordinates verdict.
+    Points(PointVerdict),
+    /// The space group, or why the search found none.
+    SpaceGroup(Result<SpaceGroup, String>),
+}
+
+/// An AtomWorld verdict and its overlay.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnswerDone {
     /// The verdict; `None` when the target itself cannot be read.
     pub verdict: Option<Verdict>,
     /// The answer overlay: for each target row (in CIF order), the displacement of the
@@ -59,21 +131,68 @@ pub enum FromWorker {
     Done(Box<Done>),
 }
 
-/// The parsed target of the previous job, kept while the target stays the same (every
-/// keystroke in the answer is a new job on the same target).
+/// The structure the previous job was scored against, parsed as the evaluator reads it and
+/// kept while it stays the same (every keystroke in an answer is a new job on the same
+/// target).
 #[derive(Default)]
-pub struct TargetCache(Option<(String, Option<PymatgenCif>)>);
+pub struct TargetCache(Option<(String, Result<PymatgenCif, CifError>)>);
+
+impl TargetCache {
+    /// `cif` parsed as the evaluator reads it (from the cache when it is the previous one).
+    fn get(&mut self, cif: &str) -> &Result<PymatgenCif, CifError> {
+        if !matches!(&self.0, Some((text, _)) if text == cif) {
+            self.0 = None;
+        }
+        let (_, parsed) = self
+            .0
+            .get_or_insert_with(|| (cif.to_string(), parse_cif_like_pymatgen_detailed(cif)));
+        parsed
+    }
+}
 
 impl Job {
-    /// Compute the verdict exactly as the page always has: the target parsed as the evaluator
-    /// reads it, `evaluate_with_same_crystal`, and for matcher actions the closest match of a
-    /// mismatch (`explain_mismatch`).
+    /// Score the job as the benchmarks' scorers do (the target parsed as the evaluator reads
+    /// it, once per target).
     pub fn run(&self, cache: &mut TargetCache) -> Done {
-        let fresh = !matches!(&cache.0, Some((cif, _)) if *cif == self.target_cif);
-        if fresh {
-            cache.0 = Some((self.target_cif.clone(), parse_target(&self.target_cif).ok()));
+        let outcome = match &self.work {
+            Work::Answer(work) => Outcome::Answer(work.run(cache)),
+            Work::Repair {
+                original_cif,
+                removed_value,
+                answer,
+            } => Outcome::Repair(match cache.get(original_cif) {
+                Ok(original) => Ok(repair_against(
+                    original,
+                    removed_value.as_deref(),
+                    answer,
+                    &Interrupt::default(),
+                )),
+                Err(e) => Err(TaskError::Target(e.clone()).to_string()),
+            }),
+            Work::Gen {
+                reference_cif,
+                answer,
+            } => Outcome::Gen(match cache.get(reference_cif) {
+                Ok(reference) => Ok(gen_against(reference, answer, &gen_matcher_options())),
+                Err(e) => Err(GenTaskError::Reference(e.clone()).to_string()),
+            }),
+            Work::Points { target, answer } => Outcome::Points(points_evaluate(target, answer)),
+            Work::SpaceGroup(structure) => Outcome::SpaceGroup(
+                space_group(structure, DEFAULT_SYMPREC).map_err(|e| e.to_string()),
+            ),
+        };
+        Done {
+            id: self.id,
+            outcome,
         }
-        let target = cache.0.as_ref().and_then(|(_, t)| t.as_ref());
+    }
+}
+
+impl AnswerWork {
+    /// The verdict as `evaluate_with_same_crystal` gives it, and for matcher actions the
+    /// closest match of a mismatch (`explain_mismatch`).
+    fn run(&self, cache: &mut TargetCache) -> AnswerDone {
+        let target = cache.get(&self.target_cif).as_ref().ok();
         let verdict = target.map(|t| {
             let mut v =
                 evaluate_with_same_crystal(t, &self.answer, self.comparison, &Interrupt::default());
@@ -94,10 +213,9 @@ impl Job {
                 .map(|i| by_parsed.get(i).copied())
                 .collect::<Option<Vec<_>>>()
         })();
-        Done {
-            id: self.id,
-            verdict,
-            overlay,
-        }
+        AnswerDone { verdict, overlay }
     }
 }
+
+#[cfg(test)]
+mod tests;

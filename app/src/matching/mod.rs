@@ -1,12 +1,12 @@
-//! Scoring answers off the page's thread: the playground hands each verdict to the matching
-//! worker (the `matcher-worker` crate) and shows "matching…" until it comes back, so a match that
-//! takes seconds (a 512-site supercell against a perturbed copy) never freezes the page.
+//! Scoring answers off the page's thread: the playground and the probes hand each answer to
+//! the scoring worker (the `matcher-worker` crate) and show the verdict when it comes back, so
+//! a match that takes seconds (a 512-site supercell against a perturbed copy) never freezes
+//! the page, and the page's own module carries no matcher.
 //!
 //! Only the latest request counts: every request gets a new id, answers to older ids are
 //! dropped, and a worker still busy with an older request is stopped and replaced (a
-//! running wasm computation cannot be interrupted otherwise). Without a worker (the browser
-//! refuses to start one, or its script fails to load) the same [`Job::run`] runs in
-//! the page.
+//! running wasm computation cannot be interrupted otherwise). A browser that cannot start
+//! the worker (or load its script) gets [`Matcher::failure`] in place of verdicts.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -15,18 +15,30 @@ use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use matcher_worker::{Done, FromWorker, Job, TargetCache};
+use matcher_worker::{Done, FromWorker, Job, Work};
+
+/// How long a request runs before [`Matcher::slow`] says so.
+const SLOW_NOTE_DELAY_MS: u64 = 150;
+
+/// How long a worker may take to start (fetch and compile its module, then say it listens)
+/// before the page gives up on it: minutes on the slowest mobile link for its few hundred kB.
+const START_TIMEOUT_S: u64 = 120;
 
 /// Where Trunk writes the worker's loader (`data-type="worker"` with `data-loader-shim`).
 const WORKER_URL: &str = "/matcher_loader.js";
 
-/// The matching worker and the page's view of it. Copy: every handle is the same matcher.
+/// The scoring worker and the page's view of it. Copy: every handle is the same worker.
 #[derive(Clone, Copy)]
 pub struct Matcher {
     /// The latest request and its result (`None` while it runs, or without a request).
     pub result: RwSignal<Option<(Job, Done)>>,
     /// Whether the latest request is still being computed.
     pub busy: RwSignal<bool>,
+    /// Whether it has been computed for a noticeable while: a note says so only then, since
+    /// most take milliseconds and a note flashing on every keystroke would make the page jump.
+    pub slow: RwSignal<bool>,
+    /// Why nothing can be scored in this browser (the worker did not start or load).
+    pub failure: RwSignal<Option<String>>,
     state: StoredValue<Rc<RefCell<State>>, LocalStorage>,
 }
 
@@ -34,10 +46,12 @@ pub struct Matcher {
 struct State {
     /// The worker, once started (`None` before the first request or after it was stopped).
     worker: Option<web_sys::Worker>,
-    /// The worker failed to start or to load: jobs run in the page.
+    /// The worker failed to start or to load: nothing is scored.
     broken: bool,
     /// The worker said it listens.
     ready: bool,
+    /// How many workers were started (which one a start timeout is about).
+    starts: u64,
     /// A job waiting for the worker to be ready.
     queued: Option<Job>,
     /// The job the worker is computing.
@@ -46,8 +60,6 @@ struct State {
     current: Option<Job>,
     /// The id of the latest request.
     latest: u64,
-    /// The parsed target, for jobs run in the page.
-    cache: TargetCache,
     /// The worker's handlers (kept alive with it).
     handlers: Vec<Closure<dyn FnMut(web_sys::MessageEvent)>>,
     /// Handlers of a stopped worker, freed at the next request (never while one may run).
@@ -63,17 +75,35 @@ impl Default for Matcher {
 impl Matcher {
     /// A matcher with no worker yet (it starts with the first request).
     pub fn new() -> Self {
-        Self {
+        let me = Self {
             result: RwSignal::new(None),
             busy: RwSignal::new(false),
+            slow: RwSignal::new(false),
+            failure: RwSignal::new(None),
             state: StoredValue::new_local(Rc::new(RefCell::new(State::default()))),
-        }
+        };
+        Effect::new(move |_| {
+            if !me.busy.get() {
+                me.slow.set(false);
+                return;
+            }
+            set_timeout(
+                // The page may have gone meanwhile: then there is nothing to set.
+                move || {
+                    if let Some(busy) = me.busy.try_get_untracked() {
+                        me.slow.try_set(busy);
+                    }
+                },
+                std::time::Duration::from_millis(SLOW_NOTE_DELAY_MS),
+            );
+        });
+        me
     }
 
     /// Compute `job` (its `id` is replaced by a fresh one); any earlier request is forgotten.
     pub fn submit(&self, mut job: Job) {
         let state = self.state.get_value();
-        let run_here = {
+        let broken = {
             let mut s = state.borrow_mut();
             s.retired.clear();
             s.latest += 1;
@@ -86,22 +116,17 @@ impl Matcher {
             if s.worker.is_none() && !s.broken {
                 self.start(&state, &mut s);
             }
-            if s.broken {
-                true
-            } else {
+            if !s.broken {
                 if s.ready {
-                    post(&mut s, job.clone());
+                    post(&mut s, job);
                 } else {
-                    s.queued = Some(job.clone());
+                    s.queued = Some(job);
                 }
-                false
             }
+            s.broken
         };
         self.result.set(None);
-        self.busy.set(true);
-        if run_here {
-            self.run_in_page(&state, job);
-        }
+        self.busy.set(!broken);
     }
 
     /// Forget the latest request (there is nothing to score).
@@ -117,11 +142,6 @@ impl Matcher {
         self.busy.set(false);
     }
 
-    fn run_in_page(&self, state: &Rc<RefCell<State>>, job: Job) {
-        let done = job.run(&mut state.borrow_mut().cache);
-        self.finish(state, done);
-    }
-
     /// Show `done` if it answers the latest request.
     fn finish(&self, state: &Rc<RefCell<State>>, done: Done) {
         let job = state.borrow().current.clone();
@@ -131,11 +151,10 @@ impl Matcher {
         }
     }
 
-    /// Start the worker and listen to it; on failure, mark the matcher broken (jobs then run
-    /// in the page).
+    /// Start the worker and listen to it; on failure, mark the matcher broken.
     fn start(&self, state: &Rc<RefCell<State>>, s: &mut State) {
         let Ok(worker) = web_sys::Worker::new(WORKER_URL) else {
-            s.broken = true;
+            self.fail(s, "this browser did not start a Web Worker");
             return;
         };
         let me = *self;
@@ -170,35 +189,76 @@ impl Matcher {
                 }
             },
         );
-        // The worker's script did not load or it crashed: score in the page from now on.
+        // The worker's script did not load or it crashed: nothing more can be scored here.
         let weak = Rc::downgrade(state);
         let on_error = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |_| {
             let Some(state) = weak.upgrade() else { return };
-            let pending = {
-                let mut s = state.borrow_mut();
-                let pending = s.queued.take().or_else(|| s.in_flight.take());
-                stop(&mut s);
-                s.broken = true;
-                pending
-            };
-            if let Some(job) = pending {
-                me.run_in_page(&state, job);
-            }
+            let mut s = state.borrow_mut();
+            stop(&mut s);
+            me.fail(&mut s, "the scoring worker did not load or stopped");
         });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         s.handlers = vec![on_message, on_error];
         s.worker = Some(worker);
         s.ready = false;
+        s.starts += 1;
+        // A module that fails inside the worker (its wasm not fetched, say) raises no error
+        // event here: a worker silent for too long is given up on, with a reason shown.
+        let (weak, started) = (Rc::downgrade(state), s.starts);
+        set_timeout(
+            move || {
+                let Some(state) = weak.upgrade() else { return };
+                let mut s = state.borrow_mut();
+                if s.starts == started && s.worker.is_some() && !s.ready {
+                    stop(&mut s);
+                    me.fail(
+                        &mut s,
+                        &format!("the scoring worker did not start within {START_TIMEOUT_S} s"),
+                    );
+                }
+            },
+            std::time::Duration::from_secs(START_TIMEOUT_S),
+        );
     }
 }
 
-/// Whether `a` and `b` ask for the same work (ids aside).
-pub fn same_work(a: &Job, b: &Job) -> bool {
-    a.target_cif == b.target_cif
-        && a.answer == b.answer
-        && a.comparison == b.comparison
-        && a.rows == b.rows
+impl Matcher {
+    /// Give up on the worker: no verdict will come, and the page says why.
+    fn fail(&self, s: &mut State, why: &str) {
+        s.broken = true;
+        self.busy.set(false);
+        self.failure.set(Some(format!(
+            "Answers cannot be scored in this browser: {why}. The playground scores them in a \
+             Web Worker; reload the page, or use a current Chrome, Firefox or Safari."
+        )));
+    }
+
+    /// Score `work`; its result as a signal: the worker's outcome while it answers exactly
+    /// the latest `work` (never an older one, not even for the moment before a new job is
+    /// sent), `None` without work or while it is computed.
+    pub fn score(&self, work: Memo<Option<Work>>) -> Memo<Option<matcher_worker::Outcome>> {
+        let me = *self;
+        Effect::new(move |_| match work.get() {
+            Some(w) => me.submit(Job { id: 0, work: w }),
+            None => me.clear(),
+        });
+        Memo::new(move |_| {
+            let current = work.get()?;
+            me.result.with(|r| {
+                r.as_ref()
+                    .filter(|(j, _)| j.work == current)
+                    .map(|(_, d)| d.outcome.clone())
+            })
+        })
+    }
+}
+
+impl Drop for State {
+    /// A page that goes (the matcher's owner is disposed) takes its worker with it.
+    fn drop(&mut self) {
+        stop(self);
+    }
 }
 
 /// Send `job` to the worker, which is ready.

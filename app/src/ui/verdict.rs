@@ -8,6 +8,16 @@ fn num(x: Option<f64>, digits: usize) -> String {
     x.map_or("—".into(), |v| format!("{v:.digits$}"))
 }
 
+/// Why answers cannot be scored in this browser (nothing while they can).
+#[component]
+pub fn ScoringFailure(failure: RwSignal<Option<String>>) -> impl IntoView {
+    move || {
+        failure
+            .get()
+            .map(|why| view! { <p class="error" id="scoring-failed" role="alert">{why}</p> })
+    }
+}
+
 /// One verdict, explained.
 #[component]
 pub fn VerdictView(verdict: Verdict) -> impl IntoView {

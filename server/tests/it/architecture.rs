@@ -152,6 +152,42 @@ fn no_suite_is_named_outside_its_own_modules() {
     );
 }
 
+/// The page's own module scores nothing and searches no symmetry: both run in the scoring
+/// worker (`matcher-worker`), so that the matcher and moyo stay out of a first visit's
+/// download. The app's sources name neither the matcher, the symmetry search nor a scorer.
+#[test]
+fn the_page_leaves_scoring_and_symmetry_to_the_worker() {
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let banned = [
+        "engine::matcher",
+        "engine::symmetry",
+        "space_group(",
+        "::evaluate::evaluate",
+        "evaluate::{evaluate",
+        "evaluate_with",
+        "evaluate_against",
+        "explain_mismatch",
+        "score::evaluate",
+        "TargetCache",
+        "Job::run",
+        ".run(&mut",
+    ];
+    let mut found = Vec::new();
+    for file in rust_files(&root.join("app/src")) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            for b in banned.iter().filter(|b| line.contains(*b)) {
+                found.push(format!("{}:{}: {b}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the page scores or searches symmetry itself (send a matcher_worker::Work instead):\n{}",
+        found.join("\n")
+    );
+}
+
 fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {

@@ -1,5 +1,5 @@
-//! The answer: ask a model or paste an answer, see the verdict computed in the page, share
-//! the case.
+//! The answer: ask a model or paste an answer, see the verdict (computed by the scoring
+//! worker), share the case.
 
 use benchmarks::atomworld::evaluate::Verdict;
 use leptos::prelude::*;
@@ -19,10 +19,12 @@ pub fn AnswerPanel(
     target_cif: Memo<Option<String>>,
     /// The input CIF.
     input_cif: Memo<Option<String>>,
-    /// The verdict on the answer (computed in the page).
+    /// The verdict on the answer.
     verdict: Memo<Option<Verdict>>,
-    /// Whether the verdict is being computed (in the matching worker).
+    /// Whether the verdict is being computed (in the scoring worker).
     matching: Signal<bool>,
+    /// Why no answer can be scored in this browser.
+    failure: RwSignal<Option<String>>,
     /// Whether it has been computed for a noticeable while (then "matching…" is shown).
     slow_match: Signal<bool>,
     /// Whether the target is too large to match on every keystroke.
@@ -79,6 +81,7 @@ pub fn AnswerPanel(
                 <p class="muted small" id="matching" role="status">"matching\u{2026} (in the background: the page stays usable)"</p>
             })}
             {move || verdict.get().map(|v| view! { <super::super::verdict::VerdictView verdict=v /> })}
+            <super::super::verdict::ScoringFailure failure=failure />
             {children.map(|c| c())}
             {move || (verdict.get().is_none() && !matching.get() && large_target.get() && !answer.with(|a| a.trim().is_empty())).then(|| {
                 let n = target_sites.get();

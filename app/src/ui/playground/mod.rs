@@ -12,7 +12,6 @@ use benchmarks::atomworld::{
 };
 use engine::cif::{read_cif, write_cif};
 use engine::format::Format;
-use engine::symmetry::{space_group, DEFAULT_SYMPREC};
 use engine::Structure;
 use leptos::prelude::*;
 use wire::case::{Case, CaseStructure, CASE_VERSION};
@@ -29,8 +28,8 @@ use super::canvas::StructureCanvas;
 use super::edit_panel::EditRequest;
 use super::room::RoomSend;
 use super::structure_file::{read_any, ExportLinks};
-use crate::matching::{same_work, Matcher};
-use matcher_worker::Job;
+use crate::matching::Matcher;
+use matcher_worker::{AnswerWork, Outcome, Work};
 use viewer::Overlay;
 
 /// Largest structure whose space group the page computes: the search runs on the main
@@ -39,9 +38,6 @@ const MAX_SYMMETRY_SITES: usize = 2000;
 
 /// Largest target matched automatically as the answer changes (see `requested_for`).
 const MAX_AUTO_MATCH_SITES: usize = 128;
-
-/// How long a match runs before the page says "matching…".
-const MATCHING_NOTE_DELAY_MS: u64 = 150;
 
 /// Largest target the answer overlay is drawn for (relating the two site orders is quadratic).
 const MAX_OVERLAY_SITES: usize = 2000;
@@ -354,7 +350,7 @@ pub fn Playground(
     });
     // What to score: the answer against the target as the evaluator reads it, with the
     // target's rows when the overlay can be drawn (not for site-by-site actions).
-    let job = Memo::new(move |_| {
+    let work = Memo::new(move |_| {
         let text = answer.get();
         if text.trim().is_empty() {
             return None;
@@ -373,42 +369,20 @@ pub fn Playground(
             .then(|| target.get())
             .flatten()
             .filter(|rows| rows.len() <= MAX_OVERLAY_SITES);
-        Some(Job {
-            id: 0,
+        Some(Work::Answer(AnswerWork {
             target_cif: target_cif.get()?,
             answer: text,
             comparison,
             rows,
-        })
+        }))
     });
     let matcher = Matcher::new();
-    Effect::new(move |_| match job.get() {
-        Some(j) => matcher.submit(j),
-        None => matcher.clear(),
-    });
-    // "matching…" only for a match that takes a while: most take milliseconds, and a note
-    // flashing on every keystroke would make the panel jump.
-    let slow_match = RwSignal::new(false);
-    Effect::new(move |_| {
-        if !matcher.busy.get() {
-            slow_match.set(false);
-            return;
-        }
-        set_timeout(
-            move || slow_match.set(matcher.busy.get_untracked()),
-            std::time::Duration::from_millis(MATCHING_NOTE_DELAY_MS),
-        );
-    });
-    // The matcher's result while it answers the job on screen (never an older one, not even
-    // for the moment before a new job is sent). A mismatch without a fit is explained by the
-    // closest (smallest-RMS) match: its numbers in the verdict and its pairing in the overlay.
-    let done = Memo::new(move |_| {
-        let current = job.get()?;
-        matcher.result.with(|r| {
-            r.as_ref()
-                .filter(|(j, _)| same_work(j, &current))
-                .map(|(_, d)| d.clone())
-        })
+    let outcome = matcher.score(work);
+    // A mismatch without a fit is explained by the closest (smallest-RMS) match: its numbers
+    // in the verdict and its pairing in the overlay.
+    let done = Memo::new(move |_| match outcome.get()? {
+        Outcome::Answer(d) => Some(d),
+        _ => None,
     });
     let verdict = Memo::new(move |_| done.with(|d| d.as_ref()?.verdict.clone()));
 
@@ -478,19 +452,43 @@ pub fn Playground(
     let overlay = Signal::derive(move || show_overlay.get().then(|| overlay_data.get()).flatten());
 
     // Shown next to the input's name; display only (no verdict depends on it). A symbol
-    // (`F m -3 m (225)`) is one word to the reader: it wraps only as a whole.
+    // (`F m -3 m (225)`) is one word to the reader: it wraps only as a whole. A pool entry's
+    // comes from the pool's table; any other structure's from the symmetry search in a
+    // worker of its own (so that it never stops a running match).
+    let symmetry_search = Matcher::new();
+    let searched = symmetry_search.score(Memo::new(move |_| {
+        if matches!(source.get(), Source::Pool(_)) {
+            return None;
+        }
+        input
+            .get()
+            .filter(|s| s.len() <= MAX_SYMMETRY_SITES)
+            .map(Work::SpaceGroup)
+    }));
     let symmetry = Memo::new(move |_| {
-        input.get().map(|s| {
-            if s.len() > MAX_SYMMETRY_SITES {
-                return (
-                    format!("space group not computed above {MAX_SYMMETRY_SITES} sites"),
-                    false,
-                );
-            }
-            match space_group(&s, DEFAULT_SYMPREC) {
-                Ok(g) => (format!("{} ({})", g.symbol, g.number), true),
-                Err(_) => ("space group unknown".to_string(), false),
-            }
+        let sites = input.with(|s| s.as_ref().map(|s| s.len()))?;
+        if sites > MAX_SYMMETRY_SITES {
+            return Some((
+                format!("space group not computed above {MAX_SYMMETRY_SITES} sites"),
+                false,
+            ));
+        }
+        let found = match source.get() {
+            Source::Pool(i) => entries
+                .with_value(|p| p.get(i).and_then(PoolEntry::space_group))
+                .map(|(number, symbol)| (symbol.to_string(), number)),
+            _ => match searched.get() {
+                Some(Outcome::SpaceGroup(g)) => g
+                    .ok()
+                    .and_then(|g| Some((g.symbol, u32::try_from(g.number).ok()?))),
+                // Still searching (or no worker, which says so by the answer).
+                _ if symmetry_search.failure.with(Option::is_none) => return None,
+                _ => None,
+            },
+        };
+        Some(match found {
+            Some((symbol, number)) => (format!("{symbol} ({number})"), true),
+            None => ("space group unknown".to_string(), false),
         })
     });
 
@@ -589,7 +587,8 @@ pub fn Playground(
                 input_cif=input_cif
                 verdict=verdict
                 matching=Signal::derive(move || matcher.busy.get())
-                slow_match=slow_match.into()
+                failure=matcher.failure
+                slow_match=matcher.slow.into()
                 large_target=large_target
                 target_sites=Signal::derive(move || target.with(|t| t.as_ref().map_or(0, |t| t.len())))
                 requested_for=requested_for

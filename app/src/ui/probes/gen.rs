@@ -1,10 +1,11 @@
 //! The CIF-Gen probe: a formula and structure type in words; the model writes a CIF; it is
 //! scored against our reference structure with primitive cells and supercells allowed.
 
-use benchmarks::probes::cif_gen::evaluate::{evaluate, GenLabel};
+use benchmarks::probes::cif_gen::evaluate::GenLabel;
 use benchmarks::probes::cif_gen::generator::{generate, GenTaskSpec};
 use engine::cif::read_cif;
 use leptos::prelude::*;
+use matcher_worker::{Outcome, Work};
 
 use super::{answer_and_verdict, AnswerBox, ProbeVerdict, PromptView, SeedRow};
 use crate::ui::canvas::StructureCanvas;
@@ -21,8 +22,18 @@ pub fn GenProbe() -> impl IntoView {
         .into_iter()
         .next()
     });
-    let (answer, verdict) =
-        answer_and_verdict(task, |t, text| evaluate(t, text).map_err(|e| e.to_string()));
+    let scored = answer_and_verdict(
+        task,
+        |t, answer| Work::Gen {
+            reference_cif: t.reference_cif.clone(),
+            answer,
+        },
+        |o| match o {
+            Outcome::Gen(v) => Some(v),
+            _ => None,
+        },
+    );
+    let (answer, verdict) = (scored.answer, scored.verdict);
     let prompt = Signal::derive(move || task.get().map(|t| t.prompt));
     let truth = Signal::derive(move || {
         task.get()
@@ -44,7 +55,7 @@ pub fn GenProbe() -> impl IntoView {
                 <StructureCanvas structure=reference highlight=Signal::derive(Vec::new) id="viewer" />
             </div>
         </div>
-        <AnswerBox prompt=prompt answer=answer truth=truth placeholder="The generated CIF inside <cif> and </cif>." />
+        <AnswerBox prompt=prompt answer=answer truth=truth placeholder="The generated CIF inside <cif> and </cif>." matcher=scored.matcher />
         {move || verdict.get().map(|v| match v {
             Ok(v) => {
                 let numbers = if v.max_dist.is_some() {

@@ -1,12 +1,15 @@
 //! The probes page (`/probes`): the AtomWorld paper's probes of what a model can do apart from
 //! CIF actions. Each tab generates a seeded task, shows the exact prompt, takes an answer
-//! (asked from a model or pasted) and scores it in the page.
+//! (asked from a model or pasted) and scores it in the scoring worker (`crate::matching`).
 
 mod gen;
 mod points;
 mod repair;
 
 use leptos::prelude::*;
+use matcher_worker::{Outcome, Work};
+
+use crate::matching::Matcher;
 
 /// Which probe is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,12 +66,24 @@ pub fn Probes() -> impl IntoView {
     }
 }
 
+/// An answer and its verdict, as a probe shows them.
+struct Scored<V: Send + Sync + 'static> {
+    /// The answer text.
+    answer: RwSignal<String>,
+    /// Its verdict (none while the answer is blank or being scored).
+    verdict: Memo<Option<V>>,
+    /// The worker that scores it.
+    matcher: Matcher,
+}
+
 /// The answer to `task`, emptied whenever the task changes (a new task starts blank), and its
-/// verdict by `score` (none while the answer is blank). The probes share this wiring.
+/// verdict: `work` says what the scoring worker is to score, `verdict` picks the verdict from
+/// its outcome. The probes share this wiring.
 fn answer_and_verdict<T, V>(
     task: Memo<Option<T>>,
-    score: impl Fn(&T, &str) -> V + Send + Sync + 'static,
-) -> (RwSignal<String>, Memo<Option<V>>)
+    work: impl Fn(&T, String) -> Work + Send + Sync + 'static,
+    verdict: impl Fn(Outcome) -> Option<V> + Send + Sync + 'static,
+) -> Scored<V>
 where
     T: Clone + PartialEq + Send + Sync + 'static,
     V: Clone + PartialEq + Send + Sync + 'static,
@@ -78,14 +93,21 @@ where
         task.track();
         answer.set(String::new());
     });
-    let verdict = Memo::new(move |_| {
+    let job = Memo::new(move |_| {
         let text = answer.get();
         if text.trim().is_empty() {
             return None;
         }
-        task.with(|t| t.as_ref().map(|t| score(t, &text)))
+        task.with(|t| t.as_ref().map(|t| work(t, text)))
     });
-    (answer, verdict)
+    let matcher = Matcher::new();
+    let outcome = matcher.score(job);
+    let verdict = Memo::new(move |_| outcome.get().and_then(&verdict));
+    Scored {
+        answer,
+        verdict,
+        matcher,
+    }
 }
 
 /// The seed field and the buttons that draw a task (shared by the three probes).
@@ -133,6 +155,8 @@ fn AnswerBox(
     /// The ground-truth answer, in the format the probe expects.
     truth: Signal<Option<String>>,
     placeholder: &'static str,
+    /// The worker that scores it (for its notes).
+    matcher: Matcher,
 ) -> impl IntoView {
     let answered_by = RwSignal::new(None::<String>);
     view! {
@@ -146,6 +170,10 @@ fn AnswerBox(
         <textarea id="answer" rows="8" placeholder=placeholder
             prop:value=move || answer.get()
             on:input=move |ev| answer.set(event_target_value(&ev))></textarea>
+        {move || (matcher.busy.get() && matcher.slow.get()).then(|| view! {
+            <p class="muted small" id="scoring" role="status">"scoring\u{2026} (in the background: the page stays usable)"</p>
+        })}
+        <crate::ui::verdict::ScoringFailure failure=matcher.failure />
     }
 }
 

@@ -6,9 +6,10 @@ use benchmarks::probes::points::action::Point;
 use benchmarks::probes::points::action::PointActionKind;
 use benchmarks::probes::points::generator::{generate, PointTaskSpec, COORD_RANGE};
 use benchmarks::probes::points::prompt::points_json;
-use benchmarks::probes::points::score::{evaluate, PointLabel, PASS_THRESHOLD};
+use benchmarks::probes::points::score::{PointLabel, PASS_THRESHOLD};
 use engine::{Element, Lattice, Site, Structure};
 use leptos::prelude::*;
+use matcher_worker::{Outcome, Work};
 
 use super::{answer_and_verdict, AnswerBox, ProbeVerdict, PromptView, SeedRow};
 use crate::ui::canvas::StructureCanvas;
@@ -51,7 +52,18 @@ pub fn PointsProbe() -> impl IntoView {
         spec.counts.insert(kind.get(), 1);
         generate(&spec).into_iter().next()
     });
-    let (answer, verdict) = answer_and_verdict(task, |t, text| evaluate(&t.target, text));
+    let scored = answer_and_verdict(
+        task,
+        |t, answer| Work::Points {
+            target: t.target.clone(),
+            answer,
+        },
+        |o| match o {
+            Outcome::Points(v) => Some(v),
+            _ => None,
+        },
+    );
+    let (answer, verdict) = (scored.answer, scored.verdict);
     let prompt = Signal::derive(move || task.get().map(|t| t.prompt));
     let truth = Signal::derive(move || {
         task.get()
@@ -100,7 +112,7 @@ pub fn PointsProbe() -> impl IntoView {
                 <StructureCanvas structure=target highlight=Signal::derive(Vec::new) id="viewer-target" overlay=overlay atom_scale=POINT_SCALE />
             </div>
         </div>
-        <AnswerBox prompt=prompt answer=answer truth=truth placeholder="The answer with the points as JSON inside <answer> and </answer>." />
+        <AnswerBox prompt=prompt answer=answer truth=truth placeholder="The answer with the points as JSON inside <answer> and </answer>." matcher=scored.matcher />
         {move || verdict.get().map(|v| {
             let numbers = match (v.mean_distance, v.max_distance) {
                 (Some(mean), Some(max)) => vec![

@@ -3,10 +3,11 @@
 //! against the original.
 
 use benchmarks::probes::cif_repair::corruption::Corruption;
-use benchmarks::probes::cif_repair::evaluate::{evaluate, PLACEHOLDER};
+use benchmarks::probes::cif_repair::evaluate::PLACEHOLDER;
 use benchmarks::probes::cif_repair::generator::{generate, RepairTaskSpec};
 use engine::cif::read_cif;
 use leptos::prelude::*;
+use matcher_worker::{Outcome, Work};
 
 use super::{answer_and_verdict, AnswerBox, PromptView, SeedRow};
 use crate::ui::canvas::StructureCanvas;
@@ -42,8 +43,19 @@ pub fn RepairProbe() -> impl IntoView {
             .into_iter()
             .next()
     });
-    let (answer, verdict) =
-        answer_and_verdict(task, |t, text| evaluate(t, text).map_err(|e| e.to_string()));
+    let scored = answer_and_verdict(
+        task,
+        |t, answer| Work::Repair {
+            original_cif: t.original_cif.clone(),
+            removed_value: t.corruption.removed_value().map(str::to_string),
+            answer,
+        },
+        |o| match o {
+            Outcome::Repair(v) => Some(v),
+            _ => None,
+        },
+    );
+    let (answer, verdict) = (scored.answer, scored.verdict);
     let prompt = Signal::derive(move || task.get().map(|t| t.prompt));
     let truth = Signal::derive(move || {
         task.get()
@@ -93,7 +105,7 @@ pub fn RepairProbe() -> impl IntoView {
                 <StructureCanvas structure=original highlight=Signal::derive(Vec::new) id="viewer" />
             </div>
         </div>
-        <AnswerBox prompt=prompt answer=answer truth=truth placeholder="The repaired CIF inside <cif> and </cif>." />
+        <AnswerBox prompt=prompt answer=answer truth=truth placeholder="The repaired CIF inside <cif> and </cif>." matcher=scored.matcher />
         <p class="muted small">{format!("Each {PLACEHOLDER} in the answer is replaced by the removed value before scoring.")}</p>
         {move || verdict.get().map(|v| match v {
             Ok(v) => view! {

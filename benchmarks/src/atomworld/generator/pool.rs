@@ -9,6 +9,13 @@ use serde::Deserialize;
 /// The shipped mineral pool (JSON lines; 180 prototypes).
 pub const MINERALS_JSONL: &str = include_str!("../../../../data/structures/minerals.jsonl");
 
+/// The space group of every pool entry as `engine::symmetry::space_group` finds it at
+/// `DEFAULT_SYMPREC`, on the entry as the playground shows it (its CIF as written, read
+/// back): one line per mineral, `prototype<TAB>number<TAB>Hermann–Mauguin symbol`. The page
+/// shows a pool entry's space group from here, without linking the symmetry search; a test
+/// holds every line to the search.
+pub const SPACE_GROUPS_TSV: &str = include_str!("../../../../data/structures/space_groups.tsv");
+
 /// Identifier of the pool below, recorded in every task set.
 pub const POOL_ID: &str = "minerals-v1";
 
@@ -71,6 +78,18 @@ impl PoolEntry {
     /// "Lazarevi\\'{c}ite" "Lazarević"). `name` stays as stored: links name entries by it.
     pub fn display_name(&self) -> String {
         readable_name(&self.name)
+    }
+
+    /// Its space group from [`SPACE_GROUPS_TSV`]: number and Hermann–Mauguin symbol.
+    pub fn space_group(&self) -> Option<(u32, &'static str)> {
+        SPACE_GROUPS_TSV.lines().find_map(|line| {
+            let mut fields = line.split('\t');
+            if fields.next()? != self.prototype {
+                return None;
+            }
+            let number = fields.next()?.parse().ok()?;
+            Some((number, fields.next()?))
+        })
     }
 }
 
@@ -275,6 +294,30 @@ pub fn pool() -> Vec<PoolEntry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The table is what the symmetry search finds, entry by entry (a supercell included),
+    /// and has a line for every mineral and no other.
+    #[test]
+    fn the_space_group_table_is_the_searchs() {
+        use engine::cif::write_cif;
+        use engine::symmetry::{space_group, DEFAULT_SYMPREC};
+        let entries = pool();
+        let mut found = Vec::new();
+        for e in &entries {
+            let shown = read_cif(&write_cif(&e.structure)).expect("a pool CIF reads back");
+            let g = space_group(&shown, DEFAULT_SYMPREC).expect("a pool entry has a space group");
+            found.push(format!("{}\t{}\t{}", e.prototype, g.number, g.symbol));
+        }
+        let expected = found.join("\n") + "\n";
+        assert!(
+            SPACE_GROUPS_TSV == expected,
+            "data/structures/space_groups.tsv differs from the search; it should read:\n{expected}"
+        );
+        for (e, line) in entries.iter().zip(&found) {
+            let (number, symbol) = e.space_group().expect("every entry is in the table");
+            assert_eq!(format!("{}\t{number}\t{symbol}", e.prototype), *line);
+        }
+    }
 
     #[test]
     fn names_read_as_people_write_them() {
