@@ -132,7 +132,14 @@ async function throttledFirstVisit(url) {
       uploadThroughput: (750e3 / 8) | 0,
     });
     let bytes = 0;
-    cdp.on("Network.loadingFinished", (e) => (bytes += e.encodedDataLength));
+    const urls = new Map();
+    cdp.on("Network.requestWillBeSent", (e) => urls.set(e.requestId, new URL(e.request.url).pathname));
+    const parts = new Map();
+    cdp.on("Network.loadingFinished", (e) => {
+      bytes += e.encodedDataLength;
+      const name = urls.get(e.requestId) ?? "?";
+      parts.set(name, (parts.get(name) ?? 0) + e.encodedDataLength);
+    });
     // How the modules came compressed (chromium asks for brotli from 127.0.0.1, a
     // trustworthy origin, though the connection is plain http).
     const encodings = new Set();
@@ -152,7 +159,9 @@ async function throttledFirstVisit(url) {
       since(page.waitForSelector("#first-picture canvas[data-atoms], ul.legend[data-for=viewer] li", { timeout: 120_000 })),
       since(page.waitForSelector("ul.legend[data-for=viewer] li", { timeout: 120_000 })),
     ]);
-    return { bytes, encodings: [...encodings].join(", "), words, picture, live, app };
+    const largest = [...parts].sort((a, b) => b[1] - a[1]).slice(0, 6)
+      .map(([name, n]) => `${name.replace(/-[0-9a-f]{16}/, "")} ${(n / 1e3).toFixed(0)} kB`).join(", ");
+    return { bytes, encodings: [...encodings].join(", "), words, picture, live, app, largest };
   } finally {
     await fresh.close();
   }
@@ -179,6 +188,6 @@ test("a first visit on a slow network: bytes, first words, first picture, first 
   console.log(
     `[perf] first visit at 1.6 Mbit/s, 150 ms RTT, empty cache: ${(r.bytes / 1e6).toFixed(2)} MB on the wire ` +
       `(modules as ${r.encodings}); first words ${r.words} ms, first picture ${r.picture} ms, ` +
-      `first 3D picture ${r.live} ms (the first view), the app's viewer ${r.app} ms`,
+      `first 3D picture ${r.live} ms (the first view), the app's viewer ${r.app} ms; largest: ${r.largest}`,
   );
 });
