@@ -158,7 +158,7 @@ test("a browser whose scoring worker cannot load says so where the verdict would
     await page.click("#paste-truth");
     const failure = page.locator("#scoring-failed");
     await failure.waitFor({ timeout: 30_000 });
-    assert.match(await failure.textContent(), /cannot be scored in this browser: the scoring worker did not load/);
+    assert.match(await failure.textContent(), /cannot be scored in this browser: its worker did not load/);
     assert.equal(await page.locator("#verdict").count(), 0);
     assert.equal(await page.locator("#matching").count(), 0, "nothing claims to be matching");
   } catch (e) {

@@ -1,15 +1,19 @@
-//! The page's scoring worker: what the page asks it and what it answers, and the work itself.
+//! The page's workers: what the page asks them and what they answer, and the work itself.
 //!
-//! Shared by the page (`app`) and the worker (the `matcher` binary, `src/main.rs`). Every
-//! answer the page scores is scored here, off the page's thread: AtomWorld answers and the
-//! probes' (CIF-Repair, CIF-Gen, pure coordinates); so are the space groups of structures
-//! that are not in the pool's table. The page's own module therefore links neither the
-//! matcher nor the symmetry search, which keeps a first visit small; the verdicts come from
-//! the same `benchmarks` functions the server and the CLI run.
+//! Shared by the page (`app`) and the workers, two binaries of this crate: `matcher`
+//! (`src/main.rs`) scores every answer the page scores, off the page's thread: AtomWorld
+//! answers and the probes' (CIF-Repair, CIF-Gen, pure coordinates), with the same
+//! `benchmarks` functions the server and the CLI run; `symmetry` (`src/symmetry.rs`) searches
+//! the space group of a structure the pool's table does not have (pasted or edited). Each
+//! speaks a [`Protocol`]. The page's own module therefore links neither the matcher nor the
+//! symmetry search, which keeps a first visit small, and the scoring worker does not carry
+//! the symmetry search's tables either.
 //!
-//! A crate of its own so that Trunk can build the worker with a profile of its own
+//! A crate of its own so that Trunk can build the workers with a profile of their own
 //! (`wasm-worker`: optimised for speed, where the page is optimised for size) without
 //! compiling the app's dependencies twice.
+
+pub mod listen;
 
 use benchmarks::atomworld::evaluate::{
     evaluate_with_same_crystal, explain_mismatch, Comparison, TaskError, Verdict,
@@ -25,20 +29,51 @@ use engine::interrupt::Interrupt;
 use engine::matcher::displacement::correspondence;
 use engine::symmetry::{space_group, SpaceGroup, DEFAULT_SYMPREC};
 use engine::Structure;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-/// One answer to score. Sent as JSON (`serde_json` with `float_roundtrip`: every number
-/// arrives bit for bit).
+/// What a worker is asked and answers, and where its script is.
+pub trait Protocol: 'static {
+    /// What one request asks for.
+    type Work: Clone + PartialEq + Serialize + DeserializeOwned + Send + Sync + 'static;
+    /// What the worker answers to it.
+    type Outcome: Clone + PartialEq + Serialize + DeserializeOwned + Send + Sync + 'static;
+    /// The worker's loader, as Trunk writes it (`data-type="worker"` with
+    /// `data-loader-shim`, named after the binary).
+    const LOADER: &'static str;
+}
+
+/// The scoring worker (`matcher`): answers scored.
+pub struct Scoring;
+
+impl Protocol for Scoring {
+    type Work = Work;
+    type Outcome = Outcome;
+    const LOADER: &'static str = "/matcher_loader.js";
+}
+
+/// The symmetry worker (`symmetry`): a structure's space group at pymatgen's default
+/// tolerances, or why the search found none.
+pub struct Symmetry;
+
+impl Protocol for Symmetry {
+    type Work = Structure;
+    type Outcome = Result<SpaceGroup, String>;
+    const LOADER: &'static str = "/symmetry_loader.js";
+}
+
+/// One request. Sent as JSON (`serde_json` with `float_roundtrip`: every number arrives bit
+/// for bit).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Job {
+pub struct Job<W> {
     /// The request id: an answer carries it back, and the page drops answers to anything but
     /// its latest request.
     pub id: u64,
-    /// What to score.
-    pub work: Work,
+    /// What to do.
+    pub work: W,
 }
 
-/// What a [`Job`] scores.
+/// What the scoring worker scores.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Work {
     /// An AtomWorld answer against its target.
@@ -66,9 +101,6 @@ pub enum Work {
         /// The answer text.
         answer: String,
     },
-    /// The space group of a structure the page shows (one the pool's table does not have:
-    /// pasted or edited by hand), at pymatgen's default tolerances.
-    SpaceGroup(Structure),
 }
 
 /// An AtomWorld answer to score.
@@ -85,13 +117,13 @@ pub struct AnswerWork {
     pub rows: Option<Structure>,
 }
 
-/// The worker's answer to a [`Job`].
+/// A worker's answer to a [`Job`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Done {
+pub struct Done<O> {
     /// The job's id.
     pub id: u64,
-    /// The result, of the job's kind.
-    pub outcome: Outcome,
+    /// The result.
+    pub outcome: O,
 }
 
 /// A scored [`Work`], variant for variant. An `Err` says why the task's own structure
@@ -106,8 +138,6 @@ pub enum Outcome {
     Gen(Result<GenVerdict, String>),
     /// A pure-coordinates verdict.
     Points(PointVerdict),
-    /// The space group, or why the search found none.
-    SpaceGroup(Result<SpaceGroup, String>),
 }
 
 /// An AtomWorld verdict and its overlay.
@@ -122,13 +152,13 @@ pub struct AnswerDone {
     pub overlay: Option<Vec<[f64; 3]>>,
 }
 
-/// What the worker posts: it is ready for jobs, or one is done.
+/// What a worker posts: it is ready for jobs, or one is done.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum FromWorker {
+pub enum FromWorker<O> {
     /// The worker has started and listens.
     Ready,
     /// A job's result.
-    Done(Box<Done>),
+    Done(Box<Done<O>>),
 }
 
 /// The structure the previous job was scored against, parsed as the evaluator reads it and
@@ -150,42 +180,39 @@ impl TargetCache {
     }
 }
 
-impl Job {
-    /// Score the job as the benchmarks' scorers do (the target parsed as the evaluator reads
-    /// it, once per target).
-    pub fn run(&self, cache: &mut TargetCache) -> Done {
-        let outcome = match &self.work {
-            Work::Answer(work) => Outcome::Answer(work.run(cache)),
-            Work::Repair {
-                original_cif,
-                removed_value,
+/// Score `work` as the benchmarks' scorers do (its structure parsed as the evaluator reads
+/// it, once per structure).
+pub fn score(work: &Work, cache: &mut TargetCache) -> Outcome {
+    match work {
+        Work::Answer(work) => Outcome::Answer(work.run(cache)),
+        Work::Repair {
+            original_cif,
+            removed_value,
+            answer,
+        } => Outcome::Repair(match cache.get(original_cif) {
+            Ok(original) => Ok(repair_against(
+                original,
+                removed_value.as_deref(),
                 answer,
-            } => Outcome::Repair(match cache.get(original_cif) {
-                Ok(original) => Ok(repair_against(
-                    original,
-                    removed_value.as_deref(),
-                    answer,
-                    &Interrupt::default(),
-                )),
-                Err(e) => Err(TaskError::Target(e.clone()).to_string()),
-            }),
-            Work::Gen {
-                reference_cif,
-                answer,
-            } => Outcome::Gen(match cache.get(reference_cif) {
-                Ok(reference) => Ok(gen_against(reference, answer, &gen_matcher_options())),
-                Err(e) => Err(GenTaskError::Reference(e.clone()).to_string()),
-            }),
-            Work::Points { target, answer } => Outcome::Points(points_evaluate(target, answer)),
-            Work::SpaceGroup(structure) => Outcome::SpaceGroup(
-                space_group(structure, DEFAULT_SYMPREC).map_err(|e| e.to_string()),
-            ),
-        };
-        Done {
-            id: self.id,
-            outcome,
-        }
+                &Interrupt::default(),
+            )),
+            Err(e) => Err(TaskError::Target(e.clone()).to_string()),
+        }),
+        Work::Gen {
+            reference_cif,
+            answer,
+        } => Outcome::Gen(match cache.get(reference_cif) {
+            Ok(reference) => Ok(gen_against(reference, answer, &gen_matcher_options())),
+            Err(e) => Err(GenTaskError::Reference(e.clone()).to_string()),
+        }),
+        Work::Points { target, answer } => Outcome::Points(points_evaluate(target, answer)),
     }
+}
+
+/// The space group of `structure` at pymatgen's default tolerances (the symmetry worker's
+/// work), or why the search found none.
+pub fn search_space_group(structure: &Structure) -> Result<SpaceGroup, String> {
+    space_group(structure, DEFAULT_SYMPREC).map_err(|e| e.to_string())
 }
 
 impl AnswerWork {

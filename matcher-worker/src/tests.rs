@@ -13,9 +13,7 @@ use benchmarks::probes::points::score::{evaluate as points_evaluate, PointLabel}
 use super::*;
 
 fn run(work: Work, cache: &mut TargetCache) -> Outcome {
-    let done = Job { id: 7, work }.run(cache);
-    assert_eq!(done.id, 7, "the answer carries the job's id");
-    done.outcome
+    score(&work, cache)
 }
 
 #[test]
@@ -186,20 +184,39 @@ fn the_cache_follows_the_target() {
 #[test]
 fn space_groups_are_the_searchs() {
     use benchmarks::atomworld::generator::pool::pool;
-    let mut cache = TargetCache::default();
     let entry = pool()
         .into_iter()
         .find(|e| e.name.starts_with("Halite"))
         .expect("halite is in the pool");
-    let outcome = run(Work::SpaceGroup(entry.structure.clone()), &mut cache);
-    let Outcome::SpaceGroup(Ok(g)) = outcome else {
-        panic!("halite has a space group: {outcome:?}");
-    };
+    let g = search_space_group(&entry.structure).expect("halite has a space group");
     assert_eq!((g.number, g.symbol.as_str()), (225, "F m -3 m"));
     let empty = Structure::new(entry.structure.lattice.clone(), Vec::new());
-    let outcome = run(Work::SpaceGroup(empty), &mut cache);
-    assert!(
-        matches!(&outcome, Outcome::SpaceGroup(Err(e)) if e.contains("without sites")),
-        "{outcome:?}"
-    );
+    let e = search_space_group(&empty).expect_err("no sites, no space group");
+    assert!(e.contains("without sites"), "{e}");
+}
+
+#[test]
+fn a_job_and_its_answer_cross_as_json_bit_for_bit() {
+    // The points probe's target carries arbitrary doubles: they must arrive unchanged.
+    let task = point_tasks(&PointTaskSpec::per_action(4, 1))
+        .into_iter()
+        .next()
+        .expect("a task");
+    let job = Job {
+        id: 11,
+        work: Work::Points {
+            target: task.target.clone(),
+            answer: format!("<answer>{}</answer>", points_json(&task.target)),
+        },
+    };
+    let text = serde_json::to_string(&job).expect("serialises");
+    let back: Job<Work> = serde_json::from_str(&text).expect("reads back");
+    assert_eq!(back, job);
+    let done = FromWorker::Done(Box::new(Done {
+        id: 11,
+        outcome: score(&back.work, &mut TargetCache::default()),
+    }));
+    let text = serde_json::to_string(&done).expect("serialises");
+    let back: FromWorker<Outcome> = serde_json::from_str(&text).expect("reads back");
+    assert_eq!(back, done);
 }

@@ -1,12 +1,13 @@
-//! Scoring answers off the page's thread: the playground and the probes hand each answer to
-//! the scoring worker (the `matcher-worker` crate) and show the verdict when it comes back, so
-//! a match that takes seconds (a 512-site supercell against a perturbed copy) never freezes
-//! the page, and the page's own module carries no matcher.
+//! Work off the page's thread: the playground and the probes hand each answer to the scoring
+//! worker, and the playground a pasted or edited structure to the symmetry worker (both of the
+//! `matcher-worker` crate), and show the result when it comes back. A match that takes
+//! seconds (a 512-site supercell against a perturbed copy) never freezes the page, and the
+//! page's own module carries neither the matcher nor the symmetry search.
 //!
 //! Only the latest request counts: every request gets a new id, answers to older ids are
 //! dropped, and a worker still busy with an older request is stopped and replaced (a
 //! running wasm computation cannot be interrupted otherwise). A browser that cannot start
-//! the worker (or load its script) gets [`Matcher::failure`] in place of verdicts.
+//! the worker (or load its script) gets [`Worker::failure`] in place of results.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -15,49 +16,55 @@ use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use matcher_worker::{Done, FromWorker, Job, Work};
+use matcher_worker::{Done, FromWorker, Job, Protocol};
 
-/// How long a request runs before [`Matcher::slow`] says so.
+/// How long a request runs before [`Worker::slow`] says so.
 const SLOW_NOTE_DELAY_MS: u64 = 150;
 
 /// How long a worker may take to start (fetch and compile its module, then say it listens)
 /// before the page gives up on it: minutes on the slowest mobile link for its few hundred kB.
 const START_TIMEOUT_S: u64 = 120;
 
-/// Where Trunk writes the worker's loader (`data-type="worker"` with `data-loader-shim`).
-const WORKER_URL: &str = "/matcher_loader.js";
+/// The latest request and its result.
+type Answered<P> = Option<(Job<<P as Protocol>::Work>, Done<<P as Protocol>::Outcome>)>;
 
-/// The scoring worker and the page's view of it. Copy: every handle is the same worker.
-#[derive(Clone, Copy)]
-pub struct Matcher {
+/// A worker speaking `P` and the page's view of it. Copy: every handle is the same worker.
+pub struct Worker<P: Protocol> {
     /// The latest request and its result (`None` while it runs, or without a request).
-    pub result: RwSignal<Option<(Job, Done)>>,
+    result: RwSignal<Answered<P>>,
     /// Whether the latest request is still being computed.
     pub busy: RwSignal<bool>,
     /// Whether it has been computed for a noticeable while: a note says so only then, since
     /// most take milliseconds and a note flashing on every keystroke would make the page jump.
     pub slow: RwSignal<bool>,
-    /// Why nothing can be scored in this browser (the worker did not start or load).
+    /// Why the worker cannot work in this browser (it did not start, load or answer).
     pub failure: RwSignal<Option<String>>,
-    state: StoredValue<Rc<RefCell<State>>, LocalStorage>,
+    state: StoredValue<Rc<RefCell<State<P>>>, LocalStorage>,
 }
 
-#[derive(Default)]
-struct State {
+impl<P: Protocol> Clone for Worker<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P: Protocol> Copy for Worker<P> {}
+
+struct State<P: Protocol> {
     /// The worker, once started (`None` before the first request or after it was stopped).
     worker: Option<web_sys::Worker>,
-    /// The worker failed to start or to load: nothing is scored.
+    /// The worker failed to start or to load: nothing is done.
     broken: bool,
     /// The worker said it listens.
     ready: bool,
     /// How many workers were started (which one a start timeout is about).
     starts: u64,
     /// A job waiting for the worker to be ready.
-    queued: Option<Job>,
+    queued: Option<Job<P::Work>>,
     /// The job the worker is computing.
-    in_flight: Option<Job>,
+    in_flight: Option<Job<P::Work>>,
     /// The latest job.
-    current: Option<Job>,
+    current: Option<Job<P::Work>>,
     /// The id of the latest request.
     latest: u64,
     /// The worker's handlers (kept alive with it).
@@ -66,14 +73,31 @@ struct State {
     retired: Vec<Closure<dyn FnMut(web_sys::MessageEvent)>>,
 }
 
-impl Default for Matcher {
+impl<P: Protocol> Default for State<P> {
+    fn default() -> Self {
+        Self {
+            worker: None,
+            broken: false,
+            ready: false,
+            starts: 0,
+            queued: None,
+            in_flight: None,
+            current: None,
+            latest: 0,
+            handlers: Vec::new(),
+            retired: Vec::new(),
+        }
+    }
+}
+
+impl<P: Protocol> Default for Worker<P> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Matcher {
-    /// A matcher with no worker yet (it starts with the first request).
+impl<P: Protocol> Worker<P> {
+    /// A worker not started yet (it starts with the first request).
     pub fn new() -> Self {
         let me = Self {
             result: RwSignal::new(None),
@@ -100,14 +124,14 @@ impl Matcher {
         me
     }
 
-    /// Compute `job` (its `id` is replaced by a fresh one); any earlier request is forgotten.
-    pub fn submit(&self, mut job: Job) {
+    /// Do `work` as the latest request; any earlier request is forgotten.
+    pub fn submit(&self, work: P::Work) {
         let state = self.state.get_value();
         let broken = {
             let mut s = state.borrow_mut();
             s.retired.clear();
             s.latest += 1;
-            job.id = s.latest;
+            let job = Job { id: s.latest, work };
             s.current = Some(job.clone());
             if s.in_flight.is_some() {
                 // Busy with a request nobody wants any more: stop it rather than wait.
@@ -129,7 +153,7 @@ impl Matcher {
         self.busy.set(!broken);
     }
 
-    /// Forget the latest request (there is nothing to score).
+    /// Forget the latest request (there is nothing to do).
     pub fn clear(&self) {
         let state = self.state.get_value();
         {
@@ -142,8 +166,27 @@ impl Matcher {
         self.busy.set(false);
     }
 
+    /// Do `work` whenever it changes; its result as a signal: the worker's outcome while it
+    /// answers exactly the latest `work` (never an older one, not even for the moment before
+    /// a new job is sent), `None` without work or while it is computed.
+    pub fn follow(&self, work: Memo<Option<P::Work>>) -> Memo<Option<P::Outcome>> {
+        let me = *self;
+        Effect::new(move |_| match work.get() {
+            Some(w) => me.submit(w),
+            None => me.clear(),
+        });
+        Memo::new(move |_| {
+            let current = work.get()?;
+            me.result.with(|r| {
+                r.as_ref()
+                    .filter(|(j, _)| j.work == current)
+                    .map(|(_, d)| d.outcome.clone())
+            })
+        })
+    }
+
     /// Show `done` if it answers the latest request.
-    fn finish(&self, state: &Rc<RefCell<State>>, done: Done) {
+    fn finish(&self, state: &Rc<RefCell<State<P>>>, done: Done<P::Outcome>) {
         let job = state.borrow().current.clone();
         if let Some(job) = job.filter(|j| j.id == done.id) {
             self.result.set(Some((job, done)));
@@ -151,9 +194,16 @@ impl Matcher {
         }
     }
 
-    /// Start the worker and listen to it; on failure, mark the matcher broken.
-    fn start(&self, state: &Rc<RefCell<State>>, s: &mut State) {
-        let Ok(worker) = web_sys::Worker::new(WORKER_URL) else {
+    /// Give up on the worker: no result will come, and the page says why.
+    fn fail(&self, s: &mut State<P>, why: &str) {
+        s.broken = true;
+        self.busy.set(false);
+        self.failure.set(Some(why.to_string()));
+    }
+
+    /// Start the worker and listen to it; on failure, mark it broken.
+    fn start(&self, state: &Rc<RefCell<State<P>>>, s: &mut State<P>) {
+        let Ok(worker) = web_sys::Worker::new(P::LOADER) else {
             self.fail(s, "this browser did not start a Web Worker");
             return;
         };
@@ -165,7 +215,7 @@ impl Matcher {
                 let Some(message) = event
                     .data()
                     .as_string()
-                    .and_then(|t| serde_json::from_str::<FromWorker>(&t).ok())
+                    .and_then(|t| serde_json::from_str::<FromWorker<P::Outcome>>(&t).ok())
                 else {
                     return;
                 };
@@ -189,13 +239,13 @@ impl Matcher {
                 }
             },
         );
-        // The worker's script did not load or it crashed: nothing more can be scored here.
+        // The worker's script did not load or it crashed: nothing more is done here.
         let weak = Rc::downgrade(state);
         let on_error = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |_| {
             let Some(state) = weak.upgrade() else { return };
             let mut s = state.borrow_mut();
             stop(&mut s);
-            me.fail(&mut s, "the scoring worker did not load or stopped");
+            me.fail(&mut s, "its worker did not load or stopped");
         });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
@@ -214,7 +264,7 @@ impl Matcher {
                     stop(&mut s);
                     me.fail(
                         &mut s,
-                        &format!("the scoring worker did not start within {START_TIMEOUT_S} s"),
+                        &format!("its worker did not start within {START_TIMEOUT_S} s"),
                     );
                 }
             },
@@ -223,46 +273,15 @@ impl Matcher {
     }
 }
 
-impl Matcher {
-    /// Give up on the worker: no verdict will come, and the page says why.
-    fn fail(&self, s: &mut State, why: &str) {
-        s.broken = true;
-        self.busy.set(false);
-        self.failure.set(Some(format!(
-            "Answers cannot be scored in this browser: {why}. The playground scores them in a \
-             Web Worker; reload the page, or use a current Chrome, Firefox or Safari."
-        )));
-    }
-
-    /// Score `work`; its result as a signal: the worker's outcome while it answers exactly
-    /// the latest `work` (never an older one, not even for the moment before a new job is
-    /// sent), `None` without work or while it is computed.
-    pub fn score(&self, work: Memo<Option<Work>>) -> Memo<Option<matcher_worker::Outcome>> {
-        let me = *self;
-        Effect::new(move |_| match work.get() {
-            Some(w) => me.submit(Job { id: 0, work: w }),
-            None => me.clear(),
-        });
-        Memo::new(move |_| {
-            let current = work.get()?;
-            me.result.with(|r| {
-                r.as_ref()
-                    .filter(|(j, _)| j.work == current)
-                    .map(|(_, d)| d.outcome.clone())
-            })
-        })
-    }
-}
-
-impl Drop for State {
-    /// A page that goes (the matcher's owner is disposed) takes its worker with it.
+impl<P: Protocol> Drop for State<P> {
+    /// A page that goes (the worker's owner is disposed) takes its worker with it.
     fn drop(&mut self) {
         stop(self);
     }
 }
 
 /// Send `job` to the worker, which is ready.
-fn post(s: &mut State, job: Job) {
+fn post<P: Protocol>(s: &mut State<P>, job: Job<P::Work>) {
     let Some(worker) = &s.worker else { return };
     let Ok(text) = serde_json::to_string(&job) else {
         return;
@@ -273,7 +292,7 @@ fn post(s: &mut State, job: Job) {
 }
 
 /// Stop the worker (the next request starts a fresh one).
-fn stop(s: &mut State) {
+fn stop<P: Protocol>(s: &mut State<P>) {
     if let Some(w) = s.worker.take() {
         w.set_onmessage(None);
         w.set_onerror(None);

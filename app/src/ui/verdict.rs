@@ -8,13 +8,18 @@ fn num(x: Option<f64>, digits: usize) -> String {
     x.map_or("—".into(), |v| format!("{v:.digits$}"))
 }
 
-/// Why answers cannot be scored in this browser (nothing while they can).
+/// Why answers cannot be scored in this browser (nothing while they can): the scoring
+/// worker's failure.
 #[component]
 pub fn ScoringFailure(failure: RwSignal<Option<String>>) -> impl IntoView {
     move || {
-        failure
-            .get()
-            .map(|why| view! { <p class="error" id="scoring-failed" role="alert">{why}</p> })
+        failure.get().map(|why| {
+            let text = format!(
+                "Answers cannot be scored in this browser: {why}. The playground scores them in \
+                 a Web Worker; reload the page, or use a current Chrome, Firefox or Safari."
+            );
+            view! { <p class="error" id="scoring-failed" role="alert">{text}</p> }
+        })
     }
 }
 

@@ -28,8 +28,8 @@ use super::canvas::StructureCanvas;
 use super::edit_panel::EditRequest;
 use super::room::RoomSend;
 use super::structure_file::{read_any, ExportLinks};
-use crate::matching::Matcher;
-use matcher_worker::{AnswerWork, Outcome, Work};
+use crate::matching::Worker;
+use matcher_worker::{AnswerWork, Outcome, Scoring, Symmetry, Work};
 use viewer::Overlay;
 
 /// Largest structure whose space group the page computes: the search runs on the main
@@ -376,8 +376,8 @@ pub fn Playground(
             rows,
         }))
     });
-    let matcher = Matcher::new();
-    let outcome = matcher.score(work);
+    let matcher = Worker::<Scoring>::new();
+    let outcome = matcher.follow(work);
     // A mismatch without a fit is explained by the closest (smallest-RMS) match: its numbers
     // in the verdict and its pairing in the overlay.
     let done = Memo::new(move |_| match outcome.get()? {
@@ -455,15 +455,12 @@ pub fn Playground(
     // (`F m -3 m (225)`) is one word to the reader: it wraps only as a whole. A pool entry's
     // comes from the pool's table; any other structure's from the symmetry search in a
     // worker of its own (so that it never stops a running match).
-    let symmetry_search = Matcher::new();
-    let searched = symmetry_search.score(Memo::new(move |_| {
+    let symmetry_search = Worker::<Symmetry>::new();
+    let searched = symmetry_search.follow(Memo::new(move |_| {
         if matches!(source.get(), Source::Pool(_)) {
             return None;
         }
-        input
-            .get()
-            .filter(|s| s.len() <= MAX_SYMMETRY_SITES)
-            .map(Work::SpaceGroup)
+        input.get().filter(|s| s.len() <= MAX_SYMMETRY_SITES)
     }));
     let symmetry = Memo::new(move |_| {
         let sites = input.with(|s| s.as_ref().map(|s| s.len()))?;
@@ -478,12 +475,12 @@ pub fn Playground(
                 .with_value(|p| p.get(i).and_then(PoolEntry::space_group))
                 .map(|(number, symbol)| (symbol.to_string(), number)),
             _ => match searched.get() {
-                Some(Outcome::SpaceGroup(g)) => g
+                Some(g) => g
                     .ok()
                     .and_then(|g| Some((g.symbol, u32::try_from(g.number).ok()?))),
-                // Still searching (or no worker, which says so by the answer).
-                _ if symmetry_search.failure.with(Option::is_none) => return None,
-                _ => None,
+                // Still searching (or no worker: then the label says "unknown").
+                None if symmetry_search.failure.with(Option::is_none) => return None,
+                None => None,
             },
         };
         Some(match found {

@@ -7,9 +7,9 @@ mod points;
 mod repair;
 
 use leptos::prelude::*;
-use matcher_worker::{Outcome, Work};
+use matcher_worker::{Outcome, Scoring, Work};
 
-use crate::matching::Matcher;
+use crate::matching::Worker;
 
 /// Which probe is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +73,7 @@ struct Scored<V: Send + Sync + 'static> {
     /// Its verdict (none while the answer is blank or being scored).
     verdict: Memo<Option<V>>,
     /// The worker that scores it.
-    matcher: Matcher,
+    matcher: Worker<Scoring>,
 }
 
 /// The answer to `task`, emptied whenever the task changes (a new task starts blank), and its
@@ -100,8 +100,8 @@ where
         }
         task.with(|t| t.as_ref().map(|t| work(t, text)))
     });
-    let matcher = Matcher::new();
-    let outcome = matcher.score(job);
+    let matcher = Worker::<Scoring>::new();
+    let outcome = matcher.follow(job);
     let verdict = Memo::new(move |_| outcome.get().and_then(&verdict));
     Scored {
         answer,
@@ -156,7 +156,7 @@ fn AnswerBox(
     truth: Signal<Option<String>>,
     placeholder: &'static str,
     /// The worker that scores it (for its notes).
-    matcher: Matcher,
+    matcher: Worker<Scoring>,
 ) -> impl IntoView {
     let answered_by = RwSignal::new(None::<String>);
     view! {
