@@ -140,6 +140,40 @@ pub enum Outcome {
     Points(PointVerdict),
 }
 
+impl Outcome {
+    /// The AtomWorld verdict, if this is one.
+    pub fn into_answer(self) -> Option<AnswerDone> {
+        match self {
+            Outcome::Answer(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The CIF-Repair verdict, if this is one.
+    pub fn into_repair(self) -> Option<Result<RepairVerdict, String>> {
+        match self {
+            Outcome::Repair(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The CIF-Gen verdict, if this is one.
+    pub fn into_gen(self) -> Option<Result<GenVerdict, String>> {
+        match self {
+            Outcome::Gen(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The pure-coordinates verdict, if this is one.
+    pub fn into_points(self) -> Option<PointVerdict> {
+        match self {
+            Outcome::Points(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
 /// An AtomWorld verdict and its overlay.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AnswerDone {

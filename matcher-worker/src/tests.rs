@@ -3,7 +3,7 @@
 
 use benchmarks::atomworld::evaluate::{cif_answer, Label};
 use benchmarks::probes::cif_gen::evaluate::{evaluate as gen_evaluate, GenLabel};
-use benchmarks::probes::cif_gen::generator::{generate as gen_tasks, GenTaskSpec};
+use benchmarks::probes::cif_gen::generator::{generate as gen_tasks, CifGenTask, GenTaskSpec};
 use benchmarks::probes::cif_repair::evaluate::evaluate as repair_evaluate;
 use benchmarks::probes::cif_repair::generator::{generate as repair_tasks, RepairTaskSpec};
 use benchmarks::probes::points::generator::{generate as point_tasks, PointTaskSpec};
@@ -14,6 +14,20 @@ use super::*;
 
 fn run(work: Work, cache: &mut TargetCache) -> Outcome {
     score(&work, cache)
+}
+
+/// `answer` to CIF-Gen `task` as the worker scores it, held to the probe's own scorer.
+fn scored_gen(task: &CifGenTask, answer: &str, cache: &mut TargetCache) -> Outcome {
+    let outcome = run(
+        Work::Gen {
+            reference_cif: task.reference_cif.clone(),
+            answer: answer.to_string(),
+        },
+        cache,
+    );
+    let expected = gen_evaluate(task, answer).map_err(|e| e.to_string());
+    assert_eq!(outcome, Outcome::Gen(expected), "{}", task.id);
+    outcome
 }
 
 #[test]
@@ -61,15 +75,7 @@ fn gen_answers_are_scored_as_the_probe_scores_them() {
         let truth = cif_answer(&task.reference_cif);
         let other = cif_answer(&tasks[0].reference_cif);
         for answer in [truth.clone(), other, "no CIF here".to_string()] {
-            let outcome = run(
-                Work::Gen {
-                    reference_cif: task.reference_cif.clone(),
-                    answer: answer.clone(),
-                },
-                &mut cache,
-            );
-            let expected = gen_evaluate(task, &answer).map_err(|e| e.to_string());
-            assert_eq!(outcome, Outcome::Gen(expected), "{}", task.id);
+            scored_gen(task, &answer, &mut cache);
         }
         let Outcome::Gen(Ok(v)) = run(
             Work::Gen {
@@ -163,16 +169,7 @@ fn the_cache_follows_the_target() {
     let answer = cif_answer(&a.reference_cif);
     let mut outcomes = Vec::new();
     for task in [a, b, a] {
-        let outcome = run(
-            Work::Gen {
-                reference_cif: task.reference_cif.clone(),
-                answer: answer.clone(),
-            },
-            &mut cache,
-        );
-        let expected = gen_evaluate(task, &answer).map_err(|e| e.to_string());
-        assert_eq!(outcome, Outcome::Gen(expected));
-        outcomes.push(outcome);
+        outcomes.push(scored_gen(task, &answer, &mut cache));
     }
     assert_ne!(
         outcomes[0], outcomes[1],

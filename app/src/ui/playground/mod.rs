@@ -29,7 +29,7 @@ use super::edit_panel::EditRequest;
 use super::room::RoomSend;
 use super::structure_file::{read_any, ExportLinks};
 use crate::matching::Worker;
-use matcher_worker::{AnswerWork, Outcome, Scoring, Symmetry, Work};
+use matcher_worker::{AnswerWork, Scoring, Symmetry, Work};
 use viewer::Overlay;
 
 /// Largest structure whose space group the page computes: the search runs on the main
@@ -380,10 +380,7 @@ pub fn Playground(
     let outcome = matcher.follow(work);
     // A mismatch without a fit is explained by the closest (smallest-RMS) match: its numbers
     // in the verdict and its pairing in the overlay.
-    let done = Memo::new(move |_| match outcome.get()? {
-        Outcome::Answer(d) => Some(d),
-        _ => None,
-    });
+    let done = Memo::new(move |_| outcome.get()?.into_answer());
     let verdict = Memo::new(move |_| done.with(|d| d.as_ref()?.verdict.clone()));
 
     let filtered = move || {

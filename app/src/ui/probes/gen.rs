@@ -28,10 +28,7 @@ pub fn GenProbe() -> impl IntoView {
             reference_cif: t.reference_cif.clone(),
             answer,
         },
-        |o| match o {
-            Outcome::Gen(v) => Some(v),
-            _ => None,
-        },
+        Outcome::into_gen,
     );
     let (answer, verdict) = (scored.answer, scored.verdict);
     let prompt = Signal::derive(move || task.get().map(|t| t.prompt));

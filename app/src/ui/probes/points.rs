@@ -58,10 +58,7 @@ pub fn PointsProbe() -> impl IntoView {
             target: t.target.clone(),
             answer,
         },
-        |o| match o {
-            Outcome::Points(v) => Some(v),
-            _ => None,
-        },
+        Outcome::into_points,
     );
     let (answer, verdict) = (scored.answer, scored.verdict);
     let prompt = Signal::derive(move || task.get().map(|t| t.prompt));

@@ -50,10 +50,7 @@ pub fn RepairProbe() -> impl IntoView {
             removed_value: t.corruption.removed_value().map(str::to_string),
             answer,
         },
-        |o| match o {
-            Outcome::Repair(v) => Some(v),
-            _ => None,
-        },
+        Outcome::into_repair,
     );
     let (answer, verdict) = (scored.answer, scored.verdict);
     let prompt = Signal::derive(move || task.get().map(|t| t.prompt));
