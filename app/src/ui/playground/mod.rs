@@ -32,8 +32,8 @@ use crate::matching::Worker;
 use matcher_worker::{AnswerWork, Scoring, Symmetry, Work};
 use viewer::Overlay;
 
-/// Largest structure whose space group the page computes: the search runs on the main
-/// thread and takes about 0.3 s natively at 3,000 sites and 4 s at 10,000.
+/// Largest structure whose space group the page shows: the search (in the symmetry worker)
+/// takes about 0.3 s natively at 3,000 sites and 4 s at 10,000, and the label would lag.
 const MAX_SYMMETRY_SITES: usize = 2000;
 
 /// Largest target matched automatically as the answer changes (see `requested_for`).
