@@ -168,3 +168,26 @@ test("a browser whose scoring worker cannot load says so where the verdict would
     await blocked.close();
   }
 });
+
+test("the scoring worker starts loading when a person turns to the answer, before any verdict", () =>
+  check("worker warm", async () => {
+    const fresh = await launchBrowser();
+    try {
+      const page = fresh.page;
+      const fetched = [];
+      page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
+      await page.goto(session.server.url + "/");
+      await page.waitForSelector("ul.legend[data-for=viewer] li");
+      await page.waitForTimeout(500);
+      assert.ok(!fetched.some((p) => p.endsWith("matcher_bg.wasm")), "a first visit does not fetch the worker");
+      await page.hover("#answer");
+      const started = Date.now();
+      while (!fetched.some((p) => p.endsWith("matcher_bg.wasm"))) {
+        assert.ok(Date.now() - started < 10_000, `no worker fetched after hovering the answer: ${fetched.join(" ")}`);
+        await page.waitForTimeout(50);
+      }
+      assert.equal(await page.locator("#verdict").count(), 0, "nothing was scored");
+    } finally {
+      await fresh.close();
+    }
+  }));

@@ -153,6 +153,17 @@ impl<P: Protocol> Worker<P> {
         self.busy.set(!broken);
     }
 
+    /// Start the worker ahead of its first request (fetching and compiling its module takes a
+    /// second or more on a slow link): called when a person shows they are about to answer.
+    /// Nothing happens once it runs, or when it cannot.
+    pub fn warm(&self) {
+        let state = self.state.get_value();
+        let mut s = state.borrow_mut();
+        if s.worker.is_none() && !s.broken {
+            self.start(&state, &mut s);
+        }
+    }
+
     /// Forget the latest request (there is nothing to do).
     pub fn clear(&self) {
         let state = self.state.get_value();

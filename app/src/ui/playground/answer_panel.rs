@@ -25,6 +25,8 @@ pub fn AnswerPanel(
     matching: Signal<bool>,
     /// Why no answer can be scored in this browser.
     failure: RwSignal<Option<String>>,
+    /// Start the scoring worker ahead of the first verdict (the person is about to answer).
+    warm: Callback<()>,
     /// Whether it has been computed for a noticeable while (then "matching…" is shown).
     slow_match: Signal<bool>,
     /// Whether the target is too large to match on every keystroke.
@@ -56,7 +58,7 @@ pub fn AnswerPanel(
         });
     });
     view! {
-        <div class="panel answer">
+        <div class="panel answer" on:pointerenter=move |_| warm.run(()) on:focusin=move |_| warm.run(())>
             <h2>"Answer"</h2>
             <div class="row buttons">
                 <AskModel prompt=Signal::derive(move || full_prompt.get()) answer=answer answered_by=answered_by />

@@ -582,6 +582,7 @@ pub fn Playground(
                 verdict=verdict
                 matching=Signal::derive(move || matcher.busy.get())
                 failure=matcher.failure
+                warm=Callback::new(move |()| matcher.warm())
                 slow_match=matcher.slow.into()
                 large_target=large_target
                 target_sites=Signal::derive(move || target.with(|t| t.as_ref().map_or(0, |t| t.len())))

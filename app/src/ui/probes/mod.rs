@@ -159,15 +159,16 @@ fn AnswerBox(
     matcher: Worker<Scoring>,
 ) -> impl IntoView {
     let answered_by = RwSignal::new(None::<String>);
+    // About to answer: the scoring worker starts loading now, not at the first verdict.
     view! {
-        <div class="row buttons">
+        <div class="row buttons" on:pointerenter=move |_| matcher.warm() on:focusin=move |_| matcher.warm()>
             <super::ask::AskModel prompt=prompt answer=answer answered_by=answered_by />
             <button id="paste-truth" on:click=move |_| answer.set(truth.get_untracked().unwrap_or_default())>
                 "Paste the ground truth"
             </button>
             <button class="secondary" on:click=move |_| answer.set(String::new())>"Clear"</button>
         </div>
-        <textarea id="answer" rows="8" placeholder=placeholder
+        <textarea id="answer" rows="8" placeholder=placeholder on:focus=move |_| matcher.warm()
             prop:value=move || answer.get()
             on:input=move |ev| answer.set(event_target_value(&ev))></textarea>
         {move || (matcher.busy.get() && matcher.slow.get()).then(|| view! {
