@@ -125,7 +125,7 @@ impl<P: Protocol> Worker<P> {
     }
 
     /// Do `work` as the latest request; any earlier request is forgotten.
-    pub fn submit(&self, work: P::Work) {
+    fn submit(&self, work: P::Work) {
         let state = self.state.get_value();
         let broken = {
             let mut s = state.borrow_mut();
@@ -165,7 +165,7 @@ impl<P: Protocol> Worker<P> {
     }
 
     /// Forget the latest request (there is nothing to do).
-    pub fn clear(&self) {
+    fn clear(&self) {
         let state = self.state.get_value();
         {
             let mut s = state.borrow_mut();
