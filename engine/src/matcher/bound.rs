@@ -38,6 +38,19 @@ use crate::numeric::{max_with, min_with};
 /// Box evaluations allowed per candidate before giving up the proof.
 const BUDGET: usize = 32;
 
+/// Readings of the rows at most by [`RowVectors::apart_beyond`] per vector of its sparsest
+/// row (each after the mean's box shrank).
+const MEAN_PASSES: usize = 4;
+
+/// Whose mean [`RowVectors::apart_beyond`] bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mean {
+    /// The mean of these rows' vectors: they are all of the candidate's.
+    OfTheseRows,
+    /// The mean of these rows' vectors and of others not given.
+    OfMoreRows,
+}
+
 /// Allowed shortest vectors of each row, flattened (a view of a sparse table's rows).
 pub struct RowVectors<'a> {
     starts: &'a [usize],
@@ -107,40 +120,110 @@ impl<'a> RowVectors<'a> {
     /// where the sum above cannot: one site far off and the rest in place.) The mean must lie
     /// within `reach` of a vector of the row with the fewest; the cube of half-width `reach`
     /// around each of those is narrowed row by row ([`RowVectors::narrows_to_nothing`]).
-    pub fn apart_beyond(&self, reach: f64) -> bool {
+    ///
+    /// `mean` says whose mean it is: [`Mean::OfTheseRows`] when the rows are all of a
+    /// candidate's (its whole table), [`Mean::OfMoreRows`] when they are some of them (a
+    /// stage of its table, whose mean also counts rows not built yet).
+    pub fn apart_beyond(&self, reach: f64, mean: Mean) -> bool {
         let Some(sparsest) = (0..self.rows()).min_by_key(|&i| self.row(i).len()) else {
             return false;
         };
         self.row(sparsest).iter().all(|v| {
             let lo: Vec3 = std::array::from_fn(|k| v[k] - reach);
             let hi: Vec3 = std::array::from_fn(|k| v[k] + reach);
-            self.narrows_to_nothing((lo, hi), reach)
+            self.narrows_to_nothing((lo, hi), reach, mean)
         })
     }
 
-    /// Whether no point of the box `lo..hi` lies within `reach` of a vector of every row.
-    /// Row by row: a row none of whose vectors comes within `reach` of the box proves there
-    /// is none; a row with just one that does confines such a point to that vector's cube of
-    /// half-width `reach`, so the box shrinks to its part in that cube (a row with more
-    /// leaves it as it is, which keeps the test one short scan per row).
-    fn narrows_to_nothing(&self, (mut lo, mut hi): (Vec3, Vec3), reach: f64) -> bool {
-        let r2 = reach * reach;
-        for i in 0..self.rows() {
-            let mut near = self
-                .row(i)
-                .iter()
-                .filter(|w| box_distance2(w, &lo, &hi) <= r2);
-            let Some(w) = near.next() else {
+    /// Whether no point of the box `lo..hi` lies within `reach` of a vector of every row
+    /// (and, with [`Mean::OfTheseRows`], is their mean). Row by row: a row none of whose
+    /// vectors comes within `reach` of the box proves there is none; a row with just one
+    /// that does confines such a point to that vector's cube of half-width `reach`, so the
+    /// box shrinks to its part in that cube (a row with more leaves it as it is, which keeps
+    /// the test one short scan per row).
+    ///
+    /// When the point is the rows' own mean, a fit takes each row's vector among those near
+    /// the box, so the mean also lies between the averages of those vectors' smallest and
+    /// largest components, axis by axis: the box shrinks to that too, and the rows are read
+    /// again while it shrinks by more than a tenth of `reach`. One site far off among many
+    /// in place is caught this way: the others pin the mean to where they agree, out of the
+    /// far site's reach, although each of them alone would let it move by `reach`.
+    fn narrows_to_nothing(&self, (mut lo, mut hi): (Vec3, Vec3), reach: f64, mean: Mean) -> bool {
+        if mean == Mean::OfMoreRows {
+            return self
+                .narrowing_pass::<false>((&mut lo, &mut hi), reach)
+                .is_none();
+        }
+        let n = self.rows() as f64;
+        // Far beyond the rounding of the sums below (about n ulps of the vectors).
+        let slack = 1e-9 * reach;
+        for _ in 0..MEAN_PASSES {
+            let Some((sum_lo, sum_hi)) = self.narrowing_pass::<true>((&mut lo, &mut hi), reach)
+            else {
                 return true;
             };
-            if near.next().is_none() {
-                for k in 0..3 {
-                    lo[k] = max_with(lo[k], w[k] - reach);
-                    hi[k] = min_with(hi[k], w[k] + reach);
-                }
+            let mut shrunk = false;
+            for k in 0..3 {
+                let (l, h) = (sum_lo[k] / n - slack, sum_hi[k] / n + slack);
+                shrunk |= l > lo[k] + 0.1 * reach || h < hi[k] - 0.1 * reach;
+                lo[k] = max_with(lo[k], l);
+                hi[k] = min_with(hi[k], h);
+            }
+            if (0..3).any(|k| lo[k] > hi[k]) {
+                return true;
+            }
+            if !shrunk {
+                return false;
             }
         }
         false
+    }
+
+    /// One reading of the rows for [`RowVectors::narrows_to_nothing`], shrinking the box:
+    /// `None` when some row has no vector near it; else, with `SUMS`, the sums over the rows
+    /// of the smallest and of the largest components of their vectors near it.
+    fn narrowing_pass<const SUMS: bool>(
+        &self,
+        (lo, hi): (&mut Vec3, &mut Vec3),
+        reach: f64,
+    ) -> Option<(Vec3, Vec3)> {
+        let r2 = reach * reach;
+        let (mut sum_lo, mut sum_hi) = ([0.0; 3], [0.0; 3]);
+        for i in 0..self.rows() {
+            let (mut count, mut only) = (0, [0.0; 3]);
+            let (mut row_lo, mut row_hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+            for w in self.row(i) {
+                if box_distance2(w, lo, hi) <= r2 {
+                    count += 1;
+                    only = *w;
+                    if !SUMS && count == 2 {
+                        break; // more than one: this row leaves the box as it is
+                    }
+                    if SUMS {
+                        for k in 0..3 {
+                            row_lo[k] = min_with(row_lo[k], w[k]);
+                            row_hi[k] = max_with(row_hi[k], w[k]);
+                        }
+                    }
+                }
+            }
+            if count == 0 {
+                return None;
+            }
+            if count == 1 {
+                for k in 0..3 {
+                    lo[k] = max_with(lo[k], only[k] - reach);
+                    hi[k] = min_with(hi[k], only[k] + reach);
+                }
+            }
+            if SUMS {
+                for k in 0..3 {
+                    sum_lo[k] += row_lo[k];
+                    sum_hi[k] += row_hi[k];
+                }
+            }
+        }
+        Some((sum_lo, sum_hi))
     }
 
     /// True when `Σ |v_i − t|²` provably exceeds `limit` for every assignment and every `t`
@@ -302,19 +385,67 @@ mod tests {
             let table = RowVectors::new(&starts, &flat).unwrap();
             let truth = brute_largest(&rows);
             for reach in [0.1, 0.5, 1.0, 2.0, 4.0] {
-                if table.apart_beyond(reach) {
+                let pinned = table.apart_beyond(reach, Mean::OfTheseRows);
+                let loose = table.apart_beyond(reach, Mean::OfMoreRows);
+                // Knowing whose mean it is can only prove more.
+                assert!(pinned || !loose, "round {round}, reach {reach}");
+                if pinned {
                     assert!(truth > reach, "round {round}: {truth} within {reach}");
                     ruled_out += 1;
                 }
             }
             if round % 2 == 0 {
                 assert!(
-                    table.apart_beyond(1.0),
+                    table.apart_beyond(1.0, Mean::OfTheseRows),
                     "round {round}: the far row is missed"
                 );
             }
         }
         assert!(ruled_out > 400, "{ruled_out}");
+    }
+
+    /// Many rows in place pin their mean: one row whose vectors are all about twice `reach`
+    /// from them cannot come within `reach` of it, although each row alone (and so the
+    /// narrowing row by row) would let the mean move by `reach` towards it. Proved only when
+    /// these rows are all the mean's; a stage of a table, whose mean counts rows not built
+    /// yet, proves nothing.
+    #[test]
+    fn apart_beyond_pins_the_mean_of_a_whole_table() {
+        let mut uniform = lcg(5);
+        let mut jitter = || (uniform() * 2.0 - 1.0) * 0.02;
+        for rows_in_place in [8usize, 40, 200] {
+            // In-place rows: their own site near the origin, and a neighbour's image beyond
+            // reach of the cube around it (so each of them narrows the box).
+            let mut rows: Vec<Vec<Vec3>> = (0..rows_in_place)
+                .map(|_| vec![[jitter(), jitter(), jitter()], [2.5, 2.5, jitter()]])
+                .collect();
+            // The far row: partners only at nearly twice the reach along an axis (within
+            // reach of the cube that the rows in place narrow the mean to).
+            rows.push(vec![[1.95, jitter(), jitter()], [-1.95, jitter(), 0.0]]);
+            let flat: Vec<Vec3> = rows.iter().flatten().copied().collect();
+            let mut starts = vec![0];
+            for r in &rows {
+                starts.push(starts.last().unwrap() + r.len());
+            }
+            let table = RowVectors::new(&starts, &flat).unwrap();
+            if rows_in_place == 8 {
+                // Every choice (2⁹) tried: none fits.
+                assert!(brute_largest(&rows) > 1.0);
+            }
+            assert!(
+                table.apart_beyond(1.0, Mean::OfTheseRows),
+                "{rows_in_place} rows in place"
+            );
+            assert!(!table.apart_beyond(1.0, Mean::OfMoreRows));
+            // With one of the far row's partners within reach of the origin, no proof.
+            let mut near = rows.clone();
+            near.last_mut().unwrap().push([0.9, 0.0, 0.0]);
+            let flat: Vec<Vec3> = near.iter().flatten().copied().collect();
+            starts.pop();
+            starts.push(flat.len());
+            let table = RowVectors::new(&starts, &flat).unwrap();
+            assert!(!table.apart_beyond(1.0, Mean::OfTheseRows));
+        }
     }
 
     #[test]
@@ -330,7 +461,7 @@ mod tests {
         let flat: Vec<Vec3> = rows.iter().flatten().copied().collect();
         let table = RowVectors::new(&[0, 1, 2, 3], &flat).unwrap();
         assert!(brute_largest(&rows) > 1.0);
-        assert!(table.apart_beyond(1.0));
+        assert!(table.apart_beyond(1.0, Mean::OfTheseRows));
         // With a second vector in the second row that reaches the third, no proof.
         let flat = [
             [0.0, 0.0, 0.0],
@@ -339,6 +470,6 @@ mod tests {
             [-0.8, 0.0, 0.0],
         ];
         let table = RowVectors::new(&[0, 1, 3, 4], &flat).unwrap();
-        assert!(!table.apart_beyond(1.0));
+        assert!(!table.apart_beyond(1.0, Mean::OfTheseRows));
     }
 }

@@ -51,7 +51,12 @@ impl Search<'_> {
         // assignment fits, whatever the other rows hold (a row noting an image tie could hold
         // another vector, so such tables are left to the solver).
         let apart = |r: &bound::RowVectors<'_>, t: &pbc::Table| {
-            fit_reach.is_some_and(|reach| !t.tied.contains(&true) && r.apart_beyond(reach))
+            let mean = if t.rows == n2 {
+                bound::Mean::OfTheseRows
+            } else {
+                bound::Mean::OfMoreRows
+            };
+            fit_reach.is_some_and(|reach| !t.tied.contains(&true) && r.apart_beyond(reach, mean))
         };
         // The limit the neighbourhood bound could not prove, to try again on the full table.
         let mut open = None;
