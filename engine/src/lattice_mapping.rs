@@ -313,19 +313,38 @@ pub fn find_all_mappings(
 ) -> Result<Vec<LatticeMapping>, MappingError> {
     // Up to 48 for a cubic lattice.
     let mut out = Vec::with_capacity(48);
-    visit_mappings(this, other, ltol, atol, |m| {
+    visit_mappings(this, other, (ltol, atol), None, |m| {
         out.push(m);
         true
     })?;
     Ok(out)
 }
 
-/// [`find_all_mappings`]' mappings, handed to `visit` in order until it returns false.
+/// [`find_all_mappings`]' mappings whose scale matrix has `|det S| = size`, in the same
+/// order (the matcher's `_get_lattices` keeps only those). The others are dropped before
+/// their rotation is computed: mapping a small cell onto a large supercell, most bases of
+/// the right lengths and angles have another volume.
+pub fn find_mappings_of_size(
+    this: &Mat3,
+    other: &Mat3,
+    (ltol, atol): (f64, f64),
+    size: u64,
+) -> Result<Vec<LatticeMapping>, MappingError> {
+    let mut out = Vec::with_capacity(48);
+    visit_mappings(this, other, (ltol, atol), Some(size), |m| {
+        out.push(m);
+        true
+    })?;
+    Ok(out)
+}
+
+/// [`find_all_mappings`]' mappings (with `size` given, only those whose scale matrix has
+/// `|det S| = size`), handed to `visit` in order until it returns false.
 fn visit_mappings(
     this: &Mat3,
     other: &Mat3,
-    ltol: f64,
-    atol: f64,
+    (ltol, atol): (f64, f64),
+    size: Option<u64>,
     mut visit: impl FnMut(LatticeMapping) -> bool,
 ) -> Result<(), MappingError> {
     let target_len = lengths(other);
@@ -417,7 +436,8 @@ fn visit_mappings(
                     continue;
                 }
                 let scale = [pts[ca.point].frac, pts[cb.point].frac, pts[cc.point].frac];
-                if det_i64(&scale) == 0 {
+                let det = det_i64(&scale);
+                if det == 0 || size.is_some_and(|s| det.unsigned_abs() != s) {
                     continue;
                 }
                 let aligned = [ca.vec, cb.vec, cc.vec];
@@ -450,7 +470,7 @@ pub fn find_mapping(
 ) -> Result<Option<LatticeMapping>, MappingError> {
     let mut first = None;
     let mut proper = None;
-    visit_mappings(this, other, ltol, atol, |m| {
+    visit_mappings(this, other, (ltol, atol), None, |m| {
         if det_i64(&m.scale) > 0 {
             proper = Some(m);
             return false;
@@ -528,6 +548,42 @@ mod tests {
             }
         }
         assert!(inside > 500, "{inside}");
+    }
+
+    /// The mappings of one size are [`find_all_mappings`]' of that size, in its order: onto
+    /// lattices of the same volume, onto supercells (a fcc primitive cell onto its 4×4×4
+    /// conventional cube, 256 primitive cells) and onto skewed cells.
+    #[test]
+    fn mappings_of_one_size_are_all_mappings_of_that_size_in_order() {
+        let fcc = [[0.0, 2.82, 2.82], [2.82, 0.0, 2.82], [2.82, 2.82, 0.0]];
+        let cube = |a: f64| [[a, 0.0, 0.0], [0.0, a, 0.0], [0.0, 0.0, a]];
+        let skewed = [[4.1, 0.0, 0.0], [1.3, 3.9, 0.0], [0.7, 0.9, 5.2]];
+        let cases = [
+            (cube(4.0), cube(4.0), [1, 2]),
+            (fcc, cube(5.64), [1, 4]),
+            (fcc, cube(22.56), [256, 255]),
+            (skewed, skewed, [1, 2]),
+            (
+                cube(3.0),
+                [[6.0, 0.0, 0.0], [0.0, 6.1, 0.0], [0.2, 0.0, 5.9]],
+                [8, 1],
+            ),
+        ];
+        let mut found = 0;
+        for (this, other, sizes) in cases {
+            let all = find_all_mappings(&this, &other, 0.2, 5.0).unwrap();
+            for size in sizes {
+                let want: Vec<_> = all
+                    .iter()
+                    .filter(|m| det_i64(&m.scale).unsigned_abs() == size)
+                    .cloned()
+                    .collect();
+                let got = find_mappings_of_size(&this, &other, (0.2, 5.0), size).unwrap();
+                assert_eq!(got, want, "size {size}");
+                found += got.len();
+            }
+        }
+        assert!(found > 100, "{found}");
     }
 
     #[test]

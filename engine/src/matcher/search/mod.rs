@@ -44,8 +44,8 @@ use super::supercell::{supercell_frac, Mask};
 use super::{average_of_parameters, MatcherError, MatcherOptions};
 use crate::lattice_mapping::{self, LatticeMapping};
 use crate::linalg::{
-    det_i64, inverse_numpy, lengths_and_cosines, parameters, parameters_from, reciprocal_lengths,
-    vec_mat, vec_mat_fused, volume, FusedMatrix, Mat3, Vec3,
+    inverse_numpy, lengths_and_cosines, parameters, parameters_from, reciprocal_lengths, vec_mat,
+    vec_mat_fused, volume, FusedMatrix, Mat3, Vec3,
 };
 use crate::numeric::distance_to_integer;
 use crate::reduction::{lll_reduce_matrix, LllReduction, LLL_DELTA};
@@ -319,17 +319,12 @@ pub(super) fn strict_match(
         work,
     } = shared;
     if mappings.is_none() {
-        *mappings = Some(
-            lattice_mapping::find_all_mappings(
-                &moving.lattice,
-                &fixed.lattice,
-                opts.ltol,
-                opts.angle_tol,
-            )?
-            .into_iter()
-            .filter(|m| det_i64(&m.scale).unsigned_abs() == fu as u64)
-            .collect(),
-        );
+        *mappings = Some(lattice_mapping::find_mappings_of_size(
+            &moving.lattice,
+            &fixed.lattice,
+            (opts.ltol, opts.angle_tol),
+            fu as u64,
+        )?);
     }
     let mappings: &[LatticeMapping] = mappings.as_deref().unwrap_or_default();
     // Looking for the smallest RMS, candidates a translation of struct1's own periodicity
