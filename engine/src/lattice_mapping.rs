@@ -421,42 +421,125 @@ fn visit_mappings(
     let (alpha_ok, rest) = ok.split_at(alpha_end);
     let (beta_ok, gamma_ok) = rest.split_at(beta_end - alpha_end);
 
-    // The third vectors at the right angle to the first, per first vector (in order).
-    let mut third: Vec<usize> = Vec::with_capacity(nc);
+    // The third vectors at the right angle to the first and to the second, in order: from
+    // a list per first vector, or where there are many (onto a large supercell, thousands)
+    // from bit sets per first and per second vector, intersected a word at a time.
+    let wide = nc >= WIDE;
+    let bits = |flags: &[bool]| {
+        if wide {
+            Bits::rows(flags, nc)
+        } else {
+            Bits::default()
+        }
+    };
+    let (alpha_bits, beta_bits) = (bits(alpha_ok), bits(beta_ok));
+    let mut third: Vec<usize> = Vec::with_capacity(if wide { 0 } else { nc });
     for (ia, ca) in sel[0].iter().enumerate() {
-        third.clear();
-        third.extend((0..nc).filter(|&kc| beta_ok[ia * nc + kc]));
+        let a = pts[ca.point].frac;
+        if !wide {
+            third.clear();
+            third.extend((0..nc).filter(|&kc| beta_ok[ia * nc + kc]));
+        }
         for (jb, cb) in sel[1].iter().enumerate() {
             if !gamma_ok[ia * nb + jb] {
                 continue;
             }
-            for &kc in &third {
+            let b = pts[cb.point].frac;
+            // det [a; b; c] = (a × b) · c, one product per third vector.
+            let normal = cross_i64(a, b);
+            // The mapping of third vector `kc`, if its volume is right; false once `visit`
+            // asks to stop.
+            let mut each = |kc: usize| -> bool {
                 let cc = &sel[2][kc];
-                if !alpha_ok[jb * nc + kc] {
-                    continue;
-                }
-                let scale = [pts[ca.point].frac, pts[cb.point].frac, pts[cc.point].frac];
-                let det = det_i64(&scale);
+                let c = pts[cc.point].frac;
+                let det = normal[0] * c[0] + normal[1] * c[1] + normal[2] * c[2];
                 if det == 0 || size.is_some_and(|s| det.unsigned_abs() != s) {
-                    continue;
+                    return true;
                 }
                 let aligned = [ca.vec, cb.vec, cc.vec];
-                let rotation = match inverse(&aligned) {
-                    Some(inv) => matmul(&inv, other),
-                    None => continue,
+                let Some(inv) = inverse(&aligned) else {
+                    return true;
                 };
-                let go_on = visit(LatticeMapping {
+                visit(LatticeMapping {
                     aligned,
-                    rotation,
-                    scale,
-                });
-                if !go_on {
-                    return Ok(());
-                }
+                    rotation: matmul(&inv, other),
+                    scale: [a, b, c],
+                })
+            };
+            let go_on = if wide {
+                beta_bits.row(ia).both(alpha_bits.row(jb)).all(&mut each)
+            } else {
+                third
+                    .iter()
+                    .filter(|&&kc| alpha_ok[jb * nc + kc])
+                    .all(|&kc| each(kc))
+            };
+            if !go_on {
+                return Ok(());
             }
         }
     }
     Ok(())
+}
+
+/// `a × b` of integer vectors.
+fn cross_i64(a: [i64; 3], b: [i64; 3]) -> [i64; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+/// Third vectors from which [`visit_mappings`] intersects bit sets instead of filtering a
+/// list (below, the list is cheaper).
+const WIDE: usize = 64;
+
+/// Rows of flags as bit sets, `words` 64-bit words per row.
+#[derive(Default)]
+struct Bits {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl Bits {
+    /// The rows of `flags`, `len` flags each.
+    fn rows(flags: &[bool], len: usize) -> Self {
+        let words = len.div_ceil(64);
+        let rows = flags.len().checked_div(len).unwrap_or(0);
+        let mut bits = vec![0u64; rows * words];
+        for (r, row) in flags.chunks_exact(len.max(1)).enumerate() {
+            for (k, &f) in row.iter().enumerate() {
+                bits[r * words + k / 64] |= u64::from(f) << (k % 64);
+            }
+        }
+        Self { words, bits }
+    }
+
+    fn row(&self, r: usize) -> &[u64] {
+        &self.bits[r * self.words..(r + 1) * self.words]
+    }
+}
+
+/// A row of [`Bits`].
+trait BitRow {
+    /// The positions set in both rows, in increasing order.
+    fn both<'a>(&'a self, other: &'a [u64]) -> impl Iterator<Item = usize> + 'a;
+}
+
+impl BitRow for [u64] {
+    fn both<'a>(&'a self, other: &'a [u64]) -> impl Iterator<Item = usize> + 'a {
+        self.iter().zip(other).enumerate().flat_map(|(w, (x, y))| {
+            let mut m = x & y;
+            std::iter::from_fn(move || {
+                (m != 0).then(|| {
+                    let k = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    w * 64 + k
+                })
+            })
+        })
+    }
 }
 
 /// The first mapping with a proper (positive-determinant) scale matrix, else the first
