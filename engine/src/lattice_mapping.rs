@@ -445,7 +445,9 @@ fn visit_mappings(
                 continue;
             }
             let b = pts[cb.point].frac;
-            // det [a; b; c] = (a × b) · c, one product per third vector.
+            // det [a; b; c] = (a × b) · c, one product per third vector. The coordinates are
+            // below 2.5e5 in magnitude (the sphere search visits at most `MAX_IMAGES`), so
+            // these products stay far inside i64.
             let normal = cross_i64(a, b);
             // The mapping of third vector `kc`, if its volume is right; false once `visit`
             // asks to stop.
