@@ -304,8 +304,10 @@ struct Candidate {
 /// whose angles are within `atol` degrees of `other`'s, in pymatgen's enumeration order.
 ///
 /// Bases with a zero determinant are skipped; supercell bases (|det S| > 1) are included, as
-/// in pymatgen; callers filter on `scale`.
-pub fn find_all_mappings(
+/// in pymatgen. The matcher asks [`find_mappings_of_size`] for the one size it needs; this
+/// whole list is what the tests hold that to.
+#[cfg(test)]
+fn find_all_mappings(
     this: &Mat3,
     other: &Mat3,
     ltol: f64,
@@ -320,8 +322,10 @@ pub fn find_all_mappings(
     Ok(out)
 }
 
-/// [`find_all_mappings`]' mappings whose scale matrix has `|det S| = size`, in the same
-/// order (the matcher's `_get_lattices` keeps only those). The others are dropped before
+/// Every basis of `this` lattice whose lengths are within the fractional tolerance `ltol` and
+/// whose angles are within `atol` degrees of `other`'s and whose scale matrix has
+/// `|det S| = size`, in pymatgen's enumeration order (its `find_all_mappings`, of which the
+/// matcher's `_get_lattices` keeps only that size). The others are dropped before
 /// their rotation is computed: mapping a small cell onto a large supercell, most bases of
 /// the right lengths and angles have another volume.
 pub fn find_mappings_of_size(
@@ -338,8 +342,8 @@ pub fn find_mappings_of_size(
     Ok(out)
 }
 
-/// [`find_all_mappings`]' mappings (with `size` given, only those whose scale matrix has
-/// `|det S| = size`), handed to `visit` in order until it returns false.
+/// The bases of pymatgen's `find_all_mappings` (with `size` given, only those whose scale
+/// matrix has `|det S| = size`), handed to `visit` in order until it returns false.
 fn visit_mappings(
     this: &Mat3,
     other: &Mat3,

@@ -10,7 +10,7 @@
 //! 1. Niggli-reduce both structures (sites are re-expressed in the reduced cell and wrapped).
 //! 2. Scale both lattices to the geometric mean of their volumes (`scale`).
 //! 3. For every mapping of the first lattice onto the second
-//!    ([`crate::lattice_mapping::find_all_mappings`]) with |det| = 1, express the first structure's
+//!    ([`crate::lattice_mapping::find_mappings_of_size`]) with |det| = 1, express the first structure's
 //!    sites in the mapped basis and build the average lattice (mean lengths and angles).
 //! 4. For every site of struct1 with the rarest element, translate struct2 so its first site
 //!    of that element lands there; if every struct2 site is then within a fractional
