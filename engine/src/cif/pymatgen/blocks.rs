@@ -100,32 +100,127 @@ pub struct PmgBlock {
     pub header: String,
     /// Where `data_` was written.
     pub pos: Option<Pos>,
-    /// Items in dict order (tags are short: stored inline).
-    pub data: Vec<(CompactString, Item)>,
+    /// Items in dict order (tags are short: stored inline). Keys change through
+    /// [`PmgBlock::set`] only, which keeps `prints` in step.
+    data: Vec<(CompactString, Item)>,
+    /// [`key_print`] of each key of `data`, in the same order.
+    prints: Vec<u64>,
+    /// An open-addressing table over `prints`: slot `h` holds one plus the index in `data`
+    /// of a key whose print hashes there (or near, probing forward), zero when empty.
+    /// Made with the first key; blocks of more than [`MAX_SLOTTED`] keys fall back to a
+    /// scan of `prints`.
+    slots: Vec<u8>,
+}
+
+/// Slots of [`PmgBlock::slots`] (a power of two), and the most keys they index (at most
+/// half full, so probes stay short).
+const SLOTS: usize = 256;
+const MAX_SLOTTED: usize = SLOTS / 2;
+
+/// A key's length and last bytes in one word: equal keys have equal prints, and the tags of
+/// one block rarely share both (`_cell_length_a` and `_cell_length_b` differ in the last
+/// byte), so a lookup compares words and reads a key's text only on a matching print.
+/// Why: a block's items are looked up by tag dozens of times while it is read and turned
+/// into a structure, and comparing the short inline strings one by one dominated that.
+fn key_print(key: &str) -> u64 {
+    let b = key.as_bytes();
+    let len = (b.len() as u64) << 56;
+    match b.len().checked_sub(8).and_then(|s| b.get(s..)) {
+        // The last eight bytes, of which the top one makes way for the length.
+        Some(tail) => {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(tail);
+            (u64::from_le_bytes(word) >> 8) | len
+        }
+        None => {
+            b.iter()
+                .fold(len, |w, &c| (w << 8 | u64::from(c)) & !(0xff << 56))
+                | len
+        }
+    }
+}
+
+/// The slot a print hashes to (Fibonacci hashing).
+fn slot_of(print: u64) -> usize {
+    (print.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize % SLOTS
 }
 
 impl PmgBlock {
+    /// A block with no items yet.
+    pub(super) fn new(header: String, pos: Option<Pos>) -> Self {
+        PmgBlock {
+            header,
+            pos,
+            data: Vec::with_capacity(48),
+            prints: Vec::with_capacity(48),
+            slots: Vec::new(),
+        }
+    }
+
+    /// Items in dict order.
+    pub fn items(&self) -> &[(CompactString, Item)] {
+        &self.data
+    }
+
+    /// Every item's value, mutable (keys stay as they are).
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Item> {
+        self.data.iter_mut().map(|(_, v)| v)
+    }
+
+    /// The index in `data` of `key`.
+    fn position(&self, key: &str) -> Option<usize> {
+        let print = key_print(key);
+        if self.data.len() > MAX_SLOTTED || self.slots.is_empty() {
+            return (0..self.data.len())
+                .find(|&i| self.prints[i] == print && self.data[i].0 == key);
+        }
+        let mut h = slot_of(print);
+        loop {
+            let i = usize::from(self.slots[h]).checked_sub(1)?;
+            if self.prints[i] == print && self.data[i].0 == key {
+                return Some(i);
+            }
+            h = (h + 1) % SLOTS;
+        }
+    }
+
     /// `data.get(key)`.
     pub fn get(&self, key: &str) -> Option<&Item> {
-        self.data.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+        self.position(key).map(|i| &self.data[i].1)
     }
 
     /// Mutable `data[key]`.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Item> {
-        self.data.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
+        self.position(key).map(|i| &mut self.data[i].1)
+    }
+
+    /// Mutable item at `index` of `data` (as [`PmgBlock::set`] returned it).
+    pub(super) fn item_at_mut(&mut self, index: usize) -> Option<&mut Item> {
+        self.data.get_mut(index).map(|(_, v)| v)
     }
 
     /// `data[key] = item` (an existing key keeps its place); returns the key's index in
     /// `data`.
     pub fn set(&mut self, key: CompactString, item: Item) -> usize {
-        match self.data.iter().position(|(k, _)| *k == key) {
+        match self.position(&key) {
             Some(i) => {
                 self.data[i].1 = item;
                 i
             }
             None => {
+                let print = key_print(&key);
+                let i = self.data.len();
+                self.prints.push(print);
                 self.data.push((key, item));
-                self.data.len() - 1
+                if i < MAX_SLOTTED {
+                    self.slots.resize(SLOTS, 0);
+                    let mut h = slot_of(print);
+                    while self.slots[h] != 0 {
+                        h = (h + 1) % SLOTS;
+                    }
+                    self.slots[h] = (i + 1) as u8;
+                }
+                i
             }
         }
     }
@@ -729,11 +824,7 @@ pub(super) fn block_of_tokens(
     };
     let header: String = first.bare().chars().skip(5).take(74).collect();
     let mut cursor = positions.cursor();
-    let mut out = PmgBlock {
-        header,
-        pos: cursor.at(first.at),
-        data: Vec::with_capacity(48),
-    };
+    let mut out = PmgBlock::new(header, cursor.at(first.at));
     let is_tag = |t: &Token| t.bare().starts_with('_');
     let is_loop = |t: &Token| t.bare().starts_with("loop_");
     let n = tokens.len();
@@ -832,14 +923,14 @@ fn read_loop(
     }
     let rows = values / columns.len();
     for &slot in &columns {
-        if let Some((_, Item::List(list))) = out.data.get_mut(slot) {
+        if let Some(Item::List(list)) = out.item_at_mut(slot) {
             list.reserve(rows);
         }
     }
     for row in tokens[first_value..end].chunks_exact_mut(columns.len()) {
         for (&slot, t) in columns.iter().zip(row) {
             let v = value_of(std::mem::take(t), true, cursor);
-            if let Some((_, Item::List(list))) = out.data.get_mut(slot) {
+            if let Some(Item::List(list)) = out.item_at_mut(slot) {
                 list.push(v);
             }
         }
@@ -873,6 +964,40 @@ mod tests {
         assert_eq!(y[0].s, "a b");
         assert_eq!(y[1].pos, Some(Pos { line: 8, col: 4 }));
         assert_eq!(scalar(&blocks[1], "_t"), " line one line two");
+    }
+
+    #[test]
+    fn keys_are_found_by_text_past_the_slot_table_and_through_shared_prints() {
+        let mut b = PmgBlock::new("x".into(), None);
+        // Short keys, keys whose prints collide (same length and last seven bytes) and more
+        // keys than the slot table indexes.
+        let mut keys: Vec<String> = vec!["_a".into(), "".into(), "_abcdefgh".into()];
+        keys.push("_Xsame_tail_1234567".into());
+        keys.push("_Ysame_tail_1234567".into());
+        keys.extend((0..300).map(|k| format!("_tag_{k}")));
+        for (k, key) in keys.iter().enumerate() {
+            let item = Item::Scalar(Text {
+                s: k.to_string().into(),
+                pos: None,
+            });
+            assert_eq!(b.set(key.as_str().into(), item), k);
+        }
+        assert_eq!(key_print(&keys[3]), key_print(&keys[4]));
+        for (k, key) in keys.iter().enumerate() {
+            assert_eq!(b.get(key).map(|i| i.index(0).is_ok()), Some(true), "{key}");
+            assert_eq!(scalar(&b, key), k.to_string());
+        }
+        for absent in ["_b", "_tag_300", "_Zsame_tail_1234567", "_abcdefg"] {
+            assert!(b.get(absent).is_none(), "{absent}");
+        }
+        // A repeated key keeps its place and takes the new value.
+        let item = Item::Scalar(Text {
+            s: "new".into(),
+            pos: None,
+        });
+        assert_eq!(b.set("_Ysame_tail_1234567".into(), item), 4);
+        assert_eq!(scalar(&b, "_Ysame_tail_1234567"), "new");
+        assert_eq!(b.items().len(), keys.len());
     }
 
     #[test]

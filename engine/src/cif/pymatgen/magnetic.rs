@@ -73,10 +73,27 @@ pub(crate) fn is_magnetic_tag(tag: &str) -> bool {
     })
 }
 
+/// Whether an ASCII `text` could hold a magnetic tag: false when none of
+/// [`MAGNETIC_TAG_PARTS`] occurs anywhere in it. Sound for ASCII text only: there a tag is
+/// a piece of one line of the text (cleaning only cuts comments off), while deleting
+/// non-ASCII characters could join two pieces into a part. One search over the text for
+/// "_m" replaces asking every tag of an ordinary CIF.
+pub(super) fn may_hold_magnetic_tag(text: &str) -> bool {
+    let t = text.as_bytes();
+    !text.is_ascii()
+        || memchr::memmem::find_iter(t, b"_m").any(|i| {
+            let mut parts = MAGNETIC_TAG_PARTS.iter().zip(MARK_IN_PART);
+            parts.any(|(part, at)| {
+                i.checked_sub(at)
+                    .is_some_and(|s| t[s..].starts_with(part.as_bytes()))
+            })
+        })
+}
+
 /// pymatgen's `is_magcif` and `is_magcif_incommensurate` over the file's (unsanitised) tags.
 pub(super) fn magnetic_kind(blocks: &[PmgBlock]) -> Magnetic {
     let any_tag =
-        |is: &dyn Fn(&str) -> bool| blocks.iter().any(|b| b.data.iter().any(|(k, _)| is(k)));
+        |is: &dyn Fn(&str) -> bool| blocks.iter().any(|b| b.items().iter().any(|(k, _)| is(k)));
     if !any_tag(&is_magnetic_tag) {
         return Magnetic::No;
     }
@@ -93,7 +110,7 @@ fn magn_get<'b>(block: &'b PmgBlock, tag: &str) -> Option<&'b Item> {
     let plain = |s: &str| s.replace('.', "_");
     let want = plain(tag);
     block
-        .data
+        .items()
         .iter()
         .rev()
         .find(|(k, _)| plain(k) == want)
@@ -333,8 +350,18 @@ mod tests {
         }
         for t in &tags {
             assert_eq!(is_magnetic_tag(t), contains_part(t), "{t}");
+            // The text-wide test agrees on ASCII text holding the tag alone, and says maybe
+            // for a text holding it among other lines.
+            assert_eq!(super::may_hold_magnetic_tag(t), contains_part(t), "{t}");
+            let text = format!("data_x\n_cell_length_a 3\n{t} 1\n");
+            assert_eq!(super::may_hold_magnetic_tag(&text), contains_part(t), "{t}");
         }
         assert!(tags.iter().filter(|t| contains_part(t)).count() >= 8);
+        // Non-ASCII text is always asked tag by tag (deleting a character could join two
+        // pieces into a part).
+        assert!(super::may_hold_magnetic_tag(
+            "data_x\n_space_group_ma\u{e9}gn 1\n"
+        ));
     }
 
     #[test]

@@ -53,7 +53,10 @@ use crate::species::Occupant;
 use crate::structure::{Site, Structure, MAX_SITES};
 use blocks::{pymatgen_blocks, Item, PmgBlock, Text};
 pub(crate) use magnetic::is_magnetic_tag;
-use magnetic::{magnetic_kind, magnetic_operations, moments, site_moment, MagOp, Magnetic};
+use magnetic::{
+    magnetic_kind, magnetic_operations, may_hold_magnetic_tag, moments, site_moment, MagOp,
+    Magnetic,
+};
 use sanitize::sanitize;
 use symop::{from_xyz_str, XyzError};
 
@@ -136,7 +139,11 @@ pub fn parse_cif_like_pymatgen_detailed(text: &str) -> Result<PymatgenCif, CifEr
 /// The reader.
 fn parse_like_pymatgen(text: &str) -> Result<PymatgenCif, CifError> {
     let mut blocks = pymatgen_blocks(text)?;
-    let magnetic = magnetic_kind(&blocks);
+    let magnetic = if may_hold_magnetic_tag(text) {
+        magnetic_kind(&blocks)
+    } else {
+        Magnetic::No
+    };
     for block in blocks.iter_mut() {
         sanitize(block)?;
     }

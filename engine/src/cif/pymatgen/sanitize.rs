@@ -181,7 +181,7 @@ fn apply_split(
     new_rows: Vec<[String; 6]>,
 ) -> Result<(), CifError> {
     // Every loop column loses the removed rows (pymatgen deletes from all list items).
-    for (_, item) in block.data.iter_mut() {
+    for item in block.values_mut() {
         if let Item::List(list) = item {
             for &idx in remove.iter().rev() {
                 if idx >= list.len() {
