@@ -1,12 +1,12 @@
-//! One look over a CIF's one-byte-per-character text ([`super::blocks`]) that finds every
+//! One pass over a CIF's one-byte-per-character text ([`super::blocks`]) that finds every
 //! `\n` and notes which rarer characters occur anywhere in it.
 //!
 //! The splitter walks the text's lines several times (line positions for errors, block
 //! starts, the comment and blank-line check, the tokenizer's lines). A CIF line is short
-//! (about 25 characters), so a SIMD search per line pays its set-up cost per line; searches
-//! over the whole text, made once here, replace those. The notes let each step take its
-//! common path (no `\r`, no `#`, no other line break, ASCII only) for the whole text at
-//! once, and fall back to its general path otherwise.
+//! (about 25 characters), so a SIMD search per line pays its set-up cost per line; one byte
+//! loop over the whole text, kept here, replaces those searches. The notes let each step
+//! take its common path (no `\r`, no `#`, no other line break, ASCII only) for the whole
+//! text at once, and fall back to its general path otherwise.
 
 /// The `\n` positions of a text and which rarer characters it holds.
 pub(super) struct Newlines {
@@ -23,19 +23,87 @@ pub(super) struct Newlines {
     pub(super) wide: bool,
 }
 
+/// What each byte tells the scan.
+const NEWLINE: u8 = 1;
+const CR: u8 = 2;
+const HASH: u8 = 4;
+const OTHER_BREAK: u8 = 8;
+const WIDE: u8 = 16;
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = match b as u8 {
+            b'\n' => NEWLINE,
+            b'\r' => CR,
+            b'#' => HASH,
+            0x0b | 0x0c | 0x1c | 0x1d | 0x1e => OTHER_BREAK,
+            0x80..=0xff => WIDE,
+            _ => 0,
+        };
+        b += 1;
+    }
+    t
+};
+
 impl Newlines {
-    /// Finds the newlines and the rarer characters with one SIMD search each over the
-    /// whole text (memchr: AVX2 natively, simd128 in wasm).
+    /// Scans `bytes` once, eight bytes at a time: a word whose only byte below a space is
+    /// `\n` (most are) gives its newlines from a mask, and any other word goes byte by byte.
     pub(super) fn of(bytes: &[u8]) -> Self {
         let mut at = Vec::with_capacity(bytes.len() / 24 + 4);
-        at.extend(memchr::memchr_iter(b'\n', bytes));
+        let mut seen = 0u8;
+        let each = |at: &mut Vec<usize>, seen: &mut u8, i: usize, b: u8| {
+            let class = CLASS[usize::from(b)];
+            if class == NEWLINE {
+                at.push(i);
+            }
+            *seen |= class;
+        };
+        let mut words = bytes.chunks_exact(8);
+        let mut base = 0;
+        for word in &mut words {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            let x = u64::from_le_bytes(w);
+            // High bit set exactly in the bytes that are `\n`, `#`, below a space, or from
+            // 0x80 (no sum carries into the next byte).
+            let is_byte = |b: u8| {
+                let y = x ^ (ONES * u64::from(b));
+                !(((y & LOW7) + LOW7) | y | LOW7)
+            };
+            let newline = is_byte(b'\n');
+            let below_space = !(((x & LOW7) + ONES * 0x60) | x) & HIGH;
+            let rare = (below_space & !newline) | is_byte(b'#') | (x & HIGH);
+            if rare == 0 {
+                let mut m = newline;
+                while m != 0 {
+                    at.push(base + (m.trailing_zeros() / 8) as usize);
+                    m &= m - 1;
+                }
+                if newline != 0 {
+                    seen |= NEWLINE;
+                }
+            } else {
+                for (k, &b) in word.iter().enumerate() {
+                    each(&mut at, &mut seen, base + k, b);
+                }
+            }
+            base += 8;
+        }
+        for (k, &b) in words.remainder().iter().enumerate() {
+            each(&mut at, &mut seen, base + k, b);
+        }
         Newlines {
             at,
-            cr: memchr::memchr(b'\r', bytes).is_some(),
-            hash: memchr::memchr(b'#', bytes).is_some(),
-            other_break: memchr::memchr3(0x0b, 0x0c, 0x1c, bytes).is_some()
-                || memchr::memchr2(0x1d, 0x1e, bytes).is_some(),
-            wide: !bytes.is_ascii(),
+            cr: seen & CR != 0,
+            hash: seen & HASH != 0,
+            other_break: seen & OTHER_BREAK != 0,
+            wide: seen & WIDE != 0,
         }
     }
 
@@ -65,7 +133,7 @@ mod tests {
     }
 
     #[test]
-    fn searches_agree_with_bytes_one_by_one() {
+    fn words_at_a_time_agree_with_bytes_one_by_one() {
         let mut rng = crate::test_rng::XorShift::new(0x9e37_79b9_7f4a_7c15);
         for _ in 0..5_000 {
             let len = (rng.next_u64() % 70) as usize;
