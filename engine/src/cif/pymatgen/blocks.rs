@@ -167,9 +167,8 @@ impl PmgBlock {
         self.data.iter_mut().map(|(_, v)| v)
     }
 
-    /// The index in `data` of `key`.
-    fn position(&self, key: &str) -> Option<usize> {
-        let print = key_print(key);
+    /// The index in `data` of `key`, whose [`key_print`] is `print`.
+    fn position(&self, key: &str, print: u64) -> Option<usize> {
         if self.data.len() > MAX_SLOTTED || self.slots.is_empty() {
             return (0..self.data.len())
                 .find(|&i| self.prints[i] == print && self.data[i].0 == key);
@@ -186,12 +185,13 @@ impl PmgBlock {
 
     /// `data.get(key)`.
     pub fn get(&self, key: &str) -> Option<&Item> {
-        self.position(key).map(|i| &self.data[i].1)
+        self.position(key, key_print(key)).map(|i| &self.data[i].1)
     }
 
     /// Mutable `data[key]`.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Item> {
-        self.position(key).map(|i| &mut self.data[i].1)
+        self.position(key, key_print(key))
+            .map(|i| &mut self.data[i].1)
     }
 
     /// Mutable item at `index` of `data` (as [`PmgBlock::set`] returned it).
@@ -202,13 +202,13 @@ impl PmgBlock {
     /// `data[key] = item` (an existing key keeps its place); returns the key's index in
     /// `data`.
     pub fn set(&mut self, key: CompactString, item: Item) -> usize {
-        match self.position(&key) {
+        let print = key_print(&key);
+        match self.position(&key, print) {
             Some(i) => {
                 self.data[i].1 = item;
                 i
             }
             None => {
-                let print = key_print(&key);
                 let i = self.data.len();
                 self.prints.push(print);
                 self.data.push((key, item));

@@ -64,12 +64,15 @@ pub(crate) fn is_magnetic_tag(tag: &str) -> bool {
         .enumerate()
         .filter(|(_, w)| w == b"_m")
         .map(|(i, _)| i);
-    marks.any(|i| {
-        let mut parts = MAGNETIC_TAG_PARTS.iter().zip(MARK_IN_PART);
-        parts.any(|(part, at)| {
-            i.checked_sub(at)
-                .is_some_and(|s| t[s..].starts_with(part.as_bytes()))
-        })
+    marks.any(|i| part_at_mark(t, i))
+}
+
+/// Whether one of [`MAGNETIC_TAG_PARTS`] has its "_m" at index `i` of `t`.
+fn part_at_mark(t: &[u8], i: usize) -> bool {
+    let mut parts = MAGNETIC_TAG_PARTS.iter().zip(MARK_IN_PART);
+    parts.any(|(part, at)| {
+        i.checked_sub(at)
+            .is_some_and(|s| t[s..].starts_with(part.as_bytes()))
     })
 }
 
@@ -80,14 +83,7 @@ pub(crate) fn is_magnetic_tag(tag: &str) -> bool {
 /// "_m" replaces asking every tag of an ordinary CIF.
 pub(super) fn may_hold_magnetic_tag(text: &str) -> bool {
     let t = text.as_bytes();
-    !text.is_ascii()
-        || memchr::memmem::find_iter(t, b"_m").any(|i| {
-            let mut parts = MAGNETIC_TAG_PARTS.iter().zip(MARK_IN_PART);
-            parts.any(|(part, at)| {
-                i.checked_sub(at)
-                    .is_some_and(|s| t[s..].starts_with(part.as_bytes()))
-            })
-        })
+    !text.is_ascii() || memchr::memmem::find_iter(t, b"_m").any(|i| part_at_mark(t, i))
 }
 
 /// pymatgen's `is_magcif` and `is_magcif_incommensurate` over the file's (unsanitised) tags.
